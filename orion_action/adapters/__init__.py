@@ -1,0 +1,1 @@
+"""Thin adapters to the outside world: GitHub, the local machine, the clock."""

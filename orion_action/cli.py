@@ -1,0 +1,134 @@
+"""The command line: parse, build adapters, call a service, map errors to exit codes.
+
+Every command takes `--config PATH` and `--repo OWNER/NAME` after its name. Errors are one
+line on stderr (`orion-action: error: ...`) and a documented exit code (DESIGN.md section 9).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from orion_action import __version__
+from orion_action.adapters.github import DEFAULT_API_URL, GitHubRepo
+from orion_action.config import Config, load_config
+from orion_action.errors import ExitCode, OrionError, UsageError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits 64 (usage), not 2, with a one-line error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"orion-action: error: {message} (see orion-action {self.prog.split()[-1]} --help)\n")
+        sys.exit(int(ExitCode.USAGE))
+
+
+def _log(message: str) -> None:
+    print(f"orion-action: {message}", file=sys.stderr, flush=True)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", metavar="PATH", help="configuration file (default: .github/orion.yml if present)")
+    p.add_argument("--repo", metavar="OWNER/NAME", help="repository (default: $GITHUB_REPOSITORY)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="orion-action", description="GitHub issues as a safe work queue.")
+    parser.add_argument("--version", action="version", version=f"orion-action {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="claim an issue, run a command, heartbeat, finish",
+                         description="Claim an issue, run CMD as a child, heartbeat, finish.")
+    _common(run)
+    which = run.add_mutually_exclusive_group(required=True)
+    which.add_argument("--issue", type=_issue_number, metavar="N", help="the issue to claim")
+    which.add_argument("--next", action="store_true", help="claim the oldest queued issue")
+    run.add_argument("--stage", metavar="S", type=_stage_name, help="show orion-stage-S while held")
+    run.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD [ARG...]")
+
+    rec = sub.add_parser("reconcile", help="one reconcile pass over every issue carrying the lock")
+    _common(rec)
+    rec.add_argument("--dry-run", action="store_true", help="write nothing; print the plan")
+    rec.add_argument("--json", action="store_true", help="print the plan as JSON")
+
+    st = sub.add_parser("status", help="every issue carrying the lock, with its verdict")
+    _common(st)
+    st.add_argument("--json", action="store_true", help="print JSON")
+
+    rel = sub.add_parser("release", help="release a claim by hand")
+    _common(rel)
+    rel.add_argument("--issue", type=_issue_number, metavar="N", required=True)
+    rel.add_argument("--force", action="store_true", help="release even a holder judged alive")
+
+    init = sub.add_parser("init", help="create or update the labels")
+    _common(init)
+    return parser
+
+
+def _issue_number(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"issue number must be a positive whole number, got {text!r}")
+    return int(text)
+
+
+def _stage_name(text: str) -> str:
+    if not text or len(text) > 40 or not all(ch.isalnum() or ch in "-_." for ch in text):
+        raise argparse.ArgumentTypeError(
+            f"stage must be 1-40 letters, digits, '-', '_' or '.', got {text!r}")
+    return text
+
+
+def _connect(args: argparse.Namespace, env: dict[str, str]) -> GitHubRepo:
+    repo = args.repo or env.get("GITHUB_REPOSITORY", "")
+    if not repo:
+        raise UsageError("no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY")
+    token = env.get("GITHUB_TOKEN", "")
+    if env.get("GITHUB_ACTIONS") == "true" and token:
+        print(f"::add-mask::{token}", flush=True)
+    return GitHubRepo(repo, token, env.get("GITHUB_API_URL") or DEFAULT_API_URL)
+
+
+def _command_line(args: argparse.Namespace) -> list[str]:
+    cmd = list(args.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise UsageError("no command to run: put it after --, e.g. orion-action run --next -- ./work.sh")
+    return cmd
+
+
+def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> int:
+    from orion_action.services import reconcile, wrapper
+
+    if args.command == "run":
+        cmd = _command_line(args)
+        gh = _connect(args, env)
+        w = wrapper.Wrapper(gh, config, _log, env)
+        return w.run(wrapper.RunRequest(command=cmd, issue=args.issue, stage=args.stage))
+    gh = _connect(args, env)
+    if args.command == "reconcile":
+        return reconcile.reconcile_command(gh, config, _log, env, dry_run=args.dry_run, as_json=args.json)
+    if args.command == "status":
+        return reconcile.status_command(gh, config, _log, env, as_json=args.json)
+    if args.command == "release":
+        return reconcile.release_command(gh, config, _log, args.issue, force=args.force)
+    if args.command == "init":
+        from orion_action.services import setup
+
+        return setup.init_command(gh, config, _log)
+    raise UsageError(f"unknown command {args.command!r}")  # pragma: no cover
+
+
+def main(argv: Sequence[str] | None = None, env: dict[str, str] | None = None) -> int:
+    env = dict(os.environ if env is None else env)
+    args = build_parser().parse_args(argv)
+    try:
+        config = load_config(args.config)
+        return dispatch(args, config, env)
+    except OrionError as exc:
+        print(f"orion-action: error: {exc}", file=sys.stderr, flush=True)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        return 130

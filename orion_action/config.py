@@ -1,0 +1,158 @@
+"""Configuration: `.github/orion.yml` (or `--config PATH`), validated on load.
+
+A missing default file means defaults; a missing explicit `--config` file is an error.
+Every error names the file and the key, so a person can fix it from one line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from orion_action.errors import ConfigError
+
+DEFAULT_PATH = Path(".github/orion.yml")
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+@dataclass(frozen=True)
+class Labels:
+    queue: str = "orion"
+    working: str = "orion-working"
+    ready: str = "orion-ready"
+    failed: str = "orion-failed"
+    stage_prefix: str = "orion-stage-"
+
+    def stage(self, name: str | None) -> str | None:
+        return f"{self.stage_prefix}{name}" if name else None
+
+
+@dataclass(frozen=True)
+class Config:
+    labels: Labels = field(default_factory=Labels)
+    heartbeat_interval: float = 120.0
+    stale_after: float = 600.0
+    max_attempts: int = 3
+    kill_grace: float = 5.0
+    trusted_authors: tuple[str, ...] = ()
+    source: str = "defaults"
+
+    @property
+    def renew_deadline(self) -> float:
+        """A holder gives up after this long without a completed beat: before anyone may
+        presume it dead (stale_after)."""
+        return self.stale_after * 2 / 3
+
+
+def parse_duration(value: Any) -> float:
+    """Seconds from a number or a string like "90s", "5m", "1h", "500ms"."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration, got a boolean")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    elif isinstance(value, str) and (m := _DURATION.match(value)):
+        seconds = float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+    else:
+        raise ValueError(f"expected a duration like 90, \"90s\", \"5m\" or \"1h\", got {value!r}")
+    if seconds <= 0:
+        raise ValueError(f"must be greater than zero, got {value!r}")
+    return seconds
+
+
+_SCHEMA: dict[str, Any] = {
+    "labels": {"queue": str, "working": str, "ready": str, "failed": str, "stage_prefix": str},
+    "heartbeat": {"interval": "duration", "stale_after": "duration"},
+    "retry": {"max_attempts": int},
+    "run": {"kill_grace": "duration"},
+    "trusted_authors": list,
+}
+
+
+def parse_config(data: Any, source: str) -> Config:
+    """Validate a parsed YAML document against the schema; raise ConfigError naming the key."""
+
+    def fail(key: str, why: str) -> ConfigError:
+        return ConfigError(f"{source}: {key}: {why}")
+
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
+    values: dict[str, Any] = {}
+    for section, value in data.items():
+        spec = _SCHEMA.get(section)
+        if spec is None:
+            raise fail(str(section), f"unknown key (known: {', '.join(_SCHEMA)})")
+        if spec is list:
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise fail(section, "expected a list of GitHub logins")
+            values[section] = tuple(value)
+            continue
+        if not isinstance(value, dict):
+            raise fail(section, f"expected a mapping, got {type(value).__name__}")
+        for key, item in value.items():
+            name = f"{section}.{key}"
+            kind = spec.get(key)
+            if kind is None:
+                raise fail(name, f"unknown key (known: {', '.join(spec)})")
+            if kind == "duration":
+                try:
+                    values[name] = parse_duration(item)
+                except ValueError as exc:
+                    raise fail(name, str(exc)) from None
+            elif kind is int:
+                if isinstance(item, bool) or not isinstance(item, int) or item < 1:
+                    raise fail(name, f"expected a whole number of at least 1, got {item!r}")
+                values[name] = item
+            elif not isinstance(item, str) or not item.strip():
+                raise fail(name, f"expected a non-empty string, got {item!r}")
+            else:
+                values[name] = item
+    labels = Labels(**{k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("labels.")})
+    defaults = Config()
+    config = Config(
+        labels=labels,
+        heartbeat_interval=values.get("heartbeat.interval", defaults.heartbeat_interval),
+        stale_after=values.get("heartbeat.stale_after", defaults.stale_after),
+        max_attempts=values.get("retry.max_attempts", defaults.max_attempts),
+        kill_grace=values.get("run.kill_grace", defaults.kill_grace),
+        trusted_authors=values.get("trusted_authors", ()),
+        source=source,
+    )
+    if config.stale_after < 3 * config.heartbeat_interval:
+        raise fail(
+            "heartbeat.stale_after",
+            f"must be at least 3 x heartbeat.interval ({config.heartbeat_interval:g}s), "
+            f"got {config.stale_after:g}s",
+        )
+    names = [labels.queue, labels.working, labels.ready, labels.failed]
+    if len(set(names)) != len(names):
+        raise fail("labels", "queue, working, ready and failed must be four different labels")
+    return config
+
+
+def load_config(path: str | None) -> Config:
+    """Load and validate the configuration; `path=None` means the default file, if any."""
+    file = Path(path) if path else DEFAULT_PATH
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if path:
+            raise ConfigError(f"{file}: configuration file not found") from None
+        return Config()
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{file}: invalid YAML{where}: {problem}") from None
+    return parse_config(data, str(file))

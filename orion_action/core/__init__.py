@@ -1,0 +1,1 @@
+"""The pure core: data in, decisions out. No I/O, no clock reads, no globals."""

@@ -1,0 +1,144 @@
+"""The liveness judgement: is the holder of a claim still alive? (DESIGN.md section 5)
+
+A pure function of the record, what the judge could observe, and GitHub's clock. A claim is
+dead when its process is provably gone, and only then; the heartbeat decides where the process
+table cannot be seen. Anything uncertain is `unknown`: reported, never released.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+
+from orion_action.core.record import ClaimRecord, Holder, State
+
+# A process's start time as psutil reports it wobbles by a few milliseconds between reads.
+START_TIME_TOLERANCE_S = 1.0
+# updated_at later than GitHub's own Date header by more than this is "from the future".
+FUTURE_TOLERANCE_S = 30.0
+
+
+class Liveness(str, Enum):
+    ALIVE = "alive"
+    DEAD = "dead"
+    FINISHED = "finished"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    liveness: Liveness
+    reason: str
+
+    @property
+    def is_dead(self) -> bool:
+        return self.liveness is Liveness.DEAD
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The judge's own machine."""
+
+    host: str
+    boot_id: str
+    machine_id: str
+    pid_ns: str
+
+
+@dataclass(frozen=True)
+class ProcessSighting:
+    """What the judge's process table says about a record's pids (same process table only)."""
+
+    wrapper_start: float | None  # start time of the process now at the wrapper's pid; None: none
+    child_group_alive: bool = False  # the child's process group still has members
+
+
+@dataclass(frozen=True)
+class Observations:
+    machine: Machine | None = None
+    processes: ProcessSighting | None = None
+    run_status: str | None = None  # the recorded Actions run's status; None: no observation
+
+
+def same_process_table(holder: Holder, machine: Machine | None) -> bool:
+    """Same kernel boot *and* same PID namespace: only then do pids mean the same process."""
+    return (
+        machine is not None
+        and bool(holder.boot_id)
+        and holder.boot_id == machine.boot_id
+        and holder.pid_ns == machine.pid_ns
+    )
+
+
+def rebooted(holder: Holder, machine: Machine | None) -> bool:
+    """Same machine (machine id and host name), new boot: every process of the claim is gone."""
+    return (
+        machine is not None
+        and bool(holder.machine_id)
+        and holder.machine_id == machine.machine_id
+        and holder.host == machine.host
+        and holder.boot_id != machine.boot_id
+    )
+
+
+def judge(
+    record: ClaimRecord | None,
+    heartbeat_at: datetime | None,
+    now: datetime,
+    stale_after: float,
+    seen: Observations,
+) -> Verdict:
+    """Judge one claim. `heartbeat_at` is the comment's `updated_at` and `now` the `Date` header
+    of the same response, both GitHub's clock; `stale_after` is the judge's configured value
+    (the larger of it and the holder's own is used)."""
+    if record is None:
+        return Verdict(Liveness.UNKNOWN, "no trusted claim record on the issue")
+    if not record.state.is_open:
+        return Verdict(Liveness.FINISHED, _finished_reason(record))
+    h = record.holder
+    if heartbeat_at is None:
+        return Verdict(Liveness.UNKNOWN, "the claim comment has no update time")
+    age = (now - heartbeat_at).total_seconds()
+    if age < -FUTURE_TOLERANCE_S:
+        return Verdict(
+            Liveness.UNKNOWN, f"the heartbeat is {-age:.0f}s in the future by GitHub's clock"
+        )
+    if same_process_table(h, seen.machine):
+        p = seen.processes
+        if p is None:
+            return Verdict(Liveness.UNKNOWN, "the local process table could not be read")
+        if p.wrapper_start is not None and abs(p.wrapper_start - h.pid_start) <= START_TIME_TOLERANCE_S:
+            return Verdict(Liveness.ALIVE, f"wrapper pid {h.pid} is running on this machine")
+        if p.child_group_alive:
+            return Verdict(
+                Liveness.UNKNOWN,
+                f"wrapper pid {h.pid} is gone but its child's process group "
+                f"{record.child_pid} is still running",
+            )
+        if p.wrapper_start is not None:
+            return Verdict(
+                Liveness.DEAD, f"pid {h.pid} now belongs to another process (the wrapper is gone)"
+            )
+        return Verdict(Liveness.DEAD, f"wrapper pid {h.pid} is not running on this machine")
+    if rebooted(h, seen.machine):
+        return Verdict(Liveness.DEAD, f"host {h.host} rebooted since the claim (new boot id)")
+    if record.actions and seen.run_status == "completed":
+        return Verdict(Liveness.DEAD, f"Actions run {record.actions.run_id} has completed")
+    limit = max(stale_after, record.stale_after)
+    shown_age = max(age, 0.0)
+    if age > limit:
+        return Verdict(
+            Liveness.DEAD, f"no heartbeat for {shown_age:.0f}s (stale after {limit:g}s)"
+        )
+    return Verdict(
+        Liveness.ALIVE, f"last heartbeat {shown_age:.0f}s ago on GitHub's clock (stale after {limit:g}s)"
+    )
+
+
+def _finished_reason(record: ClaimRecord) -> str:
+    if record.state is State.FINISHED:
+        return f"the run finished with exit code {record.exit_code}"
+    if record.state is State.INTERRUPTED:
+        return "the run was interrupted and handed the issue back"
+    return f"the claim was lost: {record.note or 'another claim won'}"

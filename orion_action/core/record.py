@@ -1,0 +1,265 @@
+"""The claim record and the tombstone: what orion writes on an issue, and how it reads it back.
+
+A claim record is one issue comment: a hidden, versioned JSON document inside an HTML comment
+(GitHub does not render it) and a short visible line for people. A tombstone is a separate
+comment that releases a claim by naming its token; it is appended, never edited into the
+holder's comment, so the holder's next heartbeat cannot erase it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any
+
+VERSION = 1
+CLAIM_MARK = "orion-claim"
+RELEASE_MARK = "orion-release"
+_BLOCK = re.compile(r"<!--\s*(orion-claim|orion-release)\s+v(\d+)\s*\n(.*?)\n\s*-->", re.DOTALL)
+
+
+class RecordError(ValueError):
+    """A comment carries an orion block that cannot be read."""
+
+
+class State(str, Enum):
+    CLAIMING = "claiming"  # posted, arbitration not yet done
+    RUNNING = "running"  # won; the child runs
+    FINISHED = "finished"  # the child exited; exit_code says how
+    INTERRUPTED = "interrupted"  # stopped by a signal; handed back to the queue
+    LOST = "lost"  # lost arbitration or was fenced; ran nothing (more)
+
+    @property
+    def is_open(self) -> bool:
+        """An open record claims the issue until it is finished, interrupted or tombstoned."""
+        return self in (State.CLAIMING, State.RUNNING)
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Where the claiming wrapper runs: enough to find it in a process table later."""
+
+    host: str
+    boot_id: str
+    machine_id: str
+    pid_ns: str
+    pid: int
+    pid_start: float  # the wrapper's process start time (seconds since the epoch)
+
+
+@dataclass(frozen=True)
+class ActionsRun:
+    """The GitHub Actions job the wrapper ran in, if any."""
+
+    run_id: int
+    run_attempt: int = 1
+    runner_name: str = ""
+
+
+@dataclass(frozen=True)
+class ClaimRecord:
+    token: str
+    state: State
+    holder: Holder
+    started_at: str  # ISO time on the wrapper's clock: display only, never used for ages
+    heartbeat_at: str  # ditto
+    beats: int = 0  # changes every beat so that the comment's updated_at moves
+    interval: float = 120.0
+    stale_after: float = 600.0
+    stage: str | None = None
+    attempt: int = 1
+    child_pid: int | None = None  # also the child's process group id
+    exit_code: int | None = None
+    finished_at: str | None = None
+    actions: ActionsRun | None = None
+    note: str | None = None  # why a record is lost or interrupted, in plain words
+
+    def with_changes(self, **changes: Any) -> ClaimRecord:
+        return replace(self, **changes)
+
+
+class ReleaseAction(str, Enum):
+    UNLOCK = "unlock"
+    REQUEUE = "requeue"
+    GIVE_UP = "give_up"
+    RELEASE = "release"
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    """Releases the claim named by `token`; `counts_attempt` when its holder was dead."""
+
+    token: str
+    action: ReleaseAction
+    reason: str
+    counts_attempt: bool = False
+    by: str = "reconcile"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _hidden(mark: str, data: dict[str, Any]) -> str:
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    # Keep the JSON from ever closing the HTML comment: escape <, > and & inside strings.
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return f"<!-- {mark} v{VERSION}\n{text}\n-->"
+
+
+def _human_time(iso: str | None) -> str:
+    if not iso:
+        return "?"
+    try:
+        return datetime.fromisoformat(iso).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except ValueError:
+        return iso
+
+
+def _md(text: str) -> str:
+    """Neutralise Markdown and mentions in values a person chose (stage names, host names)."""
+    return re.sub(r"([\\`*_{}\[\]<>()#+!|@~])", r"\\\1", text)
+
+
+def visible_line(record: ClaimRecord) -> str:
+    h = record.holder
+    where = f"runner {_md(h.host)}, pid {h.pid}"
+    if record.actions and record.actions.runner_name:
+        where += f", Actions runner {_md(record.actions.runner_name)} (run {record.actions.run_id})"
+    stage = f", stage {_md(record.stage)}" if record.stage else ""
+    since = _human_time(record.started_at)
+    if record.state is State.FINISHED:
+        return (
+            f"**orion finished** with exit code {record.exit_code} — {where}{stage}; "
+            f"ran from {since} to {_human_time(record.finished_at)}."
+        )
+    if record.state is State.INTERRUPTED:
+        return (
+            f"**orion was interrupted** — {where}{stage}; ran from {since} to "
+            f"{_human_time(record.finished_at)}. {_md(record.note or '')}".rstrip()
+        )
+    if record.state is State.LOST:
+        return f"**orion did not run here** — {where}: {_md(record.note or 'another claim won')}."
+    verb = "is claiming" if record.state is State.CLAIMING else "is working on"
+    return (
+        f"**orion {verb} this issue** — {where}{stage}, attempt {record.attempt}, since {since}; "
+        f"last heartbeat {_human_time(record.heartbeat_at)} (beat {record.beats}, every "
+        f"{record.interval:g}s). Do not remove the lock label by hand while it runs: "
+        f"use `orion-action release`."
+    )
+
+
+def render_record(record: ClaimRecord) -> str:
+    data = asdict(record)
+    data["state"] = record.state.value
+    return f"{_hidden(CLAIM_MARK, data)}\n{visible_line(record)}\n"
+
+
+def render_tombstone(t: Tombstone, holder_line: str = "") -> str:
+    data = asdict(t)
+    data["action"] = t.action.value
+    what = {
+        ReleaseAction.UNLOCK: "the issue is closed, so its lock was removed",
+        ReleaseAction.REQUEUE: "the issue was returned to the queue",
+        ReleaseAction.GIVE_UP: "the retry budget is spent, so the issue was marked failed and "
+        "needs a person",
+        ReleaseAction.RELEASE: "the claim was released by hand",
+    }[t.action]
+    holder = f" ({holder_line})" if holder_line else ""
+    return (
+        f"{_hidden(RELEASE_MARK, data)}\n**orion released claim `{t.token}`**{holder}: "
+        f"{_md(t.reason)}; {what}.\n"
+    )
+
+
+def _get(data: dict[str, Any], key: str, kind: type | tuple[type, ...], optional: bool = False) -> Any:
+    if key not in data or data[key] is None:
+        if optional:
+            return None
+        raise RecordError(f"missing field {key!r}")
+    value = data[key]
+    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        raise RecordError(f"field {key!r} has the wrong type")
+    if not isinstance(value, kind):
+        raise RecordError(f"field {key!r} has the wrong type")
+    return value
+
+
+def _number(data: dict[str, Any], key: str, optional: bool = False) -> Any:
+    return _get(data, key, (int, float), optional)
+
+
+def _record_from(data: dict[str, Any]) -> ClaimRecord:
+    h = _get(data, "holder", dict)
+    try:
+        state = State(_get(data, "state", str))
+    except ValueError:
+        raise RecordError(f"unknown state {data.get('state')!r}") from None
+    actions = _get(data, "actions", dict, optional=True)
+    return ClaimRecord(
+        token=_get(data, "token", str),
+        state=state,
+        holder=Holder(
+            host=_get(h, "host", str),
+            boot_id=_get(h, "boot_id", str),
+            machine_id=_get(h, "machine_id", str),
+            pid_ns=_get(h, "pid_ns", str),
+            pid=_get(h, "pid", int),
+            pid_start=float(_number(h, "pid_start")),
+        ),
+        started_at=_get(data, "started_at", str),
+        heartbeat_at=_get(data, "heartbeat_at", str),
+        beats=_get(data, "beats", int),
+        interval=float(_number(data, "interval")),
+        stale_after=float(_number(data, "stale_after")),
+        stage=_get(data, "stage", str, optional=True),
+        attempt=_get(data, "attempt", int),
+        child_pid=_get(data, "child_pid", int, optional=True),
+        exit_code=_get(data, "exit_code", int, optional=True),
+        finished_at=_get(data, "finished_at", str, optional=True),
+        actions=None
+        if actions is None
+        else ActionsRun(
+            run_id=_get(actions, "run_id", int),
+            run_attempt=_get(actions, "run_attempt", int),
+            runner_name=_get(actions, "runner_name", str),
+        ),
+        note=_get(data, "note", str, optional=True),
+    )
+
+
+def _tombstone_from(data: dict[str, Any]) -> Tombstone:
+    try:
+        action = ReleaseAction(_get(data, "action", str))
+    except ValueError:
+        raise RecordError(f"unknown release action {data.get('action')!r}") from None
+    return Tombstone(
+        token=_get(data, "token", str),
+        action=action,
+        reason=_get(data, "reason", str),
+        counts_attempt=_get(data, "counts_attempt", bool),
+        by=_get(data, "by", str),
+        extra=_get(data, "extra", dict, optional=True) or {},
+    )
+
+
+def parse_block(body: str) -> ClaimRecord | Tombstone | None:
+    """The orion block in a comment body: None if there is none; RecordError if unreadable."""
+    m = _BLOCK.search(body or "")
+    if m is None:
+        return None
+    mark, version = m.group(1), int(m.group(2))
+    if version != VERSION:
+        raise RecordError(f"{mark} version {version} is not understood by this orion-action")
+    try:
+        data = json.loads(m.group(3))
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"invalid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise RecordError("the record is not a JSON object")
+    return _record_from(data) if mark == CLAIM_MARK else _tombstone_from(data)
+
+
+def mentions_orion(body: str) -> bool:
+    """Whether a comment looks like an orion block at all (used to report forgeries)."""
+    return f"<!-- {CLAIM_MARK}" in (body or "") or f"<!-- {RELEASE_MARK}" in (body or "")

@@ -1,0 +1,46 @@
+"""Gathering observations for the liveness judgement, shared by the wrapper and the reconciler."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from orion_action.adapters import machine as local
+from orion_action.core.issue import ClaimEntry
+from orion_action.core.liveness import Liveness, Machine, Observations, Verdict, judge, same_process_table
+
+RunStatus = Callable[[int], "str | None"]
+
+# A holder that beats on time never looks older than this many intervals.
+MISSED_BEAT_FACTOR = 1.5
+
+
+def judge_entry(
+    entry: ClaimEntry,
+    now: datetime,
+    stale_after: float,
+    here: Machine,
+    run_status: RunStatus | None = None,
+) -> Verdict:
+    """Judge one claim from this machine.
+
+    The process table is read only when it is the holder's. The recorded Actions run is looked
+    up (one request) only when a beat has been missed: a holder beating on time is alive
+    whatever the run says, so the steady state costs nothing extra."""
+    record = entry.record
+    processes = None
+    if same_process_table(record.holder, here):
+        processes = local.sight(record.holder.pid, record.child_pid)
+    seen = Observations(here, processes)
+    verdict = judge(record, entry.updated_at, now, stale_after, seen)
+    age = (now - entry.updated_at).total_seconds()
+    if (
+        run_status is not None
+        and record.actions is not None
+        and processes is None
+        and verdict.liveness is Liveness.ALIVE
+        and age > MISSED_BEAT_FACTOR * record.interval
+    ):
+        seen = Observations(here, processes, run_status(record.actions.run_id))
+        verdict = judge(record, entry.updated_at, now, stale_after, seen)
+    return verdict
