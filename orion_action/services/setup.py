@@ -1,0 +1,70 @@
+"""`orion-action init`: create or update the repository's labels, then say what to do next.
+
+Idempotent: a label that already has the right colour and description is left alone, one with
+another colour or description is updated (and reported, so a person who customised it sees
+what changed), a missing one is created. Stage labels (`orion-stage-<name>`) are not created
+here: adding a label to an issue creates it, and they are display only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from orion_action.adapters.github import GitHubRepo
+from orion_action.config import Config
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class LabelSpec:
+    role: str
+    name: str
+    color: str  # six hex digits, no '#'
+    description: str  # GitHub allows at most 100 characters
+
+
+def label_specs(config: Config) -> list[LabelSpec]:
+    """The four labels orion reads and writes, with the configured names."""
+    lab = config.labels
+    return [
+        LabelSpec("queue", lab.queue, "1D76DB", "Queued for an orion worker: add this label to have the issue worked"),
+        LabelSpec("working", lab.working, "FBCA04",
+                  "The lock: an orion run holds this issue. Never remove by hand; use orion-action release"),
+        LabelSpec("ready", lab.ready, "0E8A16", "An orion run finished successfully; its results are ready"),
+        LabelSpec("failed", lab.failed, "B60205",
+                  "An orion run failed or its retry budget is spent: needs a person"),
+    ]
+
+
+def next_steps(config: Config) -> str:
+    lab = config.labels
+    return "\n".join([
+        "Next steps:",
+        "  1. Copy .github/workflows/orion-reconcile.yml and .github/workflows/orion-worker.yml",
+        "     into the repository (change `uses: ./` to `uses: OWNER/orion-action@v1`), and put",
+        "     your own command in the worker's `run:` input. The reconciler runs every 5 minutes;",
+        "     the worker needs a self-hosted runner.",
+        "  2. If the worker and the reconciler use different tokens (e.g. a personal or App token",
+        "     on the runner, GITHUB_TOKEN in the reconciler), list the worker's login under",
+        "     `trusted_authors:` in .github/orion.yml: only trusted authors' claim records count.",
+        f"  3. Queue an issue by adding the {lab.queue!r} label.",
+        f"  4. Never remove the {lab.working!r} label by hand while a run holds the issue: use",
+        "     `orion-action release --issue N` (it refuses a live holder unless --force).",
+    ])
+
+
+def init_command(gh: GitHubRepo, config: Config, log: Log) -> int:
+    """Create or update the queue, working, ready and failed labels; exit 0."""
+    gh.check_repo()  # a missing repository or a bad token fails here, with a clear message
+    changed = 0
+    for spec in label_specs(config):
+        outcome = gh.ensure_label(spec.name, spec.color, spec.description)
+        if outcome != "unchanged":
+            changed += 1
+        print(f"label {spec.name!r} ({spec.role}): {outcome} (#{spec.color})", flush=True)
+    summary = "nothing to change" if changed == 0 else f"{changed} of 4 labels created or updated"
+    log(f"init: {summary} in {gh.full_name} ({gh.requests} requests)")
+    print(f"\n{next_steps(config)}", flush=True)
+    return 0
