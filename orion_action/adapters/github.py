@@ -347,6 +347,12 @@ class GitHubRepo:
         _, data = self._request("PATCH", f"{self._repo_path}/issues/comments/{comment_id}", body={"body": body})
         return _comment(data)
 
+    def delete_comment(self, comment_id: int) -> None:
+        try:
+            self._request("DELETE", f"{self._repo_path}/issues/comments/{comment_id}")
+        except NotFound:
+            pass
+
     def add_labels(self, number: int, names: tuple[str, ...] | list[str]) -> None:
         if names:
             self._request("POST", f"{self._repo_path}/issues/{number}/labels", body={"labels": list(names)})

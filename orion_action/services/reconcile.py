@@ -1,1 +1,307 @@
-"""Placeholder: filled in by the reconciler work."""
+"""The reconcile pass, `status` and `release`: judge every issue carrying the lock and repair
+what a dead run left behind (DESIGN.md sections 5, 6 and 10).
+
+Survey first (read only), then execute each plan. Before releasing a claim the record is
+read again and kept if its heartbeat moved; after posting a tombstone the comments are read
+again so that two reconcilers racing over one dead claim leave one tombstone, not two.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from orion_action.adapters import actions
+from orion_action.adapters import machine as local
+from orion_action.adapters.github import GitHubRepo, Issue
+from orion_action.config import Config
+from orion_action.core.issue import ClaimEntry, IssueLog, read_log, trusted_set
+from orion_action.core.liveness import Liveness, Machine, Verdict
+from orion_action.core.plan import Action, Plan, plan_issue
+from orion_action.core.record import ReleaseAction, Tombstone, render_tombstone
+from orion_action.errors import ExitCode, GitHubError, NotClaimed
+from orion_action.services.observe import judge_entry
+
+Log = Callable[[str], None]
+BUDGET_WARN_SHARE = 0.8
+DEFAULT_BUDGET = 5000  # requests per hour of a personal or App token
+CONTENT_BUDGET = 500  # content-creation writes per hour per identity (comment edits count)
+REQUESTS_PER_BEAT = 2
+
+
+@dataclass(frozen=True)
+class Survey:
+    """One issue carrying the lock, as read, judged and planned."""
+
+    issue: Issue
+    log: IssueLog
+    now: datetime
+    verdicts: dict[str, Verdict]
+    plan: Plan
+
+    @property
+    def heartbeat_age(self) -> float | None:
+        holder = self.plan.holder
+        if holder is None:
+            return None
+        return max(0.0, round((self.now - holder.updated_at).total_seconds(), 1))
+
+
+def _holder_line(entry: ClaimEntry | None) -> str:
+    if entry is None:
+        return ""
+    h = entry.record.holder
+    return f"runner {h.host}, pid {h.pid}, comment {entry.comment_id}"
+
+
+class Reconciler:
+    def __init__(self, gh: GitHubRepo, config: Config, log: Log, here: Machine | None = None):
+        self.gh = gh
+        self.config = config
+        self.log = log
+        self.here = here or local.this_machine()
+        self._trusted: frozenset[str] | None = None
+
+    @property
+    def trusted(self) -> frozenset[str]:
+        if self._trusted is None:
+            self._trusted = trusted_set(self.gh.own_login(), self.config.trusted_authors)
+        return self._trusted
+
+    # -- reading --------------------------------------------------------------------------
+
+    def survey_issue(self, issue: Issue) -> Survey:
+        comments, now = self.gh.list_comments(issue.number)
+        log = read_log(comments, self.trusted)
+        verdicts = {
+            c.record.token: judge_entry(c, now, self.config.stale_after, self.here, self.gh.workflow_run_status)
+            for c in log.open_claims()
+        }
+        plan = plan_issue(
+            issue.number, issue.is_open, issue.labels, log, verdicts,
+            self.config.labels, self.config.max_attempts,
+        )
+        return Survey(issue, log, now, verdicts, plan)
+
+    def survey(self) -> list[Survey]:
+        _ = self.trusted  # one GET /user up front, not in the middle of the pass
+        return [self.survey_issue(i) for i in self.gh.list_issues(self.config.labels.working, state="all")]
+
+    # -- writing --------------------------------------------------------------------------
+
+    def execute(self, s: Survey) -> Plan:
+        """Carry out one plan; returns what was actually done (a plan may turn into `keep`)."""
+        plan = s.plan
+        if not plan.writes:
+            return plan
+        n = plan.issue
+        if plan.action in (Action.REQUEUE, Action.GIVE_UP):
+            for entry in plan.release:
+                fresh, _ = self.gh.get_comment(entry.comment_id)
+                if fresh.updated_at != entry.updated_at:
+                    return replace(plan, action=Action.KEEP, release=(),
+                                   reason="the heartbeat moved while the pass ran; keeping the claim")
+        mine: list[int] = []
+        for i, entry in enumerate(plan.release):
+            tomb = Tombstone(
+                token=entry.record.token, action=plan.tombstone_action, reason=plan.reason,
+                counts_attempt=plan.counts_attempt and i == 0, by="reconcile",
+                extra={"nonce": secrets.token_hex(8)},
+            )
+            posted = self.gh.post_comment(n, render_tombstone(tomb, _holder_line(entry)),
+                                          marker=tomb.extra["nonce"])
+            mine.append(posted.id)
+        if mine:
+            comments, _ = self.gh.list_comments(n)
+            fresh_log = read_log(comments, self.trusted)
+            duplicate = self._beaten_to_it(fresh_log, plan, set(mine))
+            if duplicate:
+                for cid in mine:
+                    self.gh.delete_comment(cid)
+                return replace(plan, action=Action.KEEP, release=(), reason=duplicate)
+        self.gh.add_labels(n, plan.add_labels)
+        for name in plan.remove_labels:
+            self.gh.remove_label(n, name)
+        return plan
+
+    @staticmethod
+    def _beaten_to_it(log: IssueLog, plan: Plan, mine: set[int]) -> str | None:
+        """Another release of the same claim landed first, or a new claim appeared."""
+        released = {e.record.token for e in plan.release}
+        for t in log.tombstones:
+            if t.tombstone.token in released and t.comment_id not in mine and t.comment_id < min(mine):
+                return f"another reconciler released the claim first (comment {t.comment_id})"
+        newer = [c for c in log.open_claims() if c.record.token not in released]
+        if newer:
+            return f"a new claim (comment {newer[0].comment_id}) appeared while the pass ran"
+        return None
+
+    def release(self, number: int, force: bool) -> Plan:
+        """Release by hand: refuses a holder judged alive or unknown unless `force`."""
+        issue, _ = self.gh.get_issue(number)
+        lab = self.config.labels
+        if lab.working not in issue.labels:
+            return Plan(number, Action.KEEP, f"issue #{number} does not carry {lab.working!r}; nothing to release")
+        s = self.survey_issue(issue)
+        open_claims = s.log.open_claims()
+        blocking = [(c, s.verdicts[c.record.token]) for c in open_claims
+                    if not s.verdicts[c.record.token].is_dead]
+        if blocking and not force:
+            c, v = blocking[0]
+            raise NotClaimed(
+                f"refusing to release #{number}: its holder is {v.liveness.value} ({v.reason}); "
+                f"use --force only if you are sure the run is gone")
+        reason = "released by hand with --force" if blocking else "released by hand; the holder is dead"
+        plan = Plan(
+            number, Action.REQUEUE, reason, holder=open_claims[0] if open_claims else None,
+            release=open_claims, counts_attempt=not blocking, add_labels=(lab.queue,),
+            remove_labels=tuple(x for x in issue.labels if x == lab.working or x.startswith(lab.stage_prefix)),
+        )
+        for entry in plan.release:
+            tomb = Tombstone(token=entry.record.token, action=ReleaseAction.RELEASE, reason=reason,
+                             counts_attempt=not blocking, by="release",
+                             extra={"nonce": secrets.token_hex(8)})
+            self.gh.post_comment(number, render_tombstone(tomb, _holder_line(entry)), marker=tomb.extra["nonce"])
+        self.gh.add_labels(number, plan.add_labels)
+        for name in plan.remove_labels:
+            self.gh.remove_label(number, name)
+        return plan
+
+
+# -- reporting --------------------------------------------------------------------------------
+
+
+def cost_lines(gh: GitHubRepo, config: Config, surveys: list[Survey], env: dict[str, str]) -> list[str]:
+    """What this command spent, and what the live claims' heartbeats will cost per hour."""
+    live = sum(1 for s in surveys if s.plan.verdict and s.plan.verdict.liveness is Liveness.ALIVE)
+    beats = live * 3600 / config.heartbeat_interval
+    budget = gh.budget.limit or DEFAULT_BUDGET
+    share = beats * REQUESTS_PER_BEAT / budget
+    lines = [
+        f"this command used {gh.requests} API requests "
+        f"({gh.budget.remaining if gh.budget.remaining is not None else '?'} of {budget}/h left)",
+        f"{live} live claim(s) heartbeat every {config.heartbeat_interval:g}s: about "
+        f"{beats * REQUESTS_PER_BEAT:.0f} requests/hour ({share:.0%} of {budget}/h) and "
+        f"{beats:.0f} comment edits/hour (GitHub allows about {CONTENT_BUDGET}/h per identity)",
+    ]
+    if share > BUDGET_WARN_SHARE or beats > BUDGET_WARN_SHARE * CONTENT_BUDGET:
+        need = math.ceil(max(live * 3600 * REQUESTS_PER_BEAT / (BUDGET_WARN_SHARE * budget),
+                             live * 3600 / (BUDGET_WARN_SHARE * CONTENT_BUDGET)))
+        warn = (f"heartbeats would use more than {BUDGET_WARN_SHARE:.0%} of the token's budget: "
+                f"raise heartbeat.interval to at least {max(need, 1)}s or use a token with a larger budget")
+        lines.append("warning: " + warn)
+        annotation = actions.warning(env, warn, "orion-action: request budget")
+        if annotation:
+            print(annotation, flush=True)
+    return lines
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def reconcile_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, str],
+                      *, dry_run: bool, as_json: bool) -> int:
+    r = Reconciler(gh, config, log)
+    surveys = r.survey()
+    done: list[Plan] = []
+    for s in surveys:
+        if dry_run:
+            done.append(s.plan)
+            continue
+        try:
+            done.append(r.execute(s))
+        except GitHubError as exc:
+            log(f"#{s.plan.issue}: {s.plan.action.value} failed: {exc}; the next pass will retry")
+            done.append(replace(s.plan, action=Action.REPORT, reason=f"{s.plan.reason}; the write failed: {exc}"))
+    counts = Counter(p.action.value for p in done)
+    plan_json = {
+        "dry_run": dry_run,
+        "actions": [{"issue": p.issue, "action": p.action.value, "reason": p.reason} for p in done],
+    }
+    if as_json:
+        print(json.dumps(plan_json, indent=2))
+    else:
+        for p in done:
+            print(f"#{p.issue}  {p.action.value:<8}  {p.reason}")
+            for note in p.notes:
+                print(f"      note: {note}")
+        summary = ", ".join(f"{counts[a.value]} {a.value}" for a in Action if counts[a.value]) or "nothing to do"
+        print(f"reconcile{' (dry run: nothing written)' if dry_run else ''}: "
+              f"{len(done)} issue(s) carrying {config.labels.working!r}: {summary}")
+    for p in done:
+        if p.action in (Action.REPORT, Action.GIVE_UP):
+            annotation = actions.warning(env, f"#{p.issue} {p.action.value}: {p.reason}")
+            if annotation:
+                print(annotation, flush=True)
+    for line in cost_lines(gh, config, surveys, env):
+        log(line)
+    actions.set_outputs(env, {**{a.value: str(counts[a.value]) for a in Action},
+                              "plan": json.dumps(plan_json, separators=(",", ":"))})
+    if actions.in_actions(env):
+        rows = "\n".join(f"| #{p.issue} | `{p.action.value}` | {_md_cell(p.reason)} |" for p in done)
+        title = "### orion-action reconcile" + (" (dry run)" if dry_run else "")
+        actions.add_summary(env, f"{title}\n\n| issue | action | reason |\n|---|---|---|\n{rows}\n"
+                            if done else f"{title}\n\nNo issue carries `{config.labels.working}`.\n")
+    return int(ExitCode.OK)
+
+
+def status_rows(surveys: list[Survey]) -> list[dict[str, object]]:
+    rows = []
+    for s in surveys:
+        holder = s.plan.holder
+        rec = holder.record if holder else None
+        verdict = s.plan.verdict or Verdict(Liveness.UNKNOWN, s.plan.reason)
+        rows.append({
+            "issue": s.issue.number,
+            "verdict": verdict.liveness.value,
+            "reason": verdict.reason,
+            "host": rec.holder.host if rec else None,
+            "pid": rec.holder.pid if rec else None,
+            "heartbeat_age_s": s.heartbeat_age,
+            "stage": rec.stage if rec else None,
+            "attempt": rec.attempt if rec else None,
+        })
+    return rows
+
+
+def status_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, str], *, as_json: bool) -> int:
+    surveys = Reconciler(gh, config, log).survey()
+    rows = status_rows(surveys)
+    if as_json:
+        print(json.dumps({"repo": gh.full_name, "claims": rows}, indent=2))
+    elif rows:
+        def show(v: object) -> str:
+            return "-" if v is None else str(v)
+        table = [["ISSUE", "VERDICT", "AGE", "HOST", "PID", "STAGE", "ATTEMPT", "REASON"]] + [
+            [f"#{r['issue']}", show(r["verdict"]),
+             "-" if r["heartbeat_age_s"] is None else f"{r['heartbeat_age_s']:.0f}s",
+             show(r["host"]), show(r["pid"]), show(r["stage"]), show(r["attempt"]), show(r["reason"])]
+            for r in rows
+        ]
+        print(_table(table))
+    else:
+        print(f"no issue carries {config.labels.working!r}")
+    for line in cost_lines(gh, config, surveys, env):
+        log(line)
+    return int(ExitCode.OK)
+
+
+def release_command(gh: GitHubRepo, config: Config, log: Log, number: int, *, force: bool) -> int:
+    plan = Reconciler(gh, config, log).release(number, force)
+    if plan.action is Action.KEEP:
+        print(plan.reason)
+    else:
+        print(f"#{number}: released ({plan.reason}); {config.labels.working} -> {config.labels.queue}")
+    return int(ExitCode.OK)
+

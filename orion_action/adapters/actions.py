@@ -1,0 +1,47 @@
+"""GitHub Actions' runner interface: step summary, outputs and annotations (all files or
+stdout workflow commands). Outside Actions every function here is a no-op."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+
+
+def in_actions(env: Mapping[str, str]) -> bool:
+    return env.get("GITHUB_ACTIONS") == "true"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def warning(env: Mapping[str, str], message: str, title: str = "orion-action") -> str | None:
+    """A `::warning::` annotation line, or None outside Actions (the caller prints it)."""
+    if not in_actions(env):
+        return None
+    return f"::warning title={_escape_property(title)}::{_escape_data(message)}"
+
+
+def set_outputs(env: Mapping[str, str], outputs: Mapping[str, str]) -> None:
+    """Append step outputs to $GITHUB_OUTPUT; multi-line values use a random delimiter."""
+    path = env.get("GITHUB_OUTPUT")
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as f:
+        for key, value in outputs.items():
+            if "\n" in value:
+                delim = f"ORION_{secrets.token_hex(8)}"
+                f.write(f"{key}<<{delim}\n{value}\n{delim}\n")
+            else:
+                f.write(f"{key}={value}\n")
+
+
+def add_summary(env: Mapping[str, str], markdown: str) -> None:
+    path = env.get("GITHUB_STEP_SUMMARY")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(markdown.rstrip("\n") + "\n")
