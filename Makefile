@@ -1,0 +1,45 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Both install what they need
+# first (a virtual environment in .venv and the pinned npm tools in tests/node_modules).
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: deps system-deps test test-slow demo lint bench bench-quick clean
+
+$(VENV)/.installed: requirements.txt requirements-test.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $@
+
+tests/node_modules/.installed: tests/package.json tests/package-lock.json
+	npm ci --prefix tests --no-audit --no-fund --loglevel=error
+	touch $@
+
+deps: $(VENV)/.installed tests/node_modules/.installed
+
+# faketime (clock-skew tests) comes from Debian; only the slow suite needs it.
+system-deps:
+	@command -v faketime >/dev/null || { apt-get update -qq && apt-get install -y -qq faketime >/dev/null; }
+
+test: deps
+	$(PY) -m pytest -q
+
+test-slow: deps system-deps
+	$(PY) -m pytest -q -m slow || [ $$? -eq 5 ]
+
+demo: deps
+	$(PY) demo/demo.py
+
+lint: deps
+	bash scripts/lint.sh
+
+bench: deps
+	$(PY) bench/bench.py
+
+bench-quick: deps
+	$(PY) bench/bench.py --quick
+
+clean:
+	rm -rf $(VENV) tests/node_modules .pytest_cache .hypothesis
