@@ -140,5 +140,15 @@ def plan_issue(
             holder=log.find(t.token), add_labels=(target,), remove_labels=remove,
             attempts_used=used, notes=notes,
         )
+    gave_up = log.claims[-1] if log.claims else None
+    if gave_up is not None and gave_up.record.state is State.LOST and (
+        last_tomb is None or gave_up.comment_id > last_tomb.comment_id
+    ):
+        reason = f"the last claim gave up before it ran ({gave_up.record.note or 'no reason given'})"
+        return Plan(
+            number, Action.REQUEUE, reason, holder=gave_up,
+            verdict=Verdict(Liveness.FINISHED, reason), add_labels=(labels.queue,),
+            remove_labels=remove, attempts_used=used, notes=notes,
+        )
     reason = "the lock label is on but there is no trusted claim record"
     return Plan(number, Action.REPORT, reason, verdict=Verdict(Liveness.UNKNOWN, reason), notes=notes)
