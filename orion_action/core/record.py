@@ -9,6 +9,7 @@ holder's comment, so the holder's next heartbeat cannot erase it.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
@@ -113,7 +114,7 @@ def _human_time(iso: str | None) -> str:
     try:
         return datetime.fromisoformat(iso).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     except ValueError:
-        return iso
+        return _md(iso)
 
 
 def _md(text: str) -> str:
@@ -186,7 +187,16 @@ def _get(data: dict[str, Any], key: str, kind: type | tuple[type, ...], optional
 
 
 def _number(data: dict[str, Any], key: str, optional: bool = False) -> Any:
-    return _get(data, key, (int, float), optional)
+    value = _get(data, key, (int, float), optional)
+    if value is None:
+        return None
+    try:
+        value = float(value)
+    except OverflowError:
+        raise RecordError(f"field {key!r} is out of range") from None
+    if not math.isfinite(value):
+        raise RecordError(f"field {key!r} is not a finite number")
+    return value
 
 
 def _record_from(data: dict[str, Any]) -> ClaimRecord:
@@ -255,6 +265,8 @@ def parse_block(body: str) -> ClaimRecord | Tombstone | None:
         data = json.loads(m.group(3))
     except json.JSONDecodeError as exc:
         raise RecordError(f"invalid JSON: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:  # an integer too long, nesting too deep
+        raise RecordError(f"invalid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise RecordError("the record is not a JSON object")
     return _record_from(data) if mark == CLAIM_MARK else _tombstone_from(data)

@@ -1,0 +1,127 @@
+"""Arbitration: the lowest live claim comment wins; the fence every heartbeat checks."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orion_action.core.arbitration import lost_reason, winner
+from orion_action.core.issue import ClaimEntry, Comment, read_log
+from orion_action.core.record import (
+    ClaimRecord,
+    Holder,
+    ReleaseAction,
+    State,
+    Tombstone,
+    render_record,
+    render_tombstone,
+)
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+HOLDER = Holder("h", "b", "m", "ns", 10, 1.0)
+TRUSTED = frozenset({"orion-bot"})
+
+
+def rec(token: str, state: State = State.RUNNING) -> ClaimRecord:
+    return ClaimRecord(token=token, state=state, holder=HOLDER, started_at="s", heartbeat_at="h")
+
+
+def tomb(token: str) -> Tombstone:
+    return Tombstone(token=token, action=ReleaseAction.REQUEUE, reason="holder dead",
+                     counts_attempt=True, by="reconcile")
+
+
+def log_of(*items: tuple[int, ClaimRecord | Tombstone]):
+    comments = []
+    for cid, block in items:
+        body = render_record(block) if isinstance(block, ClaimRecord) else render_tombstone(block)
+        at = T0 + timedelta(seconds=cid)
+        comments.append(Comment(cid, "orion-bot", body, at, at))
+    return read_log(comments, TRUSTED)
+
+
+def dead(*tokens: str):
+    return lambda e: e.record.token in tokens
+
+
+NOBODY_DEAD = dead()
+
+WINNERS = [
+    ("no claims", [], NOBODY_DEAD, None),
+    ("one claim", [(5, rec("a"))], NOBODY_DEAD, "a"),
+    ("lowest id wins", [(7, rec("b")), (5, rec("a")), (9, rec("c"))], NOBODY_DEAD, "a"),
+    ("claiming counts as live", [(5, rec("a", State.CLAIMING)), (6, rec("b"))], NOBODY_DEAD, "a"),
+    ("dead lowest is skipped", [(5, rec("a")), (6, rec("b"))], dead("a"), "b"),
+    ("all dead", [(5, rec("a")), (6, rec("b"))], dead("a", "b"), None),
+    ("finished skipped", [(5, rec("a", State.FINISHED)), (6, rec("b"))], NOBODY_DEAD, "b"),
+    ("interrupted skipped", [(5, rec("a", State.INTERRUPTED)), (6, rec("b"))], NOBODY_DEAD, "b"),
+    ("lost skipped", [(5, rec("a", State.LOST)), (6, rec("b"))], NOBODY_DEAD, "b"),
+    ("tombstoned skipped", [(5, rec("a")), (6, rec("b")), (7, tomb("a"))], NOBODY_DEAD, "b"),
+]
+
+
+@pytest.mark.parametrize("why,items,is_dead,expected", WINNERS, ids=[w[0] for w in WINNERS])
+def test_winner(why, items, is_dead, expected) -> None:
+    won = winner(log_of(*items), is_dead)
+    assert (won.record.token if won else None) == expected
+
+
+LOST = [
+    # (why, items, token, is_open, has_lock, is_dead, expected fragment or None)
+    ("holds", [(5, rec("me"))], "me", True, True, NOBODY_DEAD, None),
+    ("closed", [(5, rec("me"))], "me", False, True, NOBODY_DEAD, "closed"),
+    ("closed wins over the rest", [(5, rec("me"))], "me", False, False, NOBODY_DEAD, "closed"),
+    ("lock removed", [(5, rec("me"))], "me", True, False, NOBODY_DEAD, "lock label was removed"),
+    ("tombstone names the token", [(5, rec("me")), (8, tomb("me"))], "me", True, True,
+     NOBODY_DEAD, "released by reconcile: holder dead"),
+    ("a tombstone for another token", [(5, rec("me")), (8, tomb("other"))], "me", True, True,
+     NOBODY_DEAD, None),
+    ("earlier live claim", [(4, rec("them")), (5, rec("me"))], "me", True, True, NOBODY_DEAD,
+     "earlier live claim (comment 4)"),
+    ("earlier dead claim", [(4, rec("them")), (5, rec("me"))], "me", True, True, dead("them"),
+     None),
+    ("earlier finished claim", [(4, rec("them", State.FINISHED)), (5, rec("me"))], "me", True,
+     True, NOBODY_DEAD, None),
+    ("later live claim", [(5, rec("me")), (6, rec("them"))], "me", True, True, NOBODY_DEAD, None),
+    ("own record judged dead still holds", [(5, rec("me")), (6, rec("them"))], "me", True, True,
+     dead("me"), None),
+    ("comment gone", [(6, rec("them"))], "me", True, True, NOBODY_DEAD, "claim comment is gone"),
+]
+
+
+@pytest.mark.parametrize("why,items,token,is_open,has_lock,is_dead,expected", LOST,
+                         ids=[x[0] for x in LOST])
+def test_lost_reason(why, items, token, is_open, has_lock, is_dead, expected) -> None:
+    reason = lost_reason(log_of(*items), token, is_open=is_open, has_lock=has_lock,
+                         is_dead=is_dead)
+    if expected is None:
+        assert reason is None
+    else:
+        assert reason is not None and expected in reason
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(list(State)), st.booleans()), min_size=1, max_size=8),
+       st.permutations(range(8)))
+def test_every_claimer_agrees_on_one_winner(specs, order) -> None:
+    """Whatever order the comments are listed in, every claimer that sees the same comments
+    picks the same winner, and at most one of them is not fenced."""
+    items = [(i + 1, rec(f"t{i}", state)) for i, (state, _) in enumerate(specs)]
+    deads = {f"t{i}" for i, (_, is_dead) in enumerate(specs) if is_dead}
+    is_dead = lambda e: e.record.token in deads  # noqa: E731
+    shuffled = [items[i] for i in order if i < len(items)]
+    won = winner(log_of(*shuffled), is_dead)
+    again = winner(log_of(*reversed(shuffled)), is_dead)
+    assert (won and won.comment_id) == (again and again.comment_id)
+    log = log_of(*items)
+    live_open = [c for c in log.open_claims() if c.record.token not in deads]
+    holders = [c for c in live_open
+               if lost_reason(log, c.record.token, is_open=True, has_lock=True,
+                              is_dead=is_dead) is None]
+    assert len(holders) <= 1
+    if won is not None:
+        assert [h.comment_id for h in holders] == [won.comment_id]
+        assert isinstance(won, ClaimEntry)

@@ -1,0 +1,135 @@
+"""Configuration: defaults, durations, and errors that name the file and the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from orion_action.config import Config, Labels, load_config, parse_config, parse_duration
+from orion_action.errors import ConfigError, ExitCode
+
+
+@pytest.mark.parametrize("value,seconds", [
+    (90, 90.0), (1.5, 1.5), ("90", 90.0), ("90s", 90.0), ("5m", 300.0), ("1h", 3600.0),
+    ("500ms", 0.5), (" 2m ", 120.0), ("1.5h", 5400.0), ("2 s", 2.0),
+])
+def test_durations(value, seconds) -> None:
+    assert parse_duration(value) == seconds
+
+
+@pytest.mark.parametrize("value", [True, False, None, "", "5 minutes", "m", "-5s", "5d", "0",
+                                   0, -1, [5], {"s": 5}, "1e3"])
+def test_bad_durations(value) -> None:
+    with pytest.raises(ValueError):
+        parse_duration(value)
+
+
+@given(st.integers(min_value=1, max_value=10**6), st.sampled_from(["", "s", "m", "h"]))
+def test_duration_units(n: int, unit: str) -> None:
+    factor = {"": 1, "s": 1, "m": 60, "h": 3600}[unit]
+    assert parse_duration(f"{n}{unit}") == n * factor
+
+
+def test_defaults() -> None:
+    c = parse_config(None, "x.yml")
+    assert (c.heartbeat_interval, c.stale_after, c.max_attempts, c.kill_grace) == (120, 600, 3, 5)
+    assert c.labels == Labels() and c.trusted_authors == ()
+    assert c.renew_deadline == pytest.approx(400)
+    assert parse_config({}, "x.yml") == Config(source="x.yml")
+
+
+def test_a_full_file() -> None:
+    c = parse_config({
+        "labels": {"queue": "todo", "working": "busy", "ready": "done", "failed": "help",
+                   "stage_prefix": "at-"},
+        "heartbeat": {"interval": "30s", "stale_after": "2m"},
+        "retry": {"max_attempts": 5},
+        "run": {"kill_grace": 2},
+        "trusted_authors": ["alice", "ci-bot[bot]"],
+    }, "f.yml")
+    assert c.labels.queue == "todo" and c.labels.stage("lint") == "at-lint"
+    assert (c.heartbeat_interval, c.stale_after, c.max_attempts, c.kill_grace) == (30, 120, 5, 2)
+    assert c.trusted_authors == ("alice", "ci-bot[bot]")
+
+
+def test_stale_after_exactly_three_intervals_is_fine() -> None:
+    c = parse_config({"heartbeat": {"interval": 1, "stale_after": 3}}, "f.yml")
+    assert c.stale_after == 3
+
+
+ERRORS = [
+    # (why, document, key the message must name)
+    ("top level a list", [1, 2], "top level"),
+    ("unknown section", {"heartbeats": {}}, "heartbeats"),
+    ("unknown key", {"heartbeat": {"intervall": 5}}, "heartbeat.intervall"),
+    ("section not a mapping", {"heartbeat": 5}, "heartbeat"),
+    ("interval a word", {"heartbeat": {"interval": "often"}}, "heartbeat.interval"),
+    ("interval zero", {"heartbeat": {"interval": 0}}, "heartbeat.interval"),
+    ("interval a boolean", {"heartbeat": {"interval": True}}, "heartbeat.interval"),
+    ("stale_after too short", {"heartbeat": {"interval": 60, "stale_after": "2m"}},
+     "heartbeat.stale_after"),
+    ("stale_after below the default interval", {"heartbeat": {"stale_after": "5m"}},
+     "heartbeat.stale_after"),
+    ("max_attempts a string", {"retry": {"max_attempts": "3"}}, "retry.max_attempts"),
+    ("max_attempts zero", {"retry": {"max_attempts": 0}}, "retry.max_attempts"),
+    ("max_attempts a float", {"retry": {"max_attempts": 2.5}}, "retry.max_attempts"),
+    ("max_attempts a boolean", {"retry": {"max_attempts": True}}, "retry.max_attempts"),
+    ("kill_grace negative", {"run": {"kill_grace": "-1s"}}, "run.kill_grace"),
+    ("label a number", {"labels": {"queue": 5}}, "labels.queue"),
+    ("label empty", {"labels": {"working": "  "}}, "labels.working"),
+    ("labels collide", {"labels": {"ready": "orion"}}, "labels"),
+    ("trusted_authors a string", {"trusted_authors": "alice"}, "trusted_authors"),
+    ("trusted_authors with a number", {"trusted_authors": ["alice", 5]}, "trusted_authors"),
+]
+
+
+@pytest.mark.parametrize("why,doc,key", ERRORS, ids=[e[0] for e in ERRORS])
+def test_errors_name_the_file_and_the_key(why, doc, key) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(doc, ".github/orion.yml")
+    message = str(info.value)
+    assert message.startswith(".github/orion.yml: ")
+    assert key in message
+    assert "\n" not in message
+    assert info.value.exit_code == ExitCode.USAGE
+
+
+def test_load_reads_yaml_and_durations(tmp_path: Path) -> None:
+    f = tmp_path / "orion.yml"
+    f.write_text("heartbeat: {interval: 1, stale_after: 4}\nrun: {kill_grace: 500ms}\n")
+    c = load_config(str(f))
+    assert (c.heartbeat_interval, c.stale_after, c.kill_grace) == (1, 4, 0.5)
+    assert c.source == str(f)
+
+
+def test_an_empty_file_is_the_defaults(tmp_path: Path) -> None:
+    f = tmp_path / "orion.yml"
+    f.write_text("# nothing here\n")
+    assert load_config(str(f)).heartbeat_interval == 120
+
+
+def test_missing_default_file_means_defaults(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert load_config(None) == Config()
+
+
+def test_missing_explicit_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(str(tmp_path / "nope.yml"))
+
+
+def test_invalid_yaml_names_file_and_line(tmp_path: Path) -> None:
+    f = tmp_path / "orion.yml"
+    f.write_text("heartbeat:\n  interval: [1\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(str(f))
+    assert str(info.value).startswith(f"{f}: invalid YAML (line ")
+    assert "\n" not in str(info.value)
+
+
+def test_a_directory_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(str(tmp_path))

@@ -1,0 +1,147 @@
+"""Reading an issue's orion history: trusted authors only, unreadable blocks set aside."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orion_action.core.issue import Comment, read_log, trusted_set
+from orion_action.core.record import (
+    ClaimRecord,
+    Holder,
+    ReleaseAction,
+    State,
+    Tombstone,
+    render_record,
+    render_tombstone,
+)
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+HOLDER = Holder("h", "b", "m", "ns", 10, 1.0)
+BOT, MALLORY = "orion-bot", "mallory"
+TRUSTED = trusted_set(BOT, ["Alice"])
+
+
+def rec(token: str, state: State = State.RUNNING) -> ClaimRecord:
+    return ClaimRecord(token=token, state=state, holder=HOLDER, started_at="s", heartbeat_at="h")
+
+
+def tomb(token: str, counts: bool = True, action: ReleaseAction = ReleaseAction.REQUEUE) -> Tombstone:
+    return Tombstone(token=token, action=action, reason="dead", counts_attempt=counts)
+
+
+def comment(cid: int, block: ClaimRecord | Tombstone | str, author: str = BOT) -> Comment:
+    if isinstance(block, ClaimRecord):
+        body = render_record(block)
+    elif isinstance(block, Tombstone):
+        body = render_tombstone(block)
+    else:
+        body = block
+    at = T0 + timedelta(seconds=cid)
+    return Comment(cid, author, body, at, at)
+
+
+def test_trusted_set_is_case_insensitive_and_includes_own_login() -> None:
+    assert trusted_set("Orion-Bot", ["ALICE", "bob"]) == {"orion-bot", "alice", "bob"}
+    assert trusted_set(None, []) == frozenset()
+
+
+def test_untrusted_authors_are_ignored_and_reported() -> None:
+    comments = [
+        comment(1, rec("real")),
+        comment(2, rec("forged"), author=MALLORY),
+        comment(3, tomb("real"), author=MALLORY),  # a forged release must not release anything
+        comment(4, "plain chat by mallory", author=MALLORY),  # not orion-looking: not reported
+    ]
+    log = read_log(comments, TRUSTED)
+    assert [c.record.token for c in log.claims] == ["real"]
+    assert log.tombstones == ()
+    assert log.untrusted == (2, 3)
+    assert [c.record.token for c in log.open_claims()] == ["real"]
+
+
+def test_configured_trusted_author_counts_whatever_the_case() -> None:
+    log = read_log([comment(5, rec("a"), author="alice"), comment(6, tomb("a"), author="ALICE")],
+                   TRUSTED)
+    assert [c.comment_id for c in log.claims] == [5]
+    assert log.released_tokens() == {"a"}
+    assert log.open_claims() == ()
+
+
+def test_unreadable_trusted_blocks_are_reported_not_believed() -> None:
+    bad = "<!-- orion-claim v1\n{broken\n-->"
+    future = "<!-- orion-claim v7\n{}\n-->"
+    log = read_log([comment(1, bad), comment(2, future), comment(3, rec("ok"))], TRUSTED)
+    assert [cid for cid, _ in log.unreadable] == [1, 2]
+    assert all(why for _, why in log.unreadable)
+    assert [c.record.token for c in log.claims] == ["ok"]
+
+
+def test_comments_are_read_in_id_order() -> None:
+    log = read_log([comment(9, rec("late")), comment(3, rec("early")), comment(5, tomb("x"))],
+                   TRUSTED)
+    assert [c.comment_id for c in log.claims] == [3, 9]
+    assert log.find("late").comment_id == 9  # type: ignore[union-attr]
+    assert log.find("nobody") is None
+
+
+@pytest.mark.parametrize("state,is_open", [(State.CLAIMING, True), (State.RUNNING, True),
+                                           (State.FINISHED, False), (State.INTERRUPTED, False),
+                                           (State.LOST, False)])
+def test_open_claims_by_state(state: State, is_open: bool) -> None:
+    log = read_log([comment(1, rec("a", state))], TRUSTED)
+    assert bool(log.open_claims()) is is_open
+
+
+def test_a_tombstone_closes_the_claim_it_names_only() -> None:
+    log = read_log([comment(1, rec("a")), comment(2, rec("b")), comment(3, tomb("a"))], TRUSTED)
+    assert [c.record.token for c in log.open_claims()] == ["b"]
+
+
+ATTEMPTS = [
+    ("nothing yet", [], 0),
+    ("one dead release", [rec("a"), tomb("a")], 1),
+    ("two dead releases", [rec("a"), tomb("a"), rec("b"), tomb("b")], 2),
+    ("a hand release does not count", [rec("a"), tomb("a", counts=False)], 0),
+    ("unlock of a closed issue does not count",
+     [rec("a"), tomb("a", counts=False, action=ReleaseAction.UNLOCK)], 0),
+    ("a finish resets the budget", [rec("a"), tomb("a"), rec("b", State.FINISHED)], 0),
+    ("releases after the last finish count",
+     [rec("a"), tomb("a"), rec("b", State.FINISHED), rec("c"), tomb("c")], 1),
+    ("an interrupted run does not reset it", [rec("a"), tomb("a"), rec("b", State.INTERRUPTED)], 1),
+]
+
+
+@pytest.mark.parametrize("why,blocks,used", ATTEMPTS, ids=[a[0] for a in ATTEMPTS])
+def test_attempts_used(why: str, blocks: list, used: int) -> None:
+    log = read_log([comment(i + 1, b) for i, b in enumerate(blocks)], TRUSTED)
+    assert log.attempts_used() == used
+
+
+def test_attempts_used_ignores_forged_tombstones() -> None:
+    log = read_log([comment(1, rec("a")), comment(2, tomb("a"), author=MALLORY),
+                    comment(3, tomb("a"), author=MALLORY)], TRUSTED)
+    assert log.attempts_used() == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([BOT, MALLORY, "alice", "Eve"]),
+                          st.sampled_from(["claim", "tomb", "chat", "bad"]),
+                          st.sampled_from(["a", "b", "c"])), max_size=12))
+def test_only_trusted_blocks_are_believed(items: list[tuple[str, str, str]]) -> None:
+    comments = []
+    for i, (author, kind, token) in enumerate(items, start=1):
+        block = {"claim": rec(token), "tomb": tomb(token), "chat": "hello",
+                 "bad": "<!-- orion-release v1\n[]\n-->"}[kind]
+        comments.append(comment(i, block, author))
+    log = read_log(comments, TRUSTED)
+    trusted_ids = {c.id for c in comments if c.author.lower() in TRUSTED}
+    seen = {c.comment_id for c in log.claims} | {t.comment_id for t in log.tombstones} | {
+        cid for cid, _ in log.unreadable}
+    assert seen <= trusted_ids
+    assert set(log.untrusted) == {c.id for c in comments
+                                  if c.author.lower() not in TRUSTED and "<!-- orion" in c.body}
+    assert 0 <= log.attempts_used() <= len(log.tombstones)

@@ -1,0 +1,217 @@
+"""The claim record and the tombstone: render/parse round trip, and unreadable blocks."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orion_action.core.record import (
+    CLAIM_MARK,
+    RELEASE_MARK,
+    VERSION,
+    ActionsRun,
+    ClaimRecord,
+    Holder,
+    RecordError,
+    ReleaseAction,
+    State,
+    Tombstone,
+    mentions_orion,
+    parse_block,
+    render_record,
+    render_tombstone,
+    visible_line,
+)
+
+HOLDER = Holder(host="runner-1", boot_id="b00t", machine_id="m4ch", pid_ns="4026531836",
+                pid=4242, pid_start=1_700_000_000.25)
+RECORD = ClaimRecord(token="abc123", state=State.RUNNING, holder=HOLDER,
+                     started_at="2026-01-02T03:04:05+00:00", heartbeat_at="2026-01-02T03:06:05+00:00",
+                     beats=7, interval=120.0, stale_after=600.0, stage="build", attempt=2,
+                     child_pid=4243, actions=ActionsRun(run_id=99, run_attempt=2, runner_name="r1"))
+
+# Text a person or a hostile visitor might choose: HTML comment ends, Markdown, mentions.
+NASTY = ["-->", "--!>", "<!-- orion-claim v1\n{}\n-->", "**bold** `code` [x](y)", "@octocat",
+         "a\nb\r\nc", "<script>", "&amp;", "\u2028", "\ud800", "é漢字", "", " "]
+
+texts = st.one_of(st.sampled_from(NASTY), st.text(max_size=60))
+finite = st.floats(allow_nan=False, allow_infinity=False)
+ints = st.integers(min_value=-(2**63), max_value=2**63)
+
+holders = st.builds(Holder, host=texts, boot_id=texts, machine_id=texts, pid_ns=texts,
+                    pid=st.integers(min_value=1, max_value=2**31), pid_start=finite)
+records = st.builds(
+    ClaimRecord,
+    token=st.text(alphabet="0123456789abcdef", min_size=1, max_size=24),
+    state=st.sampled_from(State),
+    holder=holders,
+    started_at=texts,
+    heartbeat_at=texts,
+    beats=st.integers(min_value=0, max_value=2**40),
+    interval=finite,
+    stale_after=finite,
+    stage=st.none() | texts,
+    attempt=st.integers(min_value=1, max_value=1000),
+    child_pid=st.none() | st.integers(min_value=1, max_value=2**31),
+    exit_code=st.none() | ints,
+    finished_at=st.none() | texts,
+    actions=st.none() | st.builds(ActionsRun, run_id=st.integers(min_value=1, max_value=2**53),
+                                  run_attempt=st.integers(min_value=1, max_value=100),
+                                  runner_name=texts),
+    note=st.none() | texts,
+)
+tombstones = st.builds(
+    Tombstone, token=st.text(min_size=1, max_size=30), action=st.sampled_from(ReleaseAction),
+    reason=texts, counts_attempt=st.booleans(), by=texts,
+    extra=st.dictionaries(st.text(max_size=10), st.one_of(ints, texts, st.booleans()), max_size=3),
+)
+
+
+def _hidden_part(body: str) -> str:
+    start = body.index("<!--")
+    return body[start:body.index("-->", start) + 3]
+
+
+@settings(max_examples=300, deadline=None)
+@given(records)
+def test_record_round_trip(record: ClaimRecord) -> None:
+    body = render_record(record)
+    parsed = parse_block(body)
+    assert parsed == record
+    # The hidden JSON can never end the HTML comment early: the first "-->" ends the block.
+    hidden = _hidden_part(body)
+    assert hidden.startswith(f"<!-- {CLAIM_MARK} v{VERSION}\n") and hidden.endswith("\n-->")
+    assert mentions_orion(body)
+
+
+@settings(max_examples=200, deadline=None)
+@given(tombstones)
+def test_tombstone_round_trip(t: Tombstone) -> None:
+    body = render_tombstone(t, holder_line="runner x, pid 1")
+    assert parse_block(body) == t
+    assert _hidden_part(body).startswith(f"<!-- {RELEASE_MARK} v{VERSION}\n")
+
+
+def _unescaped(text: str, chars: str) -> list[int]:
+    """Positions of `chars` in `text` not escaped by an odd run of backslashes."""
+    found = []
+    for i, ch in enumerate(text):
+        if ch in chars:
+            run = len(text[:i]) - len(text[:i].rstrip("\\"))
+            if run % 2 == 0:
+                found.append(i)
+    return found
+
+
+@settings(max_examples=200, deadline=None)
+@given(records)
+def test_visible_line_neutralises_what_people_chose(record: ClaimRecord) -> None:
+    # Host, stage, runner name and note never open HTML, a mention, or a link in the line.
+    line = visible_line(record)
+    assert _unescaped(line, "<>@[]") == []
+
+
+@pytest.mark.parametrize("stage", ["-->", "x --> y", "**bold**", "<!-- orion-release v1\n{}\n-->"])
+def test_stage_with_comment_end_or_markdown(stage: str) -> None:
+    record = RECORD.with_changes(stage=stage)
+    body = render_record(record)
+    assert parse_block(body) == record
+    assert body.count("-->") == 1  # only the real end of the hidden block
+
+
+def test_visible_line_says_who_and_when() -> None:
+    line = visible_line(RECORD)
+    assert "runner-1" in line and "pid 4242" in line and "since 2026-01-02 03:04:05 UTC" in line
+    assert "last heartbeat 2026-01-02 03:06:05 UTC" in line and "stage build" in line
+    done = visible_line(RECORD.with_changes(state=State.FINISHED, exit_code=3,
+                                            finished_at="2026-01-02T04:00:00+00:00"))
+    assert "finished" in done and "exit code 3" in done
+
+
+def test_no_block_is_none() -> None:
+    assert parse_block("just a comment") is None
+    assert parse_block("") is None
+    assert not mentions_orion("orion-claim without the html comment")
+
+
+def _body(data: object, mark: str = CLAIM_MARK, version: int = VERSION) -> str:
+    text = data if isinstance(data, str) else json.dumps(data)
+    return f"<!-- {mark} v{version}\n{text}\n-->\nvisible"
+
+
+def _good() -> dict:
+    body = render_record(RECORD)
+    return json.loads(body.split("\n")[1])
+
+
+def _without(key: str) -> dict:
+    d = _good()
+    del d[key]
+    return d
+
+
+def _with(path: str, value: object) -> dict:
+    d = _good()
+    *parents, last = path.split(".")
+    node = d
+    for p in parents:
+        node = node[p]
+    node[last] = value
+    return d
+
+
+UNREADABLE = [
+    ("bad JSON", _body("{not json")),
+    ("truncated JSON", _body('{"token": "x"')),
+    ("not an object", _body("[1, 2, 3]")),
+    ("wrong version", _body(_good(), version=2)),
+    ("future version", _body(_good(), version=99)),
+    ("missing token", _body(_without("token"))),
+    ("missing holder", _body(_without("holder"))),
+    ("missing state", _body(_without("state"))),
+    ("missing beats", _body(_without("beats"))),
+    ("missing holder.pid", _body(_with("holder", {k: v for k, v in _good()["holder"].items()
+                                                  if k != "pid"}))),
+    ("unknown state", _body(_with("state", "sleeping"))),
+    ("token a number", _body(_with("token", 5))),
+    ("pid a string", _body(_with("holder.pid", "4242"))),
+    ("pid a float", _body(_with("holder.pid", 4242.5))),
+    ("pid a boolean", _body(_with("holder.pid", True))),
+    ("beats a boolean", _body(_with("beats", False))),
+    ("interval a string", _body(_with("interval", "120"))),
+    ("interval not finite", _body(_good() | {"interval": "NaN"}).replace('"NaN"', "NaN")),
+    ("pid_start infinite", _body(_with("holder.pid_start", 1e999))),
+    ("pid_start out of range", _body(_with("holder.pid_start", 10**400))),
+    ("holder a list", _body(_with("holder", []))),
+    ("actions a string", _body(_with("actions", "run 5"))),
+    ("actions.run_id a string", _body(_with("actions.run_id", "5"))),
+    ("stage a number", _body(_with("stage", 3))),
+    ("huge integer", _body(_good()).replace('"beats": 7', '"beats": ' + "9" * 5000)),
+    ("deep nesting", _body('{"x":' * 100_000 + "1" + "}" * 100_000)),
+    ("tombstone missing reason", _body({"token": "t", "action": "requeue", "counts_attempt": True,
+                                        "by": "reconcile"}, RELEASE_MARK)),
+    ("tombstone unknown action", _body({"token": "t", "action": "steal", "reason": "r",
+                                        "counts_attempt": True, "by": "x"}, RELEASE_MARK)),
+    ("tombstone counts_attempt not bool", _body({"token": "t", "action": "requeue", "reason": "r",
+                                                 "counts_attempt": 1, "by": "x"}, RELEASE_MARK)),
+]
+
+
+@pytest.mark.parametrize("why,body", UNREADABLE, ids=[u[0] for u in UNREADABLE])
+def test_unreadable_blocks_raise_record_error(why: str, body: str) -> None:
+    with pytest.raises(RecordError):
+        parse_block(body)
+
+
+def test_the_good_body_used_above_parses() -> None:
+    assert parse_block(_body(_good())) == RECORD
+
+
+def test_visible_part_cannot_smuggle_a_second_record() -> None:
+    # The first block is the record; a host name that looks like a block stays inside it.
+    record = RECORD.with_changes(holder=replace(HOLDER, host="<!-- orion-claim v1\n{}\n-->"))
+    assert parse_block(render_record(record)) == record
