@@ -1,0 +1,454 @@
+"""action.yml, executed the way the Actions runner executes a composite action.
+
+A small runner stand-in (:class:`CompositeRunner`) parses action.yml with PyYAML, evaluates
+the few expressions the action uses (`inputs.*`, `github.*`, `steps.*`) in `env:`, `with:`,
+`continue-on-error:` and `outputs:` (and refuses any expression inside a `run:` script), gives
+every step its own GITHUB_OUTPUT file and parses it back, and runs each script as the runner
+does for `shell: bash`: `bash --noprofile --norc -eo pipefail {0}`. The product talks to the
+emulator through the rig's proxy.
+
+Most tests set ORION_ACTION_PYTHON to this interpreter (which has requirements.txt) so they
+do not build a virtual environment; one test builds it for real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import yaml
+
+from rig import ROOT, RepoHandle, wait_until
+
+ACTION = ROOT / "action.yml"
+EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+BASH = ["bash", "--noprofile", "--norc", "-eo", "pipefail"]
+
+
+@dataclass
+class StepResult:
+    id: str | None
+    name: str
+    returncode: int
+    outcome: str  # success | failure
+    conclusion: str  # success | failure (continue-on-error turns failure into success)
+    outputs: dict[str, str]
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class ActionResult:
+    ok: bool
+    outputs: dict[str, str]
+    steps: list[StepResult] = field(default_factory=list)
+    summary: str = ""
+
+    @property
+    def log(self) -> str:
+        return "\n".join(f"--- {s.name} (rc {s.returncode})\n{s.stdout}{s.stderr}" for s in self.steps)
+
+    def step(self, step_id: str) -> StepResult:
+        return next(s for s in self.steps if s.id == step_id)
+
+
+def parse_output_file(text: str) -> dict[str, str]:
+    """GITHUB_OUTPUT's format: `key=value` lines and `key<<DELIM` ... `DELIM` blocks."""
+    out: dict[str, str] = {}
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line:
+            continue
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            key, delim = line.split("<<", 1)
+            value: list[str] = []
+            while lines[i] != delim:
+                value.append(lines[i])
+                i += 1
+            i += 1
+            out[key] = "\n".join(value)
+        else:
+            key, value_s = line.split("=", 1)
+            out[key] = value_s
+    return out
+
+
+class CompositeRunner:
+    """Runs action.yml's steps in order, like the runner's composite action handler."""
+
+    def __init__(self, env: dict[str, str], workspace: Path, temp: Path,
+                 action_path: Path = ROOT) -> None:
+        self.manifest = yaml.safe_load(ACTION.read_text())
+        self.env = env
+        self.workspace = workspace
+        self.temp = temp
+        self.action_path = action_path
+        self.github = {"token": env["ORION_TEST_TOKEN"], "action_path": str(action_path),
+                       "workspace": str(workspace), "repository": env["GITHUB_REPOSITORY"]}
+
+    # -- expressions -------------------------------------------------------------------
+
+    def _value(self, expr: str, inputs: dict[str, str], steps: dict[str, dict[str, Any]]) -> str:
+        parts = expr.split(".")
+        if parts[0] == "inputs" and len(parts) == 2:
+            if parts[1] not in inputs:
+                raise AssertionError(f"action.yml uses undeclared input {parts[1]!r}")
+            return inputs[parts[1]]
+        if parts[0] == "github" and len(parts) == 2 and parts[1] in self.github:
+            return self.github[parts[1]]
+        if parts[0] == "steps" and len(parts) in (3, 4):
+            step = steps.get(parts[1])
+            if step is None:
+                return ""
+            if len(parts) == 3 and parts[2] in ("outcome", "conclusion"):
+                return str(step[parts[2]])
+            if len(parts) == 4 and parts[2] == "outputs":
+                return str(step["outputs"].get(parts[3], ""))
+        raise AssertionError(f"the test runner does not know the expression {expr!r}")
+
+    def evaluate(self, text: Any, inputs: dict[str, str], steps: dict[str, dict[str, Any]]) -> str:
+        if isinstance(text, bool):
+            return "true" if text else "false"
+        return EXPR.sub(lambda m: self._value(m.group(1), inputs, steps), str(text))
+
+    # -- running -----------------------------------------------------------------------
+
+    def run(self, with_: dict[str, str],
+            on_start: Callable[[str | None, subprocess.Popen[str]], None] | None = None,
+            timeout: float = 120) -> ActionResult:
+        declared = self.manifest["inputs"]
+        unknown = set(with_) - set(declared)
+        assert not unknown, f"inputs not declared in action.yml: {unknown}"
+        inputs: dict[str, str] = {}
+        for name, spec in declared.items():
+            inputs[name] = with_[name] if name in with_ else str(spec.get("default", ""))
+        inputs = {k: self.evaluate(v, inputs, {}) for k, v in inputs.items()}
+        assert self.manifest["runs"]["using"] == "composite"
+        steps: dict[str, dict[str, Any]] = {}
+        result = ActionResult(ok=True, outputs={})
+        summary_parts: list[str] = []
+        for n, step in enumerate(self.manifest["runs"]["steps"]):
+            assert "if" not in step, "the test runner does not evaluate step conditions"
+            assert step.get("shell") == "bash", step
+            script = step["run"]
+            assert "${{" not in script, f"step {step.get('name')!r} has an expression in run:"
+            env = dict(self.env)
+            env.update({k: self.evaluate(v, inputs, steps) for k, v in (step.get("env") or {}).items()})
+            out_file = self.temp / f"output-{n}"
+            summary_file = self.temp / f"summary-{n}"
+            out_file.write_text("")
+            summary_file.write_text("")
+            env.update(GITHUB_OUTPUT=str(out_file), GITHUB_STEP_SUMMARY=str(summary_file),
+                       GITHUB_ACTION_PATH=str(self.action_path))
+            script_file = self.temp / f"step-{n}.sh"
+            script_file.write_text(script)
+            proc = subprocess.Popen([*BASH, str(script_file)], env=env, cwd=self.workspace,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            try:
+                if on_start is not None:
+                    on_start(step.get("id"), proc)
+                stdout, stderr = proc.communicate(timeout=timeout)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate()
+            outputs = parse_output_file(out_file.read_text())
+            outcome = "success" if proc.returncode == 0 else "failure"
+            keep_going = self.evaluate(step.get("continue-on-error", False), inputs, steps) == "true"
+            conclusion = "success" if outcome == "success" or keep_going else "failure"
+            summary_parts.append(summary_file.read_text())
+            record = StepResult(step.get("id"), self.evaluate(step.get("name", ""), inputs, steps),
+                                proc.returncode, outcome, conclusion, outputs, stdout, stderr)
+            result.steps.append(record)
+            if step.get("id"):
+                steps[step["id"]] = {"outcome": outcome, "conclusion": conclusion, "outputs": outputs}
+            if conclusion == "failure":
+                result.ok = False
+                break
+        result.summary = "".join(summary_parts)
+        result.outputs = {name: self.evaluate(spec["value"], inputs, steps)
+                          for name, spec in self.manifest["outputs"].items()}
+        return result
+
+
+# -- fixtures ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def action_env(orion_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """The environment of a job step on a runner: no PYTHONPATH (the action must find its own
+    package) and no GITHUB_TOKEN (it must come from the github-token input)."""
+    env = dict(orion_env)
+    env.pop("PYTHONPATH", None)
+    env["ORION_TEST_TOKEN"] = env.pop("GITHUB_TOKEN")
+    runner_temp = tmp_path / "runner-temp"
+    runner_temp.mkdir()
+    env.update(GITHUB_ACTIONS="true", RUNNER_TEMP=str(runner_temp),
+               ORION_ACTION_PYTHON=sys.executable, GITHUB_WORKSPACE=str(tmp_path / "workspace"))
+    return env
+
+
+@pytest.fixture
+def runner(action_env: dict[str, str], tmp_path: Path) -> CompositeRunner:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    temp = tmp_path / "steps"
+    temp.mkdir()
+    return CompositeRunner(action_env, workspace, temp)
+
+
+def _queued_issue(repo: RepoHandle, title: str = "work item") -> int:
+    return repo.create_issue(title, labels=["orion"])
+
+
+def _kill_tree(pid: int) -> None:
+    try:
+        proc = psutil.Process(pid)
+        procs = [proc, *proc.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return
+    for p in procs:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
+# -- the manifest ------------------------------------------------------------------------
+
+
+def test_manifest_keeps_expressions_out_of_scripts() -> None:
+    manifest = yaml.safe_load(ACTION.read_text())
+    assert manifest["runs"]["using"] == "composite"
+    ids = {s.get("id") for s in manifest["runs"]["steps"]}
+    for step in manifest["runs"]["steps"]:
+        assert "${{" not in step["run"], step.get("name")
+        assert step["shell"] == "bash"
+        for value in (step.get("env") or {}).values():
+            for expr in EXPR.findall(str(value)):
+                root, _, rest = expr.partition(".")
+                assert root in ("inputs", "github", "steps"), expr
+                if root == "inputs":
+                    assert rest in manifest["inputs"], f"undeclared input {rest}"
+    for name, spec in manifest["outputs"].items():
+        step_id = EXPR.search(spec["value"]).group(1).split(".")[1]  # type: ignore[union-attr]
+        assert step_id in ids, f"output {name} reads unknown step {step_id}"
+    orion = next(s for s in manifest["runs"]["steps"] if s.get("id") == "orion")
+    last_line = [line for line in orion["run"].strip().splitlines() if line.strip()][-1]
+    assert last_line.strip().startswith('exec "$ORION_PYTHON"'), last_line
+    for key in ("command", "github-token", "config", "issue", "next", "stage", "run",
+                "dry-run", "force"):
+        assert key in manifest["inputs"], key
+    for key in ("issue", "exit-code", "unlocked", "completed", "requeued", "gave-up", "kept",
+                "reported", "plan"):
+        assert key in manifest["outputs"], key
+
+
+# -- run -----------------------------------------------------------------------------------
+
+
+def test_run_works_a_queued_issue(runner: CompositeRunner, repo: RepoHandle,
+                                  tmp_path: Path) -> None:
+    n = _queued_issue(repo)
+    seen = tmp_path / "seen.txt"
+    result = runner.run({
+        "command": "run", "issue": str(n), "stage": "build",
+        "run": f'printf "%s %s %s\\n" "$ORION_ISSUE" "$ORION_REPO" "$ORION_STAGE" > {seen}',
+    })
+    assert result.ok, result.log
+    assert seen.read_text().split() == [str(n), repo.full_name, "build"]
+    assert set(repo.labels(n)) == {"orion-ready"}
+    assert result.step("orion").returncode == 0
+
+
+def test_run_sets_issue_and_exit_code_outputs(runner: CompositeRunner, repo: RepoHandle) -> None:
+    """The wrapper replaces the step's shell (exec), so it writes these outputs itself."""
+    n = _queued_issue(repo)
+    result = runner.run({"command": "run", "next": "true", "run": "true"})
+    assert result.ok, result.log
+    assert result.outputs["issue"] == str(n), result.log
+    assert result.outputs["exit-code"] == "0", result.log
+
+
+def test_run_failure_fails_the_action_with_the_child_code(runner: CompositeRunner,
+                                                         repo: RepoHandle) -> None:
+    n = _queued_issue(repo)
+    result = runner.run({"command": "run", "next": "true", "run": "exit 3"})
+    assert not result.ok, result.log
+    assert set(repo.labels(n)) == {"orion-failed"}
+    assert result.step("orion").returncode == 3
+    assert result.outputs["exit-code"] == "3", result.log
+    assert result.steps[-1].returncode == 3, result.log
+
+
+def test_run_on_an_empty_queue_is_not_a_failure(runner: CompositeRunner, repo: RepoHandle) -> None:
+    result = runner.run({"command": "run", "next": "true", "run": "true"})
+    assert result.step("orion").returncode == 75, result.log
+    assert result.outputs["exit-code"] == "75", result.log
+    assert result.ok, result.log
+    assert result.outputs["issue"] == ""
+    strict = runner.run({"command": "run", "next": "true", "run": "true", "fail-when-idle": "true"})
+    assert not strict.ok and strict.steps[-1].returncode == 75, strict.log
+
+
+def test_issue_text_never_reaches_a_shell(runner: CompositeRunner, repo: RepoHandle,
+                                          tmp_path: Path) -> None:
+    pwned = tmp_path / "pwned"
+    n = repo.create_issue(f"$(touch {pwned}) `touch {pwned}`", labels=["orion"],
+                          body=f"'; touch {pwned}; echo '")
+    result = runner.run({"command": "run", "issue": str(n), "run": 'test "$ORION_ISSUE" -gt 0'})
+    assert result.ok, result.log
+    assert not pwned.exists()
+    assert set(repo.labels(n)) == {"orion-ready"}
+
+
+@pytest.mark.parametrize(("with_", "message"), [
+    ({"command": "run", "run": "true"}, "needs 'issue: N' or 'next: true'"),
+    ({"command": "run", "issue": "1", "next": "true", "run": "true"}, "not both"),
+    ({"command": "run", "next": "true"}, "needs the 'run' input"),
+    ({"command": "run", "next": "maybe", "run": "true"}, "input 'next' must be true or false"),
+    ({"command": "reconcile", "dry-run": "yes please"}, "input 'dry-run' must be true or false"),
+    ({"command": "release"}, "command 'release' needs 'issue: N'"),
+    ({"command": "frobnicate"}, "unknown command 'frobnicate'"),
+])
+def test_bad_inputs_are_usage_errors(runner: CompositeRunner, repo: RepoHandle,
+                                     with_: dict[str, str], message: str) -> None:
+    n = _queued_issue(repo)
+    result = runner.run(with_)
+    assert not result.ok
+    step = result.step("orion")
+    assert step.returncode == 64
+    assert message in step.stdout, result.log
+    assert result.outputs["exit-code"] == "64"
+    assert result.steps[-1].returncode == 64
+    assert set(repo.labels(n)) == {"orion"}, "a usage error must write nothing"
+
+
+def test_run_is_the_step_process_and_gets_the_cancel_signal(
+        runner: CompositeRunner, repo: RepoHandle, tmp_path: Path) -> None:
+    """A cancelled job sends SIGINT to the step's process: because the script ends in exec,
+    that process is the wrapper, which stops the child and hands the issue back."""
+    n = _queued_issue(repo)
+    started = tmp_path / "started"
+    seen: dict[str, int] = {}
+
+    def cancel(step_id: str | None, proc: subprocess.Popen[str]) -> None:
+        if step_id != "orion":
+            return
+        try:
+            wait_until(started.exists, timeout=30, message="the child never started")
+            step = psutil.Process(proc.pid)
+            seen["cmdline_is_python"] = int("orion_action" in " ".join(step.cmdline()))
+            seen["child"] = int(started.read_text())
+            os.kill(proc.pid, signal.SIGINT)
+        except BaseException:
+            _kill_tree(proc.pid)
+            raise
+
+    result = runner.run({"command": "run", "issue": str(n),
+                         "run": f'echo $$ > {started}.tmp; mv {started}.tmp {started}; exec sleep 300'},
+                        on_start=cancel)
+    assert seen["cmdline_is_python"] == 1, "the step's process is not the wrapper (no exec?)"
+    assert result.step("orion").returncode == 128 + signal.SIGINT, result.log
+    assert not psutil.pid_exists(seen["child"]) or \
+        psutil.Process(seen["child"]).status() == psutil.STATUS_ZOMBIE
+    assert set(repo.labels(n)) == {"orion"}, "an interrupted run hands the issue back"
+
+
+# -- reconcile -----------------------------------------------------------------------------
+
+
+def test_reconcile_empty_pass(runner: CompositeRunner, repo: RepoHandle) -> None:
+    result = runner.run({"command": "reconcile"})
+    assert result.ok, result.log
+    for name in ("unlocked", "completed", "requeued", "gave-up", "kept", "reported"):
+        assert result.outputs[name] == "0", (name, result.outputs, result.log)
+    assert json.loads(result.outputs["plan"]) == {"dry_run": False, "actions": []}
+    assert "orion-action reconcile" in result.summary
+
+
+def test_reconcile_requeues_a_killed_worker(runner: CompositeRunner, repo: RepoHandle,
+                                            tmp_path: Path) -> None:
+    """A worker started through the action is SIGKILLed (its child dies with it); the next
+    reconcile pass through the action finds it dead on this machine and requeues the issue."""
+    n = _queued_issue(repo)
+    started = tmp_path / "started"
+
+    def kill(step_id: str | None, proc: subprocess.Popen[str]) -> None:
+        if step_id != "orion":
+            return
+        try:
+            wait_until(started.exists, timeout=30, message="the child never started")
+            wait_until(lambda: "orion-working" in repo.labels(n), timeout=10)
+        finally:
+            os.kill(proc.pid, signal.SIGKILL)
+
+    worker = runner.run({"command": "run", "issue": str(n),
+                         "run": f'touch {started}; exec sleep 300'}, on_start=kill)
+    assert worker.step("orion").returncode == -signal.SIGKILL
+    assert not worker.ok, "a killed worker reports no exit code, so the action fails"
+    assert "orion-working" in repo.labels(n)
+
+    dry = runner.run({"command": "reconcile", "dry-run": "true"})
+    assert dry.ok, dry.log
+    assert json.loads(dry.outputs["plan"])["dry_run"] is True
+    assert dry.outputs["requeued"] == "1", dry.log
+    assert "orion-working" in repo.labels(n), "a dry run writes nothing"
+
+    result = runner.run({"command": "reconcile"})
+    assert result.ok, result.log
+    assert result.outputs["requeued"] == "1", result.log
+    plan = json.loads(result.outputs["plan"])
+    assert [(a["issue"], a["action"]) for a in plan["actions"]] == [(n, "requeue")]
+    assert set(repo.labels(n)) == {"orion"}
+    assert f"#{n}" in result.summary and "requeue" in result.summary
+
+
+# -- the real virtual environment ---------------------------------------------------------
+
+
+def test_action_builds_and_reuses_its_own_virtualenv(action_env: dict[str, str], repo: RepoHandle,
+                                                     tmp_path: Path) -> None:
+    """No ORION_ACTION_PYTHON: the action makes a venv under RUNNER_TEMP with python3 -m venv
+    and pip, runs from it, and reuses it next time; the caller's Python is not touched."""
+    env = dict(action_env)
+    env.pop("ORION_ACTION_PYTHON")
+    host = subprocess.run(["python3", "-c", "import sys; print(sys.prefix)"], env=env,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    temp = tmp_path / f"steps-{uuid.uuid4().hex[:6]}"
+    temp.mkdir()
+    first = CompositeRunner(env, workspace, temp).run({"command": "init"}, timeout=300)
+    assert first.ok, first.log
+    python = first.step("setup").outputs["python"]
+    venv = Path(python).parent.parent
+    assert venv.parent == Path(env["RUNNER_TEMP"]) / "orion-action"
+    assert (venv / "pyvenv.cfg").exists() and (venv / ".orion-complete").exists()
+    assert "Created" in first.step("setup").stdout
+    labels = {label["name"] for label in repo.api("GET", "/labels", params={"per_page": 100})}
+    assert labels >= {"orion", "orion-working", "orion-ready", "orion-failed"}
+    assert not list(venv.parent.glob(".build-*")), "the build directory was left behind"
+
+    second = CompositeRunner(env, workspace, temp).run({"command": "status"}, timeout=120)
+    assert second.ok, second.log
+    assert "Reusing" in second.step("setup").stdout
+    assert second.step("setup").outputs["python"] == python
+    after = subprocess.run(["python3", "-c", "import sys; print(sys.prefix)"], env=env,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert after == host and host != str(venv)
