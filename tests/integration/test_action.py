@@ -13,6 +13,7 @@ do not build a virtual environment; one test builds it for real.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -28,7 +29,6 @@ from typing import Any
 import psutil
 import pytest
 import yaml
-
 from rig import ROOT, RepoHandle, wait_until
 
 ACTION = ROOT / "action.yml"
@@ -223,10 +223,8 @@ def _kill_tree(pid: int) -> None:
     except psutil.NoSuchProcess:
         return
     for p in procs:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             p.kill()
-        except psutil.NoSuchProcess:
-            pass
 
 
 # -- the manifest ------------------------------------------------------------------------
