@@ -1,0 +1,59 @@
+"""Test rig: the GitHub emulator, a fault-injecting proxy in front of it, and helpers.
+
+Tests wait on conditions (``wait_until``, ``Proxy.wait_for``, ``Hold.wait_arrived``),
+never on fixed sleeps, so they are as fast as the machine allows and not flaky on a slow one.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository root (holds orion_action/)
+
+T = TypeVar("T")
+
+# Variables that make the product believe it runs inside an Actions job; a test that wants
+# that sets them explicitly.
+ACTIONS_VARS = ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_RUN_ID",
+                "GITHUB_RUN_ATTEMPT", "GITHUB_ENV", "GITHUB_STATE", "GITHUB_PATH",
+                "GITHUB_EVENT_PATH", "GITHUB_EVENT_NAME", "RUNNER_NAME")
+
+
+def wait_until(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.05,
+               message: str | Callable[[], str] = "condition not met") -> T:
+    """Call ``predicate`` until it returns something truthy and return that value.
+
+    Raises AssertionError(message) after ``timeout`` seconds; ``message`` may be a callable
+    so it can describe the state at the moment of failure. Exceptions from the predicate
+    propagate (a broken check should fail loudly, not time out)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            text = message() if callable(message) else message
+            raise AssertionError(f"timed out after {timeout}s: {text}")
+        time.sleep(interval)
+
+
+def orion_env(full_name: str, api_url: str, token: str = "bot_token",
+              base: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for running the product as a subprocess against ``api_url``."""
+    env = dict(os.environ if base is None else base)
+    for name in ACTIONS_VARS:
+        env.pop(name, None)
+    env.update(GITHUB_API_URL=api_url, GITHUB_TOKEN=token, GITHUB_REPOSITORY=full_name,
+               PYTHONPATH=str(ROOT))
+    return env
+
+
+from .emulator import Emulator, RepoHandle, unique_repo_name  # noqa: E402
+from .proxy import Hold, LogEntry, Proxy, Rule  # noqa: E402
+
+__all__ = ["ROOT", "Emulator", "Hold", "LogEntry", "Proxy", "RepoHandle", "Rule",
+           "orion_env", "unique_repo_name", "wait_until"]

@@ -1,0 +1,509 @@
+"""A fault-injecting HTTP reverse proxy between the product under test and the emulator.
+
+Why: the emulator is a well-behaved server, but the claim protocol must survive a badly
+behaved GitHub (5xx, secondary rate limits, lost requests, partitions). And the emulator
+differs from GitHub where it matters: it accepts unknown tokens (GitHub: 401 "Bad
+credentials") and cannot create workflow runs. The proxy fixes both and injects faults
+that a test switches at runtime.
+
+It runs in a thread of the pytest process; the product (subprocesses) talks to
+``proxy.url``. Each client connection gets its own handler thread, so a parked request
+never blocks another. All state sits behind one ``threading.Condition`` that every change
+notifies; parked requests and the ``wait_*`` helpers wait on it (no polling, no sleeps).
+
+A request meets, in order: the global cut-off, the first matching rule (in the order the
+rules were added), the token check, the synthetic workflow-run endpoint, the emulator.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import random
+import re
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+SECONDARY_RATE_LIMIT_MESSAGE = (
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try "
+    "again. If you reach out to GitHub Support for help, please include the request ID.")
+DOCS = "https://docs.github.com/rest"
+RUN_STATUSES = {"queued", "in_progress", "completed", "waiting", "requested", "pending"}
+_RUN_PATH = re.compile(r"/repos/([^/]+)/([^/]+)/actions/runs/(\d+)(?:/attempts/(\d+))?")
+# Headers about one hop, not the message: never copied across the proxy.
+_RESP_HOP = {"connection", "keep-alive", "proxy-connection", "te", "trailer",
+             "transfer-encoding", "upgrade"}
+_REQ_HOP = _RESP_HOP | {"content-length", "host", "accept-encoding"}
+_JSON = [("Content-Type", "application/json; charset=utf-8")]
+
+
+@dataclass(eq=False)
+class Rule:
+    """One fault. ``count``: how many more times it applies (None: always); ``probability``
+    draws from the proxy's seeded ``random``, so a run is reproducible."""
+
+    method: str | None  # None: any method
+    path: re.Pattern[str]  # re.search-ed against the path without its query string
+    action: str  # status | blackhole | hold | delay | drop
+    status: int = 0
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    after_forward: bool = False
+    count: int | None = None
+    probability: float = 1.0
+    hits: int = 0
+    removed: bool = False
+    proxy: Proxy | None = field(default=None, repr=False)
+
+    def remove(self) -> None:
+        assert self.proxy is not None
+        self.proxy.remove(self)
+
+
+@dataclass(eq=False)
+class Hold(Rule):
+    """Parks matching requests (the emulator sees nothing) until the test releases them:
+    freezes one side of a race at an exact point."""
+
+    parked: int = 0
+    drop: bool = False
+
+    def wait_arrived(self, timeout: float = 10.0, n: int = 1) -> int:
+        """Block until ``n`` requests in all have been parked; AssertionError on timeout."""
+        assert self.proxy is not None
+        with self.proxy._cv:
+            if not self.proxy._cv.wait_for(lambda: self.parked >= n, timeout):
+                raise AssertionError(f"hold {self.method} {self.path.pattern}: {self.parked} "
+                                     f"of {n} requests arrived within {timeout}s")
+            return self.parked
+
+    def release(self, drop: bool = False) -> None:
+        """End the hold: parked requests go on to the emulator, or (``drop=True``) their
+        connections close without an answer. Later requests are not held."""
+        assert self.proxy is not None
+        self.drop = drop
+        self.proxy.remove(self)
+
+
+@dataclass
+class LogEntry:
+    """A request as the proxy saw it. ``status`` is None until answered, and stays None
+    when no answer was given (blackholed, dropped, cut off)."""
+
+    method: str
+    path: str  # without the query string
+    query: str
+    token: str | None  # the token's name ("orion-bot"), "<unknown>", None without auth
+    time: float  # time.time() on arrival
+    status: int | None = None
+    action: str = "pending"  # forward | fault | 401 | synthetic | blackhole | drop | cut_off
+
+
+class _Server(ThreadingHTTPServer):
+    """Tracks client sockets so stop() can close idle keep-alive connections (their threads
+    would sit in readline() forever), then joins every handler thread."""
+
+    daemon_threads, block_on_close = False, True
+
+    def __init__(self, proxy: Proxy) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.proxy, self._lock, self._closing = proxy, threading.Lock(), False
+        self._socks: set[socket.socket] = set()
+
+    def track(self, sock: socket.socket, add: bool) -> None:
+        with self._lock:
+            if not add:
+                self._socks.discard(sock)
+            elif self._closing:
+                _shutdown(sock)
+            else:
+                self._socks.add(sock)
+
+    def close_connections(self) -> None:
+        with self._lock:
+            self._closing = True
+            for sock in self._socks:
+                _shutdown(sock)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):  # a client that left is normal here
+            traceback.print_exc()
+
+
+def _shutdown(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as urllib3 expects
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.track(self.connection, True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.track(self.connection, False)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _serve(self) -> None:
+        self.server.proxy._handle(self)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+
+
+class Proxy:
+    """``Proxy(emulator.url, tokens={"bot_token": "orion-bot"})``, then ``start()``/``stop()``
+    or ``with``. ``tokens`` maps each accepted token to a name; ``upstream_tokens`` maps it
+    to the token sent on to the emulator (the rig gives each test its own, so rate-limit
+    counters are per test)."""
+
+    def __init__(self, upstream: str, tokens: dict[str, str] | None = None,
+                 upstream_tokens: dict[str, str] | None = None, seed: int = 0) -> None:
+        parts = urlsplit(upstream)
+        self._up_host, self._up_port = parts.hostname or "localhost", parts.port or 80
+        self.tokens, self._up_tokens = dict(tokens or {}), dict(upstream_tokens or {})
+        self.random = random.Random(seed)
+        self._cv = threading.Condition()  # reentrant: helpers call each other under it
+        self._rules: list[Rule] = []
+        self._runs: dict[tuple[str, str, int], dict[str, Any]] = {}
+        self.log: list[LogEntry] = []
+        self._cut_off = self._stopping = False
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self.port, self.url = 0, ""
+
+    def start(self) -> Proxy:
+        self._server = _Server(self)
+        self.port = self._server.server_address[1]
+        self.url = f"http://localhost:{self.port}"  # PyGithub wants the same host as Links
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        name=f"rig-proxy-{self.port}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Drop parked requests, close every connection, join every thread. Idempotent."""
+        server, thread, self._server = self._server, self._thread, None
+        if server is None or thread is None:
+            return
+        with self._cv:
+            self._stopping = True
+            self._cv.notify_all()
+        server.shutdown()
+        server.close_connections()
+        server.server_close()  # joins the handler threads
+        thread.join()
+
+    def __enter__(self) -> Proxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()  # first, so requests still parked are dropped, not sent on
+        self.clear()
+
+    # ---- faults ----------------------------------------------------------------------
+    def _add(self, method: str | None, path: str, action: str, cls: type = Rule,
+             **kw: Any) -> Any:
+        rule = cls(_m(method), re.compile(path), action, proxy=self, **kw)
+        with self._cv:
+            self._rules.append(rule)
+        return rule
+
+    def fail(self, method: str | None, path: str, status: int = 503, body: Any = None, *,
+             headers: dict[str, str] | None = None, count: int | None = None,
+             probability: float = 1.0) -> Rule:
+        """Answer ``status`` with a JSON body (default: GitHub-shaped message)."""
+        if body is None:
+            body = {"message": HTTPStatus(status).phrase, "documentation_url": DOCS}
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        return self._add(method, path, "status", status=status, body=data,
+                         headers=dict(headers or {}), count=count, probability=probability)
+
+    def secondary_rate_limit(self, method: str | None, path: str, retry_after: int = 60, *,
+                             status: int = 403, count: int | None = None,
+                             probability: float = 1.0) -> Rule:
+        """GitHub's secondary limit: 403 (or 429) with ``Retry-After``."""
+        body = {"message": SECONDARY_RATE_LIMIT_MESSAGE, "documentation_url":
+                f"{DOCS}/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}
+        return self.fail(method, path, status, body, count=count, probability=probability,
+                         headers={"Retry-After": str(retry_after)})
+
+    def blackhole(self, method: str | None, path: str, *, count: int | None = None,
+                  probability: float = 1.0) -> Rule:
+        """Read the request, never answer; once the rule is removed (or the proxy stops)
+        close the connection unanswered. The emulator never sees it."""
+        return self._add(method, path, "blackhole", count=count, probability=probability)
+
+    def hold(self, method: str | None, path: str, *, count: int | None = None) -> Hold:
+        """Park matching requests until ``hold.release()``; see :class:`Hold`."""
+        return self._add(method, path, "hold", Hold, count=count)
+
+    def delay(self, method: str | None, path: str, seconds: float, *,
+              count: int | None = None, probability: float = 1.0) -> Rule:
+        """Latency: wait ``seconds``, then go on."""
+        return self._add(method, path, "delay", seconds=seconds, count=count,
+                         probability=probability)
+
+    def drop(self, method: str | None, path: str, *, after_forward: bool = False,
+             count: int | None = None, probability: float = 1.0) -> Rule:
+        """Close the connection unanswered. With ``after_forward`` the emulator performs the
+        request first: the write happened, but the client never learns of it."""
+        return self._add(method, path, "drop", after_forward=after_forward, count=count,
+                         probability=probability)
+
+    def remove(self, rule: Rule) -> None:
+        with self._cv:
+            rule.removed = True
+            if rule in self._rules:
+                self._rules.remove(rule)
+            self._cv.notify_all()
+
+    def cut_off(self, on: bool = True) -> None:
+        """Partition: while on, every request is blackholed (and dropped when it ends)."""
+        with self._cv:
+            self._cut_off = on
+            self._cv.notify_all()
+
+    def clear(self) -> None:
+        """Remove every rule (held requests go on, blackholed ones are dropped) and end a
+        cut-off. Workflow runs and the log stay."""
+        with self._cv:
+            for rule in list(self._rules):
+                self.remove(rule)
+            self.cut_off(False)
+
+    def set_workflow_run(self, owner: str, repo: str, run_id: int, status: str,
+                         conclusion: str | None = None, run_attempt: int = 1,
+                         **fields: Any) -> None:
+        """Make ``GET /repos/{owner}/{repo}/actions/runs/{run_id}`` (and ``.../attempts/N``)
+        answer a GitHub-shaped run instead of the emulator's 404; ``fields`` override."""
+        if status not in RUN_STATUSES:
+            raise ValueError(f"unknown workflow run status {status!r}")
+        with self._cv:
+            self._runs[(owner.lower(), repo.lower(), int(run_id))] = dict(
+                fields, status=status, conclusion=conclusion, run_attempt=run_attempt)
+
+    # ---- request log -----------------------------------------------------------------
+    def matching(self, method: str | None = None, path: str | None = None,
+                 status: int | None = None) -> list[LogEntry]:
+        """Logged requests with this method (None or "*": any) whose path (no query)
+        re.search-es ``path``; with ``status``, only those answered so."""
+        pattern, method = (re.compile(path) if path else None), _m(method)
+        with self._cv:
+            return [e for e in self.log if method in (None, e.method)
+                    and (pattern is None or pattern.search(e.path))
+                    and (status is None or e.status == status)]
+
+    def count(self, method: str | None = None, path: str | None = None,
+              status: int | None = None) -> int:
+        return len(self.matching(method, path, status))
+
+    def wait_for(self, method: str | None = None, path: str | None = None, n: int = 1,
+                 timeout: float = 10.0, status: int | None = None) -> list[LogEntry]:
+        """Block until ``n`` matching requests have been seen; AssertionError on timeout."""
+        with self._cv:
+            if not self._cv.wait_for(lambda: self.count(method, path, status) >= n, timeout):
+                seen = [f"{e.method} {e.path} -> {e.status}" for e in self.log[-20:]]
+                raise AssertionError(f"saw {self.count(method, path, status)} of {n} requests "
+                                     f"{method} {path} status={status} in {timeout}s; "
+                                     f"last requests: {seen}")
+            return self.matching(method, path, status)
+
+    # ---- request handling ------------------------------------------------------------
+    def _handle(self, h: _Handler) -> None:
+        body = _read_body(h)
+        path, _, query = h.path.partition("?")
+        token = _token(h.headers.get("Authorization"))
+        with self._cv:
+            name = None if token is None else self.tokens.get(token, "<unknown>")
+            entry = LogEntry(h.command, path, query, name, time.time())
+            self.log.append(entry)
+            self._cv.notify_all()
+            rule = None if self._cut_off else self._match(h.command, path)
+            cut = self._cut_off
+        try:
+            if cut:
+                self._park(lambda: not self._cut_off)
+                return self._drop(h, entry, "cut_off")
+            self._dispatch(h, entry, body, path, token, rule)
+        except OSError:  # the client went away
+            h.close_connection = True
+
+    def _dispatch(self, h: _Handler, entry: LogEntry, body: bytes, path: str,
+                  token: str | None, rule: Rule | None) -> None:
+        action = rule.action if rule else None
+        if rule is not None:
+            if action == "status":
+                return self._send(h, entry, rule.status, _JSON + list(rule.headers.items()),
+                                  rule.body, "fault")
+            if action == "blackhole":
+                self._park(lambda: rule.removed)
+                return self._drop(h, entry, "blackhole")
+            if isinstance(rule, Hold):
+                with self._cv:
+                    rule.parked += 1
+                    self._cv.notify_all()
+                if not self._park(lambda: rule.removed) or rule.drop:
+                    return self._drop(h, entry, "drop")
+            if action == "delay" and not self._park(lambda: False, rule.seconds):
+                return self._drop(h, entry, "drop")
+            if action == "drop" and not rule.after_forward:
+                return self._drop(h, entry, "drop")
+        if token is not None and token not in self.tokens:
+            denied = {"message": "Bad credentials", "documentation_url": DOCS}
+            return self._send(h, entry, 401, _JSON, json.dumps(denied).encode(), "401")
+        run = self._synthetic_run(h.command, path)
+        if run is not None:
+            found = run or {"message": "Not Found", "documentation_url": DOCS}
+            return self._send(h, entry, 200 if run else 404, _JSON, json.dumps(found).encode(),
+                              "synthetic")
+        status, headers, data = self._forward(h, body, token)
+        if action == "drop":
+            return self._drop(h, entry, "drop")
+        self._send(h, entry, status, headers, data, "forward")
+
+    def _match(self, method: str, path: str) -> Rule | None:
+        for rule in self._rules:
+            if (rule.count != 0 and rule.method in (None, method) and rule.path.search(path)
+                    and (rule.probability >= 1 or self.random.random() < rule.probability)):
+                rule.hits += 1
+                rule.count = None if rule.count is None else rule.count - 1
+                return rule
+        return None
+
+    def _park(self, done: Callable[[], bool], timeout: float | None = None) -> bool:
+        """Wait until ``done()`` or the timeout; False if the proxy is stopping."""
+        with self._cv:
+            self._cv.wait_for(lambda: self._stopping or done(), timeout)
+            return not self._stopping
+
+    def _forward(self, h: _Handler, body: bytes,
+                 token: str | None) -> tuple[int, list[tuple[str, str]], bytes]:
+        # A fresh upstream connection per request: reusing one the emulator may just have
+        # closed (its keep-alive timeout is 5 s) could need a retry that duplicates a POST.
+        headers = {k: v for k, v in h.headers.items() if k.lower() not in _REQ_HOP}
+        headers["Accept-Encoding"] = "identity"  # bodies get rewritten: no compression
+        if token is not None:
+            headers["Authorization"] = f"token {self._up_tokens.get(token, token)}"
+        conn = http.client.HTTPConnection(self._up_host, self._up_port, timeout=60)
+        try:
+            conn.request(h.command, h.path, body=body or None, headers=headers)
+            resp = conn.getresponse()
+            return resp.status, resp.getheaders(), resp.read()  # read() de-chunks
+        except (OSError, http.client.HTTPException) as exc:
+            data = json.dumps({"message": f"rig proxy: emulator unreachable: {exc}"})
+            return 502, _JSON, data.encode()
+        finally:
+            conn.close()
+
+    def _rewrite(self, data: bytes) -> bytes:
+        """Bodies and Link headers hold absolute emulator URLs; PyGithub follows them, so
+        they must name the proxy, or paging would bypass it (and PyGithub refuses them)."""
+        for host in ("localhost", "127.0.0.1"):
+            data = data.replace(f"http://{host}:{self._up_port}".encode(), self.url.encode())
+        return data
+
+    def _send(self, h: _Handler, entry: LogEntry, status: int,
+              headers: list[tuple[str, str]], data: bytes, action: str) -> None:
+        data = self._rewrite(data)
+        h.send_response_only(status)  # not send_response: it would add a second Date
+        names = set()
+        for key, value in headers:
+            low = key.lower()
+            if low in _RESP_HOP or (low == "content-length" and h.command != "HEAD"):
+                continue
+            if low in ("link", "location"):
+                value = self._rewrite(value.encode("latin-1")).decode("latin-1")
+            names.add(low)
+            h.send_header(key, value)
+        if "date" not in names:
+            h.send_header("Date", h.date_time_string())
+        if h.command != "HEAD" and status >= 200 and status not in (204, 304):
+            h.send_header("Content-Length", str(len(data)))
+        if h.close_connection:
+            h.send_header("Connection", "close")
+        self._done(entry, status, action)  # first: once a client sees an answer, so does the log
+        h.end_headers()
+        if h.command != "HEAD" and data:
+            h.wfile.write(data)
+
+    def _drop(self, h: _Handler, entry: LogEntry, action: str) -> None:
+        self._done(entry, None, action)
+        h.close_connection = True
+        _shutdown(h.connection)
+
+    def _done(self, entry: LogEntry, status: int | None, action: str) -> None:
+        with self._cv:
+            entry.status, entry.action = status, action
+            self._cv.notify_all()
+
+    def _synthetic_run(self, method: str, path: str) -> dict[str, Any] | None:
+        """The run to answer; {} for an attempt that does not exist (404); None: not ours."""
+        match = _RUN_PATH.fullmatch(path)
+        if method != "GET" or match is None:
+            return None
+        owner, repo, run_id, attempt = match.groups()
+        with self._cv:
+            run = dict(self._runs.get((owner.lower(), repo.lower(), int(run_id))) or {})
+        if not run:
+            return None
+        if attempt is not None:
+            if not 1 <= int(attempt) <= run["run_attempt"]:
+                return {}
+            run["run_attempt"] = int(attempt)
+        url = f"{self.url}/repos/{owner}/{repo}/actions/runs/{run_id}"
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return {"id": int(run_id), "run_number": int(run_id), "node_id": f"WFR_{run_id}",
+                "name": "orion", "display_title": "orion", "path": ".github/workflows/orion.yml",
+                "event": "workflow_dispatch", "workflow_id": 1, "head_branch": "main",
+                "head_sha": "0" * 40, "url": url, "jobs_url": f"{url}/jobs",
+                "logs_url": f"{url}/logs", "cancel_url": f"{url}/cancel",
+                "rerun_url": f"{url}/rerun",
+                "html_url": f"{self.url}/{owner}/{repo}/actions/runs/{run_id}",
+                "created_at": now, "updated_at": now, "run_started_at": now,
+                "repository": {"name": repo, "full_name": f"{owner}/{repo}",
+                               "owner": {"login": owner}}, **run}
+
+
+def _m(method: str | None) -> str | None:
+    return None if method is None or method == "*" else method.upper()
+
+
+def _token(header: str | None) -> str | None:
+    """The token of ``token X`` / ``Bearer X``; any other scheme counts as an unknown token."""
+    if header is None:
+        return None
+    match = re.fullmatch(r"\s*(?:token|bearer)\s+(\S+)\s*", header, re.IGNORECASE)
+    return match.group(1) if match else header
+
+
+def _read_body(h: _Handler) -> bytes:
+    if "chunked" in h.headers.get("Transfer-Encoding", "").lower():
+        chunks = []
+        while size := int(h.rfile.readline().split(b";")[0].strip() or b"0", 16):
+            chunks.append(h.rfile.read(size))
+            h.rfile.readline()
+        while h.rfile.readline() not in (b"\r\n", b"\n", b""):
+            pass  # trailers
+        return b"".join(chunks)
+    length = int(h.headers.get("Content-Length") or 0)
+    return h.rfile.read(length) if length else b""
