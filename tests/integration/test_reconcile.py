@@ -1,0 +1,397 @@
+"""The reconcile pass with real processes against the emulator (DESIGN.md sections 5, 6, 10).
+
+Wrappers and their children are real subprocesses killed with SIGKILL; the reconciler runs as
+`python -m orion_action reconcile` on this machine (machine-identity cases are in
+test_machines.py). Nothing here sleeps for a fixed time: it waits on conditions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from helpers_reconcile import (
+    Orion,
+    local_holder,
+    orion,  # noqa: F401  (fixture)
+    parse_outputs,
+    post_claim,
+    queued_issue,
+    records,
+    remote_holder,
+    snapshot,
+    tombstones,
+    write_config,
+)
+from rig import ROOT, RepoHandle
+
+from orion_action.core.record import ClaimRecord, ReleaseAction, State, Tombstone
+
+WAIT_FILE = 'while [ ! -e "$0" ]; do sleep 0.05; done; exit "$1"'
+
+
+def labels(repo: RepoHandle, n: int) -> set[str]:
+    return set(repo.labels(n))
+
+
+def the_tombstone(repo: RepoHandle, n: int) -> Tombstone:
+    found = tombstones(repo, n)
+    assert len(found) == 1, [b.body for b in found]
+    assert isinstance(found[0].block, Tombstone)
+    return found[0].block
+
+
+# -- dead holders --------------------------------------------------------------------------------
+
+
+def test_sigkilled_wrapper_is_requeued_at_once_on_the_same_machine(orion: Orion, repo, tmp_path):
+    orion.config = write_config(tmp_path, interval=1, stale_after=30)
+    n = queued_issue(repo)
+    w = orion.running(n, stage="build")
+    token = w.record.token
+    assert labels(repo, n) == {"orion-working", "orion-stage-build"}
+
+    w.kill()  # the wrapper with SIGKILL; its child dies with it (PR_SET_PDEATHSIG)
+    entry = orion.action(n)
+    elapsed = time.monotonic() - w.killed_at
+
+    assert entry["action"] == "requeue", entry
+    assert f"wrapper pid {w.pid} is not running on this machine" in entry["reason"]
+    assert "attempt 1 of 3" in entry["reason"]
+    assert elapsed < 10, f"requeue took {elapsed:.1f}s: it must not wait for stale_after (30s)"
+    assert labels(repo, n) == {"orion"}  # lock and stage label gone, back in the queue
+    tomb = the_tombstone(repo, n)
+    assert (tomb.token, tomb.action, tomb.counts_attempt) == (token, ReleaseAction.REQUEUE, True)
+    assert f"orion released claim `{token}`" in tombstones(repo, n)[0].body
+    # The next pass has nothing to do with the issue: it no longer carries the lock.
+    assert orion.reconcile()["actions"] == []
+
+
+def test_two_dead_holders_spend_a_budget_of_two(orion: Orion, repo, tmp_path):
+    orion.config = write_config(tmp_path, interval=1, stale_after=30, max_attempts=2)
+    n = queued_issue(repo)
+
+    first = orion.running(n)
+    assert first.record.attempt == 1
+    first.kill()
+    entry = orion.action(n)
+    assert entry["action"] == "requeue" and "attempt 1 of 2" in entry["reason"], entry
+    assert labels(repo, n) == {"orion"}
+
+    second = orion.running(n)
+    assert second.record.attempt == 2  # the worker is told which attempt it is
+    second.kill()
+    entry = orion.action(n)
+    assert entry["action"] == "give_up", entry
+    assert "attempt 2 of 2 failed, retry budget spent" in entry["reason"]
+    assert labels(repo, n) == {"orion-failed"}
+
+    tombs = tombstones(repo, n)
+    assert [t.block.action for t in tombs] == [ReleaseAction.REQUEUE, ReleaseAction.GIVE_UP]
+    assert [t.block.token for t in tombs] == [first.record.token, second.record.token]
+    visible = tombs[-1].body.split("-->", 1)[1]
+    assert "retry budget is spent" in visible and "needs a person" in visible
+    assert "attempt 2 of 2" in visible and f"pid {second.pid}" in visible
+    # A person takes over from here: nothing carries the lock any more.
+    assert orion.reconcile()["actions"] == []
+
+
+def _finish_without_label_move(orion: Orion, repo: RepoHandle, tmp_path: Path, code: int,
+                               held: tuple[str, str]) -> tuple[int, ClaimRecord]:
+    """A wrapper whose child exits `code`; its finish-time label write is held in the proxy
+    and the wrapper is SIGKILLed there: the record says finished, the lock is still on."""
+    n = queued_issue(repo)
+    go = tmp_path / f"go-{n}"
+    w = orion.running(n, ["sh", "-c", WAIT_FILE, str(go), str(code)], stage="s1")
+    method, path = held
+    hold = orion.proxy.hold(method, path.format(n=n))
+    go.touch()
+    hold.wait_arrived(timeout=15)
+    finished = w.current()
+    assert finished.state is State.FINISHED and finished.exit_code == code
+    w.kill()
+    hold.release(drop=True)
+    assert "orion-working" in labels(repo, n)
+    return n, finished
+
+
+def test_finished_record_whose_label_move_never_happened_is_completed(orion: Orion, repo, tmp_path):
+    n, _ = _finish_without_label_move(orion, repo, tmp_path, 0, ("POST", r"/issues/{n}/labels$"))
+    assert labels(repo, n) == {"orion-working", "orion-stage-s1"}
+    m, _ = _finish_without_label_move(orion, repo, tmp_path, 3,
+                                      ("DELETE", r"/issues/{n}/labels/orion-working$"))
+    assert labels(repo, m) == {"orion-working", "orion-stage-s1", "orion-failed"}
+
+    plan = orion.reconcile()
+    by_issue = {a["issue"]: a for a in plan["actions"]}
+    assert by_issue[n]["action"] == "complete"
+    assert "exit code 0" in by_issue[n]["reason"]
+    assert by_issue[m]["action"] == "complete"
+    assert "exit code 3" in by_issue[m]["reason"]
+    assert labels(repo, n) == {"orion-ready"}
+    assert labels(repo, m) == {"orion-failed"}
+    assert tombstones(repo, n) == [] and tombstones(repo, m) == []  # a finish needs none
+    assert orion.reconcile()["actions"] == []
+
+
+def test_closed_issue_with_a_dead_holder_is_unlocked(orion: Orion, repo):
+    n = queued_issue(repo)
+    w = orion.running(n, stage="review")
+    w.kill()
+    repo.close(n)
+    entry = orion.action(n)
+    assert entry["action"] == "unlock" and entry["reason"] == "the issue is closed", entry
+    assert labels(repo, n) == set()  # no queue label either: a closed issue is not work
+    tomb = the_tombstone(repo, n)
+    assert (tomb.token, tomb.action, tomb.counts_attempt) == (
+        w.record.token, ReleaseAction.UNLOCK, False)
+    assert repo.issue(n)["state"] == "closed"
+
+
+def test_closed_issue_with_a_live_holder_is_unlocked_and_the_holder_stops(orion: Orion, repo):
+    n = queued_issue(repo)
+    w = orion.running(n)
+    repo.close(n)
+    entry = orion.action(n)
+    assert entry["action"] == "unlock", entry
+    assert w.wait(20) == 76, w.output()
+    assert "the issue was closed" in w.output()
+    assert labels(repo, n) == set()
+
+
+# -- nothing to release --------------------------------------------------------------------------
+
+
+def test_lock_added_by_hand_is_reported_and_left_alone(orion: Orion, repo):
+    n = repo.create_issue("hand-locked", labels=["orion-working", "orion-stage-x", "bug"])
+    forged = post_claim(repo, n, local_holder(), lock=False, author_token="outsider_token")[0]
+    before = snapshot(repo, [n])
+
+    result = orion.run("reconcile")
+    assert result.returncode == 0, result.stderr
+    assert re.search(rf"#{n}\s+report\s+the lock label is on but there is no trusted claim record",
+                     result.stdout), result.stdout
+    assert "ignored 1 orion-looking comment(s) by untrusted authors" in result.stdout
+    assert "1 report" in result.stdout
+    entry = orion.action(n)
+    assert entry["action"] == "report"
+    assert snapshot(repo, [n]) == before  # labels and comments untouched
+    assert [c["id"] for c in repo.comments(n)] == [forged]
+
+
+def test_live_holder_is_kept(orion: Orion, repo):
+    n = queued_issue(repo)
+    w = orion.running(n)
+    entry = orion.action(n)
+    assert entry["action"] == "keep", entry
+    assert f"wrapper pid {w.pid} is running on this machine" in entry["reason"]
+    assert labels(repo, n) == {"orion-working"} and tombstones(repo, n) == []
+    assert w.proc.poll() is None
+
+
+def test_dry_run_writes_nothing_and_prints_the_same_plan(orion: Orion, repo):
+    dead = queued_issue(repo, "dead")
+    post_claim(repo, dead, local_holder())
+    hand = repo.create_issue("hand", labels=["orion-working"])
+    closed = queued_issue(repo, "closed")
+    post_claim(repo, closed, local_holder(), stage="x")
+    repo.close(closed)
+    done = queued_issue(repo, "done")
+    post_claim(repo, done, local_holder(), state=State.FINISHED, exit_code=0)
+    alive = queued_issue(repo, "alive")
+    post_claim(repo, alive, remote_holder(), stale_after=600)
+    idle = queued_issue(repo, "idle")  # queued, no lock: not part of the pass
+    numbers = [dead, hand, closed, done, alive, idle]
+    expected = {dead: "requeue", hand: "report", closed: "unlock", done: "complete", alive: "keep"}
+    before = snapshot(repo, numbers)
+
+    result = orion.run("reconcile", "--dry-run", "--json")
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)
+    assert set(plan) == {"dry_run", "actions"} and plan["dry_run"] is True
+    assert [set(a) for a in plan["actions"]] == [{"issue", "action", "reason"}] * len(expected)
+    assert {a["issue"]: a["action"] for a in plan["actions"]} == expected
+    assert all(isinstance(a["issue"], int) and a["reason"] for a in plan["actions"])
+    text = orion.run("reconcile", "--dry-run")
+    assert "(dry run: nothing written)" in text.stdout, text.stdout
+    assert snapshot(repo, numbers) == before
+
+    real = orion.reconcile()
+    assert real["dry_run"] is False
+    def same(a: dict) -> tuple:  # the heartbeat's age moves on between the passes
+        return a["issue"], a["action"], re.sub(r"\d+s ago", "Ns ago", a["reason"])
+    assert [same(a) for a in real["actions"]] == [same(a) for a in plan["actions"]]
+    assert labels(repo, dead) == {"orion"}
+    assert labels(repo, hand) == {"orion-working"}
+    assert labels(repo, closed) == set()
+    assert labels(repo, done) == {"orion-ready"}
+    assert labels(repo, alive) == {"orion-working"}
+    assert labels(repo, idle) == {"orion"}
+
+
+# -- GitHub Actions mode -------------------------------------------------------------------------
+
+
+def test_actions_mode_summary_annotations_and_outputs(orion: Orion, repo, tmp_path):
+    orion.config = write_config(tmp_path, interval=1, stale_after=30, max_attempts=1)
+    spent = queued_issue(repo, "spent")
+    w = orion.running(spent)
+    w.kill()
+    hand = repo.create_issue("hand | pipe", labels=["orion-working"])
+    alive = queued_issue(repo, "alive")
+    orion.running(alive)
+    summary, outputs = tmp_path / "summary.md", tmp_path / "output.txt"
+    env = {**orion.env, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary),
+           "GITHUB_OUTPUT": str(outputs)}
+
+    result = orion.run("reconcile", env=env)
+    assert result.returncode == 0, result.stderr
+    stdout = result.stdout.splitlines()
+    assert f"::add-mask::{env['GITHUB_TOKEN']}" in stdout
+    warnings = [line for line in stdout if line.startswith("::warning")]
+    assert any(f"#{spent} give_up: " in line and "retry budget spent" in line for line in warnings), stdout
+    assert any(f"#{hand} report: " in line for line in warnings), stdout
+    assert not any(f"#{alive} " in line for line in warnings)
+    assert env["GITHUB_TOKEN"] not in result.stderr
+
+    md = summary.read_text()
+    assert "| issue | action | reason |" in md and "|---|---|---|" in md
+    rows = {int(m.group(1)): m.group(2) for m in re.finditer(r"^\| #(\d+) \| `(\w+)` \|", md, re.M)}
+    assert rows == {spent: "give_up", hand: "report", alive: "keep"}
+
+    out = parse_outputs(outputs.read_text())
+    assert {k: out[k] for k in ("unlock", "complete", "requeue", "give_up", "keep", "report")} == {
+        "unlock": "0", "complete": "0", "requeue": "0", "give_up": "1", "keep": "1", "report": "1"}
+    plan = json.loads(out["plan"])
+    assert plan["dry_run"] is False
+    assert {a["issue"]: a["action"] for a in plan["actions"]} == {
+        spent: "give_up", hand: "report", alive: "keep"}
+    assert labels(repo, spent) == {"orion-failed"}
+
+    # A second pass appends; the output file stays parseable, the last value of a key wins.
+    again = orion.run("reconcile", "--dry-run", env=env)
+    assert again.returncode == 0, again.stderr
+    out = parse_outputs(outputs.read_text())
+    assert json.loads(out["plan"])["dry_run"] is True
+    assert md in summary.read_text() and "(dry run)" in summary.read_text()
+
+
+def test_outputs_survive_a_multi_line_plan(tmp_path):
+    """set_outputs uses a heredoc delimiter for values with a newline (a plan never has one
+    today: json.dumps escapes them; the writer must still be safe)."""
+    from orion_action.adapters import actions
+
+    path = tmp_path / "out"
+    value = json.dumps({"reason": "a\nb"}, indent=1)
+    actions.set_outputs({"GITHUB_OUTPUT": str(path)}, {"plan": value, "keep": "2"})
+    assert parse_outputs(path.read_text()) == {"plan": value, "keep": "2"}
+
+
+# -- cost ----------------------------------------------------------------------------------------
+
+
+def _used(stderr: str) -> int:
+    m = re.search(r"this command used (\d+) API requests", stderr)
+    assert m, stderr
+    return int(m.group(1))
+
+
+def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, proxy, tmp_path):
+    first, second = queued_issue(repo, "a"), queued_issue(repo, "b")
+    wrappers = [orion.running(first), orion.running(second)]
+    # Freeze both holders: alive in this process table, but silent on the network, so the
+    # proxy's counter sees only the command under test.
+    for w in wrappers:
+        os.kill(w.pid, signal.SIGSTOP)
+    try:
+        for command in ("status", "reconcile"):
+            before = proxy.count()
+            result = orion.run(command)
+            assert result.returncode == 0, result.stderr
+            spent = proxy.count() - before
+            assert _used(result.stderr) == spent, (command, result.stderr)
+            assert spent == 1 + 1 + 2  # GET /user, one page of issues, one list per claim
+            assert "2 live claim(s) heartbeat every 1s: about 14400 requests/hour" in result.stderr
+            assert "7200 comment edits/hour" in result.stderr
+            assert "warning: heartbeats would use more than 80% of the token's budget" in result.stderr
+            assert "raise heartbeat.interval to at least" in result.stderr
+
+        slow = write_config(tmp_path, interval=60, stale_after=600, name="slow.yml")
+        calm = orion.run("reconcile", config=slow)
+        assert "2 live claim(s) heartbeat every 60s: about 240 requests/hour" in calm.stderr
+        assert "warning" not in calm.stderr
+    finally:
+        for w in wrappers:
+            os.kill(w.pid, signal.SIGCONT)
+    assert [w.proc.poll() for w in wrappers] == [None, None]
+
+
+def test_cost_of_writes_is_counted_too(orion: Orion, repo, proxy):
+    n = queued_issue(repo)
+    post_claim(repo, n, local_holder())
+    before = proxy.count()
+    result = orion.run("reconcile")
+    assert result.returncode == 0, result.stderr
+    assert _used(result.stderr) == proxy.count() - before
+    assert "0 live claim(s)" in result.stderr and "warning" not in result.stderr
+    assert labels(repo, n) == {"orion"}
+
+
+# -- races ---------------------------------------------------------------------------------------
+
+
+def test_two_reconcilers_at_once_requeue_once_with_one_tombstone(orion: Orion, repo, proxy):
+    n = queued_issue(repo)
+    w = orion.running(n)
+    w.kill()
+    # Both passes judge the claim dead, then meet at the tombstone POST, held until both
+    # have arrived: a real race, not two passes one after the other.
+    hold = proxy.hold("POST", rf"/issues/{n}/comments$")
+    argv = orion.argv("reconcile", "--json")
+    procs = [subprocess.Popen(argv, env=orion.env, cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    try:
+        hold.wait_arrived(timeout=20, n=2)
+        hold.release()
+        outs = [p.communicate(timeout=60) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    assert [p.returncode for p in procs] == [0, 0], [o[1] for o in outs]
+    entries = [json.loads(o[0])["actions"] for o in outs]
+    actions = sorted(e[0]["action"] for e in entries)
+    assert actions == ["keep", "requeue"], entries
+    loser = next(e[0] for e in entries if e[0]["action"] == "keep")
+    assert "another reconciler released the claim first" in loser["reason"]
+    tomb = the_tombstone(repo, n)
+    assert tomb.token == w.record.token and tomb.counts_attempt
+    assert labels(repo, n) == {"orion"}
+    assert len(records(repo, n)) == 1
+
+
+def test_new_claim_after_a_requeue_is_not_touched_by_a_stale_pass(orion: Orion, repo):
+    """After a requeue and a fresh claim, the next pass keeps the new holder and still counts
+    the old tombstone as one attempt used."""
+    n = queued_issue(repo)
+    orion.running(n).kill()
+    assert orion.action(n)["action"] == "requeue"
+    w = orion.running(n)
+    assert w.record.attempt == 2
+    entry = orion.action(n)
+    assert entry["action"] == "keep", entry
+    assert len(tombstones(repo, n)) == 1
+
+
+def test_reconcile_of_an_empty_repository(orion: Orion, repo):
+    result = orion.run("reconcile")
+    assert result.returncode == 0, result.stderr
+    assert "0 issue(s) carrying 'orion-working': nothing to do" in result.stdout
+    plan = orion.reconcile()
+    plan.pop("_stderr")
+    assert plan == {"dry_run": False, "actions": []}
