@@ -325,7 +325,7 @@ def remote_holder(host: str = "far-away") -> Holder:
 def post_claim(repo: RepoHandle, n: int, holder: Holder, *, state: State = State.RUNNING,
                exit_code: int | None = None, interval: float = 1, stale_after: float = 4,
                stage: str | None = None, lock: bool = True, token: str | None = None,
-               author_token: str = Emulator.BOT_TOKEN) -> tuple[int, ClaimRecord]:
+               child_pid: int | None = None, author_token: str = Emulator.BOT_TOKEN) -> tuple[int, ClaimRecord]:
     """Write a claim record on issue n as ``author_token`` and (``lock``) take the lock."""
     import secrets
 
@@ -336,7 +336,7 @@ def post_claim(repo: RepoHandle, n: int, holder: Holder, *, state: State = State
     record = ClaimRecord(
         token=token or secrets.token_hex(12), state=state, holder=holder, started_at=now,
         heartbeat_at=now, interval=interval, stale_after=stale_after, stage=stage,
-        child_pid=None, exit_code=exit_code,
+        child_pid=child_pid, exit_code=exit_code,
         finished_at=now if state in (State.FINISHED, State.INTERRUPTED) else None)
     cid = repo.comment(n, render_record(record), token=author_token)
     if lock:

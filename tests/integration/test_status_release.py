@@ -1,0 +1,198 @@
+"""`status` (reads only) and `release` (by hand) against the emulator (DESIGN.md section 9)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+from helpers_reconcile import (
+    Orion,
+    local_holder,
+    orion,  # noqa: F401  (fixture)
+    post_claim,
+    queued_issue,
+    remote_holder,
+    snapshot,
+    tombstones,
+)
+
+from orion_action.adapters import machine
+from orion_action.core.record import ReleaseAction, State
+
+CLAIM_KEYS = ["issue", "verdict", "reason", "host", "pid", "heartbeat_age_s", "stage", "attempt"]
+
+
+def labels(repo, n: int) -> set[str]:
+    return set(repo.labels(n))
+
+
+# -- status --------------------------------------------------------------------------------------
+
+
+def test_status_json_has_the_documented_shape_and_writes_nothing(orion: Orion, repo):
+    live = queued_issue(repo, "live")
+    w = orion.running(live, stage="build")
+    dead = queued_issue(repo, "dead")
+    dead_holder = local_holder()
+    post_claim(repo, dead, dead_holder)
+    hand = repo.create_issue("hand", labels=["orion-working"])
+    far = queued_issue(repo, "far")
+    post_claim(repo, far, remote_holder("far-away"), stale_after=600, stage="qa")
+    queued_issue(repo, "idle")
+    numbers = [live, dead, hand, far]
+    before = snapshot(repo, numbers)
+
+    result = orion.run("status", "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert list(doc) == ["repo", "claims"] and doc["repo"] == repo.full_name
+    assert [list(c) for c in doc["claims"]] == [CLAIM_KEYS] * 4
+    by = {c["issue"]: c for c in doc["claims"]}
+    assert sorted(by) == sorted(numbers)
+
+    c = by[live]
+    assert (c["verdict"], c["host"], c["pid"], c["stage"], c["attempt"]) == (
+        "alive", machine.this_machine().host, w.pid, "build", 1)
+    assert f"wrapper pid {w.pid} is running on this machine" == c["reason"]
+    assert isinstance(c["heartbeat_age_s"], (int, float)) and 0 <= c["heartbeat_age_s"] < 4
+
+    c = by[dead]
+    assert (c["verdict"], c["pid"], c["stage"], c["attempt"]) == ("dead", dead_holder.pid, None, 1)
+    assert "not running on this machine" in c["reason"]
+
+    c = by[hand]
+    assert c == {"issue": hand, "verdict": "unknown",
+                 "reason": "the lock label is on but there is no trusted claim record",
+                 "host": None, "pid": None, "heartbeat_age_s": None, "stage": None, "attempt": None}
+
+    c = by[far]
+    assert (c["verdict"], c["host"], c["pid"], c["stage"]) == ("alive", "far-away", 4242, "qa")
+    assert "on GitHub's clock" in c["reason"]
+
+    assert snapshot(repo, numbers) == before  # status writes nothing, even for a dead holder
+
+
+def test_status_text_table(orion: Orion, repo):
+    result = orion.run("status")
+    assert result.returncode == 0, result.stderr
+    assert "no issue carries 'orion-working'" in result.stdout
+
+    n = queued_issue(repo)
+    w = orion.running(n, stage="build")
+    hand = repo.create_issue("hand", labels=["orion-working"])
+    result = orion.run("status")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert re.split(r"\s{2,}", lines[0]) == ["ISSUE", "VERDICT", "AGE", "HOST", "PID", "STAGE",
+                                               "ATTEMPT", "REASON"]
+    row = re.split(r"\s{2,}", next(line for line in lines if line.startswith(f"#{n} ")))
+    assert row[:3] == [f"#{n}", "alive", row[2]] and re.fullmatch(r"\d+s", row[2])
+    assert row[3:7] == [machine.this_machine().host, str(w.pid), "build", "1"]
+    assert row[7] == f"wrapper pid {w.pid} is running on this machine"
+    row = re.split(r"\s{2,}", next(line for line in lines if line.startswith(f"#{hand} ")))
+    assert row == [f"#{hand}", "unknown", "-", "-", "-", "-", "-",
+                   "the lock label is on but there is no trusted claim record"]
+    # The columns line up: every value starts where its header does.
+    for line in lines[1:3]:
+        assert line.index(row[1] if line.startswith(f"#{hand}") else "alive") == lines[0].index("VERDICT")
+    assert "1 live claim(s) heartbeat every 1s" in result.stderr
+
+
+# -- release -------------------------------------------------------------------------------------
+
+
+def test_release_refuses_a_live_holder_then_force_stops_it(orion: Orion, repo):
+    n = queued_issue(repo)
+    w = orion.running(n, stage="build")
+    before = snapshot(repo, [n])
+
+    refused = orion.run("release", "--issue", str(n))
+    assert refused.returncode == 75, refused
+    assert f"refusing to release #{n}: its holder is alive" in refused.stderr
+    assert f"wrapper pid {w.pid} is running on this machine" in refused.stderr
+    assert "--force" in refused.stderr
+    assert snapshot(repo, [n])[n][:2] == before[n][:2]  # labels untouched
+    assert tombstones(repo, n) == []
+
+    forced = orion.run("release", "--issue", str(n), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert f"#{n}: released (released by hand with --force)" in forced.stdout
+    assert w.wait(20) == 76, w.output()  # the holder sees the tombstone and stops its child
+    assert "the claim is lost" in w.output()
+    assert labels(repo, n) == {"orion"}
+    (tomb,) = tombstones(repo, n)
+    assert (tomb.block.token, tomb.block.action, tomb.block.by, tomb.block.counts_attempt) == (
+        w.record.token, ReleaseAction.RELEASE, "release", False)
+
+
+def test_release_of_a_dead_holder_needs_no_force(orion: Orion, repo):
+    n = queued_issue(repo)
+    w = orion.running(n)
+    w.kill()
+    result = orion.run("release", "--issue", str(n))
+    assert result.returncode == 0, result.stderr
+    assert "released by hand; the holder is dead" in result.stdout
+    assert labels(repo, n) == {"orion"}
+    (tomb,) = tombstones(repo, n)
+    assert tomb.block.token == w.record.token and tomb.block.counts_attempt
+    # The hand release counts as an attempt, as a reconcile requeue would.
+    again = orion.running(n)
+    assert again.record.attempt == 2
+
+
+def test_release_of_a_finished_claim_with_the_lock_on(orion: Orion, repo):
+    n = queued_issue(repo)
+    post_claim(repo, n, local_holder(), state=State.FINISHED, exit_code=0)
+    result = orion.run("release", "--issue", str(n))
+    assert result.returncode == 0, result.stderr
+    assert labels(repo, n) == {"orion"}
+    assert tombstones(repo, n) == []  # no open claim to tombstone
+
+
+def test_release_of_an_issue_without_the_lock_changes_nothing(orion: Orion, repo):
+    n = queued_issue(repo)
+    before = snapshot(repo, [n])
+    result = orion.run("release", "--issue", str(n))
+    assert result.returncode == 0, result.stderr
+    assert "does not carry 'orion-working'; nothing to release" in result.stdout
+    assert snapshot(repo, [n]) == before
+
+
+def test_release_of_a_missing_issue_exits_64(orion: Orion, repo):
+    result = orion.run("release", "--issue", "999")
+    assert result.returncode == 64, result
+    assert "issue #999 does not exist" in result.stderr
+    assert result.stderr.count("\n") == 1  # one line, no traceback
+
+
+def test_release_of_a_hand_lock_with_only_a_forged_record(orion: Orion, repo):
+    n = repo.create_issue("hand", labels=["orion-working"])
+    post_claim(repo, n, local_holder(), lock=False, token="f" * 24, author_token="outsider_token")
+    # No trusted record: nothing to judge, nothing to tombstone; a hand release still works
+    # (the lock is the only thing to undo) and does not trust the forged record.
+    result = orion.run("release", "--issue", str(n))
+    assert result.returncode == 0, result.stderr
+    assert labels(repo, n) == {"orion"}
+    assert tombstones(repo, n) == []
+
+
+def test_an_orphaned_child_is_unknown_reported_and_not_released(orion: Orion, repo):
+    """The wrapper is gone but its child's process group still runs (DESIGN.md section 5):
+    `unknown`. Reconcile reports it, release refuses it."""
+    orphan = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    try:
+        n = queued_issue(repo)
+        post_claim(repo, n, local_holder(), child_pid=orphan.pid)
+        before = snapshot(repo, [n])
+        entry = orion.action(n)
+        assert entry["action"] == "report", entry
+        assert f"process group {orphan.pid} is still running" in entry["reason"]
+        refused = orion.run("release", "--issue", str(n))
+        assert refused.returncode == 75 and "its holder is unknown" in refused.stderr, refused
+        assert snapshot(repo, [n]) == before
+        assert orion.status()["claims"][0]["verdict"] == "unknown"
+    finally:
+        orphan.kill()
+        orphan.wait()
+    assert orion.action(n)["action"] == "requeue"
