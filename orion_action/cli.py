@@ -124,6 +124,15 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
 def main(argv: Sequence[str] | None = None, env: dict[str, str] | None = None) -> int:
     env = dict(os.environ if env is None else env)
     args = build_parser().parse_args(argv)
+    code = _main(args, env)
+    if args.command == "run":
+        from orion_action.services.wrapper import write_output
+
+        write_output(env, "exit-code", code, _log)
+    return code
+
+
+def _main(args: argparse.Namespace, env: dict[str, str]) -> int:
     try:
         config = load_config(args.config)
         return dispatch(args, config, env)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from orion_action.core.issue import ClaimEntry, IssueLog
+from orion_action.core.record import State
 
 
 def winner(log: IssueLog, is_dead: Callable[[ClaimEntry], bool]) -> ClaimEntry | None:
@@ -43,3 +44,32 @@ def lost_reason(
     if first is not None and first.comment_id < mine.comment_id:
         return f"an earlier live claim (comment {first.comment_id}) holds the issue"
     return None
+
+
+def ran(entry: ClaimEntry) -> bool:
+    """Whether a claim got as far as starting its child (a pure arbitration loser did not)."""
+    r = entry.record
+    return r.state in (State.RUNNING, State.FINISHED, State.INTERRUPTED) or r.child_pid is not None
+
+
+def ran_meanwhile(log: IssueLog, token: str, settled: frozenset[int]) -> ClaimEntry | None:
+    """An earlier claim that ran while the holder of `token` was claiming, or None.
+
+    `settled` holds the comment ids of the claims that were already over (not open, or
+    tombstoned) when the claimer first read the issue as queued. Any other claim with a lower
+    id than ours that ran did so after that read: our "queued" was stale, and running now would
+    run the issue a second time, even though that claim may have finished already."""
+    mine = log.find(token)
+    if mine is None:
+        return None
+    return next(
+        (c for c in log.claims
+         if c.comment_id < mine.comment_id and c.comment_id not in settled and ran(c)),
+        None,
+    )
+
+
+def settled_claims(log: IssueLog) -> frozenset[int]:
+    """Comment ids of the claims in `log` that are over: not open, or tombstoned."""
+    still_open = {c.comment_id for c in log.open_claims()}
+    return frozenset(c.comment_id for c in log.claims if c.comment_id not in still_open)

@@ -22,8 +22,8 @@ from orion_action.adapters import machine as local
 from orion_action.adapters.clock import monotonic, utc_now_iso
 from orion_action.adapters.github import GitHubRepo, Issue
 from orion_action.config import Config
-from orion_action.core.arbitration import lost_reason, winner
-from orion_action.core.issue import ClaimEntry, IssueLog, read_log, trusted_set
+from orion_action.core.arbitration import lost_reason, ran_meanwhile, settled_claims, winner
+from orion_action.core.issue import ClaimEntry, Comment, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine
 from orion_action.core.record import ActionsRun, ClaimRecord, State, render_record
 from orion_action.errors import ExitCode, GitHubError, NotClaimed, NotFound
@@ -78,6 +78,20 @@ def actions_run_from_env(env: dict[str, str]) -> ActionsRun | None:
         run_attempt=int(attempt) if attempt.isdigit() else 1,
         runner_name=env.get("RUNNER_NAME", ""),
     )
+
+
+def write_output(env: dict[str, str], name: str, value: object, log: Log | None = None) -> None:
+    """Append `name=value` to $GITHUB_OUTPUT when the environment names one: the composite
+    action execs the wrapper, so the wrapper itself sets the step's outputs."""
+    path = env.get("GITHUB_OUTPUT")
+    if not path:
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(f"{name}={value}\n")
+    except OSError as exc:
+        if log is not None:
+            log(f"could not write the {name} output to $GITHUB_OUTPUT: {exc.strerror}")
 
 
 def _child_setup() -> None:  # pragma: no cover - runs in the forked child
@@ -163,13 +177,24 @@ class Wrapper:
                 self.log(f"#{issue.number}: {exc}; trying the next queued issue")
         raise NotClaimed(f"none of the {min(len(queued), MAX_NEXT_CANDIDATES)} oldest queued issues could be claimed")
 
-    def claim(self, issue: Issue, stage: str | None) -> Claim:
-        lab = self.config.labels
-        n = issue.number
+    def _require_queued(self, issue: Issue) -> None:
         if not is_queued(issue, self.config):
             state = "closed" if not issue.is_open else "open"
             shown = ", ".join(sorted(issue.labels)) or "none"
-            raise NotClaimed(f"issue #{n} is not queued ({state}; labels: {shown})")
+            raise NotClaimed(f"issue #{issue.number} is not queued ({state}; labels: {shown})")
+
+    def claim(self, issue: Issue, stage: str | None) -> Claim:
+        lab = self.config.labels
+        n = issue.number
+        self._require_queued(issue)
+        history: list[Comment] = []
+        if issue.comments:
+            # The claims already over *before* we read the issue as queued are history; any
+            # other earlier claim that ran did so after our read (see ran_meanwhile). So read
+            # the comments first, then the issue again.
+            history, _ = self.gh.list_comments(n)
+            issue, _ = self.gh.get_issue(n)
+            self._require_queued(issue)
         now_iso = utc_now_iso()
         record = ClaimRecord(
             token=secrets.token_hex(12), state=State.CLAIMING, holder=local.this_holder(),
@@ -180,6 +205,7 @@ class Wrapper:
         posted = self.gh.post_comment(n, render_record(record), marker=record.token)
         self.gh.learn_login(posted.author)
         trusted = trusted_set(posted.author, self.config.trusted_authors)
+        settled = settled_claims(read_log(history, trusted))
         self.log(f"#{n}: posted claim {record.token} (comment {posted.id}); taking the lock")
         self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])
         self.gh.remove_label(n, lab.queue)
@@ -192,9 +218,43 @@ class Wrapper:
             why = (f"comment {first.comment_id} claimed it first" if first
                    else "the claim was released before it started")
             self._give_up_claim(claim, why)
+            if first is not None and lab.stage(first.record.stage) != lab.stage(stage):
+                self._remove_labels(n, [lab.stage(stage)])  # ours; the winner shows its own
+            raise NotClaimed(f"issue #{n} lost the race: {why}")
+        meanwhile = ran_meanwhile(log, record.token, settled)
+        if meanwhile is not None:
+            why = (f"comment {meanwhile.comment_id} ran the issue while this claim was being "
+                   f"made (it is {meanwhile.record.state.value})")
+            self._give_up_claim(claim, why)
+            self._undo_stale_lock(claim, log, meanwhile)
             raise NotClaimed(f"issue #{n} lost the race: {why}")
         claim.record = record.with_changes(attempt=log.attempts_used() + 1)
         return claim
+
+    def _undo_stale_lock(self, claim: Claim, log: IssueLog, ended: ClaimEntry) -> None:
+        """Our lock and stage labels went onto an issue a run had already taken (and maybe
+        finished): take them off again if that run is over and nobody else holds the issue,
+        and put the queue label back if that run handed the issue back. Otherwise leave the
+        labels to that run or to the reconciler."""
+        lab = self.config.labels
+        others = [c for c in log.open_claims() if c.record.token != claim.record.token]
+        if ended.record.state not in (State.FINISHED, State.INTERRUPTED) or others:
+            return
+        try:
+            if ended.record.state is State.INTERRUPTED:
+                self.gh.add_labels(claim.issue, [lab.queue])
+            for name in filter(None, [lab.working, lab.stage(claim.record.stage)]):
+                self.gh.remove_label(claim.issue, name)
+        except GitHubError as exc:
+            self.log(f"#{claim.issue}: could not take our stale lock off ({exc}); the reconciler will")
+
+    def _remove_labels(self, n: int, names: list[str | None]) -> None:
+        """A loser's tidying up: best effort, never an error of its own."""
+        try:
+            for name in filter(None, names):
+                self.gh.remove_label(n, name)
+        except GitHubError as exc:
+            self.log(f"#{n}: could not remove a label we added ({exc}); it is display only")
 
     def _is_dead(self, entry: ClaimEntry) -> bool:
         return judge_entry(entry, self._now, self.config.stale_after, self.here).is_dead
@@ -225,6 +285,7 @@ class Wrapper:
     def run(self, request: RunRequest) -> int:
         claim = self.claim_one(request)
         n = claim.issue
+        write_output(self.env, "issue", n, self.log)
         trusted = trusted_set(self.gh.own_login(), self.config.trusted_authors)
         child_env = {
             **self.env,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orion_action.core.arbitration import lost_reason, winner
+from orion_action.core.arbitration import lost_reason, ran_meanwhile, settled_claims, winner
 from orion_action.core.issue import ClaimEntry, Comment, read_log
 from orion_action.core.record import (
     ClaimRecord,
@@ -125,3 +125,41 @@ def test_every_claimer_agrees_on_one_winner(specs, order) -> None:
     if won is not None:
         assert [h.comment_id for h in holders] == [won.comment_id]
         assert isinstance(won, ClaimEntry)
+
+
+def ran_rec(token: str, state: State, child: int | None = None) -> ClaimRecord:
+    return rec(token, state).with_changes(child_pid=child)
+
+
+MEANWHILE = [
+    # (why, items, settled ids, expected comment id or None); "me" is always comment 10
+    ("nothing before us", [], set(), None),
+    ("an earlier finished run settled before we read", [(5, rec("a", State.FINISHED))], {5}, None),
+    ("an earlier run finished after we read", [(5, rec("a", State.FINISHED))], set(), 5),
+    ("an earlier run was interrupted after we read", [(5, rec("a", State.INTERRUPTED))], set(), 5),
+    ("an earlier live run", [(5, rec("a", State.RUNNING))], set(), 5),
+    ("an earlier pure loser ran nothing", [(5, rec("a", State.LOST))], set(), None),
+    ("an earlier run fenced after starting", [(5, ran_rec("a", State.LOST, 77))], set(), 5),
+    ("an earlier claimer that never got to run", [(5, rec("a", State.CLAIMING))], set(), None),
+    ("a later run is not ours to judge", [(12, rec("z", State.FINISHED))], set(), None),
+    ("the first of several", [(3, rec("a", State.FINISHED)), (5, rec("b", State.FINISHED))],
+     {3}, 5),
+]
+
+
+@pytest.mark.parametrize("why,items,settled,expected", MEANWHILE, ids=[m[0] for m in MEANWHILE])
+def test_ran_meanwhile(why, items, settled, expected) -> None:
+    log = log_of(*items, (10, rec("me", State.CLAIMING)))
+    found = ran_meanwhile(log, "me", frozenset(settled))
+    assert (found.comment_id if found else None) == expected
+
+
+def test_ran_meanwhile_without_our_record() -> None:
+    assert ran_meanwhile(log_of((5, rec("a", State.FINISHED))), "me", frozenset()) is None
+
+
+def test_settled_claims_are_the_ones_over() -> None:
+    log = log_of((1, rec("a", State.FINISHED)), (2, rec("b", State.RUNNING)),
+                 (3, rec("c", State.CLAIMING)), (4, rec("d", State.RUNNING)), (5, tomb("d")),
+                 (6, rec("e", State.LOST)), (7, rec("f", State.INTERRUPTED)))
+    assert settled_claims(log) == {1, 4, 6, 7}
