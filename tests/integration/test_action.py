@@ -195,6 +195,7 @@ def action_env(orion_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
     package) and no GITHUB_TOKEN (it must come from the github-token input)."""
     env = dict(orion_env)
     env.pop("PYTHONPATH", None)
+    env.pop("RUNNER_TOOL_CACHE", None)
     env["ORION_TEST_TOKEN"] = env.pop("GITHUB_TOKEN")
     runner_temp = tmp_path / "runner-temp"
     runner_temp.mkdir()
@@ -422,31 +423,46 @@ def test_reconcile_requeues_a_killed_worker(runner: CompositeRunner, repo: RepoH
 
 def test_action_builds_and_reuses_its_own_virtualenv(action_env: dict[str, str], repo: RepoHandle,
                                                      tmp_path: Path) -> None:
-    """No ORION_ACTION_PYTHON: the action makes a venv under RUNNER_TEMP with python3 -m venv
-    and pip, runs from it, and reuses it next time; the caller's Python is not touched."""
+    """No ORION_ACTION_PYTHON: the action makes a venv with python3 -m venv and pip in the
+    runner's tool cache (which survives jobs on a self-hosted runner), runs from it, reuses
+    it next time, rebuilds it when it is unusable, and never touches the caller's Python."""
     env = dict(action_env)
     env.pop("ORION_ACTION_PYTHON")
+    tool_cache = tmp_path / "tool-cache"
+    env["RUNNER_TOOL_CACHE"] = str(tool_cache)
     host = subprocess.run(["python3", "-c", "import sys; print(sys.prefix)"], env=env,
                           capture_output=True, text=True, check=True).stdout.strip()
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    temp = tmp_path / f"steps-{uuid.uuid4().hex[:6]}"
-    temp.mkdir()
-    first = CompositeRunner(env, workspace, temp).run({"command": "init"}, timeout=300)
-    assert first.ok, first.log
+
+    def run(with_: dict[str, str]) -> ActionResult:
+        temp = tmp_path / f"steps-{uuid.uuid4().hex[:6]}"
+        temp.mkdir()
+        result = CompositeRunner(env, workspace, temp).run(with_, timeout=300)
+        assert result.ok, result.log
+        return result
+
+    first = run({"command": "init"})
     python = first.step("setup").outputs["python"]
     venv = Path(python).parent.parent
-    assert venv.parent == Path(env["RUNNER_TEMP"]) / "orion-action"
+    assert venv.parent == tool_cache / "orion-action"
     assert (venv / "pyvenv.cfg").exists() and (venv / ".orion-complete").exists()
     assert "Created" in first.step("setup").stdout
     labels = {label["name"] for label in repo.api("GET", "/labels", params={"per_page": 100})}
     assert labels >= {"orion", "orion-working", "orion-ready", "orion-failed"}
     assert not list(venv.parent.glob(".build-*")), "the build directory was left behind"
+    assert not any(Path(env["RUNNER_TEMP"]).iterdir())
 
-    second = CompositeRunner(env, workspace, temp).run({"command": "status"}, timeout=120)
-    assert second.ok, second.log
+    second = run({"command": "status"})
     assert "Reusing" in second.step("setup").stdout
     assert second.step("setup").outputs["python"] == python
+
+    (venv / ".orion-complete").unlink()  # as if a build had been cut short
+    third = run({"command": "status"})
+    assert "Discarding" in third.step("setup").stdout and "Created" in third.step("setup").stdout
+    assert third.step("setup").outputs["python"] == python
+    assert sorted(p.name for p in venv.parent.iterdir()) == [venv.name]
+
     after = subprocess.run(["python3", "-c", "import sys; print(sys.prefix)"], env=env,
                            capture_output=True, text=True, check=True).stdout.strip()
     assert after == host and host != str(venv)
