@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psutil
 
-from orion_action.core.liveness import Machine, ProcessSighting
+from orion_action.core.liveness import BOOT_TIME_PREFIX, Machine, ProcessSighting
 from orion_action.core.record import Holder
 
 BOOT_ID_PATH = Path("/proc/sys/kernel/random/boot_id")
@@ -25,7 +25,7 @@ def _read(path: Path) -> str:
 
 
 def boot_id() -> str:
-    return _read(BOOT_ID_PATH) or f"boot-time-{psutil.boot_time():.0f}"
+    return _read(BOOT_ID_PATH) or f"{BOOT_TIME_PREFIX}{psutil.boot_time():.0f}"
 
 
 def machine_id() -> str:

@@ -17,6 +17,11 @@ from orion_action.core.record import ClaimRecord, Holder, State
 START_TIME_TOLERANCE_S = 1.0
 # updated_at later than GitHub's own Date header by more than this is "from the future".
 FUTURE_TOLERANCE_S = 30.0
+# Where the kernel has no boot id, the machine adapter records the boot time instead, as
+# "boot-time-<seconds since the epoch>". It moves when the wall clock is stepped, so two such
+# ids this close are one boot; no machine reboots faster than this.
+BOOT_TIME_PREFIX = "boot-time-"
+BOOT_TIME_TOLERANCE_S = 60.0
 
 
 class Liveness(str, Enum):
@@ -61,24 +66,38 @@ class Observations:
     run_status: str | None = None  # the recorded Actions run's status; None: no observation
 
 
+def same_boot(recorded: str, here: str) -> bool | None:
+    """Whether two boot ids name one boot of a kernel; None when either is unknown (empty)."""
+    if not recorded or not here:
+        return None
+    if recorded.startswith(BOOT_TIME_PREFIX) and here.startswith(BOOT_TIME_PREFIX):
+        try:
+            then = float(recorded[len(BOOT_TIME_PREFIX):])
+            now = float(here[len(BOOT_TIME_PREFIX):])
+        except ValueError:
+            return recorded == here
+        return abs(then - now) <= BOOT_TIME_TOLERANCE_S
+    return recorded == here
+
+
 def same_process_table(holder: Holder, machine: Machine | None) -> bool:
     """Same kernel boot *and* same PID namespace: only then do pids mean the same process."""
     return (
         machine is not None
-        and bool(holder.boot_id)
-        and holder.boot_id == machine.boot_id
+        and same_boot(holder.boot_id, machine.boot_id) is True
         and holder.pid_ns == machine.pid_ns
     )
 
 
 def rebooted(holder: Holder, machine: Machine | None) -> bool:
-    """Same machine (machine id and host name), new boot: every process of the claim is gone."""
+    """Same machine (machine id and host name), new boot: every process of the claim is gone.
+    A missing machine id or boot id, on either side, proves nothing."""
     return (
         machine is not None
         and bool(holder.machine_id)
         and holder.machine_id == machine.machine_id
         and holder.host == machine.host
-        and holder.boot_id != machine.boot_id
+        and same_boot(holder.boot_id, machine.boot_id) is False
     )
 
 

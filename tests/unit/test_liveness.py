@@ -1,0 +1,271 @@
+"""core.liveness.judge: one row per rule and edge of DESIGN.md section 5, plus properties."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from orion_action.core.liveness import (
+    FUTURE_TOLERANCE_S,
+    START_TIME_TOLERANCE_S,
+    Liveness,
+    Machine,
+    Observations,
+    ProcessSighting,
+    judge,
+    rebooted,
+    same_process_table,
+)
+from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State
+
+NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
+HOLDER = Holder(host="runner-1", boot_id="boot-1", machine_id="machine-1", pid_ns="4026531836",
+                pid=4242, pid_start=1_772_000_000.5)
+RECORD = ClaimRecord(token="t0k3n", state=State.RUNNING, holder=HOLDER,
+                     started_at="2026-03-01T11:00:00+00:00", heartbeat_at="2026-03-01T11:59:55+00:00",
+                     beats=100, interval=10.0, stale_after=60.0, child_pid=4243)
+ACTIONS = replace(RECORD, actions=ActionsRun(run_id=77, run_attempt=1, runner_name="r"))
+
+SAME = Machine(host="runner-1", boot_id="boot-1", machine_id="machine-1", pid_ns="4026531836")
+OTHER = Machine(host="runner-2", boot_id="boot-2", machine_id="machine-2", pid_ns="4026531836")
+REBOOTED = replace(SAME, boot_id="boot-9")
+CONTAINER = replace(SAME, pid_ns="4026532999")  # same kernel, another PID namespace
+CLONE = replace(OTHER, machine_id="machine-1")  # a VM cloned from the same image
+
+RUNNING = ProcessSighting(wrapper_start=HOLDER.pid_start)
+GONE = ProcessSighting(wrapper_start=None)
+REUSED = ProcessSighting(wrapper_start=HOLDER.pid_start + 3600)
+ORPHAN = ProcessSighting(wrapper_start=None, child_group_alive=True)
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    expect: Liveness
+    says: str  # a substring of the reason
+    record: ClaimRecord | None = RECORD
+    age: float | None = 5.0  # seconds between the comment's updated_at and GitHub's Date
+    stale_after: float = 60.0  # the judge's configured value
+    seen: Observations = field(default_factory=Observations)
+
+
+def obs(machine: Machine | None = None, processes: ProcessSighting | None = None,
+        run: str | None = None) -> Observations:
+    return Observations(machine, processes, run)
+
+
+ROWS = [
+    # 1. Same process table (same boot id and PID namespace): decisive, whatever the heartbeat.
+    Row("same table, wrapper running: alive", Liveness.ALIVE, "wrapper pid 4242 is running on this machine",
+        seen=obs(SAME, RUNNING)),
+    Row("same table, start time wobbles within tolerance: alive", Liveness.ALIVE, "is running",
+        seen=obs(SAME, ProcessSighting(HOLDER.pid_start + START_TIME_TOLERANCE_S * 0.9))),
+    Row("same table, running with a stale heartbeat: alive", Liveness.ALIVE, "is running on this machine",
+        age=3600, seen=obs(SAME, RUNNING)),
+    Row("same table, pid gone: dead at once", Liveness.DEAD, "wrapper pid 4242 is not running on this machine",
+        age=0, seen=obs(SAME, GONE)),
+    Row("same table, pid reused (start time differs): dead", Liveness.DEAD,
+        "pid 4242 now belongs to another process", seen=obs(SAME, REUSED)),
+    Row("same table, start time just beyond tolerance: dead", Liveness.DEAD, "belongs to another process",
+        seen=obs(SAME, ProcessSighting(HOLDER.pid_start - START_TIME_TOLERANCE_S * 1.5))),
+    Row("same table, wrapper gone but child group alive: unknown", Liveness.UNKNOWN,
+        "wrapper pid 4242 is gone but its child's process group 4243 is still running",
+        seen=obs(SAME, ORPHAN)),
+    Row("same table, pid reused and child group alive: unknown", Liveness.UNKNOWN,
+        "process group 4243 is still running",
+        seen=obs(SAME, ProcessSighting(HOLDER.pid_start + 99, child_group_alive=True))),
+    Row("same table, process table unreadable: unknown", Liveness.UNKNOWN,
+        "the local process table could not be read", seen=obs(SAME, None)),
+    # 2. Rebooted: same machine id and host name, new boot id.
+    Row("rebooted: dead even with a fresh heartbeat", Liveness.DEAD,
+        "host runner-1 rebooted since the claim (new boot id)", age=0, seen=obs(REBOOTED)),
+    Row("missing machine id does not count as a reboot", Liveness.ALIVE, "last heartbeat 5s ago",
+        record=replace(RECORD, holder=replace(HOLDER, machine_id="")),
+        seen=obs(replace(REBOOTED, machine_id=""))),
+    Row("machine id missing only on the judge: no reboot", Liveness.ALIVE, "last heartbeat",
+        seen=obs(replace(REBOOTED, machine_id=""))),
+    Row("missing boot id in the record does not count as a reboot", Liveness.ALIVE, "last heartbeat",
+        record=replace(RECORD, holder=replace(HOLDER, boot_id="")), seen=obs(SAME, GONE)),
+    Row("same machine id on another host (cloned image): no reboot", Liveness.ALIVE, "last heartbeat",
+        seen=obs(CLONE)),
+    Row("fallback boot ids (boot time) that wobble are one boot", Liveness.DEAD,
+        "is not running on this machine",
+        record=replace(RECORD, holder=replace(HOLDER, boot_id="boot-time-1772000000")),
+        seen=obs(replace(SAME, boot_id="boot-time-1772000001"), GONE)),
+    Row("fallback boot ids an hour apart are a reboot", Liveness.DEAD, "rebooted",
+        record=replace(RECORD, holder=replace(HOLDER, boot_id="boot-time-1772000000")),
+        seen=obs(replace(SAME, boot_id="boot-time-1772003600"))),
+    # Same boot id, another PID namespace: the local process table says nothing.
+    Row("same boot id, other pid ns, fresh: alive by heartbeat", Liveness.ALIVE,
+        "last heartbeat 5s ago on GitHub's clock (stale after 60s)", seen=obs(CONTAINER, GONE)),
+    Row("same boot id, other pid ns, stale: dead by heartbeat", Liveness.DEAD,
+        "no heartbeat for 61s (stale after 60s)", age=61, seen=obs(CONTAINER, GONE)),
+    # 3. The recorded Actions run.
+    Row("Actions run completed: dead before stale", Liveness.DEAD, "Actions run 77 has completed",
+        record=ACTIONS, age=20, seen=obs(OTHER, run="completed")),
+    Row("Actions run in progress: heartbeat decides", Liveness.ALIVE, "last heartbeat 20s ago",
+        record=ACTIONS, age=20, seen=obs(OTHER, run="in_progress")),
+    Row("Actions run queued, stale: dead by heartbeat", Liveness.DEAD, "no heartbeat",
+        record=ACTIONS, age=90, seen=obs(OTHER, run="queued")),
+    Row("Actions run not observed: heartbeat decides", Liveness.ALIVE, "last heartbeat",
+        record=ACTIONS, age=20, seen=obs(OTHER, run=None)),
+    Row("run status without a recorded run is ignored", Liveness.ALIVE, "last heartbeat",
+        age=20, seen=obs(OTHER, run="completed")),
+    Row("same table beats a completed run", Liveness.ALIVE, "is running on this machine",
+        record=ACTIONS, seen=obs(SAME, RUNNING, "completed")),
+    # 4. Heartbeat age on GitHub's clock.
+    Row("heartbeat fresh: alive", Liveness.ALIVE, "last heartbeat 5s ago", seen=obs(OTHER)),
+    Row("no observation of any machine: heartbeat", Liveness.ALIVE, "last heartbeat", seen=obs(None)),
+    Row("heartbeat exactly at stale_after: still alive", Liveness.ALIVE, "stale after 60s", age=60,
+        seen=obs(OTHER)),
+    Row("heartbeat stale: dead", Liveness.DEAD, "no heartbeat for 61s (stale after 60s)", age=61,
+        seen=obs(OTHER)),
+    Row("record's stale_after larger than the judge's: the record's", Liveness.ALIVE,
+        "stale after 600s", record=replace(RECORD, stale_after=600), age=300, stale_after=60,
+        seen=obs(OTHER)),
+    Row("judge's stale_after larger than the record's: the judge's", Liveness.ALIVE,
+        "stale after 600s", age=300, stale_after=600, seen=obs(OTHER)),
+    Row("stale beyond the larger of the two: dead", Liveness.DEAD, "no heartbeat for 601s (stale after 600s)",
+        record=replace(RECORD, stale_after=600), age=601, stale_after=60, seen=obs(OTHER)),
+    # Clock skew: the runner's own timestamps are display only.
+    Row("runner clock far behind: updated_at and Date decide", Liveness.ALIVE, "last heartbeat 5s ago",
+        record=replace(RECORD, heartbeat_at="1999-01-01T00:00:00+00:00", started_at="1999-01-01T00:00:00+00:00"),
+        seen=obs(OTHER)),
+    Row("runner clock far ahead: updated_at and Date decide", Liveness.DEAD, "no heartbeat for 3600s",
+        record=replace(RECORD, heartbeat_at="2099-01-01T00:00:00+00:00"), age=3600, seen=obs(OTHER)),
+    Row("runner timestamp unparsable: irrelevant", Liveness.ALIVE, "last heartbeat",
+        record=replace(RECORD, heartbeat_at="yesterday-ish"), seen=obs(OTHER)),
+    Row("updated_at slightly ahead of Date (within tolerance): alive, age 0", Liveness.ALIVE,
+        "last heartbeat 0s ago", age=-(FUTURE_TOLERANCE_S - 1), seen=obs(OTHER)),
+    Row("heartbeat from the future: unknown", Liveness.UNKNOWN, "in the future by GitHub's clock",
+        age=-(FUTURE_TOLERANCE_S + 60), seen=obs(OTHER)),
+    Row("heartbeat from the future beats the process table", Liveness.UNKNOWN, "in the future",
+        age=-3600, seen=obs(SAME, GONE)),
+    Row("no update time: unknown", Liveness.UNKNOWN, "the claim comment has no update time",
+        age=None, seen=obs(OTHER)),
+    # No record; closed records.
+    Row("missing record: unknown", Liveness.UNKNOWN, "no trusted claim record on the issue",
+        record=None, seen=obs(SAME, GONE)),
+    Row("claiming record judged like a running one", Liveness.DEAD, "not running on this machine",
+        record=replace(RECORD, state=State.CLAIMING, child_pid=None), seen=obs(SAME, GONE)),
+    Row("finished: finished", Liveness.FINISHED, "the run finished with exit code 3",
+        record=replace(RECORD, state=State.FINISHED, exit_code=3), age=99999, seen=obs(SAME, GONE)),
+    Row("interrupted: finished", Liveness.FINISHED, "interrupted and handed the issue back",
+        record=replace(RECORD, state=State.INTERRUPTED), seen=obs(SAME, RUNNING)),
+    Row("lost: finished", Liveness.FINISHED, "the claim was lost: comment 3 claimed it first",
+        record=replace(RECORD, state=State.LOST, note="comment 3 claimed it first"), seen=obs(OTHER)),
+    Row("lost without a note", Liveness.FINISHED, "another claim won",
+        record=replace(RECORD, state=State.LOST), age=-9999, seen=obs(OTHER)),
+]
+
+
+def heartbeat(age: float | None) -> datetime | None:
+    return None if age is None else NOW - timedelta(seconds=age)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])
+def test_judge_table(row: Row) -> None:
+    verdict = judge(row.record, heartbeat(row.age), NOW, row.stale_after, row.seen)
+    assert verdict.liveness is row.expect, verdict
+    assert row.says in verdict.reason, verdict.reason
+    assert verdict.is_dead is (row.expect is Liveness.DEAD)
+
+
+def test_same_process_table_and_rebooted() -> None:
+    assert same_process_table(HOLDER, SAME)
+    assert not same_process_table(HOLDER, CONTAINER)
+    assert not same_process_table(HOLDER, REBOOTED)
+    assert not same_process_table(HOLDER, None)
+    assert not same_process_table(replace(HOLDER, boot_id=""), replace(SAME, boot_id=""))
+    assert rebooted(HOLDER, REBOOTED)
+    assert not rebooted(HOLDER, SAME) and not rebooted(HOLDER, CONTAINER)
+    assert not rebooted(HOLDER, CLONE) and not rebooted(HOLDER, None)
+    assert not rebooted(replace(HOLDER, boot_id=""), REBOOTED)
+    assert not rebooted(HOLDER, replace(REBOOTED, boot_id=""))
+
+
+# -- properties ----------------------------------------------------------------------------------
+
+words = st.sampled_from(["", "a", "b", "runner-1", "boot-1", "machine-1", "4026531836", "x"])
+holders = st.builds(Holder, host=words, boot_id=words, machine_id=words, pid_ns=words,
+                    pid=st.integers(1, 2**22), pid_start=st.floats(0, 2e9))
+machines = st.none() | st.builds(Machine, host=words, boot_id=words, machine_id=words, pid_ns=words)
+sightings = st.none() | st.builds(ProcessSighting, wrapper_start=st.none() | st.floats(0, 2e9),
+                                  child_group_alive=st.booleans())
+runs = st.none() | st.sampled_from(["queued", "in_progress", "completed", "waiting"])
+stamps = st.sampled_from(["", "2026-03-01T12:00:00+00:00", "1970-01-01T00:00:00+00:00", "garbage"])
+open_records = st.builds(
+    ClaimRecord, token=st.just("t"), state=st.sampled_from([State.CLAIMING, State.RUNNING]),
+    holder=holders, started_at=stamps, heartbeat_at=stamps, beats=st.integers(0, 10**6),
+    interval=st.floats(1, 600), stale_after=st.floats(3, 7200),
+    child_pid=st.none() | st.integers(1, 2**22),
+    actions=st.none() | st.builds(ActionsRun, run_id=st.integers(1, 10**9)))
+ages = st.integers(-120_000, 20_000_000).map(lambda ms: ms / 1000)  # GitHub times are ms
+limits = st.floats(3, 7200)
+
+
+@settings(max_examples=400, deadline=None)
+@given(open_records, ages, limits, machines, sightings, runs)
+def test_never_dead_while_the_heartbeat_is_fresh_and_the_table_is_not_ours(
+        record, age, stale_after, machine, processes, run) -> None:
+    """Only a provable death releases a claim whose heartbeat is fresh: the holder's own
+    process table, a reboot of its machine, or its completed Actions run."""
+    assume(age <= max(stale_after, record.stale_after))
+    assume(not same_process_table(record.holder, machine))
+    assume(not rebooted(record.holder, machine))
+    assume(not (record.actions and run == "completed"))
+    verdict = judge(record, heartbeat(age), NOW, stale_after, Observations(machine, processes, run))
+    assert verdict.liveness is not Liveness.DEAD, verdict
+
+
+@settings(max_examples=300, deadline=None)
+@given(open_records, ages, ages, limits, machines, sightings, runs)
+def test_dead_stays_dead_as_time_passes(record, age, later, stale_after, machine, processes, run) -> None:
+    """Judged again later with the same observations, a dead holder never comes back."""
+    assume(later >= age)
+    seen = Observations(machine, processes, run)
+    if judge(record, heartbeat(age), NOW, stale_after, seen).is_dead:
+        assert judge(record, heartbeat(later), NOW, stale_after, seen).is_dead
+
+
+@settings(max_examples=300, deadline=None)
+@given(open_records, ages, limits, limits, machines, sightings, runs)
+def test_more_patience_never_kills(record, age, stale_after, more, machine, processes, run) -> None:
+    """A larger stale_after (a newer config, ADR 0005) can only make the judge keep more."""
+    seen = Observations(machine, processes, run)
+    if not judge(record, heartbeat(age), NOW, max(stale_after, more), seen).is_dead:
+        return
+    assert judge(record, heartbeat(age), NOW, min(stale_after, more), seen).is_dead
+
+
+@settings(max_examples=300, deadline=None)
+@given(open_records, ages, limits, machines, sightings, runs, stamps, stamps)
+def test_the_runners_clock_never_matters(record, age, stale_after, machine, processes, run,
+                                         hb, started) -> None:
+    seen = Observations(machine, processes, run)
+    skewed = replace(record, heartbeat_at=hb, started_at=started)
+    assert judge(record, heartbeat(age), NOW, stale_after, seen) == \
+        judge(skewed, heartbeat(age), NOW, stale_after, seen)
+
+
+@settings(max_examples=200, deadline=None)
+@given(open_records, st.none() | ages, limits, machines, sightings, runs)
+def test_judge_is_total_and_explains_itself(record, age, stale_after, machine, processes, run) -> None:
+    verdict = judge(record, heartbeat(age), NOW, stale_after, Observations(machine, processes, run))
+    assert verdict.liveness in set(Liveness) and verdict.reason.strip()
+
+
+def test_the_machine_adapter_falls_back_to_a_boot_time_id(monkeypatch, tmp_path) -> None:
+    from orion_action.adapters import machine
+    from orion_action.core.liveness import BOOT_TIME_PREFIX, same_boot
+
+    real = machine.boot_id()
+    monkeypatch.setattr(machine, "BOOT_ID_PATH", tmp_path / "no-such-file")
+    fallback = machine.boot_id()
+    assert fallback.startswith(BOOT_TIME_PREFIX) and fallback != real
+    assert same_boot(fallback, machine.boot_id()) is True
+    assert same_boot(fallback, real) is False and same_boot("", real) is None
