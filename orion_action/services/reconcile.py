@@ -119,7 +119,8 @@ class Reconciler:
         if mine:
             comments, _ = self.gh.list_comments(n)
             fresh_log = read_log(comments, self.trusted)
-            duplicate = self._beaten_to_it(fresh_log, plan, set(mine))
+            known = {c.record.token for c in s.log.claims}
+            duplicate = self._beaten_to_it(fresh_log, plan, set(mine), known)
             if duplicate:
                 for cid in mine:
                     self.gh.delete_comment(cid)
@@ -130,13 +131,15 @@ class Reconciler:
         return plan
 
     @staticmethod
-    def _beaten_to_it(log: IssueLog, plan: Plan, mine: set[int]) -> str | None:
-        """Another release of the same claim landed first, or a new claim appeared."""
+    def _beaten_to_it(log: IssueLog, plan: Plan, mine: set[int], known: set[str]) -> str | None:
+        """Another release of the same claim landed first, or a new claim appeared. `known`
+        are the tokens the plan was made from: an open claim among them that the plan does not
+        release (a loser that crashed before an earlier run finished) is not new."""
         released = {e.record.token for e in plan.release}
         for t in log.tombstones:
             if t.tombstone.token in released and t.comment_id not in mine and t.comment_id < min(mine):
                 return f"another reconciler released the claim first (comment {t.comment_id})"
-        newer = [c for c in log.open_claims() if c.record.token not in released]
+        newer = [c for c in log.open_claims() if c.record.token not in released | known]
         if newer:
             return f"a new claim (comment {newer[0].comment_id}) appeared while the pass ran"
         return None

@@ -395,3 +395,42 @@ def test_reconcile_of_an_empty_repository(orion: Orion, repo):
     plan = orion.reconcile()
     plan.pop("_stderr")
     assert plan == {"dry_run": False, "actions": []}
+
+
+def test_a_crashed_loser_from_an_earlier_run_does_not_block_a_requeue(orion: Orion, repo):
+    """A loser that crashed before marking its record lost stays open (and dead) in the log.
+    After the winner finished and the issue was queued again (the next stage), a dead holder
+    of the new run must still be requeued: the old loser is not "a new claim"."""
+    n = queued_issue(repo)
+    loser, _ = post_claim(repo, n, local_holder(), lock=False)
+    post_claim(repo, n, local_holder(), state=State.FINISHED, exit_code=0, lock=False)
+    _, dead = post_claim(repo, n, local_holder())  # the next stage's run, killed
+    entry = orion.action(n)
+    assert entry["action"] == "requeue", entry
+    assert labels(repo, n) == {"orion"}
+    tomb = the_tombstone(repo, n)
+    assert tomb.token == dead.token
+
+
+def test_a_claim_that_appears_while_the_pass_runs_keeps_the_labels(orion: Orion, repo, proxy):
+    """The tombstone is held in flight while a new claim lands: the pass takes its tombstone
+    back and moves no label (ADR 0006)."""
+    n = queued_issue(repo)
+    _, dead = post_claim(repo, n, local_holder())
+    hold = proxy.hold("POST", rf"/issues/{n}/comments$")
+    proc = subprocess.Popen(orion.argv("reconcile", "--json"), env=orion.env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        hold.wait_arrived(timeout=20)
+        newcomer, _ = post_claim(repo, n, remote_holder(), stale_after=600, lock=False)
+        hold.release()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    (entry,) = json.loads(out)["actions"]
+    assert entry["action"] == "keep", entry
+    assert f"a new claim (comment {newcomer}) appeared while the pass ran" == entry["reason"]
+    assert tombstones(repo, n) == []
+    assert labels(repo, n) == {"orion-working"}
