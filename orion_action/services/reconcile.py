@@ -162,7 +162,8 @@ class Reconciler:
         reason = "released by hand with --force" if blocking else "released by hand; the holder is dead"
         plan = Plan(
             number, Action.REQUEUE, reason, holder=open_claims[0] if open_claims else None,
-            release=open_claims, counts_attempt=not blocking, add_labels=(lab.queue,),
+            release=open_claims, counts_attempt=not blocking,
+            add_labels=(lab.queue,) if issue.is_open else (),  # a closed issue is not work
             remove_labels=tuple(x for x in issue.labels if x == lab.working or x.startswith(lab.stage_prefix)),
         )
         for entry in plan.release:
@@ -305,6 +306,8 @@ def release_command(gh: GitHubRepo, config: Config, log: Log, number: int, *, fo
     if plan.action is Action.KEEP:
         print(plan.reason)
     else:
-        print(f"#{number}: released ({plan.reason}); {config.labels.working} -> {config.labels.queue}")
+        moved = (f"{config.labels.working} -> {config.labels.queue}" if plan.add_labels
+                 else f"{config.labels.working} removed (the issue is closed)")
+        print(f"#{number}: released ({plan.reason}); {moved}")
     return int(ExitCode.OK)
 

@@ -196,3 +196,15 @@ def test_an_orphaned_child_is_unknown_reported_and_not_released(orion: Orion, re
         orphan.kill()
         orphan.wait()
     assert orion.action(n)["action"] == "requeue"
+
+
+def test_release_of_a_closed_issue_only_unlocks_it(orion: Orion, repo):
+    n = queued_issue(repo)
+    post_claim(repo, n, local_holder(), stage="build")
+    repo.close(n)
+    result = orion.run("release", "--issue", str(n))
+    assert result.returncode == 0, result.stderr
+    assert labels(repo, n) == set()  # a closed issue is not work: no queue label
+    assert len(tombstones(repo, n)) == 1
+    assert repo.issue(n)["state"] == "closed"
+    assert f"#{n}: released" in result.stdout and "orion-working removed" in result.stdout
