@@ -1,0 +1,420 @@
+"""Helpers for the fault suite (and bench/bench.py): the product as real subprocesses, a child
+that logs its own timestamps, "another machine" / "after a reboot" with Linux namespaces, and
+the invariant checks every fault test ends with.
+
+Nothing here sleeps for a fixed time: everything waits on a condition with a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import psutil
+from rig import RepoHandle, wait_until
+
+from orion_action.config import Labels
+from orion_action.core.issue import Comment, IssueLog, read_log
+from orion_action.core.record import State
+
+LABELS = Labels()
+TRUSTED = frozenset({"orion-bot"})
+# The fast configuration of the fault suite: a holder is presumed dead 4 s after its last beat.
+INTERVAL, STALE_AFTER, KILL_GRACE = 1.0, 4.0, 2.0
+FAST_CONFIG = (f"heartbeat: {{interval: {INTERVAL:g}, stale_after: {STALE_AFTER:g}}}\n"
+               f"run: {{kill_grace: {KILL_GRACE:g}}}\n")
+
+# The user's command in every fault test. It appends one JSON line per event to its log with a
+# single O_APPEND write (atomic for lines this short, even with many writers), records its own
+# start and end times with time.time(), and ends on SIGTERM too (writing "end" first).
+#   child.py LOG [--until PATH] [--seconds S] [--exit CODE]
+CHILD_SOURCE = r'''
+import json, os, signal, sys, time
+
+args = sys.argv[1:]
+log = args.pop(0)
+opts = dict(zip(args[::2], args[1::2]))
+until, seconds = opts.get("--until"), float(opts.get("--seconds", "3600"))
+code = int(opts.get("--exit", "0"))
+
+def event(kind, **extra):
+    line = json.dumps({"event": kind, "t": time.time(), "pid": os.getpid(),
+                       "pgid": os.getpgid(0), "issue": os.environ.get("ORION_ISSUE"),
+                       "token": os.environ.get("ORION_CLAIM_TOKEN"),
+                       "attempt": os.environ.get("ORION_ATTEMPT"), **extra}) + "\n"
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+def on_term(signum, frame):
+    event("end", signal=signum)
+    os._exit(128 + signum)
+
+signal.signal(signal.SIGTERM, on_term)
+event("start")
+deadline = time.monotonic() + seconds
+while time.monotonic() < deadline:
+    if until and os.path.exists(until):
+        break
+    time.sleep(0.02)
+event("end", code=code)
+sys.exit(code)
+'''
+
+
+# -- processes ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Proc:
+    """A product subprocess with its output in files (no pipe can fill up and block it)."""
+
+    popen: subprocess.Popen[bytes]
+    out: Path
+    err: Path
+    argv: list[str]
+    create_time: float = 0.0
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def wait(self, timeout: float = 60.0) -> int:
+        try:
+            return self.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{self.argv[:6]}... still running after {timeout}s; "
+                                 f"stderr:\n{self.stderr()[-3000:]}") from None
+
+    def poll(self) -> int | None:
+        return self.popen.poll()
+
+    def stdout(self) -> str:
+        return self.out.read_text(errors="replace")
+
+    def stderr(self) -> str:
+        return self.err.read_text(errors="replace")
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.popen.poll() is None:
+            self.popen.send_signal(sig)
+
+    def json(self) -> Any:
+        text = self.stdout()
+        start = text.find("{")
+        assert start >= 0, f"no JSON in stdout:\n{text}\nstderr:\n{self.stderr()}"
+        return json.loads(text[start:])
+
+
+def _start_time(pid: int) -> float:
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return 0.0
+
+
+def process_alive(pid: int, create_time: float | None = None) -> bool:
+    """Whether `pid` runs (not a zombie) and, if given, is the process started at create_time."""
+    try:
+        p = psutil.Process(pid)
+        if p.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return create_time is None or abs(p.create_time() - create_time) < 1.0
+    except psutil.Error:
+        return False
+
+
+class Orion:
+    """Runs `python -m orion_action ...` against one repository, through one proxy."""
+
+    def __init__(self, env: dict[str, str], config: Path, workdir: Path, child: Path):
+        self.env, self.config, self.workdir, self.child = env, config, workdir, child
+        self.procs: list[Proc] = []
+
+    def with_api(self, api_url: str) -> Orion:
+        """The same, through another proxy (e.g. an un-cut one in a partition test)."""
+        twin = Orion({**self.env, "GITHUB_API_URL": api_url}, self.config, self.workdir, self.child)
+        twin.procs = self.procs  # one list: the fixture cleans up after both
+        return twin
+
+    def spawn(self, args: Sequence[str], prefix: Sequence[str] = (),
+              env: dict[str, str] | None = None) -> Proc:
+        tag = uuid.uuid4().hex[:8]
+        out, err = self.workdir / f"{tag}.out", self.workdir / f"{tag}.err"
+        argv = [*prefix, sys.executable, "-m", "orion_action", *args]
+        with open(out, "wb") as o, open(err, "wb") as e:
+            popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=o, stderr=e,
+                                     cwd=self.workdir, env={**self.env, **(env or {})})
+        proc = Proc(popen, out, err, argv, _start_time(popen.pid))
+        self.procs.append(proc)
+        return proc
+
+    def child_argv(self, log: Path, *, until: Path | None = None, seconds: float | None = None,
+                   exit_code: int = 0) -> list[str]:
+        argv = [sys.executable, str(self.child), str(log), "--exit", str(exit_code)]
+        if until is not None:
+            argv += ["--until", str(until)]
+        if seconds is not None:
+            argv += ["--seconds", str(seconds)]
+        return argv
+
+    def run(self, issue: int | None = None, *, child: Sequence[str], stage: str | None = None,
+            prefix: Sequence[str] = (), env: dict[str, str] | None = None) -> Proc:
+        which = ["--next"] if issue is None else ["--issue", str(issue)]
+        stage_args = ["--stage", stage] if stage else []
+        return self.spawn(["run", "--config", str(self.config), *which, *stage_args, "--", *child],
+                          prefix, env)
+
+    def command(self, name: str, *args: str, prefix: Sequence[str] = (), timeout: float = 60.0,
+                env: dict[str, str] | None = None) -> Proc:
+        proc = self.spawn([name, "--config", str(self.config), *args], prefix, env)
+        proc.wait(timeout)
+        return proc
+
+    def reconcile(self, prefix: Sequence[str] = (), timeout: float = 60.0) -> dict[str, Any]:
+        proc = self.command("reconcile", "--json", prefix=prefix, timeout=timeout)
+        assert proc.popen.returncode == 0, f"reconcile exited {proc.popen.returncode}:\n{proc.stderr()}"
+        assert_clean_stderr(proc)
+        return proc.json()
+
+    def status(self, prefix: Sequence[str] = (), timeout: float = 60.0) -> dict[str, Any]:
+        proc = self.command("status", "--json", prefix=prefix, timeout=timeout)
+        assert proc.popen.returncode == 0, f"status exited {proc.popen.returncode}:\n{proc.stderr()}"
+        assert_clean_stderr(proc)
+        return proc.json()
+
+    def cleanup(self) -> None:
+        """Kill what the test left running: our own wrappers (by pid) and their children."""
+        for proc in self.procs:
+            if proc.popen.poll() is None:
+                proc.popen.kill()
+            try:
+                proc.popen.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def assert_clean_stderr(proc: Proc) -> None:
+    text = proc.stderr()
+    assert "Traceback" not in text, f"a traceback in stderr of {proc.argv[3:8]}:\n{text}"
+
+
+def actions_of(plan: dict[str, Any], issue: int) -> list[str]:
+    return [a["action"] for a in plan["actions"] if a["issue"] == issue]
+
+
+# -- the child's own log ------------------------------------------------------------------------
+
+
+def child_events(log: Path) -> list[dict[str, Any]]:
+    if not log.exists():
+        return []
+    text = log.read_text()
+    complete = text[: text.rfind("\n") + 1]  # a line still being written is not read yet
+    return [json.loads(line) for line in complete.splitlines() if line.strip()]
+
+
+def wait_child_started(log: Path, n: int = 1, timeout: float = 20.0) -> list[dict[str, Any]]:
+    def started() -> list[dict[str, Any]] | None:
+        found = [e for e in child_events(log) if e["event"] == "start"]
+        return found if len(found) >= n else None
+
+    return wait_until(started, timeout, message=f"{n} child start(s) in {log}")
+
+
+def wait_children_gone(log: Path, timeout: float = 10.0) -> None:
+    """Every child that ever started (per its own log) is gone: nothing left behind."""
+    pids = {e["pid"] for e in child_events(log) if e["event"] == "start"}
+    wait_until(lambda: not any(process_alive(p) for p in pids), timeout,
+               message=lambda: f"children still running: {[p for p in pids if process_alive(p)]}")
+
+
+@dataclass(frozen=True)
+class Span:
+    issue: str | None
+    pid: int
+    start: float
+    end: float | None
+
+
+def spans(log: Path) -> list[Span]:
+    """One span per child run, from its own start/end events (end None: killed outright)."""
+    started: dict[int, dict[str, Any]] = {}
+    out: list[Span] = []
+    for e in child_events(log):
+        if e["event"] == "start":
+            started[e["pid"]] = e
+        elif e["event"] == "end" and e["pid"] in started:
+            s = started.pop(e["pid"])
+            out.append(Span(s["issue"], s["pid"], s["t"], e["t"]))
+    out += [Span(s["issue"], s["pid"], s["t"], None) for s in started.values()]
+    return sorted(out, key=lambda s: s.start)
+
+
+# -- machine identity: another machine, a reboot ---------------------------------------------------
+
+
+class Machines:
+    """Command prefixes that run a product command as seen from another machine, or from this
+    machine after a reboot, with `unshare` (needs root; the suite runs as root in CI).
+
+    Both get a new PID namespace with its own /proc (the holder's pids mean nothing there) and a
+    new boot id (a file bind-mounted over /proc/sys/kernel/random/boot_id). Another machine also
+    gets its own /etc/machine-id and host name; a reboot keeps both (DESIGN.md section 5)."""
+
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
+
+    def _prefix(self, host: str | None, machine_id: bool) -> list[str]:
+        boot = self.workdir / f"boot-{uuid.uuid4().hex[:8]}"
+        boot.write_text(str(uuid.uuid4()) + "\n")
+        steps = [f"mount --bind {shlex.quote(str(boot))} /proc/sys/kernel/random/boot_id"]
+        if machine_id:
+            mid = self.workdir / f"machine-id-{uuid.uuid4().hex[:8]}"
+            mid.write_text(uuid.uuid4().hex + "\n")
+            for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+                if os.path.exists(path):
+                    steps.append(f"mount --bind {shlex.quote(str(mid))} {path}")
+        if host:
+            steps.append(f"hostname {shlex.quote(host)}")
+        script = "set -e; " + "; ".join(steps) + '; exec "$@"'
+        return ["unshare", "-m", "-u", "-p", "-f", "--mount-proc", "sh", "-c", script, "sh"]
+
+    def other(self, host: str = "another-runner") -> list[str]:
+        return self._prefix(host, machine_id=True)
+
+    def rebooted(self) -> list[str]:
+        return self._prefix(None, machine_id=False)
+
+
+def faketime_prefix(offset: str) -> list[str]:
+    """Run under libfaketime, the wall clock shifted by `offset` ("+10m", "-10m").
+
+    FAKETIME_DONT_FAKE_MONOTONIC=1 is required: with a faked CLOCK_MONOTONIC, Python's
+    threading waits (pthread_cond_timedwait on the monotonic clock) sleep for the whole offset.
+    psutil's process start times come from /proc (boot time + ticks), so they stay real."""
+    return ["env", "FAKETIME_DONT_FAKE_MONOTONIC=1", "faketime", "-f", offset]
+
+
+# -- what an issue says ----------------------------------------------------------------------------
+
+
+@dataclass
+class IssueView:
+    number: int
+    is_open: bool
+    labels: set[str]
+    comments: list[dict[str, Any]]
+    log: IssueLog = field(default_factory=IssueLog)
+
+    @property
+    def has_lock(self) -> bool:
+        return LABELS.working in self.labels
+
+    def claim_tokens(self) -> list[str]:
+        return [c.record.token for c in self.log.claims]
+
+
+def view(repo: RepoHandle, n: int) -> IssueView:
+    issue = repo.issue(n)
+    comments = repo.comments(n)
+    parsed = [Comment(c["id"], c["user"], c["body"], _iso(c["created_at"]), _iso(c["updated_at"]))
+              for c in comments]
+    return IssueView(n, issue["state"] == "open", {lab["name"] for lab in issue["labels"]},
+                     comments, read_log(parsed, TRUSTED))
+
+
+def _iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def holder_alive(entry_record: Any) -> bool:
+    h = entry_record.holder
+    return process_alive(h.pid, h.pid_start)
+
+
+def assert_consistent(repo: RepoHandle, n: int, expect: str | None = None) -> IssueView:
+    """The state every fault test must end in, once the runs are dead and a reconcile ran:
+
+    * no lock label and no stage label is left (no lock with a dead holder);
+    * exactly one of queued / ready / failed, and ready/failed only if the newest record
+      finished with the matching exit code (``expect`` pins which);
+    * no live claim at all (every wrapper is dead), no claim released twice, every tombstone
+      names a real claim, nothing unreadable or untrusted."""
+    v = view(repo, n)
+    lab = LABELS
+    where = f"#{n}: labels {sorted(v.labels)}"
+    assert not v.has_lock, f"{where}: the lock is left behind"
+    stages = [x for x in v.labels if x.startswith(lab.stage_prefix)]
+    assert not stages, f"{where}: a stage label is left behind"
+    outcome = [x for x in (lab.queue, lab.ready, lab.failed) if x in v.labels]
+    assert len(outcome) == 1, f"{where}: expected exactly one of queued/ready/failed"
+    state = {lab.queue: "queued", lab.ready: "ready", lab.failed: "failed"}[outcome[0]]
+    ended = [c for c in v.log.claims if c.record.state in (State.FINISHED, State.INTERRUPTED)]
+    last = max(ended, key=lambda c: c.comment_id, default=None)
+    if state in ("ready", "failed"):
+        assert last is not None and last.record.state is State.FINISHED, \
+            f"{where}: {state} but no claim record says finished"
+        assert (last.record.exit_code == 0) == (state == "ready"), \
+            f"{where}: {state} but the run exited {last.record.exit_code}"
+    if expect is not None:
+        assert state == expect, f"{where}: expected {expect}, is {state}"
+    live = [c for c in v.log.open_claims() if holder_alive(c.record)]
+    assert not live, f"{where}: live claims left: {[c.comment_id for c in live]}"
+    released = [t.tombstone.token for t in v.log.tombstones]
+    assert len(released) == len(set(released)), f"{where}: a claim was released twice: {released}"
+    assert set(released) <= set(v.claim_tokens()), f"{where}: a tombstone names no claim"
+    assert not v.log.unreadable and not v.log.untrusted, f"{where}: {v.log}"
+    return v
+
+
+def create_labels(repo: RepoHandle, names: Iterable[str] = ()) -> None:
+    lab = LABELS
+    for name in (lab.queue, lab.working, lab.ready, lab.failed, *names):
+        repo.api("POST", "/labels", json={"name": name, "color": "ededed"})
+
+
+def requeue_all(repo: RepoHandle, numbers: Iterable[int]) -> None:
+    """A person putting finished issues back in the queue."""
+    for n in numbers:
+        labels = set(repo.labels(n))
+        repo.add_label(n, LABELS.queue)
+        for name in labels & {LABELS.ready, LABELS.failed}:
+            repo.remove_label(n, name)
+
+
+def last_write_to(proxy: Any, comment_id: int) -> float:
+    """Arrival time (proxy clock = GitHub's here) of the last answered write of a comment."""
+    writes = [e for e in proxy.log
+              if e.method == "PATCH" and e.path.endswith(f"/issues/comments/{comment_id}")
+              and e.status is not None and e.status < 300]
+    return max(e.time for e in writes) if writes else 0.0
+
+
+def until_action(orion: Orion, n: int, wanted: str, prefix: Sequence[str] = (),
+                 timeout: float = 30.0, every: Callable[[dict[str, Any], float], None] | None = None
+                 ) -> tuple[dict[str, Any], float]:
+    """Reconcile repeatedly until issue n gets `wanted`; returns that plan and when it ended.
+    `every(plan, ended_at)` sees each pass before the next one (e.g. to check for `keep`)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        plan = orion.reconcile(prefix)
+        ended = time.time()
+        if every is not None:
+            every(plan, ended)
+        if wanted in actions_of(plan, n):
+            return plan, ended
+        assert time.monotonic() < deadline, f"#{n}: no {wanted!r} within {timeout}s; last {plan}"

@@ -1,0 +1,175 @@
+"""Crash points: SIGKILL the wrapper at every step of its life, then reconcile once.
+
+The proxy holds the wrapper's NEXT request after the step, so the kill lands exactly between
+two writes: "after the claim comment is posted" holds the POST .../labels that follows it, and
+so on. The held request is then dropped (the emulator never sees it). After one reconcile pass
+every issue must be consistent (faults.assert_consistent): queued again, or ready/failed when
+its record says finished; no live claim, no lock with a dead holder, nothing left running.
+
+Who judges matters (DESIGN.md section 5): on the holder's own machine the process table is
+decisive and the requeue is immediate; after a reboot (same machine id, new boot id) too;
+from another machine only the heartbeat can tell, so it must wait for stale_after.
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+
+import pytest
+from faults import (
+    STALE_AFTER,
+    Machines,
+    Orion,
+    actions_of,
+    assert_clean_stderr,
+    assert_consistent,
+    until_action,
+    view,
+    wait_child_started,
+    wait_children_gone,
+)
+from rig import Proxy, RepoHandle
+
+COMMENT = r"/issues/comments/\d+$"
+
+
+@dataclass(frozen=True)
+class Point:
+    """Kill after a step: hold `method path` (the next request), installed before the run
+    starts, or once the child runs and `patches` record writes were answered."""
+
+    method: str
+    path: str  # formatted with the issue number
+    after_start: bool = False
+    patches: int = 1
+    exit_code: int | None = None  # the child exits with this (a point after the child ended)
+    action: str | None = "requeue"  # what the reconcile pass must do
+    outcome: str = "queued"
+
+
+POINTS = {
+    "after_claim_comment": Point("POST", r"/issues/{n}/labels$", action=None),
+    "after_lock_label": Point("DELETE", r"/issues/{n}/labels/orion$"),
+    "after_queue_label_removed": Point("GET", r"/issues/{n}/comments$"),
+    "after_arbitration": Point("PATCH", COMMENT),  # the child has started; "running" is held
+    "mid_run": Point("PATCH", COMMENT, after_start=True, patches=3),
+    "after_finish_record_ok": Point("POST", r"/issues/{n}/labels$", after_start=True, exit_code=0,
+                                    action="complete", outcome="ready"),
+    "after_finish_record_failed": Point("POST", r"/issues/{n}/labels$", after_start=True,
+                                        exit_code=3, action="complete", outcome="failed"),
+    "after_label_move": Point("DELETE", r"/issues/{n}/labels/orion-working$", after_start=True,
+                              exit_code=0, action="complete", outcome="ready"),
+    "after_lock_removed": Point("DELETE", r"/issues/{n}/labels/orion-stage-build$",
+                                after_start=True, exit_code=0, action=None, outcome="ready"),
+}
+# Points that leave an open claim of a dead holder under the lock: the judge decides.
+HELD = ["after_lock_label", "after_queue_label_removed", "after_arbitration", "mid_run"]
+
+
+def crash(point: Point, orion: Orion, proxy: Proxy, repo: RepoHandle) -> int:
+    """Create a queued issue, run the wrapper on it, SIGKILL it at `point`; nothing is left
+    running afterwards (the child dies with the wrapper: PR_SET_PDEATHSIG)."""
+    n = repo.create_issue("crash point", ["orion"])
+    log, go = orion.workdir / "child.log", orion.workdir / "go"
+    path = point.path.format(n=n)
+    hold = None if point.after_start else proxy.hold(point.method, path)
+    code = 0 if point.exit_code is None else point.exit_code
+    run = orion.run(n, stage="build", child=orion.child_argv(log, until=go, exit_code=code))
+    if point.after_start:
+        wait_child_started(log)
+        proxy.wait_for("PATCH", COMMENT, n=point.patches, status=200, timeout=20)
+        hold = proxy.hold(point.method, path)
+        if point.exit_code is not None:
+            go.touch()
+    assert hold is not None
+    hold.wait_arrived(timeout=20)
+    run.kill(signal.SIGKILL)
+    assert run.wait(10) == -signal.SIGKILL
+    hold.release(drop=True)
+    wait_children_gone(log)
+    assert_clean_stderr(run)
+    return n
+
+
+def last_claim_write(proxy: Proxy, repo: RepoHandle, n: int) -> float:
+    """When a claim comment of issue n was last written (posted or edited), by the proxy's
+    clock: the heartbeat age on GitHub's clock starts there."""
+    ids = {c.comment_id for c in view(repo, n).log.claims}
+    writes = [e.time for e in proxy.log if e.status is not None and e.status < 300 and (
+        (e.method == "PATCH" and e.path.rsplit("/", 1)[-1] in {str(i) for i in ids}
+         and "/issues/comments/" in e.path)
+        or (e.method == "POST" and e.path.endswith(f"/issues/{n}/comments")))]
+    assert writes, "the claim comment was never written"
+    return max(writes)
+
+
+def assert_claimable(orion: Orion, repo: RepoHandle, n: int) -> None:
+    """Queued again means claimable again: a fresh run on this machine claims it and runs."""
+    log = orion.workdir / "again.log"
+    run = orion.run(n, child=orion.child_argv(log, seconds=0))
+    assert run.wait(30) == 0, run.stderr()
+    assert_clean_stderr(run)
+    assert len(wait_child_started(log)) == 1
+    assert_consistent(repo, n, "ready")
+
+
+# Product bug, reported: the wrapper's finish removes the lock label before the stage label, so a
+# crash between the two leaves orion-stage-build on a finished issue, where no reconcile pass
+# looks (it only visits issues carrying the lock). Strict: this fails loudly once it is fixed.
+STAGE_LEFT_BEHIND = pytest.mark.xfail(
+    strict=True, reason="wrapper removes the lock before the stage label (see the fault report)")
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(p, marks=STAGE_LEFT_BEHIND) if p == "after_lock_removed" else p for p in POINTS])
+def test_crash_then_reconcile_on_the_same_machine(name, orion, proxy, repo):
+    point = POINTS[name]
+    n = crash(point, orion, proxy, repo)
+    plan = orion.reconcile()
+    assert actions_of(plan, n) == ([point.action] if point.action else []), plan
+    assert_consistent(repo, n, point.outcome)
+    if point.outcome == "queued":
+        assert_claimable(orion, repo, n)
+
+
+@pytest.mark.parametrize("name", HELD)
+def test_crash_then_reconcile_after_a_reboot(name, orion, proxy, repo, machines: Machines):
+    """Same machine id and host name, new boot id: every process of the claim is gone, so the
+    first pass requeues without waiting for the heartbeat to go stale."""
+    n = crash(POINTS[name], orion, proxy, repo)
+    plan = orion.reconcile(machines.rebooted())
+    assert actions_of(plan, n) == ["requeue"], plan
+    assert "rebooted" in plan["actions"][0]["reason"], plan
+    assert_consistent(repo, n, "queued")
+    assert_claimable(orion, repo, n)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [*HELD, "after_finish_record_ok", "after_label_move"])
+def test_crash_then_reconcile_from_another_machine(name, orion, proxy, repo, machines: Machines):
+    """Another machine cannot see the holder's processes: it keeps the claim while the heartbeat
+    is fresh and requeues only once it is older than stale_after (on GitHub's clock). A record
+    that says finished needs no waiting."""
+    point = POINTS[name]
+    n = crash(point, orion, proxy, repo)
+    elsewhere = machines.other()
+    if point.action == "complete":
+        plan = orion.reconcile(elsewhere)
+        assert actions_of(plan, n) == ["complete"], plan
+        assert_consistent(repo, n, point.outcome)
+        return
+    last = last_claim_write(proxy, repo, n)
+
+    def kept_while_fresh(plan: dict, ended: float) -> None:
+        if ended < last + STALE_AFTER:  # the whole pass ran before the claim could be stale
+            assert actions_of(plan, n) == ["keep"], plan
+            assert view(repo, n).has_lock
+
+    first = orion.reconcile(elsewhere)
+    assert actions_of(first, n) == ["keep"], first  # right after the kill: still alive
+    _, requeued_at = until_action(orion, n, "requeue", elsewhere, timeout=STALE_AFTER + 20,
+                                  every=kept_while_fresh)
+    assert requeued_at >= last + STALE_AFTER
+    assert_consistent(repo, n, "queued")
+    assert_claimable(orion, repo, n)
