@@ -125,10 +125,10 @@ def main(argv: Sequence[str] | None = None, env: dict[str, str] | None = None) -
     env = dict(os.environ if env is None else env)
     args = build_parser().parse_args(argv)
     code = _main(args, env)
-    if args.command == "run":
-        from orion_action.services.wrapper import write_output
+    # The composite action execs this process, so it sets the step's exit-code output itself.
+    from orion_action.services.wrapper import write_output
 
-        write_output(env, "exit-code", code, _log)
+    write_output(env, "exit-code", code, _log)
     return code
 
 

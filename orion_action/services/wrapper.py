@@ -15,9 +15,11 @@ import signal
 import socket
 import subprocess
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+from orion_action.adapters import actions
 from orion_action.adapters import machine as local
 from orion_action.adapters.clock import monotonic, utc_now_iso
 from orion_action.adapters.github import GitHubRepo, Issue
@@ -26,7 +28,7 @@ from orion_action.core.arbitration import lost_reason, ran_meanwhile, settled_cl
 from orion_action.core.issue import ClaimEntry, Comment, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine
 from orion_action.core.record import ActionsRun, ClaimRecord, State, render_record
-from orion_action.errors import ExitCode, GitHubError, NotClaimed, NotFound
+from orion_action.errors import ExitCode, GitHubError, NotClaimed, NotFound, OrionError
 from orion_action.services.observe import judge_entry
 
 Log = Callable[[str], None]
@@ -37,6 +39,14 @@ HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 VISIBILITY_TIMEOUT_S = 20.0
 INTERRUPT_WRITE_BUDGET_S = 2.0
 MAX_NEXT_CANDIDATES = 10
+
+
+class Interrupted(OrionError):
+    """A signal arrived before anything was written: nothing to hand back."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"stopped by {signal.Signals(signum).name} before claiming anything")
+        self.exit_code = 128 + signum  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -83,12 +93,8 @@ def actions_run_from_env(env: dict[str, str]) -> ActionsRun | None:
 def write_output(env: dict[str, str], name: str, value: object, log: Log | None = None) -> None:
     """Append `name=value` to $GITHUB_OUTPUT when the environment names one: the composite
     action execs the wrapper, so the wrapper itself sets the step's outputs."""
-    path = env.get("GITHUB_OUTPUT")
-    if not path:
-        return
     try:
-        with open(path, "a", encoding="utf-8") as out:
-            out.write(f"{name}={value}\n")
+        actions.set_outputs(env, {name: str(value)})
     except OSError as exc:
         if log is not None:
             log(f"could not write the {name} output to $GITHUB_OUTPUT: {exc.strerror}")
@@ -102,6 +108,19 @@ def _child_setup() -> None:  # pragma: no cover - runs in the forked child
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
+
+
+@contextmanager
+def _quiet(beat: Heartbeat | None, timeout: float) -> Iterator[None]:
+    """Hold the heartbeat's record lock, if it comes within `timeout`: then no beat in flight
+    can overwrite a final record (finished, interrupted) with a running one."""
+    locked = beat is not None and beat.record_lock.acquire(timeout=timeout)
+    try:
+        yield
+    finally:
+        if locked:
+            assert beat is not None
+            beat.record_lock.release()
 
 
 class Heartbeat(threading.Thread):
@@ -157,7 +176,8 @@ class Wrapper:
         self.log = log
         self.env = dict(os.environ if env is None else env)
         self.here = local.this_machine()
-        self.signal_received: int | None = None
+        self.signal_received: int | None = None  # the first signal: it decides the exit code
+        self.signals_seen = 0  # every signal: a second one cuts the kill grace short
 
     # -- claiming -------------------------------------------------------------------------
 
@@ -195,6 +215,8 @@ class Wrapper:
             history, _ = self.gh.list_comments(n)
             issue, _ = self.gh.get_issue(n)
             self._require_queued(issue)
+        if self.signal_received is not None:
+            raise Interrupted(self.signal_received)
         now_iso = utc_now_iso()
         record = ClaimRecord(
             token=secrets.token_hex(12), state=State.CLAIMING, holder=local.this_holder(),
@@ -283,9 +305,30 @@ class Wrapper:
     # -- running --------------------------------------------------------------------------
 
     def run(self, request: RunRequest) -> int:
+        # Signals are caught from the start: one that arrives while claiming lets the claim
+        # finish and then hands the issue back, instead of leaving a half-made claim behind.
+        wake_r, wake_w = socket.socketpair()
+        wake_r.setblocking(False)
+        wake_w.setblocking(False)
+        previous = {s: signal.signal(s, self._on_signal) for s in HANDLED_SIGNALS}
+        previous_chld = signal.signal(signal.SIGCHLD, lambda *_: None)
+        previous_fd = signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
+        try:
+            return self._run(request, wake_r)
+        finally:
+            signal.set_wakeup_fd(previous_fd)
+            signal.signal(signal.SIGCHLD, previous_chld)
+            for s, h in previous.items():
+                signal.signal(s, h)
+            wake_r.close()
+            wake_w.close()
+
+    def _run(self, request: RunRequest, wake_r: socket.socket) -> int:
         claim = self.claim_one(request)
         n = claim.issue
         write_output(self.env, "issue", n, self.log)
+        if self.signal_received is not None:
+            return self._interrupt(claim, None, self.signal_received, None)
         trusted = trusted_set(self.gh.own_login(), self.config.trusted_authors)
         child_env = {
             **self.env,
@@ -295,36 +338,22 @@ class Wrapper:
             "ORION_STAGE": request.stage or "",
             "ORION_ATTEMPT": str(claim.record.attempt),
         }
-        wake_r, wake_w = socket.socketpair()
-        wake_r.setblocking(False)
-        wake_w.setblocking(False)
-        previous = {s: signal.signal(s, self._on_signal) for s in HANDLED_SIGNALS}
-        previous_chld = signal.signal(signal.SIGCHLD, lambda *_: None)
-        previous_fd = signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
         try:
-            try:
-                child = subprocess.Popen(list(request.command), env=child_env, preexec_fn=_child_setup)
-            except OSError as exc:
-                self.log(f"#{n}: cannot start {request.command[0]!r}: {exc.strerror}")
-                return self._finish(claim, trusted, 127, None)
-            self.log(f"#{n}: won the claim; running {request.command[0]!r} as pid {child.pid} "
-                     f"(attempt {claim.record.attempt})")
-            claim.record = claim.record.with_changes(state=State.RUNNING, child_pid=child.pid)
-            beat = Heartbeat(self.gh.clone(timeout=self._beat_timeout(), retry_for=self._beat_retry()),
-                             claim, self.config, trusted, self.here, self.log)
-            try:
-                self.gh.edit_comment(claim.comment_id, render_record(claim.record))
-            except GitHubError as exc:
-                self.log(f"#{n}: could not mark the claim running yet ({exc}); the heartbeat will")
-            beat.start()
-            return self._supervise(claim, child, beat, wake_r, trusted)
-        finally:
-            signal.set_wakeup_fd(previous_fd)
-            signal.signal(signal.SIGCHLD, previous_chld)
-            for s, h in previous.items():
-                signal.signal(s, h)
-            wake_r.close()
-            wake_w.close()
+            child = subprocess.Popen(list(request.command), env=child_env, preexec_fn=_child_setup)
+        except OSError as exc:
+            self.log(f"#{n}: cannot start {request.command[0]!r}: {exc.strerror}")
+            return self._finish(claim, trusted, 127, None)
+        self.log(f"#{n}: won the claim; running {request.command[0]!r} as pid {child.pid} "
+                 f"(attempt {claim.record.attempt})")
+        claim.record = claim.record.with_changes(state=State.RUNNING, child_pid=child.pid)
+        beat = Heartbeat(self.gh.clone(timeout=self._beat_timeout(), retry_for=self._beat_retry()),
+                         claim, self.config, trusted, self.here, self.log)
+        try:
+            self.gh.edit_comment(claim.comment_id, render_record(claim.record))
+        except GitHubError as exc:
+            self.log(f"#{n}: could not mark the claim running yet ({exc}); the heartbeat will")
+        beat.start()
+        return self._supervise(claim, child, beat, wake_r, trusted)
 
     def _beat_timeout(self) -> float:
         return max(2.0, min(10.0, self.config.renew_deadline / 4))
@@ -333,6 +362,7 @@ class Wrapper:
         return max(1.0, min(self.config.heartbeat_interval, self.config.renew_deadline / 3))
 
     def _on_signal(self, signum: int, _frame: object) -> None:
+        self.signals_seen += 1
         if self.signal_received is None:
             self.signal_received = signum
 
@@ -342,6 +372,7 @@ class Wrapper:
         while True:
             returncode = child.poll()
             if returncode is not None:
+                self._stop_leftovers(child.pid)
                 beat.stop.set()
                 beat.join(timeout=self._beat_timeout() + 1)
                 return self._finish(claim, trusted, exit_status(returncode), beat)
@@ -374,9 +405,9 @@ class Wrapper:
         except ProcessLookupError:
             pass
         deadline = monotonic() + grace
-        already = self.signal_received
+        already = self.signals_seen
         while child.poll() is None and monotonic() < deadline:
-            if self.signal_received is not None and self.signal_received != already:
+            if self.signals_seen != already:
                 break  # a second signal: stop waiting
             try:
                 child.wait(timeout=0.1)
@@ -388,37 +419,62 @@ class Wrapper:
             pass
         child.wait()
 
+    def _stop_leftovers(self, pgid: int) -> None:
+        """The child exited; whatever it left running in its process group goes too, before
+        the issue is marked finished (a finished run must not still be working on it)."""
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        if not local.group_alive(pgid):
+            return  # only zombies not yet reaped
+        self.log(f"the child left processes running in its process group {pgid}; stopping them")
+        try:
+            os.killpg(pgid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        deadline = monotonic() + self.config.kill_grace
+        while local.group_alive(pgid) and monotonic() < deadline:
+            threading.Event().wait(0.1)
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
     def _fenced(self, claim: Claim, child: subprocess.Popen[bytes], why: str, beat: Heartbeat) -> int:
         n = claim.issue
         self.log(f"#{n}: the claim is lost: {why}; stopping the child")
         self._stop_child(child, signal.SIGTERM, self.config.kill_grace)
         # Say so on the issue if we still can; a beat in flight must not overwrite it.
-        locked = beat.record_lock.acquire(timeout=1)
         try:
-            claim.record = claim.record.with_changes(state=State.LOST, note=why, finished_at=utc_now_iso())
-            quick = self.gh.clone(timeout=2, retry_for=INTERRUPT_WRITE_BUDGET_S)
-            quick.edit_comment(claim.comment_id, render_record(claim.record))
+            with _quiet(beat, 1):
+                claim.record = claim.record.with_changes(state=State.LOST, note=why,
+                                                         finished_at=utc_now_iso())
+                quick = self.gh.clone(timeout=2, retry_for=INTERRUPT_WRITE_BUDGET_S)
+                quick.edit_comment(claim.comment_id, render_record(claim.record))
         except GitHubError:
             pass
-        finally:
-            if locked:
-                beat.record_lock.release()
         self.log(f"#{n}: child stopped; exiting {int(ExitCode.LOST)} without touching labels")
         return int(ExitCode.LOST)
 
-    def _interrupt(self, claim: Claim, child: subprocess.Popen[bytes], signum: int, beat: Heartbeat) -> int:
+    def _interrupt(self, claim: Claim, child: subprocess.Popen[bytes] | None, signum: int,
+                   beat: Heartbeat | None) -> int:
         n = claim.issue
         name = signal.Signals(signum).name
-        self.log(f"#{n}: received {name}; forwarding it to the child and handing the issue back")
-        self._stop_child(child, signum, self.config.kill_grace)
+        if child is None:
+            self.log(f"#{n}: received {name} while claiming; handing the issue back unstarted")
+        else:
+            self.log(f"#{n}: received {name}; forwarding it to the child and handing the issue back")
+            self._stop_child(child, signum, self.config.kill_grace)
         lab = self.config.labels
         quick = self.gh.clone(timeout=2, retry_for=INTERRUPT_WRITE_BUDGET_S)
-        claim.record = claim.record.with_changes(
-            state=State.INTERRUPTED, finished_at=utc_now_iso(),
-            note=f"stopped by {name}; the issue went back to the queue",
-        )
         try:
-            quick.edit_comment(claim.comment_id, render_record(claim.record))
+            with _quiet(beat, 1):
+                claim.record = claim.record.with_changes(
+                    state=State.INTERRUPTED, finished_at=utc_now_iso(),
+                    note=f"stopped by {name}; the issue went back to the queue",
+                )
+                quick.edit_comment(claim.comment_id, render_record(claim.record))
             quick.add_labels(n, [lab.queue])
             quick.remove_label(n, lab.working)
             if lab.stage(claim.record.stage):
@@ -432,10 +488,11 @@ class Wrapper:
         """Write `finished` first (the issue's own log), then move the labels."""
         n = claim.issue
         lab = self.config.labels
-        claim.record = claim.record.with_changes(
-            state=State.FINISHED, exit_code=code, finished_at=utc_now_iso())
         try:
-            self.gh.edit_comment(claim.comment_id, render_record(claim.record))
+            with _quiet(beat, self._beat_timeout() + 1):
+                claim.record = claim.record.with_changes(
+                    state=State.FINISHED, exit_code=code, finished_at=utc_now_iso())
+                self.gh.edit_comment(claim.comment_id, render_record(claim.record))
         except GitHubError as exc:
             self.log(f"#{n}: could not record the finish ({exc}); the reconciler will judge the claim")
             return code

@@ -254,11 +254,15 @@ def test_two_next_workers_take_one_issue_each(repo, orion_env, tmp_path, config)
 # -- contention ----------------------------------------------------------------------------
 
 
-def test_six_wrappers_at_once_run_the_child_exactly_once(repo, orion_env, tmp_path, config):
+def test_six_wrappers_at_once_run_the_child_exactly_once(repo, proxy, orion_env, tmp_path,
+                                                          config):
     n = repo.create_issue("contended", [QUEUE])
+    raced = 0
     for round_ in range(3):
         log = tmp_path / f"round{round_}.log"
         children = [Child(tmp_path / f"r{round_}", f"c{i}", hold=False, log=log) for i in range(6)]
+        # Line all six up at their first read of the issue, so all six see it queued.
+        gate = proxy.hold("GET", rf"/issues/{n}$", count=6)
 
         def start(i: int) -> Run:
             return run(orion_env, tmp_path, config, "--issue", str(n), cmd=children[i].cmd,
@@ -266,7 +270,10 @@ def test_six_wrappers_at_once_run_the_child_exactly_once(repo, orion_env, tmp_pa
 
         with ThreadPoolExecutor(6) as pool:
             runs = list(pool.map(start, range(6)))
+        gate.wait_arrived(timeout=30, n=6)
+        gate.release()
         codes = [r.wait() for r in runs]
+        raced += sum("lost the race" in r.stderr for r in runs)
         ran = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
         assert len(ran) == 1, (codes, [r.stderr for r in runs])
         assert sorted(codes) == [0] + [NOT_CLAIMED] * 5, [r.stderr for r in runs]
@@ -278,6 +285,7 @@ def test_six_wrappers_at_once_run_the_child_exactly_once(repo, orion_env, tmp_pa
         assert len(finished) == round_ + 1
         assert not [r for r in records(repo, n) if r.state.is_open]
         requeue(repo, n)
+    assert raced >= 5  # the comment arbitration, not just the labels, turned them away
 
 
 def test_a_claimer_whose_read_went_stale_does_not_run_it_again(repo, proxy, orion_env, tmp_path,

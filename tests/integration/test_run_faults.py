@@ -1,0 +1,313 @@
+"""`orion-action run` under signals, lost locks, partitions and a misbehaving GitHub.
+
+Fast configuration: beat every 1 s, stale after 4 s (so the renew deadline is 2.7 s),
+kill grace 2 s. Every wait is on a condition with a timeout, never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from helpers_run import (
+    FAILED,
+    LOST,
+    QUEUE,
+    READY,
+    WORKING,
+    Child,
+    Run,
+    claim_comments,
+    fast_config,
+    only_record,
+    pid_alive,
+    records,
+    running_record,
+)
+from rig import wait_until
+
+from orion_action.core.record import State
+
+STALE_AFTER = 4.0
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    return fast_config(tmp_path)
+
+
+def run(orion_env, tmp_path, config, *args, cmd, name="run", **kw) -> Run:
+    return Run(orion_env, tmp_path, *args, cmd=cmd, config=config, name=name, **kw)
+
+
+def started_run(repo, orion_env, tmp_path, config, *args, child: Child, name="run") -> tuple[int, Run]:
+    """A queued issue, a wrapper on it, and its child running (record says running)."""
+    n = repo.create_issue("work", [QUEUE])
+    r = run(orion_env, tmp_path, config, "--issue", str(n), *args, cmd=child.cmd, name=name)
+    child.wait_started()
+    wait_until(lambda: running_record(repo, n), message="record never said running")
+    return n, r
+
+
+# -- the wrapper killed or interrupted -----------------------------------------------------
+
+
+def test_sigkill_to_the_wrapper_takes_the_child_with_it(repo, orion_env, tmp_path, config):
+    child = Child(tmp_path)
+    n, r = started_run(repo, orion_env, tmp_path, config, child=child)
+    pid = child.pid
+    r.signal(signal.SIGKILL)
+    r.wait(5)
+    wait_until(lambda: not pid_alive(pid), timeout=2, message=f"child {pid} outlived the wrapper")
+    # The record still says running: it is the reconciler's job now (same machine: dead at once).
+    assert only_record(repo, n).state is State.RUNNING
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_stops_the_child_and_hands_the_issue_back(repo, orion_env, tmp_path, config, sig):
+    child = Child(tmp_path)
+    n, r = started_run(repo, orion_env, tmp_path, config, "--stage", "s1", child=child)
+    pid = child.pid
+    r.signal(sig)
+    assert r.wait(9) == 128 + sig, r.stderr
+    assert not pid_alive(pid)
+    assert set(repo.labels(n)) == {QUEUE}
+    rec = only_record(repo, n)
+    assert rec.state is State.INTERRUPTED and signal.Signals(sig).name in (rec.note or "")
+    assert "interrupted" in claim_comments(repo, n)[0]["body"]
+
+
+def test_sigint_to_a_wrapper_whose_child_ignores_it(repo, orion_env, tmp_path, config):
+    child = Child(tmp_path, ignore=("int",))
+    n, r = started_run(repo, orion_env, tmp_path, config, child=child)
+    pid = child.pid
+    t0 = time.monotonic()
+    r.signal(signal.SIGINT)
+    assert r.wait(9) == 130, r.stderr
+    assert time.monotonic() - t0 < 9
+    assert not pid_alive(pid)
+    assert set(repo.labels(n)) == {QUEUE}
+    assert only_record(repo, n).state is State.INTERRUPTED
+
+
+def test_actions_cancel_sequence_with_the_default_grace(repo, orion_env, tmp_path):
+    """A cancelled job: SIGINT, then SIGTERM. The second signal cuts the grace short; the
+    child ignores both and is killed; everything fits in the ~9 s the runner allows."""
+    cfg = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 4}\n")  # kill_grace 5s
+    child = Child(tmp_path, ignore=("int", "term"))
+    n, r = started_run(repo, orion_env, tmp_path, cfg, child=child)
+    pid = child.pid
+    t0 = time.monotonic()
+    r.signal(signal.SIGINT)
+    wait_until(lambda: "forwarding it to the child" in r.stderr, timeout=5)
+    r.signal(signal.SIGTERM)
+    assert r.wait(9) == 130, r.stderr
+    assert time.monotonic() - t0 < 4  # well inside the 5 s grace: the second signal cut it
+    assert not pid_alive(pid)
+    assert set(repo.labels(n)) == {QUEUE}
+    assert only_record(repo, n).state is State.INTERRUPTED
+
+
+def test_a_signal_while_claiming_hands_back_without_running(repo, proxy, orion_env, tmp_path,
+                                                            config):
+    n = repo.create_issue("work", [QUEUE])
+    held = proxy.hold("DELETE", rf"/issues/{n}/labels/{QUEUE}$", count=1)
+    child = Child(tmp_path)
+    r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd)
+    held.wait_arrived(timeout=20)  # the claim is posted and the lock is on
+    r.signal(signal.SIGTERM)
+    held.release()
+    assert r.wait(15) == 128 + signal.SIGTERM, r.stderr
+    assert not child.marker.exists()
+    assert set(repo.labels(n)) == {QUEUE}
+    assert only_record(repo, n).state is State.INTERRUPTED
+
+
+def test_a_signal_before_claiming_writes_nothing(repo, proxy, orion_env, tmp_path, config):
+    n = repo.create_issue("work", [QUEUE])
+    held = proxy.hold("GET", rf"/issues/{n}$", count=1)
+    child = Child(tmp_path)
+    r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd)
+    held.wait_arrived(timeout=20)
+    r.signal(signal.SIGINT)
+    held.release()
+    assert r.wait(15) == 130, r.stderr
+    assert not child.marker.exists()
+    assert set(repo.labels(n)) == {QUEUE}
+    assert repo.comments(n) == []
+
+
+def test_processes_the_child_leaves_behind_are_stopped(repo, orion_env, tmp_path, config):
+    n = repo.create_issue("work", [QUEUE])
+    pidfile = tmp_path / "bg.pid"
+    script = f"sleep 300 & echo $! > {pidfile}; exit 0"
+    r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=["sh", "-c", script])
+    assert r.wait(20) == 0, r.stderr
+    bg = int(pidfile.read_text())
+    wait_until(lambda: not pid_alive(bg), timeout=3, message="a background process survived")
+    assert set(repo.labels(n)) == {READY}
+
+
+# -- the claim lost while running ----------------------------------------------------------
+
+
+def test_closing_the_issue_stops_the_child(repo, orion_env, tmp_path, config):
+    child = Child(tmp_path)
+    n, r = started_run(repo, orion_env, tmp_path, config, child=child)
+    pid = child.pid
+    repo.close(n)
+    assert r.wait(15) == LOST, r.stderr
+    assert not pid_alive(pid)
+    assert "closed" in r.stderr
+    rec = only_record(repo, n)
+    assert rec.state is State.LOST and "closed" in (rec.note or "")
+    assert READY not in repo.labels(n) and FAILED not in repo.labels(n)
+
+
+def test_removing_the_lock_label_stops_the_child(repo, orion_env, tmp_path, config):
+    child = Child(tmp_path, ignore=("term",))  # needs the SIGKILL after the grace
+    n, r = started_run(repo, orion_env, tmp_path, config, child=child)
+    pid = child.pid
+    repo.remove_label(n, WORKING)
+    assert r.wait(15) == LOST, r.stderr
+    assert not pid_alive(pid)
+    assert "lock label was removed" in r.stderr
+    assert only_record(repo, n).state is State.LOST
+    assert repo.labels(n) == []  # the wrapper touches no label once it lost the lock
+
+
+def test_a_tombstone_naming_the_claim_stops_the_child(repo, orion_env, tmp_path, config):
+    from orion_action.core.record import ReleaseAction, Tombstone, render_tombstone
+
+    child = Child(tmp_path)
+    n, r = started_run(repo, orion_env, tmp_path, config, child=child)
+    token = running_record(repo, n).token
+    repo.comment(n, render_tombstone(Tombstone(token, ReleaseAction.RELEASE, "released by hand",
+                                               by="release")))
+    assert r.wait(15) == LOST, r.stderr
+    assert not pid_alive(child.pid)
+    assert "released by release" in r.stderr
+
+
+def test_a_forged_tombstone_does_not_stop_the_child(repo, orion_env, tmp_path, config):
+    from orion_action.core.record import ReleaseAction, Tombstone, render_tombstone
+
+    child = Child(tmp_path)
+    n, r = started_run(repo, orion_env, tmp_path, config, child=child)
+    token = running_record(repo, n).token
+    repo.outsider_comment(n, render_tombstone(Tombstone(token, ReleaseAction.RELEASE, "mine now")))
+    beats = running_record(repo, n).beats
+    wait_until(lambda: (running_record(repo, n) or only_record(repo, n)).beats >= beats + 3,
+               timeout=10, message="the heartbeat stopped")
+    assert r.proc.poll() is None and pid_alive(child.pid)
+    child.release()
+    assert r.wait() == 0, r.stderr
+    assert set(repo.labels(n)) == {READY}
+
+
+@pytest.mark.parametrize("cut", ["everything", "heartbeat edits"])
+def test_a_holder_cut_off_from_github_stops_before_it_can_be_presumed_dead(
+        repo, proxy, orion_env, tmp_path, config, cut):
+    child = Child(tmp_path)
+    n, r = started_run(repo, orion_env, tmp_path, config, child=child)
+    pid = child.pid
+    t0 = time.monotonic()
+    if cut == "everything":
+        proxy.cut_off()
+    else:
+        proxy.blackhole("PATCH", r"/issues/comments/\d+$")
+    wait_until(lambda: not pid_alive(pid), timeout=STALE_AFTER,
+               message=f"the child still ran {STALE_AFTER}s after the cut")
+    stopped_after = time.monotonic() - t0
+    assert stopped_after < STALE_AFTER
+    assert r.wait(15) == LOST, r.stderr
+    assert "renew deadline" in r.stderr
+    proxy.clear()
+    assert WORKING in repo.labels(n)  # labels untouched: the reconciler requeues it
+
+
+def test_transient_heartbeat_errors_are_not_a_lost_lock(repo, proxy, orion_env, tmp_path, config):
+    child = Child(tmp_path)
+    n, r = started_run(repo, orion_env, tmp_path, config, child=child)
+    edits = proxy.count("PATCH", r"/issues/comments/\d+$")
+    rule = proxy.fail("PATCH", r"/issues/comments/\d+$", 502, count=2)
+    proxy.secondary_rate_limit("GET", rf"/issues/{n}$", retry_after=1, count=1)
+    wait_until(lambda: rule.hits == 2, timeout=10)
+    wait_until(lambda: proxy.count("PATCH", r"/issues/comments/\d+$", status=200) > edits,
+               timeout=10, message="no heartbeat edit got through after the errors")
+    assert r.proc.poll() is None and pid_alive(child.pid)
+    child.release()
+    assert r.wait() == 0, r.stderr
+    assert set(repo.labels(n)) == {READY}
+
+
+# -- a misbehaving GitHub on the claim path ------------------------------------------------
+
+
+def test_a_retried_claim_post_leaves_one_claim_comment(repo, proxy, orion_env, tmp_path, config):
+    """The first POST of the claim comment reaches GitHub but its answer is lost."""
+    n = repo.create_issue("work", [QUEUE])
+    rule = proxy.drop("POST", rf"/issues/{n}/comments$", after_forward=True, count=1)
+    child = Child(tmp_path, hold=False)
+    r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd)
+    assert r.wait() == 0, r.stderr
+    assert rule.hits == 1
+    assert child.started
+    assert len(claim_comments(repo, n)) == 1
+    assert only_record(repo, n).state is State.FINISHED
+    assert set(repo.labels(n)) == {READY}
+
+
+def test_retried_label_writes_and_edits_are_harmless(repo, proxy, orion_env, tmp_path, config):
+    n = repo.create_issue("work", [QUEUE])
+    rules = [proxy.drop("POST", rf"/issues/{n}/labels$", after_forward=True, count=1),
+             proxy.drop("DELETE", rf"/issues/{n}/labels/", after_forward=True, count=1),
+             proxy.drop("PATCH", r"/issues/comments/\d+$", after_forward=True, count=1)]
+    child = Child(tmp_path, hold=False)
+    r = run(orion_env, tmp_path, config, "--issue", str(n), "--stage", "x", cmd=child.cmd)
+    assert r.wait() == 0, r.stderr
+    assert [rule.hits for rule in rules] == [1, 1, 1]
+    assert len(claim_comments(repo, n)) == 1
+    assert set(repo.labels(n)) == {READY}
+
+
+@pytest.mark.parametrize("fault", ["5xx", "secondary rate limit", "429"])
+def test_transient_errors_on_the_claim_path_are_retried(repo, proxy, orion_env, tmp_path, config,
+                                                        fault):
+    n = repo.create_issue("work", [QUEUE])
+    paths = [("GET", rf"/issues/{n}$"), ("POST", rf"/issues/{n}/comments$"),
+             ("POST", rf"/issues/{n}/labels$"), ("DELETE", rf"/issues/{n}/labels/{QUEUE}$"),
+             ("GET", rf"/issues/{n}/comments$"), ("PATCH", r"/issues/comments/\d+$")]
+    rules = []
+    for method, path in paths:
+        if fault == "5xx":
+            rules.append(proxy.fail(method, path, 503, count=1))
+        elif fault == "429":
+            rules.append(proxy.fail(method, path, 429, headers={"Retry-After": "1"}, count=1))
+        else:
+            rules.append(proxy.secondary_rate_limit(method, path, retry_after=1, count=1))
+    child = Child(tmp_path, hold=False)
+    r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd)
+    assert r.wait(60) == 0, r.stderr
+    assert [rule.hits for rule in rules] == [1] * len(rules)
+    assert child.started
+    assert len(claim_comments(repo, n)) == 1
+    assert set(repo.labels(n)) == {READY}
+    assert only_record(repo, n).state is State.FINISHED
+
+
+def test_no_orion_process_is_left_behind(repo, orion_env, tmp_path, config):
+    """After a run, neither the wrapper nor anything it started is still around."""
+    n = repo.create_issue("work", [QUEUE])
+    child = Child(tmp_path, hold=False)
+    r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd)
+    assert r.wait() == 0, r.stderr
+    me = psutil.Process(os.getpid())
+    leftovers = [p for p in me.children(recursive=True)
+                 if p.pid in (r.pid, child.pid) and p.status() != psutil.STATUS_ZOMBIE]
+    assert leftovers == []
+    assert records(repo, n)[0].child_pid == child.pid
