@@ -21,7 +21,8 @@ deps: $(VENV)/.installed tests/node_modules/.installed
 
 # faketime (clock-skew tests) comes from Debian; only the slow suite needs it.
 system-deps:
-	@command -v faketime >/dev/null || { apt-get update -qq && apt-get install -y -qq faketime >/dev/null; }
+	@command -v faketime >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq faketime >/dev/null; }
 
 test: deps
 	$(PY) -m pytest -q
