@@ -7,6 +7,7 @@ Nothing here sleeps for a fixed time: everything waits on a condition with a tim
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shlex
@@ -40,7 +41,7 @@ FAST_CONFIG = (f"heartbeat: {{interval: {INTERVAL:g}, stale_after: {STALE_AFTER:
 # start and end times with time.time(), and ends on SIGTERM too (writing "end" first).
 #   child.py LOG [--until PATH] [--seconds S] [--exit CODE]
 CHILD_SOURCE = r'''
-import json, os, signal, sys, time
+import json, os, select, signal, sys, time
 
 args = sys.argv[1:]
 log = args.pop(0)
@@ -69,7 +70,7 @@ deadline = time.monotonic() + seconds
 while time.monotonic() < deadline:
     if until and os.path.exists(until):
         break
-    time.sleep(0.02)
+    select.select([], [], [], 0.02)  # not time.sleep: see faketime_prefix
 event("end", code=code)
 sys.exit(code)
 '''
@@ -303,10 +304,25 @@ class Machines:
 def faketime_prefix(offset: str) -> list[str]:
     """Run under libfaketime, the wall clock shifted by `offset` ("+10m", "-10m").
 
-    FAKETIME_DONT_FAKE_MONOTONIC=1 is required: with a faked CLOCK_MONOTONIC, Python's
-    threading waits (pthread_cond_timedwait on the monotonic clock) sleep for the whole offset.
-    psutil's process start times come from /proc (boot time + ticks), so they stay real."""
-    return ["env", "FAKETIME_DONT_FAKE_MONOTONIC=1", "faketime", "-f", offset]
+    What works with Python 3.11 and libfaketime 0.9.10 (Debian bookworm), found by trying:
+    * with the monotonic clock faked too (the default), every threading wait with a timeout
+      (Event.wait, Lock.acquire, Thread.join: sem_clockwait on CLOCK_MONOTONIC, which
+      libfaketime does not wrap) sleeps for the whole offset, so the wrapper's heartbeat
+      thread would beat every ten minutes;
+    * with FAKETIME_DONT_FAKE_MONOTONIC=1 those waits are right, but time.sleep fails with
+      EINVAL (libfaketime shifts the absolute CLOCK_MONOTONIC deadline of clock_nanosleep by
+      the offset although it does not fake that clock).
+    So this uses FAKETIME_DONT_FAKE_MONOTONIC=1, and what runs under it must not call
+    time.sleep: the child sleeps with select(); the wrapper does not sleep on a path without
+    API errors (its loops wait on select() and Event.wait). psutil's process start times come
+    from /proc (boot time + ticks), so they stay real on both sides, as they must.
+
+    The library is preloaded by `env`, which execs the command: the `faketime` program itself
+    forks, and a SIGKILL meant for the wrapper would kill only it."""
+    libs = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1") +
+                  glob.glob("/usr/lib/faketime/libfaketime.so.1"))
+    assert libs, "libfaketime is missing: run `make system-deps` (Debian package faketime)"
+    return ["env", f"LD_PRELOAD={libs[0]}", f"FAKETIME={offset}", "FAKETIME_DONT_FAKE_MONOTONIC=1"]
 
 
 # -- what an issue says ----------------------------------------------------------------------------

@@ -1,0 +1,154 @@
+"""Contention: many workers over one queue, and two reconcilers over the same dead claims.
+
+Exactly-once is judged from the children's own log (each child appends its issue number and pid
+with one O_APPEND write), not from what the product says about itself.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from faults import (
+    Orion,
+    actions_of,
+    assert_clean_stderr,
+    assert_consistent,
+    child_events,
+    requeue_all,
+    view,
+    wait_child_started,
+    wait_children_gone,
+)
+from rig import Proxy, RepoHandle, wait_until
+
+ISSUES, WORKERS = 20, 8
+
+# A worker: wait for the start signal, then `run --next` until it exits 75 because the queue
+# is empty (75 for a lost race means: try again). Every wrapper's exit code goes to `results`.
+WORKER = r'''
+import json, os, subprocess, sys, time
+results, go, argv = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+while not os.path.exists(go):
+    time.sleep(0.01)
+for attempt in range(200):
+    p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    line = json.dumps({"pid": os.getpid(), "rc": p.returncode, "stderr": p.stderr}) + "\n"
+    fd = os.open(results, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.write(fd, line.encode())
+    os.close(fd)
+    if p.returncode == 75 and "queue is empty" in p.stderr:
+        break
+'''
+
+
+def start_workers(orion: Orion, n: int, tag: str, child_seconds: float) -> tuple[list[subprocess.Popen], Path, Path, Path]:
+    work = orion.workdir
+    results, go, log = work / f"results-{tag}.jsonl", work / f"go-{tag}", work / f"children-{tag}.log"
+    argv = [sys.executable, "-m", "orion_action", "run", "--config", str(orion.config), "--next",
+            "--", *orion.child_argv(log, seconds=child_seconds)]
+    script = work / "worker.py"
+    script.write_text(WORKER)
+    workers = [subprocess.Popen([sys.executable, str(script), str(results), str(go), json.dumps(argv)],
+                                cwd=work, env=orion.env, stdin=subprocess.DEVNULL)
+               for _ in range(n)]
+    return workers, results, go, log
+
+
+def run_round(orion: Orion, proxy: Proxy, numbers: list[int], tag: str,
+              timeout: float = 150.0) -> list[dict]:
+    workers, results, go, log = start_workers(orion, WORKERS, tag, child_seconds=0.3)
+    try:
+        go.touch()  # all eight at the same moment
+        deadline = time.monotonic() + timeout
+        for w in workers:
+            w.wait(timeout=max(1.0, deadline - time.monotonic()))
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+                w.wait()
+    wait_children_gone(log)
+    runs = [json.loads(line) for line in results.read_text().splitlines()]
+    for r in runs:
+        assert r["rc"] in (0, 75), f"a wrapper exited {r['rc']}:\n{r['stderr']}"
+        assert "Traceback" not in r["stderr"], r["stderr"]
+    assert sum(1 for r in runs if r["rc"] == 75 and "queue is empty" in r["stderr"]) == WORKERS
+    # Exactly once, by the children's own account: one start and one end per issue.
+    events = child_events(log)
+    starts = Counter(int(e["issue"]) for e in events if e["event"] == "start")
+    ends = Counter(int(e["issue"]) for e in events if e["event"] == "end")
+    twice = {n: c for n, c in starts.items() if c > 1}
+    assert not twice, f"issues worked more than once in round {tag}: {twice}"
+    assert sorted(starts) == sorted(numbers), f"issues never worked: {set(numbers) - set(starts)}"
+    assert ends == starts
+    assert sum(1 for r in runs if r["rc"] == 0) == len(numbers)
+    limited = proxy.count(status=403)
+    assert limited == 0, f"{limited} requests were refused: the round outran the rate limit"
+    return runs
+
+
+def check_round(repo: RepoHandle, numbers: list[int], rounds: int) -> None:
+    for n in numbers:
+        v = assert_consistent(repo, n, "ready")
+        finished = [c for c in v.log.claims if c.record.state.value == "finished"]
+        assert len(finished) == rounds, f"#{n}: {len(finished)} finished records after {rounds} rounds"
+        tokens = v.claim_tokens()
+        assert len(tokens) == len(set(tokens)), f"#{n}: a claim comment was posted twice"
+
+
+def contention(orion: Orion, proxy: Proxy, repo: RepoHandle, rounds: int) -> None:
+    numbers = [repo.create_issue(f"work item {i}", ["orion"]) for i in range(ISSUES)]
+    for r in range(1, rounds + 1):
+        if r > 1:
+            requeue_all(repo, numbers)
+        run_round(orion, proxy, numbers, f"round{r}")
+        check_round(repo, numbers, r)
+
+
+def test_eight_workers_twenty_issues_each_worked_exactly_once(orion, proxy, repo):
+    contention(orion, proxy, repo, rounds=1)
+
+
+@pytest.mark.slow
+def test_eight_workers_several_rounds_each_issue_exactly_once_per_round(orion, proxy, repo):
+    contention(orion, proxy, repo, rounds=3)
+    assert proxy.count() < 4500, f"{proxy.count()} requests: close to the 5000/h token budget"
+
+
+def test_two_reconcilers_at_once_requeue_each_dead_claim_once(orion: Orion, proxy: Proxy, repo):
+    """Both reconcilers judge the same dead claims; the proxy holds the first tombstone POST
+    until both have sent theirs, so they really race (the rest race as they come)."""
+    numbers = [repo.create_issue(f"dead {i}", ["orion"]) for i in range(5)]
+    log = orion.workdir / "children.log"
+    runs = [orion.run(n, stage="build", child=orion.child_argv(log)) for n in numbers]
+    wait_child_started(log, n=len(numbers))
+    for run in runs:
+        run.kill(signal.SIGKILL)
+        run.wait(10)
+    wait_children_gone(log)
+
+    hold = proxy.hold("POST", r"/issues/\d+/comments$")
+    first, second = (orion.spawn(["reconcile", "--config", str(orion.config), "--json"])
+                     for _ in range(2))
+    hold.wait_arrived(n=2, timeout=30)
+    hold.release()
+    plans = []
+    for proc in (first, second):
+        assert proc.wait(60) == 0, proc.stderr()
+        assert_clean_stderr(proc)
+        plans.append(proc.json())
+    for n in numbers:
+        acts = actions_of(plans[0], n) + actions_of(plans[1], n)
+        assert acts.count("requeue") == 1, f"#{n}: {acts}"
+        v = assert_consistent(repo, n, "queued")
+        assert len(v.log.tombstones) == 1, f"#{n}: {len(v.log.tombstones)} tombstones"
+        assert v.log.tombstones[0].tombstone.counts_attempt
+    # The loser of each race took its own tombstone back: nothing of it is left to read.
+    wait_until(lambda: all(len(view(repo, n).log.tombstones) == 1 for n in numbers), 5)

@@ -1,0 +1,93 @@
+"""A flaky GitHub: 15 % of requests answered 502/503 and 5 % answered 403 "secondary rate
+limit" with Retry-After: 1, drawn from the proxy's seeded random. Several runs and reconciles
+must still end with the right labels, no duplicate claim comment, no crash, no traceback.
+
+The holder's renew deadline here is 8 s (stale_after 12 s): with 20 % of requests failing a beat
+fails about one time in six, so the fast suite's 2.7 s deadline (two or three failed beats in a
+row) would sometimes, correctly, fence a healthy run, and the outcome would be luck. Eight seconds
+of consecutive failures does not happen at this rate, so every outcome below is determined.
+The killed run is judged on the holder's own machine, so the longer stale_after costs nothing.
+"""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+from faults import (
+    Orion,
+    actions_of,
+    assert_clean_stderr,
+    assert_consistent,
+    view,
+    wait_child_started,
+    wait_children_gone,
+)
+from rig import Proxy, RepoHandle
+
+FLAKY_CONFIG = "heartbeat: {interval: 1, stale_after: 12}\nrun: {kill_grace: 2}\n"
+ANY = r"."
+
+
+def make_flaky(proxy: Proxy, seed: int, lost_responses: bool) -> None:
+    proxy.random.seed(seed)
+    # Rules are tried in order, each with its own draw: 5 % + 7.5 % + 7.5 % overall.
+    proxy.secondary_rate_limit(None, ANY, retry_after=1, probability=0.05)
+    proxy.fail(None, ANY, 502, probability=0.075 / 0.95)
+    proxy.fail(None, ANY, 503, probability=0.075 / (0.95 - 0.075))
+    if lost_responses:  # the write happens, the answer never comes: the worst kind of 5xx
+        for method in ("POST", "PATCH", "DELETE"):
+            proxy.drop(method, ANY, after_forward=True, probability=0.05)
+
+
+def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
+                   lost_responses: bool) -> None:
+    orion.config.write_text(FLAKY_CONFIG)
+    ok1, ok2, bad, killed = (repo.create_issue(f"flaky {i}", ["orion"]) for i in range(4))
+    log = orion.workdir / "children.log"
+    make_flaky(proxy, seed, lost_responses)
+
+    runs = {n: orion.run(n, stage="build", child=orion.child_argv(log, seconds=2.5, exit_code=code))
+            for n, code in ((ok1, 0), (ok2, 0), (bad, 3))}
+    victim = orion.run(killed, stage="build", child=orion.child_argv(log))
+    wait_until_started = wait_child_started(log, n=4, timeout=60)
+    assert {int(e["issue"]) for e in wait_until_started} == {ok1, ok2, bad, killed}
+    victim.kill(signal.SIGKILL)
+    assert victim.wait(10) == -signal.SIGKILL
+    for n, code in ((ok1, 0), (ok2, 0), (bad, 3)):
+        assert runs[n].wait(90) == code, runs[n].stderr()
+    wait_children_gone(log)
+    for run in [*runs.values(), victim]:
+        assert_clean_stderr(run)
+
+    plan = orion.reconcile()
+    assert actions_of(plan, killed) == ["requeue"], plan
+    assert all(actions_of(plan, n) == [] for n in (ok1, ok2, bad)), plan
+    again = orion.run(killed, stage="build", child=orion.child_argv(log, seconds=1.5))
+    assert again.wait(90) == 0, again.stderr()
+    assert_clean_stderr(again)
+    plan = orion.reconcile()
+    assert plan["actions"] == [], plan
+
+    for n, outcome, claims in ((ok1, "ready", 1), (ok2, "ready", 1), (bad, "failed", 1),
+                               (killed, "ready", 2)):
+        v = assert_consistent(repo, n, outcome)
+        assert len(v.log.claims) == claims, f"#{n}: {len(v.log.claims)} claim comments, want {claims}"
+        assert len(v.log.tombstones) == (1 if n == killed else 0), f"#{n}: {v.log.tombstones}"
+        orion_comments = [c for c in v.comments if "<!-- orion-" in c["body"]]
+        assert len(orion_comments) == claims + len(v.log.tombstones)
+    assert view(repo, killed).log.claims[-1].record.attempt == 2
+    faults = [e for e in proxy.log if e.action == "fault"]
+    assert len(faults) >= 10, f"only {len(faults)} faults were injected: the test tested nothing"
+
+
+def test_flaky_api_errors_and_rate_limits(orion, proxy, repo):
+    flaky_scenario(orion, proxy, repo, seed=1729, lost_responses=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [7, 42])
+def test_flaky_api_with_lost_responses_to_writes(orion, proxy, repo, seed):
+    """On top: 5 % of writes happen but their answer is lost (the connection closes), so every
+    retried write must find out what the first try did (a second claim comment is a bug)."""
+    flaky_scenario(orion, proxy, repo, seed=seed, lost_responses=True)

@@ -1,0 +1,95 @@
+"""Partition: the holder is cut off from GitHub while its child runs.
+
+The holder talks to GitHub through its own proxy, which the test cuts off (every request
+blackholed: nothing reaches the emulator, nothing comes back); the reconciler and a second
+worker talk through another proxy in front of the same emulator. The holder must stop its
+child before stale_after (its renew deadline is 2/3 of it); the reconciler, judging from
+another machine, may requeue only after stale_after; the second worker then claims and runs.
+From the children's own timestamps, the two runs never overlap (invariant 1).
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Iterator
+
+import pytest
+from faults import (
+    STALE_AFTER,
+    Machines,
+    Orion,
+    actions_of,
+    assert_clean_stderr,
+    assert_consistent,
+    child_events,
+    last_write_to,
+    spans,
+    until_action,
+    view,
+    wait_child_started,
+    wait_children_gone,
+)
+from rig import Emulator, Proxy, RepoHandle
+
+COMMENT = r"/issues/comments/\d+$"
+
+
+@pytest.fixture
+def other_proxy(emulator: Emulator) -> Iterator[Proxy]:
+    with Proxy(emulator.url, tokens=emulator.tokens,
+               upstream_tokens=emulator.lease_tokens()) as p:
+        yield p
+
+
+def test_cut_off_holder_stops_before_stale_and_the_next_run_never_overlaps(
+        orion: Orion, proxy: Proxy, other_proxy: Proxy, repo: RepoHandle, machines: Machines):
+    n = repo.create_issue("partitioned", ["orion"])
+    log = orion.workdir / "children.log"
+    holder = orion.run(n, stage="build", child=orion.child_argv(log))
+    wait_child_started(log)
+    proxy.wait_for("PATCH", COMMENT, n=3, status=200, timeout=20)  # running, and two beats
+    cid = view(repo, n).log.claims[0].comment_id
+
+    proxy.cut_off(True)
+    cut_at = time.time()
+    # The last beat that may have reached GitHub: any edit that arrived before the cut (one in
+    # flight may still land). Nothing of the holder's reaches GitHub after this.
+    last_beat = max(e.time for e in proxy.matching("PATCH", rf"/issues/comments/{cid}$")
+                    if e.time <= cut_at and (e.status is None or e.status < 300))
+
+    # Seen from another machine, through a proxy that still answers, while the holder may
+    # still be running: keep while the heartbeat is fresh, requeue once it is stale.
+    clear = orion.with_api(other_proxy.url)
+    elsewhere = machines.other()
+
+    def kept_while_fresh(plan: dict, ended: float) -> None:
+        if ended < last_beat + STALE_AFTER:
+            assert actions_of(plan, n) == ["keep"], plan
+
+    _, requeued_at = until_action(clear, n, "requeue", elsewhere, timeout=STALE_AFTER + 20,
+                                  every=kept_while_fresh)
+    assert requeued_at >= last_beat + STALE_AFTER
+    assert last_write_to(proxy, cid) <= last_beat
+
+    second = clear.run(n, child=clear.child_argv(log, seconds=1))
+    assert second.wait(30) == 0, second.stderr()
+    assert_clean_stderr(second)
+
+    # The holder gave up on its own: it stopped the child and exits 76, writing nothing.
+    assert holder.wait(STALE_AFTER + 15) == 76, holder.stderr()
+    assert_clean_stderr(holder)
+    wait_children_gone(log)
+    runs = spans(log)
+    assert len(runs) == 2 and all(r.end is not None for r in runs), runs
+    first, then = runs
+    ends = [e for e in child_events(log) if e["event"] == "end" and e["pid"] == first.pid]
+    assert ends[0].get("signal") == signal.SIGTERM, ends  # stopped, not finished
+    assert first.end < last_beat + STALE_AFTER, (
+        f"the child ran {first.end - last_beat:.1f}s past the last beat (stale after {STALE_AFTER}s)")
+    assert first.end < then.start, f"the two runs overlap: {runs}"
+
+    proxy.cut_off(False)  # the partition heals: the old holder is long gone and writes nothing
+    v = assert_consistent(repo, n, "ready")
+    assert len(v.log.claims) == 2 and len(v.log.tombstones) == 1
+    assert v.log.tombstones[0].tombstone.token == v.log.claims[0].record.token
