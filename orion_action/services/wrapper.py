@@ -140,8 +140,11 @@ class Heartbeat(threading.Thread):
     def run(self) -> None:
         while not self.stop.wait(self.config.heartbeat_interval):
             try:
+                # Count from before the edit was sent: GitHub's updated_at (what a judge ages)
+                # is no earlier than that, however slow the answer was.
+                sent = monotonic()
                 self.beat()
-                self.last_ok = monotonic()
+                self.last_ok = sent
             except NotFound:
                 self.lost = "the claim comment or the issue was deleted"
             except GitHubError as exc:
