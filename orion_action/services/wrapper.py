@@ -7,6 +7,7 @@ claim through a flag, and every decision is taken by the main loop.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import secrets
@@ -16,7 +17,6 @@ import socket
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from orion_action.adapters import actions
@@ -110,7 +110,7 @@ def _child_setup() -> None:  # pragma: no cover - runs in the forked child
         pass
 
 
-@contextmanager
+@contextlib.contextmanager
 def _quiet(beat: Heartbeat | None, timeout: float) -> Iterator[None]:
     """Hold the heartbeat's record lock, if it comes within `timeout`: then no beat in flight
     can overwrite a final record (finished, interrupted) with a running one."""
@@ -439,10 +439,8 @@ class Wrapper:
         deadline = monotonic() + self.config.kill_grace
         while local.group_alive(pgid) and monotonic() < deadline:
             threading.Event().wait(0.1)
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
     def _fenced(self, claim: Claim, child: subprocess.Popen[bytes], why: str, beat: Heartbeat) -> int:
         n = claim.issue

@@ -137,7 +137,8 @@ class Run:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.kill()
-            raise AssertionError(f"wrapper did not exit within {timeout}s; stderr:\n{self.stderr}")
+            raise AssertionError(
+                f"wrapper did not exit within {timeout}s; stderr:\n{self.stderr}") from None
 
     def signal(self, sig: int) -> None:
         os.kill(self.proc.pid, sig)

@@ -15,7 +15,6 @@ import pytest
 from helpers_run import (
     BOT,
     FAILED,
-    LOST,
     NOT_CLAIMED,
     QUEUE,
     READY,
@@ -264,7 +263,7 @@ def test_six_wrappers_at_once_run_the_child_exactly_once(repo, proxy, orion_env,
         # Line all six up at their first read of the issue, so all six see it queued.
         gate = proxy.hold("GET", rf"/issues/{n}$", count=6)
 
-        def start(i: int) -> Run:
+        def start(i: int, children: list[Child] = children, round_: int = round_) -> Run:
             return run(orion_env, tmp_path, config, "--issue", str(n), cmd=children[i].cmd,
                        name=f"r{round_}w{i}")
 
