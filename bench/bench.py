@@ -1,0 +1,410 @@
+"""orion-action benchmark: request costs, reconcile cost and time, recovery latency, the
+wrapper's own footprint, and exactly-once throughput, against the `emulate` GitHub emulator.
+
+    python bench/bench.py [--quick]
+
+Prints a table (each figure next to its target, PASS/MISS) and writes bench/results.json.
+Not a test: a MISS is reported, not raised. Requests are counted two ways: the rig proxy's
+request log (per phase), and the emulator's own per-token X-RateLimit-Remaining counter
+(whole spans; the read costs one request itself, which is subtracted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+for p in (ROOT, ROOT / "tests"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+import psutil  # noqa: E402
+from faults import (  # noqa: E402
+    CHILD_SOURCE,
+    LABELS,
+    Machines,
+    Orion,
+    child_events,
+    create_labels,
+    requeue_all,
+    view,
+    wait_child_started,
+    wait_children_gone,
+)
+from rig import Emulator, Proxy, RepoHandle, orion_env, wait_until  # noqa: E402
+
+from orion_action.core.record import ClaimRecord, Holder, State, render_record  # noqa: E402
+
+FAST = "heartbeat: {interval: 1, stale_after: 4}\nrun: {kill_grace: 2}\n"
+# Live claims for the reconcile benchmark must stay fresh for the whole pass.
+RELAXED = "heartbeat: {interval: 60, stale_after: 600}\nrun: {kill_grace: 2}\n"
+COMMENT = r"/issues/comments/\d+$"
+
+
+class Bench:
+    def __init__(self, emu: Emulator, work: Path, quick: bool):
+        self.emu, self.work, self.quick = emu, work, quick
+        self.child = work / "child.py"
+        self.child.write_text(CHILD_SOURCE)
+        self.results: dict[str, Any] = {}
+        self.rows: list[tuple[str, str, str, str]] = []
+        self._stack: list[Any] = []
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def setup(self, name: str, config: str = FAST) -> tuple[Proxy, RepoHandle, Orion, str]:
+        """A fresh proxy (own upstream token, so its rate-limit counter is ours alone),
+        repository and product runner."""
+        upstream = self.emu.lease_tokens()
+        proxy = Proxy(self.emu.url, tokens=self.emu.tokens, upstream_tokens=upstream).start()
+        self._stack.append(proxy)
+        repo = RepoHandle.create(self.emu, proxy.url, hint=f"bench-{name}")
+        create_labels(repo, ["orion-stage-bench"])
+        d = self.work / name
+        d.mkdir(exist_ok=True)
+        cfg = d / "orion.yml"
+        cfg.write_text(config)
+        runner = Orion(orion_env(repo.full_name, proxy.url, Emulator.BOT_TOKEN), cfg, d, self.child)
+        self._stack.append(runner)
+        return proxy, repo, runner, upstream[Emulator.BOT_TOKEN]
+
+    def close(self) -> None:
+        for thing in reversed(self._stack):
+            if isinstance(thing, Orion):
+                thing.cleanup()
+            else:
+                thing.stop()
+
+    def remaining(self, upstream: str) -> int:
+        """The token's X-RateLimit-Remaining after this read (which costs one request)."""
+        resp = self.emu.request("GET", "/rate_limit", token=upstream)
+        return int(resp.headers["X-RateLimit-Remaining"])
+
+    def row(self, name: str, value: Any, unit: str = "", target: str = "",
+            ok: bool | None = None) -> None:
+        shown = f"{value:.3g}" if isinstance(value, float) else str(value)
+        verdict = "" if ok is None else ("PASS" if ok else "MISS")
+        self.rows.append((name, f"{shown} {unit}".strip(), target, verdict))
+        print(f"  {name:<52} {shown + ' ' + unit:<18} {target:<22} {verdict}", flush=True)
+
+    # -- 1. request costs and the wrapper's footprint (one long run) ------------------------
+
+    def costs_and_footprint(self) -> None:
+        seconds = 10.0 if self.quick else 60.0
+        print(f"\n[1] one run of {seconds:g}s at a 1s heartbeat: claim, beats, finish, RSS, CPU")
+        proxy, repo, orion, upstream = self.setup("costs")
+        n = repo.create_issue("bench: costs", ["orion"])
+        log, go = orion.workdir / "child.log", orion.workdir / "go"
+        before = self.remaining(upstream)
+        started = time.time()
+        run = orion.run(n, child=orion.child_argv(log, until=go))
+        wrapper = psutil.Process(run.pid)
+        (start,) = wait_child_started(log)
+        child_pid = start["pid"]
+        proxy.wait_for("PATCH", COMMENT, n=1, status=200)  # the "running" mark
+        rss_peak, samples = 0, 0
+        cpu0 = wrapper.cpu_times()
+        steady_from = time.time()
+        while time.time() - started < seconds:
+            try:
+                mem = wrapper.memory_info().rss
+                rss_peak = max(rss_peak, mem)
+                samples += 1
+            except psutil.Error:
+                break
+            time.sleep(0.2)  # the sampler's own pace, not a wait for the product
+        cpu1 = wrapper.cpu_times()
+        steady_to = time.time()
+        go.touch()
+        rc = run.wait(60)
+        after = self.remaining(upstream)
+        child_end = next(e["t"] for e in child_events(log) if e["event"] == "end")
+
+        log_ = list(proxy.log)
+        claim = [e for e in log_ if e.time < start["t"]]
+        first_patch = next(i for i, e in enumerate(log_) if e.method == "PATCH")
+        claim_with_mark = log_[: first_patch + 1]  # up to the record saying "running"
+        t_running = log_[first_patch].time
+        beats = [e for e in log_ if t_running < e.time < child_end]
+        patches = sum(1 for e in beats if e.method == "PATCH")
+        finish = [e for e in log_ if e.time >= child_end]
+        total = len(log_)
+        by_counter = before - after - 1
+        per_beat = len(beats) / patches if patches else float("nan")
+        steady_cpu = ((cpu1.user + cpu1.system) - (cpu0.user + cpu0.system)) / (steady_to - steady_from)
+        whole = (cpu1.user + cpu1.system) / (steady_to - started)
+        assert rc == 0, run.stderr()
+        self.results["requests"] = {
+            "claim_to_child_start": len(claim),
+            "claim_incl_running_mark": len(claim_with_mark),
+            "claim_sequence": [f"{e.method} {e.path.split('/', 4)[-1]}" for e in claim_with_mark],
+            "heartbeat_steady_state": round(per_beat, 2),
+            "beats_observed": patches,
+            "finish": len(finish),
+            "finish_sequence": [f"{e.method} {e.path.split('/', 4)[-1]}" for e in finish],
+            "whole_run_by_proxy_log": total,
+            "whole_run_by_rate_limit_counter": by_counter,
+        }
+        self.results["footprint"] = {
+            "run_seconds": round(steady_to - started, 1),
+            "rss_peak_mb": round(rss_peak / 2**20, 1),
+            "rss_samples": samples,
+            "cpu_share_steady_state": round(steady_cpu, 4),
+            "cpu_share_whole_run_incl_startup": round(whole, 4),
+            "wrapper_pid": run.pid, "child_pid": child_pid,
+        }
+        self.row("requests per claim (to the child's start)", len(claim), "req", "<= 6", len(claim) <= 6)
+        self.row("  ... up to the record saying 'running'", len(claim_with_mark), "req", "<= 6",
+                 len(claim_with_mark) <= 6)
+        self.row("requests per heartbeat (steady state)", per_beat, "req", "<= 2", per_beat <= 2)
+        self.row("requests per finish", len(finish), "req")
+        self.row("whole run: proxy log / rate-limit counter", f"{total} / {by_counter}", "req", "equal",
+                 total == by_counter)
+        self.row("wrapper peak RSS", rss_peak / 2**20, "MB", "< 60 MB", rss_peak < 60 * 2**20)
+        self.row("wrapper CPU share (steady state)", 100 * steady_cpu, "% core", "< 1 %", steady_cpu < 0.01)
+        self.row("wrapper CPU share (whole run, incl. start-up)", 100 * whole, "% core")
+
+        # A claim of an issue that already has history (requeued): it reads the comments first.
+        requeue_all(repo, [n])
+        mark = len(proxy.log)
+        log2 = orion.workdir / "again.log"
+        run = orion.run(n, child=orion.child_argv(log2, seconds=0))
+        (start2,) = wait_child_started(log2)
+        assert run.wait(60) == 0, run.stderr()
+        again = [e for e in proxy.log[mark:] if e.time < start2["t"]]
+        self.results["requests"]["claim_of_requeued_issue_to_child_start"] = len(again)
+        self.results["requests"]["claim_of_requeued_issue_sequence"] = [
+            f"{e.method} {e.path.split('/', 4)[-1]}" for e in again]
+        self.row("requests per claim of a requeued issue (to start)", len(again), "req", "<= 6",
+                 len(again) <= 6)
+
+    # -- 2. one reconcile pass over N live claims -------------------------------------------
+
+    def live_claims(self, repo: RepoHandle, count: int) -> list[int]:
+        """N issues held by fresh, valid claim records of a holder on another machine."""
+        holder = Holder(host="bench-elsewhere", boot_id="00000000-0000-4000-8000-000000000000",
+                        machine_id="0" * 32, pid_ns="4026530000", pid=4242, pid_start=1.0e9)
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+        def one(i: int) -> int:
+            n = repo.create_issue(f"bench: live {i}", [LABELS.working])
+            record = ClaimRecord(token=os.urandom(12).hex(), state=State.RUNNING, holder=holder,
+                                 started_at=now, heartbeat_at=now, beats=1, interval=60.0,
+                                 stale_after=600.0, child_pid=4243)
+            repo.comment(n, render_record(record))
+            return n
+
+        with ThreadPoolExecutor(8) as pool:
+            return list(pool.map(one, range(count)))
+
+    def reconcile_passes(self) -> None:
+        sizes = [10, 50] if self.quick else [10, 50, 200]
+        print(f"\n[2] one reconcile pass over N live claims, nothing to repair (N = {sizes})")
+        out = {}
+        for size in sizes:
+            proxy, repo, orion, upstream = self.setup(f"reconcile-{size}", RELAXED)
+            numbers = self.live_claims(repo, size)
+            before = self.remaining(upstream)
+            t0 = time.monotonic()
+            plan = orion.reconcile(timeout=600)
+            wall = time.monotonic() - t0
+            after = self.remaining(upstream)
+            keeps = sum(1 for a in plan["actions"] if a["action"] == "keep")
+            assert keeps == size, plan
+            assert all(view(repo, n).has_lock for n in numbers[:3])
+            by_log, by_counter = len(proxy.log), before - after - 1
+            spent = self._own_count(orion)
+            target = math.ceil(size / 100) + size + 1
+            out[str(size)] = {"requests_by_proxy_log": by_log, "requests_by_rate_limit_counter": by_counter,
+                              "requests_reported_by_the_command": spent, "target": target,
+                              "wall_seconds": round(wall, 2),
+                              "ms_per_claim": round(1000 * wall / size, 1)}
+            self.row(f"reconcile pass, N={size}: requests", by_log, "req", f"<= {target}", by_log <= target)
+            self.row(f"reconcile pass, N={size}: wall time", wall, "s")
+        self.results["reconcile_pass"] = out
+
+    @staticmethod
+    def _own_count(orion: Orion) -> int | None:
+        """What the command itself says it spent ("this command used N API requests")."""
+        for proc in reversed(orion.procs):
+            for line in proc.stderr().splitlines():
+                if "this command used" in line:
+                    try:
+                        return int(line.split("this command used", 1)[1].split()[0])
+                    except ValueError:
+                        return None
+        return None
+
+    # -- 3. recovery latency ---------------------------------------------------------------
+
+    def recovery(self) -> None:
+        reps = 2 if self.quick else 3
+        print(f"\n[3] recovery: SIGKILL -> queued again, reconcile loop every 0.5s ({reps} runs each)")
+        machines_ok = os.geteuid() == 0 and shutil.which("unshare") is not None
+        out: dict[str, Any] = {}
+        for judge in ("same_machine", "another_machine"):
+            if judge == "another_machine" and not machines_ok:
+                out[judge] = {"skipped": "needs root and unshare to simulate another machine"}
+                self.row("recovery latency, another machine", "n/a", "", "needs root + unshare")
+                continue
+            times = []
+            for rep in range(reps):
+                times.append(self._recover_once(judge, rep))
+            out[judge] = {"seconds": [round(t, 2) for t in times], "median": round(statistics.median(times), 2),
+                          "max": round(max(times), 2)}
+            target = "one pass" if judge == "same_machine" else "stale_after (4s) + one pass"
+            self.row(f"recovery latency, {judge.replace('_', ' ')} (median)", statistics.median(times), "s", target)
+        out["config"] = {"interval_s": 1, "stale_after_s": 4, "loop_period_s": 0.5}
+        self.results["recovery"] = out
+
+    def _recover_once(self, judge: str, rep: int) -> float:
+        proxy, repo, orion, _ = self.setup(f"recover-{judge}-{rep}")
+        n = repo.create_issue("bench: recovery", ["orion"])
+        log = orion.workdir / "child.log"
+        run = orion.run(n, child=orion.child_argv(log))
+        wait_child_started(log)
+        proxy.wait_for("PATCH", COMMENT, n=2, status=200)  # running and one beat
+        prefix = Machines(orion.workdir).other() if judge == "another_machine" else []
+        loop = self._reconcile_loop(orion, prefix)
+        try:
+            t_kill = time.monotonic()
+            run.kill(signal.SIGKILL)
+            run.wait(10)
+
+            def queued() -> bool:
+                labels = set(repo.labels(n))
+                return LABELS.queue in labels and LABELS.working not in labels
+
+            wait_until(queued, timeout=60, interval=0.05)
+            latency = time.monotonic() - t_kill
+        finally:
+            loop.send_signal(signal.SIGTERM)
+            loop.wait(30)
+        wait_children_gone(log)
+        return latency
+
+    def _reconcile_loop(self, orion: Orion, prefix: list[str]) -> subprocess.Popen[bytes]:
+        """`reconcile` every 0.5 s (start to start, or back to back when a pass is slower)."""
+        argv = [*prefix, sys.executable, "-m", "orion_action", "reconcile", "--config", str(orion.config)]
+        script = (
+            "import signal, subprocess, sys, time\n"
+            "signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\n"
+            f"argv = {argv!r}\n"
+            "while True:\n"
+            "    t = time.monotonic()\n"
+            "    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+            "    time.sleep(max(0.0, 0.5 - (time.monotonic() - t)))\n")
+        return subprocess.Popen([sys.executable, "-c", script], cwd=orion.workdir, env=orion.env,
+                                stdin=subprocess.DEVNULL)
+
+    # -- 4. exactly-once throughput ---------------------------------------------------------
+
+    def throughput(self) -> None:
+        rounds = 1 if self.quick else 2
+        issues, workers, child_s = 20, 8, 0.3
+        print(f"\n[4] exactly-once throughput: {issues} issues, {workers} workers, child {child_s}s, "
+              f"{rounds} round(s)")
+        proxy, repo, orion, upstream = self.setup("throughput")
+        numbers = [repo.create_issue(f"bench: item {i}", ["orion"]) for i in range(issues)]
+        rates, reqs, once = [], [], True
+        for r in range(rounds):
+            if r:
+                requeue_all(repo, numbers)
+            mark = len(proxy.log)
+            log = orion.workdir / f"children-{r}.log"
+            go = orion.workdir / f"go-{r}"
+            argv = [sys.executable, "-m", "orion_action", "run", "--config", str(orion.config), "--next",
+                    "--", *orion.child_argv(log, seconds=child_s)]
+            worker = ("import os, subprocess, sys, time\n"
+                      f"argv = {argv!r}\n"
+                      f"while not os.path.exists({str(go)!r}):\n    time.sleep(0.01)\n"
+                      "for _ in range(200):\n"
+                      "    p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)\n"
+                      "    if p.returncode == 75 and 'queue is empty' in p.stderr:\n        break\n")
+            procs = [subprocess.Popen([sys.executable, "-c", worker], cwd=orion.workdir, env=orion.env)
+                     for _ in range(workers)]
+            t0 = time.monotonic()
+            go.touch()
+            for p in procs:
+                p.wait(timeout=300)
+            wall = time.monotonic() - t0
+            wait_children_gone(log)
+            starts = [int(e["issue"]) for e in child_events(log) if e["event"] == "start"]
+            once = once and sorted(starts) == sorted(numbers)
+            rates.append(issues / wall * 60)
+            reqs.append(len(proxy.log) - mark)
+        self.results["throughput"] = {
+            "issues": issues, "workers": workers, "child_seconds": child_s, "rounds": rounds,
+            "issues_per_minute": [round(x, 1) for x in rates], "exactly_once": once,
+            "requests_per_round": reqs, "requests_per_issue": [round(x / issues, 1) for x in reqs]}
+        self.row("exactly-once throughput (8 workers)", statistics.mean(rates), "issues/min",
+                 "each issue once", once)
+        self.row("  requests per issue worked (all workers)", statistics.mean(reqs) / issues, "req")
+
+
+def machine() -> dict[str, Any]:
+    lock = ROOT / "tests" / "package-lock.json"
+    emulate = None
+    try:
+        emulate = json.loads(lock.read_text())["packages"]["node_modules/emulate"]["version"]
+    except (OSError, KeyError, ValueError):
+        pass
+    return {"nproc": os.cpu_count(), "python": platform.python_version(),
+            "platform": platform.platform(), "cpu": platform.processor() or platform.machine(),
+            "memory_gb": round(psutil.virtual_memory().total / 2**30, 1), "emulate": emulate}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="shorter run (CI): N in {10, 50}, 10 s run")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
+    args = parser.parse_args()
+    t0 = time.monotonic()
+    print(f"orion-action benchmark ({'quick' if args.quick else 'full'}) on {os.cpu_count()} CPUs, "
+          f"Python {platform.python_version()}")
+    print(f"  {'figure':<52} {'value':<18} {'target':<22} verdict")
+    work = Path(tempfile.mkdtemp(prefix="orion-bench-"))
+    try:
+        with Emulator() as emu:
+            bench = Bench(emu, work, args.quick)
+            try:
+                bench.costs_and_footprint()
+                bench.reconcile_passes()
+                bench.recovery()
+                bench.throughput()
+            finally:
+                bench.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    misses = [r for r in bench.rows if r[3] == "MISS"]
+    result = {"mode": "quick" if args.quick else "full",
+              "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "machine": machine(), "wall_seconds": round(time.monotonic() - t0, 1),
+              "targets": {"heartbeat_requests": 2, "claim_requests": 6,
+                          "reconcile_pass_requests": "ceil(N/100) + N + 1",
+                          "wrapper_rss_mb": 60, "wrapper_cpu_share": 0.01},
+              **bench.results,
+              "table": [dict(zip(("figure", "value", "target", "verdict"), r)) for r in bench.rows],
+              "misses": [r[0] for r in misses]}
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\n{len(misses)} MISS(es); wrote {args.out} in {result['wall_seconds']}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
