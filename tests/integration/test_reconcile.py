@@ -437,3 +437,27 @@ def test_a_claim_that_appears_while_the_pass_runs_keeps_the_labels(orion: Orion,
     assert f"a new claim (comment {newcomer}) appeared while the pass ran" == entry["reason"]
     assert tombstones(repo, n) == []
     assert labels(repo, n) == {"orion-working"}
+
+
+def test_a_pass_killed_between_tombstone_and_labels_is_finished_by_the_next(orion: Orion, repo, proxy):
+    n = queued_issue(repo)
+    w = orion.running(n, stage="build")
+    w.kill()
+    hold = proxy.hold("POST", rf"/issues/{n}/labels$")
+    crashed = subprocess.Popen(orion.argv("reconcile"), env=orion.env, cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        hold.wait_arrived(timeout=20)
+    finally:
+        crashed.kill()
+        crashed.wait()
+    hold.release(drop=True)
+    assert len(tombstones(repo, n)) == 1
+    assert labels(repo, n) == {"orion-working", "orion-stage-build"}
+
+    entry = orion.action(n)
+    assert entry["action"] == "requeue", entry
+    assert "finishing an earlier release whose label move did not happen" in entry["reason"]
+    assert labels(repo, n) == {"orion"}
+    assert len(tombstones(repo, n)) == 1  # no second tombstone, no second attempt spent
+    assert orion.running(n).record.attempt == 2
