@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -45,14 +46,43 @@ def this_machine() -> Machine:
     )
 
 
-def process_start(pid: int) -> float | None:
-    """Start time of the process now at `pid`, or None if there is none (or only a zombie)."""
+class _Hidden(Exception):
+    """A process exists but this user may not read it (another user under hidepid, or AccessDenied)."""
+
+
+def _unseen(signal_it: Callable[[int, int], None], ident: int) -> bool:
+    """Whether `ident` names processes we cannot see: signal 0 is refused, not unanswered."""
+    try:
+        signal_it(ident, 0)
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _start(pid: int) -> float | None:
     try:
         p = psutil.Process(pid)
         if p.status() == psutil.STATUS_ZOMBIE:
             return None
         return p.create_time()
-    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+    except psutil.ZombieProcess:
+        return None
+    except psutil.AccessDenied:
+        raise _Hidden from None
+    except psutil.NoSuchProcess:
+        if _unseen(os.kill, pid):
+            raise _Hidden from None
+        return None
+
+
+def process_start(pid: int) -> float | None:
+    """Start time of the process now at `pid`, or None if there is none (or only a zombie,
+    or one we may not read)."""
+    try:
+        return _start(pid)
+    except _Hidden:
         return None
 
 
@@ -69,8 +99,18 @@ def group_alive(pgid: int | None) -> bool:
     return False
 
 
-def sight(pid: int, child_pgid: int | None) -> ProcessSighting:
-    return ProcessSighting(wrapper_start=process_start(pid), child_group_alive=group_alive(child_pgid))
+def sight(pid: int, child_pgid: int | None) -> ProcessSighting | None:
+    """What this process table says about a holder's pids; None when it cannot tell, because
+    the process at `pid` or the child's group exists but is hidden from us (/proc mounted
+    with hidepid, the wrapper run by another user). A hidden process is not a dead one."""
+    try:
+        start = _start(pid)
+    except _Hidden:
+        return None
+    alive = group_alive(child_pgid)
+    if not alive and child_pgid and _unseen(os.killpg, child_pgid):
+        return None
+    return ProcessSighting(wrapper_start=start, child_group_alive=alive)
 
 
 def this_holder() -> Holder:

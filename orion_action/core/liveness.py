@@ -62,7 +62,7 @@ class ProcessSighting:
 @dataclass(frozen=True)
 class Observations:
     machine: Machine | None = None
-    processes: ProcessSighting | None = None
+    processes: ProcessSighting | None = None  # None: not read, or the holder is hidden from us
     run_status: str | None = None  # the recorded Actions run's status; None: no observation
 
 
@@ -123,10 +123,14 @@ def judge(
         return Verdict(
             Liveness.UNKNOWN, f"the heartbeat is {-age:.0f}s in the future by GitHub's clock"
         )
-    if same_process_table(h, seen.machine):
+    unseen = ""
+    if same_process_table(h, seen.machine) and seen.processes is None:
+        # The holder's own process table, but it hides the holder from us (another user under
+        # /proc hidepid): no observation, as from another machine; the weaker ones decide.
+        unseen = "; this machine's process table does not show the holder"
+    elif same_process_table(h, seen.machine):
         p = seen.processes
-        if p is None:
-            return Verdict(Liveness.UNKNOWN, "the local process table could not be read")
+        assert p is not None
         if p.wrapper_start is not None and abs(p.wrapper_start - h.pid_start) <= START_TIME_TOLERANCE_S:
             return Verdict(Liveness.ALIVE, f"wrapper pid {h.pid} is running on this machine")
         if p.child_group_alive:
@@ -148,10 +152,11 @@ def judge(
     shown_age = max(age, 0.0)
     if age > limit:
         return Verdict(
-            Liveness.DEAD, f"no heartbeat for {shown_age:.0f}s (stale after {limit:g}s)"
+            Liveness.DEAD, f"no heartbeat for {shown_age:.0f}s (stale after {limit:g}s){unseen}"
         )
     return Verdict(
-        Liveness.ALIVE, f"last heartbeat {shown_age:.0f}s ago on GitHub's clock (stale after {limit:g}s)"
+        Liveness.ALIVE,
+        f"last heartbeat {shown_age:.0f}s ago on GitHub's clock (stale after {limit:g}s){unseen}",
     )
 
 

@@ -324,6 +324,10 @@ def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, prox
             assert "warning: heartbeats would use more than 80% of the token's budget" in result.stderr
             assert "raise heartbeat.interval to at least" in result.stderr
 
+        in_actions = orion.run("status", env={**orion.env, "GITHUB_ACTIONS": "true"})
+        assert any(line.startswith("::warning title=orion-action%3A request budget::heartbeats would use")
+                   for line in in_actions.stdout.splitlines()), in_actions.stdout
+
         slow = write_config(tmp_path, interval=60, stale_after=600, name="slow.yml")
         calm = orion.run("reconcile", config=slow)
         assert "2 live claim(s) heartbeat every 60s: about 240 requests/hour" in calm.stderr

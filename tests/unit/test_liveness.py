@@ -78,8 +78,14 @@ ROWS = [
     Row("same table, pid reused and child group alive: unknown", Liveness.UNKNOWN,
         "process group 4243 is still running",
         seen=obs(SAME, ProcessSighting(HOLDER.pid_start + 99, child_group_alive=True))),
-    Row("same table, process table unreadable: unknown", Liveness.UNKNOWN,
-        "the local process table could not be read", seen=obs(SAME, None)),
+    Row("same table but the holder is hidden from us: heartbeat decides", Liveness.ALIVE,
+        "last heartbeat 5s ago on GitHub's clock (stale after 60s); this machine's process table "
+        "does not show the holder", seen=obs(SAME, None)),
+    Row("same table, holder hidden, stale: dead by heartbeat", Liveness.DEAD,
+        "no heartbeat for 61s (stale after 60s); this machine's process table", age=61,
+        seen=obs(SAME, None)),
+    Row("same table, holder hidden, Actions run completed: dead", Liveness.DEAD,
+        "Actions run 77 has completed", record=ACTIONS, age=20, seen=obs(SAME, None, "completed")),
     # 2. Rebooted: same machine id and host name, new boot id.
     Row("rebooted: dead even with a fresh heartbeat", Liveness.DEAD,
         "host runner-1 rebooted since the claim (new boot id)", age=0, seen=obs(REBOOTED)),
@@ -269,3 +275,61 @@ def test_the_machine_adapter_falls_back_to_a_boot_time_id(monkeypatch, tmp_path)
     assert fallback.startswith(BOOT_TIME_PREFIX) and fallback != real
     assert same_boot(fallback, machine.boot_id()) is True
     assert same_boot(fallback, real) is False and same_boot("", real) is None
+
+
+# -- the machine adapter's sightings -------------------------------------------------------------
+
+
+def test_sight_of_a_live_and_of_an_exited_process() -> None:
+    import os
+    import subprocess
+
+    from orion_action.adapters import machine
+
+    me = machine.sight(os.getpid(), None)
+    assert me is not None and me.wrapper_start == pytest.approx(machine.this_holder().pid_start, abs=1)
+    child = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        seen = machine.sight(child.pid, child.pid)
+        assert seen is not None and seen.wrapper_start is not None and seen.child_group_alive
+    finally:
+        child.kill()
+        child.wait()
+    gone = machine.sight(child.pid, child.pid)
+    assert gone == ProcessSighting(wrapper_start=None, child_group_alive=False)
+
+
+def test_a_process_hidden_from_us_is_no_sighting(monkeypatch) -> None:
+    """/proc mounted with hidepid, the wrapper run by another user: psutil sees nothing, but
+    signal 0 is refused (EPERM), not unanswered (ESRCH). That is not a dead process."""
+    import psutil
+
+    from orion_action.adapters import machine
+
+    def hidden(pid: int):
+        raise psutil.NoSuchProcess(pid)
+
+    def refuse(ident: int, sig: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    def absent(ident: int, sig: int) -> None:
+        raise ProcessLookupError(3, "No such process")
+
+    monkeypatch.setattr(machine.psutil, "Process", hidden)
+    monkeypatch.setattr(machine.psutil, "process_iter", lambda *a, **k: iter(()))
+    monkeypatch.setattr(machine.os, "kill", refuse)
+    monkeypatch.setattr(machine.os, "killpg", absent)
+    assert machine.sight(4242, 4243) is None
+    assert machine.process_start(4242) is None
+
+    monkeypatch.setattr(machine.os, "kill", absent)
+    assert machine.sight(4242, 4243) == ProcessSighting(None, False)  # provably gone
+    monkeypatch.setattr(machine.os, "killpg", refuse)  # the child's group is hidden
+    assert machine.sight(4242, 4243) is None
+    assert machine.sight(4242, None) == ProcessSighting(None, False)
+
+    def denied(pid: int):
+        raise psutil.AccessDenied(pid)
+
+    monkeypatch.setattr(machine.psutil, "Process", denied)
+    assert machine.sight(4242, None) is None
