@@ -8,6 +8,7 @@ killed, with its child's process group, when the test ends.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -203,10 +204,8 @@ class Wrapper:
             self.proc.wait()
         for pgid in (self.proc.pid, child):
             if pgid:
-                try:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(pgid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
 
 
 @dataclass
@@ -325,7 +324,8 @@ def remote_holder(host: str = "far-away") -> Holder:
 def post_claim(repo: RepoHandle, n: int, holder: Holder, *, state: State = State.RUNNING,
                exit_code: int | None = None, interval: float = 1, stale_after: float = 4,
                stage: str | None = None, lock: bool = True, token: str | None = None,
-               child_pid: int | None = None, author_token: str = Emulator.BOT_TOKEN) -> tuple[int, ClaimRecord]:
+               child_pid: int | None = None,
+               author_token: str = Emulator.BOT_TOKEN) -> tuple[int, ClaimRecord]:
     """Write a claim record on issue n as ``author_token`` and (``lock``) take the lock."""
     import secrets
 
@@ -341,8 +341,6 @@ def post_claim(repo: RepoHandle, n: int, holder: Holder, *, state: State = State
     cid = repo.comment(n, render_record(record), token=author_token)
     if lock:
         repo.add_label(n, "orion-working", *([f"orion-stage-{stage}"] if stage else []))
-        try:
+        with contextlib.suppress(AssertionError):  # it was not queued
             repo.remove_label(n, "orion")
-        except AssertionError:
-            pass  # it was not queued
     return cid, record

@@ -2,6 +2,8 @@
 Linux namespaces (tests/namespaces.py): another host, this host after a reboot, another
 container on the same kernel. The holders are real wrappers on this machine."""
 
+# ruff: noqa: F811  (the `orion` fixture is imported, then named as a parameter)
+
 from __future__ import annotations
 
 import json

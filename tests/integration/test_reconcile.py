@@ -5,6 +5,8 @@ Wrappers and their children are real subprocesses killed with SIGKILL; the recon
 test_machines.py). Nothing here sleeps for a fixed time: it waits on conditions.
 """
 
+# ruff: noqa: F811  (the `orion` fixture is imported, then named as a parameter)
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,7 @@
 """`status` (reads only) and `release` (by hand) against the emulator (DESIGN.md section 9)."""
 
+# ruff: noqa: F811  (the `orion` fixture is imported, then named as a parameter)
+
 from __future__ import annotations
 
 import json

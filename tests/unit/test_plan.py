@@ -128,8 +128,8 @@ ROWS = [
         {"a": DEAD, "b": UNKNOWN}, Action.REPORT, "still running", remove=(), holder="b"),
     Row("alive beats unknown: keep", log(claim(1, "a"), claim(2, "b")),
         {"a": UNKNOWN, "b": ALIVE}, Action.KEEP, "is running", remove=(), holder="b"),
-    Row("no record: report", log(), {}, Action.REPORT, "the lock label is on but there is no trusted claim record",
-        remove=()),
+    Row("no record: report", log(), {}, Action.REPORT,
+        "the lock label is on but there is no trusted claim record", remove=()),
     Row("only a lost record (gave up before running): back to the queue",
         log(claim(1, "a", State.LOST)), {}, Action.REQUEUE, "the last claim gave up before it ran",
         add=("orion",), holder="a"),
@@ -153,8 +153,9 @@ ROWS = [
     Row("earlier give_up tombstone, labels never moved: finish the give_up",
         log(claim(1, "a"), tomb(2, "a", ReleaseAction.GIVE_UP)), {}, Action.GIVE_UP,
         "finishing an earlier release", add=("orion-failed",), holder="a"),
-    Row("earlier hand release, labels never moved: requeue", log(claim(1, "a"), tomb(2, "a", ReleaseAction.RELEASE)),
-        {}, Action.REQUEUE, "finishing an earlier release", add=("orion",), holder="a"),
+    Row("earlier hand release, labels never moved: requeue",
+        log(claim(1, "a"), tomb(2, "a", ReleaseAction.RELEASE)), {}, Action.REQUEUE,
+        "finishing an earlier release", add=("orion",), holder="a"),
     Row("tombstone after a finished record wins", log(claim(1, "a", State.FINISHED, 0), claim(2, "b"),
                                                        tomb(3, "b")),
         {}, Action.REQUEUE, "finishing an earlier release", add=("orion",), holder="b"),
@@ -225,8 +226,8 @@ def histories(draw):
             token = f"t{cid}"
             tokens.append(token)
             state = draw(states)
-            entries.append(claim(cid, token, state, draw(st.integers(0, 3)) if state is State.FINISHED else None,
-                                 updated=cid + draw(st.integers(0, 20))))
+            code = draw(st.integers(0, 3)) if state is State.FINISHED else None
+            entries.append(claim(cid, token, state, code, updated=cid + draw(st.integers(0, 20))))
     history = log(*entries, untrusted=tuple(draw(st.lists(st.integers(100, 200), max_size=2))))
     verdicts = {c.record.token: draw(verdicts_st) for c in history.open_claims()}
     return history, verdicts
