@@ -127,7 +127,9 @@ def test_finished_record_whose_label_move_never_happened_is_completed(orion: Ori
     assert labels(repo, n) == {"orion-working", "orion-stage-s1"}
     m, _ = _finish_without_label_move(orion, repo, tmp_path, 3,
                                       ("DELETE", r"/issues/{n}/labels/orion-working$"))
-    assert labels(repo, m) == {"orion-working", "orion-stage-s1", "orion-failed"}
+    # The target label is on, the lock still is (the stage label may be gone already).
+    assert {"orion-working", "orion-failed"} <= labels(repo, m) <= {
+        "orion-working", "orion-stage-s1", "orion-failed"}
 
     plan = orion.reconcile()
     by_issue = {a["issue"]: a for a in plan["actions"]}
