@@ -61,7 +61,10 @@ class IssueLog:
         """Dead releases since the issue last finished: the retry budget spent so far."""
         finished = [c.comment_id for c in self.claims if c.record.state is State.FINISHED]
         since = max(finished, default=0)
-        return sum(1 for t in self.tombstones if t.tombstone.counts_attempt and t.comment_id > since)
+        # Distinct claims, not tombstones: a reconciler killed before it took back its duplicate
+        # tombstone leaves two for one death.
+        return len({t.tombstone.token for t in self.tombstones
+                    if t.tombstone.counts_attempt and t.comment_id > since})
 
 
 def read_log(comments: Iterable[Comment], trusted: frozenset[str]) -> IssueLog:

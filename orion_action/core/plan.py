@@ -52,9 +52,10 @@ class Plan:
 
 
 def _lock_labels(labels: Labels, on_issue: frozenset[str]) -> tuple[str, ...]:
-    """The lock and every stage label: they go together (stage labels are display only)."""
+    """The lock and every stage label: they go together (stage labels are display only).
+    The lock comes last: a pass killed halfway leaves it on, so the next pass finishes."""
     stages = sorted(n for n in on_issue if n.startswith(labels.stage_prefix))
-    return tuple(n for n in (labels.working, *stages) if n in on_issue)
+    return tuple(n for n in (*stages, labels.working) if n in on_issue)
 
 
 def plan_issue(

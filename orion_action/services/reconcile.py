@@ -164,7 +164,9 @@ class Reconciler:
             number, Action.REQUEUE, reason, holder=open_claims[0] if open_claims else None,
             release=open_claims, counts_attempt=not blocking,
             add_labels=(lab.queue,) if issue.is_open else (),  # a closed issue is not work
-            remove_labels=tuple(x for x in issue.labels if x == lab.working or x.startswith(lab.stage_prefix)),
+            remove_labels=tuple(sorted(  # the lock last: a release killed halfway leaves it on
+                (x for x in issue.labels if x == lab.working or x.startswith(lab.stage_prefix)),
+                key=lambda x: x == lab.working)),
         )
         for entry in plan.release:
             tomb = Tombstone(token=entry.record.token, action=ReleaseAction.RELEASE, reason=reason,

@@ -268,7 +268,8 @@ class Wrapper:
         try:
             if ended.record.state is State.INTERRUPTED:
                 self.gh.add_labels(claim.issue, [lab.queue])
-            for name in filter(None, [lab.working, lab.stage(claim.record.stage)]):
+            # The lock goes last: while it is on, a reconcile pass can finish the job.
+            for name in filter(None, [lab.stage(claim.record.stage), lab.working]):
                 self.gh.remove_label(claim.issue, name)
         except GitHubError as exc:
             self.log(f"#{claim.issue}: could not take our stale lock off ({exc}); the reconciler will")
@@ -477,9 +478,9 @@ class Wrapper:
                 )
                 quick.edit_comment(claim.comment_id, render_record(claim.record))
             quick.add_labels(n, [lab.queue])
-            quick.remove_label(n, lab.working)
-            if lab.stage(claim.record.stage):
+            if lab.stage(claim.record.stage):  # before the lock: see _finish
                 quick.remove_label(n, lab.stage(claim.record.stage) or "")
+            quick.remove_label(n, lab.working)
             self.log(f"#{n}: handed back to the queue")
         except GitHubError as exc:
             self.log(f"#{n}: could not hand the issue back ({exc}); the reconciler will")
@@ -511,10 +512,12 @@ class Wrapper:
                     self.log(f"#{n}: finished with exit code {code}, but {why}; leaving the labels")
                     return code
             self.gh.add_labels(n, [target])
-            self.gh.remove_label(n, lab.working)
+            # The stage label before the lock: a crash in between must leave the lock on, which
+            # brings the reconciler back (it only visits issues carrying the lock).
             stage = lab.stage(claim.record.stage)
             if stage:
                 self.gh.remove_label(n, stage)
+            self.gh.remove_label(n, lab.working)
         except GitHubError as exc:
             self.log(f"#{n}: finished, but moving the labels failed ({exc}); the reconciler will")
             return code
