@@ -12,6 +12,7 @@ request log (per phase), and the emulator's own per-token X-RateLimit-Remaining 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -265,10 +266,11 @@ class Bench:
             times = []
             for rep in range(reps):
                 times.append(self._recover_once(judge, rep))
-            out[judge] = {"seconds": [round(t, 2) for t in times], "median": round(statistics.median(times), 2),
+            median = statistics.median(times)
+            out[judge] = {"seconds": [round(t, 2) for t in times], "median": round(median, 2),
                           "max": round(max(times), 2)}
             target = "one pass" if judge == "same_machine" else "stale_after (4s) + one pass"
-            self.row(f"recovery latency, {judge.replace('_', ' ')} (median)", statistics.median(times), "s", target)
+            self.row(f"recovery latency, {judge.replace('_', ' ')} (median)", median, "s", target)
         out["config"] = {"interval_s": 1, "stale_after_s": 4, "loop_period_s": 0.5}
         self.results["recovery"] = out
 
@@ -334,7 +336,8 @@ class Bench:
                       f"argv = {argv!r}\n"
                       f"while not os.path.exists({str(go)!r}):\n    time.sleep(0.01)\n"
                       "for _ in range(200):\n"
-                      "    p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)\n"
+                      "    p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,\n"
+                      "                       text=True)\n"
                       "    if p.returncode == 75 and 'queue is empty' in p.stderr:\n        break\n")
             procs = [subprocess.Popen([sys.executable, "-c", worker], cwd=orion.workdir, env=orion.env)
                      for _ in range(workers)]
@@ -360,10 +363,8 @@ class Bench:
 def machine() -> dict[str, Any]:
     lock = ROOT / "tests" / "package-lock.json"
     emulate = None
-    try:
+    with contextlib.suppress(OSError, KeyError, ValueError):
         emulate = json.loads(lock.read_text())["packages"]["node_modules/emulate"]["version"]
-    except (OSError, KeyError, ValueError):
-        pass
     return {"nproc": os.cpu_count(), "python": platform.python_version(),
             "platform": platform.platform(), "cpu": platform.processor() or platform.machine(),
             "memory_gb": round(psutil.virtual_memory().total / 2**30, 1), "emulate": emulate}
@@ -399,7 +400,8 @@ def main() -> int:
                           "reconcile_pass_requests": "ceil(N/100) + N + 1",
                           "wrapper_rss_mb": 60, "wrapper_cpu_share": 0.01},
               **bench.results,
-              "table": [dict(zip(("figure", "value", "target", "verdict"), r)) for r in bench.rows],
+              "table": [dict(zip(("figure", "value", "target", "verdict"), r, strict=True))
+                        for r in bench.rows],
               "misses": [r[0] for r in misses]}
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(f"\n{len(misses)} MISS(es); wrote {args.out} in {result['wall_seconds']}s")

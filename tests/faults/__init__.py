@@ -7,6 +7,7 @@ Nothing here sleeps for a fixed time: everything waits on a condition with a tim
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -198,14 +199,13 @@ class Orion:
         return proc.json()
 
     def cleanup(self) -> None:
-        """Kill what the test left running: our own wrappers (by pid) and their children."""
+        """Kill what the test left running: our own wrappers, by pid (their children die with
+        them: PR_SET_PDEATHSIG)."""
         for proc in self.procs:
             if proc.popen.poll() is None:
                 proc.popen.kill()
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.popen.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
 
 
 def assert_clean_stderr(proc: Proc) -> None:
@@ -215,6 +215,44 @@ def assert_clean_stderr(proc: Proc) -> None:
 
 def actions_of(plan: dict[str, Any], issue: int) -> list[str]:
     return [a["action"] for a in plan["actions"] if a["issue"] == issue]
+
+
+# -- workers: `run --next` in a loop --------------------------------------------------------
+
+WORKERS = 8
+
+# A worker: wait for the start signal, then `run --next` until it exits 75 because the queue
+# is empty (75 for a lost race means: try again). Every wrapper's exit code goes to `results`.
+WORKER = r'''
+import json, os, subprocess, sys, time
+results, go, argv = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+while not os.path.exists(go):
+    time.sleep(0.01)
+for attempt in range(200):
+    p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    line = json.dumps({"pid": os.getpid(), "rc": p.returncode, "stderr": p.stderr}) + "\n"
+    fd = os.open(results, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.write(fd, line.encode())
+    os.close(fd)
+    if p.returncode == 75 and "queue is empty" in p.stderr:
+        break
+'''
+
+
+def start_workers(orion: Orion, n: int, tag: str, child_seconds: float
+                  ) -> tuple[list[subprocess.Popen[bytes]], Path, Path, Path]:
+    """`n` worker processes, waiting for the file `go` to exist; returns them, the results
+    file, `go`, and the children's log."""
+    work = orion.workdir
+    results, go, log = work / f"results-{tag}.jsonl", work / f"go-{tag}", work / f"children-{tag}.log"
+    argv = [sys.executable, "-m", "orion_action", "run", "--config", str(orion.config), "--next",
+            "--", *orion.child_argv(log, seconds=child_seconds)]
+    script = work / "worker.py"
+    script.write_text(WORKER)
+    workers = [subprocess.Popen([sys.executable, str(script), str(results), str(go), json.dumps(argv)],
+                                cwd=work, env=orion.env, stdin=subprocess.DEVNULL)
+               for _ in range(n)]
+    return workers, results, go, log
 
 
 # -- the child's own log ------------------------------------------------------------------------

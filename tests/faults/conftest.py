@@ -7,8 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from faults import CHILD_SOURCE, FAST_CONFIG, Machines, Orion, create_labels
 from rig import RepoHandle
+
+from faults import CHILD_SOURCE, FAST_CONFIG, Machines, Orion, create_labels
 
 
 @pytest.fixture

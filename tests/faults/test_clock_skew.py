@@ -19,6 +19,8 @@ import subprocess
 import time
 
 import pytest
+from rig import Proxy, RepoHandle, wait_until
+
 from faults import (
     INTERVAL,
     STALE_AFTER,
@@ -35,7 +37,6 @@ from faults import (
     wait_child_started,
     wait_children_gone,
 )
-from rig import Proxy, RepoHandle, wait_until
 
 SKEW_S = 600.0
 

@@ -8,58 +8,27 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
+from rig import Proxy, RepoHandle, wait_until
+
 from faults import (
+    WORKERS,
     Orion,
     actions_of,
     assert_clean_stderr,
     assert_consistent,
     child_events,
     requeue_all,
+    start_workers,
     view,
     wait_child_started,
     wait_children_gone,
 )
-from rig import Proxy, RepoHandle, wait_until
 
-ISSUES, WORKERS = 20, 8
-
-# A worker: wait for the start signal, then `run --next` until it exits 75 because the queue
-# is empty (75 for a lost race means: try again). Every wrapper's exit code goes to `results`.
-WORKER = r'''
-import json, os, subprocess, sys, time
-results, go, argv = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-while not os.path.exists(go):
-    time.sleep(0.01)
-for attempt in range(200):
-    p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
-    line = json.dumps({"pid": os.getpid(), "rc": p.returncode, "stderr": p.stderr}) + "\n"
-    fd = os.open(results, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    os.write(fd, line.encode())
-    os.close(fd)
-    if p.returncode == 75 and "queue is empty" in p.stderr:
-        break
-'''
-
-
-def start_workers(orion: Orion, n: int, tag: str, child_seconds: float) -> tuple[list[subprocess.Popen], Path, Path, Path]:
-    work = orion.workdir
-    results, go, log = work / f"results-{tag}.jsonl", work / f"go-{tag}", work / f"children-{tag}.log"
-    argv = [sys.executable, "-m", "orion_action", "run", "--config", str(orion.config), "--next",
-            "--", *orion.child_argv(log, seconds=child_seconds)]
-    script = work / "worker.py"
-    script.write_text(WORKER)
-    workers = [subprocess.Popen([sys.executable, str(script), str(results), str(go), json.dumps(argv)],
-                                cwd=work, env=orion.env, stdin=subprocess.DEVNULL)
-               for _ in range(n)]
-    return workers, results, go, log
-
+ISSUES = 20
 
 def run_round(orion: Orion, proxy: Proxy, numbers: list[int], tag: str,
               timeout: float = 150.0) -> list[dict]:

@@ -17,6 +17,8 @@ import signal
 from dataclasses import dataclass
 
 import pytest
+from rig import Proxy, RepoHandle
+
 from faults import (
     STALE_AFTER,
     Machines,
@@ -29,7 +31,6 @@ from faults import (
     wait_child_started,
     wait_children_gone,
 )
-from rig import Proxy, RepoHandle
 
 COMMENT = r"/issues/comments/\d+$"
 

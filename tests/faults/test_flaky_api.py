@@ -11,19 +11,25 @@ The killed run is judged on the holder's own machine, so the longer stale_after 
 
 from __future__ import annotations
 
+import json
 import signal
+from collections import Counter
 
 import pytest
+from rig import Proxy, RepoHandle
+
 from faults import (
+    WORKERS,
     Orion,
     actions_of,
     assert_clean_stderr,
     assert_consistent,
+    child_events,
+    start_workers,
     view,
     wait_child_started,
     wait_children_gone,
 )
-from rig import Proxy, RepoHandle
 
 FLAKY_CONFIG = "heartbeat: {interval: 1, stale_after: 12}\nrun: {kill_grace: 2}\n"
 ANY = r"."
@@ -91,3 +97,39 @@ def test_flaky_api_with_lost_responses_to_writes(orion, proxy, repo, seed):
     """On top: 5 % of writes happen but their answer is lost (the connection closes), so every
     retried write must find out what the first try did (a second claim comment is a bug)."""
     flaky_scenario(orion, proxy, repo, seed=seed, lost_responses=True)
+
+
+@pytest.mark.slow
+def test_flaky_api_under_contention_each_issue_worked_exactly_once(orion, proxy, repo):
+    """Both at once: eight `run --next` workers over ten issues through the flaky API with lost
+    responses. Claim races decided while requests fail and retries land late: still each issue
+    worked exactly once (by the children's own log), all ready, one claim comment per run."""
+    orion.config.write_text(FLAKY_CONFIG)
+    numbers = [repo.create_issue(f"contended {i}", ["orion"]) for i in range(10)]
+    make_flaky(proxy, 99, lost_responses=True)
+    workers, results, go, log = start_workers(orion, WORKERS, "flaky", child_seconds=0.5)
+    try:
+        go.touch()
+        for w in workers:
+            w.wait(timeout=240)
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+                w.wait()
+    wait_children_gone(log)
+    runs = [json.loads(line) for line in results.read_text().splitlines()]
+    for r in runs:
+        assert r["rc"] in (0, 75), f"a wrapper exited {r['rc']}:\n{r['stderr']}"
+        assert "Traceback" not in r["stderr"], r["stderr"]
+    starts = Counter(int(e["issue"]) for e in child_events(log) if e["event"] == "start")
+    assert all(c == 1 for c in starts.values()), f"worked more than once: {starts}"
+    assert sorted(starts) == sorted(numbers)
+    assert orion.reconcile()["actions"] == []
+    for n in numbers:
+        v = assert_consistent(repo, n, "ready")
+        ran = [c for c in v.log.claims if c.record.state.value == "finished"]
+        assert len(ran) == 1, f"#{n}: {len(ran)} finished records"
+        tokens = v.claim_tokens()
+        assert len(tokens) == len(set(tokens))
+    assert sum(1 for e in proxy.log if e.action in ("fault", "drop")) >= 20

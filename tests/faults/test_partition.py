@@ -15,6 +15,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from rig import Emulator, Proxy, RepoHandle
+
 from faults import (
     STALE_AFTER,
     Machines,
@@ -30,7 +32,6 @@ from faults import (
     wait_child_started,
     wait_children_gone,
 )
-from rig import Emulator, Proxy, RepoHandle
 
 COMMENT = r"/issues/comments/\d+$"
 
