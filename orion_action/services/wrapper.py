@@ -268,6 +268,12 @@ class Wrapper:
         try:
             if ended.record.state is State.INTERRUPTED:
                 self.gh.add_labels(claim.issue, [lab.queue])
+            else:
+                # Complete the finished run's move before taking the lock off: once the lock is
+                # gone its wrapper, if it has not moved the labels yet, finds the lock removed
+                # and leaves them, and no reconcile pass visits an issue without the lock.
+                code = ended.record.exit_code
+                self.gh.add_labels(claim.issue, [lab.ready if code == 0 else lab.failed])
             # The lock goes last: while it is on, a reconcile pass can finish the job.
             for name in filter(None, [lab.stage(claim.record.stage), lab.working]):
                 self.gh.remove_label(claim.issue, name)
