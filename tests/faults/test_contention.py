@@ -121,3 +121,33 @@ def test_two_reconcilers_at_once_requeue_each_dead_claim_once(orion: Orion, prox
         assert v.log.tombstones[0].tombstone.counts_attempt
     # The loser of each race took its own tombstone back: nothing of it is left to read.
     wait_until(lambda: all(len(view(repo, n).log.tombstones) == 1 for n in numbers), 5)
+
+
+def test_a_late_claimer_meeting_a_finishing_run_leaves_the_issue_ready(orion: Orion, proxy: Proxy,
+                                                                         repo: RepoHandle):
+    """Exact interleaving (found by the flaky contention test): claimer L read the issue as
+    queued, then the winner W claimed, ran and wrote its finish; L's claim lands, L sees that W
+    ran meanwhile, gives up and takes its stale lock off -- just before W, about to move the
+    labels, re-reads the issue. W finds the lock gone and leaves the labels; the issue was
+    left with no label at all (neither queued nor ready), where no reconcile pass looks."""
+    n = repo.create_issue("late claimer", ["orion"])
+    log, go = orion.workdir / "children.log", orion.workdir / "go"
+    late_post = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
+    late = orion.run(n, child=orion.child_argv(log, seconds=0))
+    late_post.wait_arrived(timeout=20)  # L read the issue as queued; its claim is parked
+    winner = orion.run(n, child=orion.child_argv(log, until=go))
+    wait_child_started(log)
+    proxy.wait_for("PATCH", r"/issues/comments/\d+$", n=1, status=200, timeout=20)
+    finish_read = proxy.hold("GET", rf"/issues/{n}$")  # W's re-read after its finish record
+    go.touch()
+    finish_read.wait_arrived(timeout=20)
+    late_post.release()
+    assert late.wait(30) == 75, late.stderr()
+    assert "ran the issue while this claim was being made" in late.stderr()
+    finish_read.release()
+    assert winner.wait(30) == 0, winner.stderr()
+    for proc in (late, winner):
+        assert_clean_stderr(proc)
+    assert len([e for e in child_events(log) if e["event"] == "start"]) == 1
+    assert orion.reconcile()["actions"] == []  # nothing left for a pass to repair
+    assert_consistent(repo, n, "ready")
