@@ -77,6 +77,15 @@ def _start(pid: int) -> float | None:
         return None
 
 
+def start_ticks(pid: int) -> int | None:
+    """The process's start in clock ticks since boot (field 22 of /proc/PID/stat), or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+        return int(stat.rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def process_start(pid: int) -> float | None:
     """Start time of the process now at `pid`, or None if there is none (or only a zombie,
     or one we may not read)."""
@@ -110,7 +119,8 @@ def sight(pid: int, child_pgid: int | None) -> ProcessSighting | None:
     alive = group_alive(child_pgid)
     if not alive and child_pgid and _unseen(os.killpg, child_pgid):
         return None
-    return ProcessSighting(wrapper_start=start, child_group_alive=alive)
+    ticks = start_ticks(pid) if start is not None else None
+    return ProcessSighting(wrapper_start=start, child_group_alive=alive, wrapper_start_ticks=ticks)
 
 
 def this_holder() -> Holder:
@@ -119,5 +129,5 @@ def this_holder() -> Holder:
     me = os.getpid()
     return Holder(
         host=m.host, boot_id=m.boot_id, machine_id=m.machine_id, pid_ns=m.pid_ns,
-        pid=me, pid_start=psutil.Process(me).create_time(),
+        pid=me, pid_start=psutil.Process(me).create_time(), pid_start_ticks=start_ticks(me),
     )

@@ -57,6 +57,7 @@ class ProcessSighting:
 
     wrapper_start: float | None  # start time of the process now at the wrapper's pid; None: none
     child_group_alive: bool = False  # the child's process group still has members
+    wrapper_start_ticks: int | None = None  # its start in clock ticks since boot, where known
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,14 @@ class Observations:
     machine: Machine | None = None
     processes: ProcessSighting | None = None  # None: not read, or the holder is hidden from us
     run_status: str | None = None  # the recorded Actions run's status; None: no observation
+
+
+def _same_start(p: ProcessSighting, h: Holder) -> bool:
+    """The process at the recorded pid is the recorded one: exact ticks where both sides have
+    them (immune to wall-clock steps), else start times within a tolerance."""
+    if p.wrapper_start_ticks is not None and h.pid_start_ticks is not None:
+        return p.wrapper_start_ticks == h.pid_start_ticks
+    return p.wrapper_start is not None and abs(p.wrapper_start - h.pid_start) <= START_TIME_TOLERANCE_S
 
 
 def same_boot(recorded: str, here: str) -> bool | None:
@@ -131,7 +140,7 @@ def judge(
     elif same_process_table(h, seen.machine):
         p = seen.processes
         assert p is not None
-        if p.wrapper_start is not None and abs(p.wrapper_start - h.pid_start) <= START_TIME_TOLERANCE_S:
+        if p.wrapper_start is not None and _same_start(p, h):
             return Verdict(Liveness.ALIVE, f"wrapper pid {h.pid} is running on this machine")
         if p.child_group_alive:
             return Verdict(

@@ -49,6 +49,9 @@ class Holder:
     pid_ns: str
     pid: int
     pid_start: float  # the wrapper's process start time (seconds since the epoch)
+    # The same in clock ticks since boot (/proc/PID/stat): exact, and unmoved when the wall
+    # clock is stepped, unlike pid_start, which psutil derives from the wall clock's boot time.
+    pid_start_ticks: int | None = None
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,7 @@ def _record_from(data: dict[str, Any]) -> ClaimRecord:
             pid_ns=_get(h, "pid_ns", str),
             pid=_get(h, "pid", int),
             pid_start=float(_number(h, "pid_start")),
+            pid_start_ticks=_get(h, "pid_start_ticks", int, optional=True),
         ),
         started_at=_get(data, "started_at", str),
         heartbeat_at=_get(data, "heartbeat_at", str),

@@ -73,6 +73,15 @@ ROWS = [
         "pid 4242 now belongs to another process", seen=obs(SAME, REUSED)),
     Row("same table, start time just beyond tolerance: dead", Liveness.DEAD, "belongs to another process",
         seen=obs(SAME, ProcessSighting(HOLDER.pid_start - START_TIME_TOLERANCE_S * 1.5))),
+    Row("same table, ticks match though the wall clock was stepped: alive", Liveness.ALIVE, "is running",
+        record=replace(RECORD, holder=replace(HOLDER, pid_start_ticks=607359)),
+        seen=obs(SAME, ProcessSighting(HOLDER.pid_start + 30, wrapper_start_ticks=607359))),
+    Row("same table, ticks differ though start times agree: reused pid, dead", Liveness.DEAD,
+        "belongs to another process",
+        record=replace(RECORD, holder=replace(HOLDER, pid_start_ticks=607359)),
+        seen=obs(SAME, ProcessSighting(HOLDER.pid_start, wrapper_start_ticks=607360))),
+    Row("same table, record without ticks (older wrapper): start times decide", Liveness.ALIVE, "is running",
+        seen=obs(SAME, ProcessSighting(HOLDER.pid_start, wrapper_start_ticks=607359))),
     Row("same table, wrapper gone but child group alive: unknown", Liveness.UNKNOWN,
         "wrapper pid 4242 is gone but its child's process group 4243 is still running",
         seen=obs(SAME, ORPHAN)),
@@ -289,7 +298,9 @@ def test_sight_of_a_live_and_of_an_exited_process() -> None:
     from orion_action.adapters import machine
 
     me = machine.sight(os.getpid(), None)
-    assert me is not None and me.wrapper_start == pytest.approx(machine.this_holder().pid_start, abs=1)
+    holder = machine.this_holder()
+    assert me is not None and me.wrapper_start == pytest.approx(holder.pid_start, abs=1)
+    assert me.wrapper_start_ticks is not None and me.wrapper_start_ticks == holder.pid_start_ticks
     child = subprocess.Popen(["sleep", "60"], start_new_session=True)
     try:
         seen = machine.sight(child.pid, child.pid)
