@@ -152,6 +152,9 @@ class Reconciler:
             return Plan(number, Action.KEEP, f"issue #{number} does not carry {lab.working!r}; nothing to release")
         s = self.survey_issue(issue)
         open_claims = s.log.open_claims()
+        if not open_claims and s.plan.action is Action.COMPLETE:
+            # The run finished and only its label move is missing: finish it, do not redo it.
+            return self.execute(s)
         blocking = [(c, s.verdicts[c.record.token]) for c in open_claims
                     if not s.verdicts[c.record.token].is_dead]
         if blocking and not force:
@@ -307,6 +310,8 @@ def release_command(gh: GitHubRepo, config: Config, log: Log, number: int, *, fo
     plan = Reconciler(gh, config, log).release(number, force)
     if plan.action is Action.KEEP:
         print(plan.reason)
+    elif plan.action is Action.COMPLETE:
+        print(f"#{number}: completed ({plan.reason}); {config.labels.working} -> {', '.join(plan.add_labels)}")
     else:
         moved = (f"{config.labels.working} -> {config.labels.queue}" if plan.add_labels
                  else f"{config.labels.working} removed (the issue is closed)")
