@@ -16,12 +16,16 @@ from orion_action.adapters.github import DEFAULT_API_URL, GitHubRepo
 from orion_action.config import Config, load_config
 from orion_action.errors import ExitCode, OrionError, UsageError
 
+DEFAULT_RETRY_FOR = 60.0  # seconds a transient GitHub failure is retried before exit 69
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that exits 64 (usage), not 2, with a one-line error."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"orion-action: error: {message} (see orion-action {self.prog.split()[-1]} --help)\n")
+        sys.stderr.write(
+            f"orion-action: error: {message} (see orion-action {self.prog.split()[-1]} --help)\n"
+        )
         sys.exit(int(ExitCode.USAGE))
 
 
@@ -30,7 +34,9 @@ def _log(message: str) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", metavar="PATH", help="configuration file (default: .github/orion.yml if present)")
+    p.add_argument(
+        "--config", metavar="PATH", help="configuration file (default: .github/orion.yml if present)"
+    )
     p.add_argument("--repo", metavar="OWNER/NAME", help="repository (default: $GITHUB_REPOSITORY)")
 
 
@@ -39,8 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"orion-action {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    run = sub.add_parser("run", help="claim an issue, run a command, heartbeat, finish",
-                         description="Claim an issue, run CMD as a child, heartbeat, finish.")
+    run = sub.add_parser(
+        "run",
+        help="claim an issue, run a command, heartbeat, finish",
+        description="Claim an issue, run CMD as a child, heartbeat, finish.",
+    )
     _common(run)
     which = run.add_mutually_exclusive_group(required=True)
     which.add_argument("--issue", type=_issue_number, metavar="N", help="the issue to claim")
@@ -75,8 +84,7 @@ def _issue_number(text: str) -> int:
 
 def _stage_name(text: str) -> str:
     if not text or len(text) > 40 or not all(ch.isalnum() or ch in "-_." for ch in text):
-        raise argparse.ArgumentTypeError(
-            f"stage must be 1-40 letters, digits, '-', '_' or '.', got {text!r}")
+        raise argparse.ArgumentTypeError(f"stage must be 1-40 letters, digits, '-', '_' or '.', got {text!r}")
     return text
 
 
@@ -87,7 +95,16 @@ def _connect(args: argparse.Namespace, env: dict[str, str]) -> GitHubRepo:
     token = env.get("GITHUB_TOKEN", "")
     if env.get("GITHUB_ACTIONS") == "true" and token:
         print(f"::add-mask::{token}", flush=True)
-    return GitHubRepo(repo, token, env.get("GITHUB_API_URL") or DEFAULT_API_URL)
+    retry_for = env.get("ORION_API_RETRY_SECONDS", "")
+    try:
+        budget = float(retry_for) if retry_for else DEFAULT_RETRY_FOR
+    except ValueError:
+        budget = -1.0
+    if not 0 < budget <= 3600:
+        raise UsageError(
+            f"ORION_API_RETRY_SECONDS must be a number of seconds in (0, 3600], got {retry_for!r}"
+        )
+    return GitHubRepo(repo, token, env.get("GITHUB_API_URL") or DEFAULT_API_URL, retry_for=budget)
 
 
 def _command_line(args: argparse.Namespace) -> list[str]:

@@ -59,7 +59,7 @@ def parse_duration(value: Any) -> float:
     elif isinstance(value, str) and (m := _DURATION.match(value)):
         seconds = float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
     else:
-        raise ValueError(f"expected a duration like 90, \"90s\", \"5m\" or \"1h\", got {value!r}")
+        raise ValueError(f'expected a duration like 90, "90s", "5m" or "1h", got {value!r}')
     if seconds <= 0:
         raise ValueError(f"must be greater than zero, got {value!r}")
     return seconds

@@ -8,6 +8,7 @@ are GitHub's: each result carries the `Date` header of its response.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 import threading
@@ -124,12 +125,13 @@ class GitHubRepo:
         self.retry_for = retry_for
         self.timeout = timeout
         self.abort: threading.Event | None = None  # set it to cut retries short
+        self.deadline: float | None = None  # time.monotonic() after which no request starts
         self._token = token.strip()
         self._sleep = sleep
         self._gh = github.Github(
             auth=Auth.Token(token.strip()),
             base_url=self.api_url,
-            timeout=max(1, int(timeout)),
+            timeout=max(1, round(timeout)),  # PyGithub insists on whole seconds
             retry=None,
             per_page=100,
             seconds_between_requests=None,
@@ -145,7 +147,9 @@ class GitHubRepo:
     def clone(self, *, timeout: float | None = None, retry_for: float | None = None) -> GitHubRepo:
         """A twin with its own connection and budgets, e.g. for the heartbeat thread."""
         twin = GitHubRepo(
-            self.full_name, self._token, self.api_url,
+            self.full_name,
+            self._token,
+            self.api_url,
             timeout=self.timeout if timeout is None else timeout,
             retry_for=self.retry_for if retry_for is None else retry_for,
             sleep=self._sleep,
@@ -158,7 +162,9 @@ class GitHubRepo:
 
     # -- plumbing ---------------------------------------------------------------------------
 
-    def _once(self, verb: str, url: str, params: dict[str, Any] | None, body: Any) -> tuple[dict[str, Any], Any]:
+    def _once(
+        self, verb: str, url: str, params: dict[str, Any] | None, body: Any
+    ) -> tuple[dict[str, Any], Any]:
         self.requests += 1
         try:
             headers, data = self._requester.requestJsonAndCheck(verb, url, parameters=params, input=body)
@@ -182,7 +188,10 @@ class GitHubRepo:
         if status == 401:
             return AuthError(f"GitHub rejected the token (401 {message})", status)
         if status in (403, 429):
-            remaining, reset = _header(headers, "x-ratelimit-remaining"), _header(headers, "x-ratelimit-reset")
+            remaining, reset = (
+                _header(headers, "x-ratelimit-remaining"),
+                _header(headers, "x-ratelimit-reset"),
+            )
             if retry_after is not None:
                 return _Transient(exc, float(retry_after), ambiguous=False)
             if remaining == "0" and reset is not None:
@@ -211,6 +220,8 @@ class GitHubRepo:
         `before_retry` runs before retrying an *ambiguous* failure (the request may have been
         executed); if it returns a value, that value is the result and nothing is re-sent."""
         started = time.monotonic()
+        if self.deadline is not None and started >= self.deadline:
+            raise Unavailable(f"no time left for {verb} {url.replace(self.api_url, '')}")
         attempt = 0
         ambiguous = False
 
@@ -224,7 +235,8 @@ class GitHubRepo:
         def out_of_time(state: tenacity.RetryCallState) -> bool:
             if self.abort is not None and self.abort.is_set():
                 return True
-            return time.monotonic() - started + wait_for(state) > self.retry_for
+            resume = time.monotonic() + wait_for(state)
+            return resume - started > self.retry_for or (self.deadline is not None and resume > self.deadline)
 
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type(_Transient),
@@ -338,20 +350,22 @@ class GitHubRepo:
             return next((c for c in comments if marker in c.body), None)
 
         headers, data = self._request(
-            "POST", f"{self._repo_path}/issues/{number}/comments", body={"body": body},
+            "POST",
+            f"{self._repo_path}/issues/{number}/comments",
+            body={"body": body},
             before_retry=already_posted,
         )
         return data if isinstance(data, Comment) else _comment(data)
 
     def edit_comment(self, comment_id: int, body: str) -> Comment:
-        _, data = self._request("PATCH", f"{self._repo_path}/issues/comments/{comment_id}", body={"body": body})
+        _, data = self._request(
+            "PATCH", f"{self._repo_path}/issues/comments/{comment_id}", body={"body": body}
+        )
         return _comment(data)
 
     def delete_comment(self, comment_id: int) -> None:
-        try:
+        with contextlib.suppress(NotFound):
             self._request("DELETE", f"{self._repo_path}/issues/comments/{comment_id}")
-        except NotFound:
-            pass
 
     def add_labels(self, number: int, names: tuple[str, ...] | list[str]) -> None:
         if names:
@@ -359,10 +373,8 @@ class GitHubRepo:
 
     def remove_label(self, number: int, name: str) -> None:
         """Remove one label; already absent is fine (removal is idempotent)."""
-        try:
+        with contextlib.suppress(NotFound):
             self._request("DELETE", f"{self._repo_path}/issues/{number}/labels/{quote(name, safe='')}")
-        except NotFound:
-            pass
 
     def workflow_run_status(self, run_id: int) -> str | None:
         """`queued`/`in_progress`/`completed`, or None when it cannot be seen (404, no permission)."""
@@ -380,10 +392,15 @@ class GitHubRepo:
         try:
             _, data = self._request("GET", url)
         except NotFound:
-            self._request("POST", f"{self._repo_path}/labels",
-                          body={"name": name, "color": color, "description": description})
+            self._request(
+                "POST",
+                f"{self._repo_path}/labels",
+                body={"name": name, "color": color, "description": description},
+            )
             return "created"
-        if (data.get("color") or "").lower() == color.lower() and (data.get("description") or "") == description:
+        if (data.get("color") or "").lower() == color.lower() and (
+            data.get("description") or ""
+        ) == description:
             return "unchanged"
         self._request("PATCH", url, body={"new_name": name, "color": color, "description": description})
         return "updated"

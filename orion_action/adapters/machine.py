@@ -128,6 +128,11 @@ def this_holder() -> Holder:
     m = this_machine()
     me = os.getpid()
     return Holder(
-        host=m.host, boot_id=m.boot_id, machine_id=m.machine_id, pid_ns=m.pid_ns,
-        pid=me, pid_start=psutil.Process(me).create_time(), pid_start_ticks=start_ticks(me),
+        host=m.host,
+        boot_id=m.boot_id,
+        machine_id=m.machine_id,
+        pid_ns=m.pid_ns,
+        pid=me,
+        pid_start=psutil.Process(me).create_time(),
+        pid_start_ticks=start_ticks(me),
     )

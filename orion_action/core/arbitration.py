@@ -63,8 +63,7 @@ def ran_meanwhile(log: IssueLog, token: str, settled: frozenset[int]) -> ClaimEn
     if mine is None:
         return None
     return next(
-        (c for c in log.claims
-         if c.comment_id < mine.comment_id and c.comment_id not in settled and ran(c)),
+        (c for c in log.claims if c.comment_id < mine.comment_id and c.comment_id not in settled and ran(c)),
         None,
     )
 

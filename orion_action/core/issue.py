@@ -63,8 +63,13 @@ class IssueLog:
         since = max(finished, default=0)
         # Distinct claims, not tombstones: a reconciler killed before it took back its duplicate
         # tombstone leaves two for one death.
-        return len({t.tombstone.token for t in self.tombstones
-                    if t.tombstone.counts_attempt and t.comment_id > since})
+        return len(
+            {
+                t.tombstone.token
+                for t in self.tombstones
+                if t.tombstone.counts_attempt and t.comment_id > since
+            }
+        )
 
 
 def read_log(comments: Iterable[Comment], trusted: frozenset[str]) -> IssueLog:

@@ -81,8 +81,8 @@ def same_boot(recorded: str, here: str) -> bool | None:
         return None
     if recorded.startswith(BOOT_TIME_PREFIX) and here.startswith(BOOT_TIME_PREFIX):
         try:
-            then = float(recorded[len(BOOT_TIME_PREFIX):])
-            now = float(here[len(BOOT_TIME_PREFIX):])
+            then = float(recorded[len(BOOT_TIME_PREFIX) :])
+            now = float(here[len(BOOT_TIME_PREFIX) :])
         except ValueError:
             return recorded == here
         return abs(then - now) <= BOOT_TIME_TOLERANCE_S
@@ -129,9 +129,7 @@ def judge(
         return Verdict(Liveness.UNKNOWN, "the claim comment has no update time")
     age = (now - heartbeat_at).total_seconds()
     if age < -FUTURE_TOLERANCE_S:
-        return Verdict(
-            Liveness.UNKNOWN, f"the heartbeat is {-age:.0f}s in the future by GitHub's clock"
-        )
+        return Verdict(Liveness.UNKNOWN, f"the heartbeat is {-age:.0f}s in the future by GitHub's clock")
     unseen = ""
     if same_process_table(h, seen.machine) and seen.processes is None:
         # The holder's own process table, but it hides the holder from us (another user under
@@ -149,9 +147,7 @@ def judge(
                 f"{record.child_pid} is still running",
             )
         if p.wrapper_start is not None:
-            return Verdict(
-                Liveness.DEAD, f"pid {h.pid} now belongs to another process (the wrapper is gone)"
-            )
+            return Verdict(Liveness.DEAD, f"pid {h.pid} now belongs to another process (the wrapper is gone)")
         return Verdict(Liveness.DEAD, f"wrapper pid {h.pid} is not running on this machine")
     if rebooted(h, seen.machine):
         return Verdict(Liveness.DEAD, f"host {h.host} rebooted since the claim (new boot id)")
@@ -160,9 +156,7 @@ def judge(
     limit = max(stale_after, record.stale_after)
     shown_age = max(age, 0.0)
     if age > limit:
-        return Verdict(
-            Liveness.DEAD, f"no heartbeat for {shown_age:.0f}s (stale after {limit:g}s){unseen}"
-        )
+        return Verdict(Liveness.DEAD, f"no heartbeat for {shown_age:.0f}s (stale after {limit:g}s){unseen}")
     return Verdict(
         Liveness.ALIVE,
         f"last heartbeat {shown_age:.0f}s ago on GitHub's clock (stale after {limit:g}s){unseen}",

@@ -79,9 +79,14 @@ def plan_issue(
 
     if not is_open:
         return Plan(
-            number, Action.UNLOCK, "the issue is closed", holder=latest,
+            number,
+            Action.UNLOCK,
+            "the issue is closed",
+            holder=latest,
             verdict=verdicts.get(latest.record.token) if latest else None,
-            release=open_claims, remove_labels=remove, notes=notes,
+            release=open_claims,
+            remove_labels=remove,
+            notes=notes,
         )
 
     judged = [(c, verdicts[c.record.token]) for c in open_claims]
@@ -95,24 +100,36 @@ def plan_issue(
     # last run ended lost that run's race and crashed before saying so: it is not the holder.
     ended = [c for c in log.claims if c.record.state in (State.FINISHED, State.INTERRUPTED)]
     last_end = max(ended, key=lambda c: (c.updated_at, c.comment_id), default=None)
-    dead = [
-        c for c in open_claims if last_end is None or c.created_at >= last_end.updated_at
-    ]
+    dead = [c for c in open_claims if last_end is None or c.created_at >= last_end.updated_at]
     used = log.attempts_used()
     if dead:
         verdict = verdicts[dead[0].record.token]
         if used + 1 >= max_attempts:
             return Plan(
-                number, Action.GIVE_UP,
+                number,
+                Action.GIVE_UP,
                 f"{verdict.reason}; attempt {used + 1} of {max_attempts} failed, retry budget spent",
-                holder=dead[0], verdict=verdict, release=tuple(dead), counts_attempt=True,
-                add_labels=(labels.failed,), remove_labels=remove, attempts_used=used, notes=notes,
+                holder=dead[0],
+                verdict=verdict,
+                release=tuple(dead),
+                counts_attempt=True,
+                add_labels=(labels.failed,),
+                remove_labels=remove,
+                attempts_used=used,
+                notes=notes,
             )
         return Plan(
-            number, Action.REQUEUE,
+            number,
+            Action.REQUEUE,
             f"{verdict.reason}; attempt {used + 1} of {max_attempts}",
-            holder=dead[0], verdict=verdict, release=tuple(dead), counts_attempt=True,
-            add_labels=(labels.queue,), remove_labels=remove, attempts_used=used, notes=notes,
+            holder=dead[0],
+            verdict=verdict,
+            release=tuple(dead),
+            counts_attempt=True,
+            add_labels=(labels.queue,),
+            remove_labels=remove,
+            attempts_used=used,
+            notes=notes,
         )
 
     last_tomb = log.tombstones[-1] if log.tombstones else None
@@ -121,35 +138,59 @@ def plan_issue(
         if rec.state is State.FINISHED:
             target = labels.ready if rec.exit_code == 0 else labels.failed
             return Plan(
-                number, Action.COMPLETE,
+                number,
+                Action.COMPLETE,
                 f"the run finished with exit code {rec.exit_code} but the lock never moved",
-                holder=last_end, verdict=Verdict(Liveness.FINISHED, "the run finished"),
-                add_labels=(target,), remove_labels=remove, attempts_used=used, notes=notes,
+                holder=last_end,
+                verdict=Verdict(Liveness.FINISHED, "the run finished"),
+                add_labels=(target,),
+                remove_labels=remove,
+                attempts_used=used,
+                notes=notes,
             )
         reason = "the run was interrupted and its hand-back did not finish"
         return Plan(
-            number, Action.REQUEUE, reason, holder=last_end,
-            verdict=Verdict(Liveness.FINISHED, reason), add_labels=(labels.queue,),
-            remove_labels=remove, attempts_used=used, notes=notes,
+            number,
+            Action.REQUEUE,
+            reason,
+            holder=last_end,
+            verdict=Verdict(Liveness.FINISHED, reason),
+            add_labels=(labels.queue,),
+            remove_labels=remove,
+            attempts_used=used,
+            notes=notes,
         )
     if last_tomb is not None:
         t = last_tomb.tombstone
         target = labels.failed if t.action is ReleaseAction.GIVE_UP else labels.queue
         action = Action.GIVE_UP if t.action is ReleaseAction.GIVE_UP else Action.REQUEUE
         return Plan(
-            number, action, f"finishing an earlier release whose label move did not happen: {t.reason}",
-            holder=log.find(t.token), add_labels=(target,), remove_labels=remove,
-            attempts_used=used, notes=notes,
+            number,
+            action,
+            f"finishing an earlier release whose label move did not happen: {t.reason}",
+            holder=log.find(t.token),
+            add_labels=(target,),
+            remove_labels=remove,
+            attempts_used=used,
+            notes=notes,
         )
     gave_up = log.claims[-1] if log.claims else None
-    if gave_up is not None and gave_up.record.state is State.LOST and (
-        last_tomb is None or gave_up.comment_id > last_tomb.comment_id
+    if (
+        gave_up is not None
+        and gave_up.record.state is State.LOST
+        and (last_tomb is None or gave_up.comment_id > last_tomb.comment_id)
     ):
         reason = f"the last claim gave up before it ran ({gave_up.record.note or 'no reason given'})"
         return Plan(
-            number, Action.REQUEUE, reason, holder=gave_up,
-            verdict=Verdict(Liveness.FINISHED, reason), add_labels=(labels.queue,),
-            remove_labels=remove, attempts_used=used, notes=notes,
+            number,
+            Action.REQUEUE,
+            reason,
+            holder=gave_up,
+            verdict=Verdict(Liveness.FINISHED, reason),
+            add_labels=(labels.queue,),
+            remove_labels=remove,
+            attempts_used=used,
+            notes=notes,
         )
     reason = "the lock label is on but there is no trusted claim record"
     return Plan(number, Action.REPORT, reason, verdict=Verdict(Liveness.UNKNOWN, reason), notes=notes)

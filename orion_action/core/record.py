@@ -165,8 +165,7 @@ def render_tombstone(t: Tombstone, holder_line: str = "") -> str:
     what = {
         ReleaseAction.UNLOCK: "the issue is closed, so its lock was removed",
         ReleaseAction.REQUEUE: "the issue was returned to the queue",
-        ReleaseAction.GIVE_UP: "the retry budget is spent, so the issue was marked failed and "
-        "needs a person",
+        ReleaseAction.GIVE_UP: "the retry budget is spent, so the issue was marked failed and needs a person",
         ReleaseAction.RELEASE: "the claim was released by hand",
     }[t.action]
     holder = f" ({holder_line})" if holder_line else ""

@@ -79,12 +79,19 @@ class Reconciler:
         comments, now = self.gh.list_comments(issue.number)
         log = read_log(comments, self.trusted)
         verdicts = {
-            c.record.token: judge_entry(c, now, self.config.stale_after, self.here, self.gh.workflow_run_status)
+            c.record.token: judge_entry(
+                c, now, self.config.stale_after, self.here, self.gh.workflow_run_status
+            )
             for c in log.open_claims()
         }
         plan = plan_issue(
-            issue.number, issue.is_open, issue.labels, log, verdicts,
-            self.config.labels, self.config.max_attempts,
+            issue.number,
+            issue.is_open,
+            issue.labels,
+            log,
+            verdicts,
+            self.config.labels,
+            self.config.max_attempts,
         )
         return Survey(issue, log, now, verdicts, plan)
 
@@ -104,17 +111,25 @@ class Reconciler:
             for entry in plan.release:
                 fresh, _ = self.gh.get_comment(entry.comment_id)
                 if fresh.updated_at != entry.updated_at:
-                    return replace(plan, action=Action.KEEP, release=(),
-                                   reason="the heartbeat moved while the pass ran; keeping the claim")
+                    return replace(
+                        plan,
+                        action=Action.KEEP,
+                        release=(),
+                        reason="the heartbeat moved while the pass ran; keeping the claim",
+                    )
         mine: list[int] = []
         for i, entry in enumerate(plan.release):
             tomb = Tombstone(
-                token=entry.record.token, action=plan.tombstone_action, reason=plan.reason,
-                counts_attempt=plan.counts_attempt and i == 0, by="reconcile",
+                token=entry.record.token,
+                action=plan.tombstone_action,
+                reason=plan.reason,
+                counts_attempt=plan.counts_attempt and i == 0,
+                by="reconcile",
                 extra={"nonce": secrets.token_hex(8)},
             )
-            posted = self.gh.post_comment(n, render_tombstone(tomb, _holder_line(entry)),
-                                          marker=tomb.extra["nonce"])
+            posted = self.gh.post_comment(
+                n, render_tombstone(tomb, _holder_line(entry)), marker=tomb.extra["nonce"]
+            )
             mine.append(posted.id)
         if mine:
             comments, _ = self.gh.list_comments(n)
@@ -149,33 +164,51 @@ class Reconciler:
         issue, _ = self.gh.get_issue(number)
         lab = self.config.labels
         if lab.working not in issue.labels:
-            return Plan(number, Action.KEEP, f"issue #{number} does not carry {lab.working!r}; nothing to release")
+            return Plan(
+                number, Action.KEEP, f"issue #{number} does not carry {lab.working!r}; nothing to release"
+            )
         s = self.survey_issue(issue)
         open_claims = s.log.open_claims()
         if not open_claims and s.plan.action is Action.COMPLETE:
             # The run finished and only its label move is missing: finish it, do not redo it.
             return self.execute(s)
-        blocking = [(c, s.verdicts[c.record.token]) for c in open_claims
-                    if not s.verdicts[c.record.token].is_dead]
+        blocking = [
+            (c, s.verdicts[c.record.token]) for c in open_claims if not s.verdicts[c.record.token].is_dead
+        ]
         if blocking and not force:
             c, v = blocking[0]
             raise NotClaimed(
                 f"refusing to release #{number}: its holder is {v.liveness.value} ({v.reason}); "
-                f"use --force only if you are sure the run is gone")
+                f"use --force only if you are sure the run is gone"
+            )
         reason = "released by hand with --force" if blocking else "released by hand; the holder is dead"
         plan = Plan(
-            number, Action.REQUEUE, reason, holder=open_claims[0] if open_claims else None,
-            release=open_claims, counts_attempt=not blocking,
+            number,
+            Action.REQUEUE,
+            reason,
+            holder=open_claims[0] if open_claims else None,
+            release=open_claims,
+            counts_attempt=not blocking,
             add_labels=(lab.queue,) if issue.is_open else (),  # a closed issue is not work
-            remove_labels=tuple(sorted(  # the lock last: a release killed halfway leaves it on
-                (x for x in issue.labels if x == lab.working or x.startswith(lab.stage_prefix)),
-                key=lambda x: x == lab.working)),
+            remove_labels=tuple(
+                sorted(  # the lock last: a release killed halfway leaves it on
+                    (x for x in issue.labels if x == lab.working or x.startswith(lab.stage_prefix)),
+                    key=lambda x: x == lab.working,
+                )
+            ),
         )
         for entry in plan.release:
-            tomb = Tombstone(token=entry.record.token, action=ReleaseAction.RELEASE, reason=reason,
-                             counts_attempt=not blocking, by="release",
-                             extra={"nonce": secrets.token_hex(8)})
-            self.gh.post_comment(number, render_tombstone(tomb, _holder_line(entry)), marker=tomb.extra["nonce"])
+            tomb = Tombstone(
+                token=entry.record.token,
+                action=ReleaseAction.RELEASE,
+                reason=reason,
+                counts_attempt=not blocking,
+                by="release",
+                extra={"nonce": secrets.token_hex(8)},
+            )
+            self.gh.post_comment(
+                number, render_tombstone(tomb, _holder_line(entry)), marker=tomb.extra["nonce"]
+            )
         self.gh.add_labels(number, plan.add_labels)
         for name in plan.remove_labels:
             self.gh.remove_label(number, name)
@@ -199,10 +232,16 @@ def cost_lines(gh: GitHubRepo, config: Config, surveys: list[Survey], env: dict[
         f"{beats:.0f} comment edits/hour (GitHub allows about {CONTENT_BUDGET}/h per identity)",
     ]
     if share > BUDGET_WARN_SHARE or beats > BUDGET_WARN_SHARE * CONTENT_BUDGET:
-        need = math.ceil(max(live * 3600 * REQUESTS_PER_BEAT / (BUDGET_WARN_SHARE * budget),
-                             live * 3600 / (BUDGET_WARN_SHARE * CONTENT_BUDGET)))
-        warn = (f"heartbeats would use more than {BUDGET_WARN_SHARE:.0%} of the token's budget: "
-                f"raise heartbeat.interval to at least {max(need, 1)}s or use a token with a larger budget")
+        need = math.ceil(
+            max(
+                live * 3600 * REQUESTS_PER_BEAT / (BUDGET_WARN_SHARE * budget),
+                live * 3600 / (BUDGET_WARN_SHARE * CONTENT_BUDGET),
+            )
+        )
+        warn = (
+            f"heartbeats would use more than {BUDGET_WARN_SHARE:.0%} of the token's budget: "
+            f"raise heartbeat.interval to at least {max(need, 1)}s or use a token with a larger budget"
+        )
         lines.append("warning: " + warn)
         annotation = actions.warning(env, warn, "orion-action: request budget")
         if annotation:
@@ -212,15 +251,16 @@ def cost_lines(gh: GitHubRepo, config: Config, surveys: list[Survey], env: dict[
 
 def _table(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in rows)
 
 
 def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def reconcile_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, str],
-                      *, dry_run: bool, as_json: bool) -> int:
+def reconcile_command(
+    gh: GitHubRepo, config: Config, log: Log, env: dict[str, str], *, dry_run: bool, as_json: bool
+) -> int:
     r = Reconciler(gh, config, log)
     surveys = r.survey()
     done: list[Plan] = []
@@ -232,7 +272,9 @@ def reconcile_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, s
             done.append(r.execute(s))
         except GitHubError as exc:
             log(f"#{s.plan.issue}: {s.plan.action.value} failed: {exc}; the next pass will retry")
-            done.append(replace(s.plan, action=Action.REPORT, reason=f"{s.plan.reason}; the write failed: {exc}"))
+            done.append(
+                replace(s.plan, action=Action.REPORT, reason=f"{s.plan.reason}; the write failed: {exc}")
+            )
     counts = Counter(p.action.value for p in done)
     plan_json = {
         "dry_run": dry_run,
@@ -245,9 +287,13 @@ def reconcile_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, s
             print(f"#{p.issue}  {p.action.value:<8}  {p.reason}")
             for note in p.notes:
                 print(f"      note: {note}")
-        summary = ", ".join(f"{counts[a.value]} {a.value}" for a in Action if counts[a.value]) or "nothing to do"
-        print(f"reconcile{' (dry run: nothing written)' if dry_run else ''}: "
-              f"{len(done)} issue(s) carrying {config.labels.working!r}: {summary}")
+        summary = (
+            ", ".join(f"{counts[a.value]} {a.value}" for a in Action if counts[a.value]) or "nothing to do"
+        )
+        print(
+            f"reconcile{' (dry run: nothing written)' if dry_run else ''}: "
+            f"{len(done)} issue(s) carrying {config.labels.working!r}: {summary}"
+        )
     for p in done:
         if p.action in (Action.REPORT, Action.GIVE_UP):
             annotation = actions.warning(env, f"#{p.issue} {p.action.value}: {p.reason}")
@@ -255,32 +301,43 @@ def reconcile_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, s
                 print(annotation, flush=True)
     for line in cost_lines(gh, config, surveys, env):
         log(line)
-    actions.set_outputs(env, {**{a.value: str(counts[a.value]) for a in Action},
-                              "plan": json.dumps(plan_json, separators=(",", ":"))})
+    actions.set_outputs(
+        env,
+        {
+            **{a.value: str(counts[a.value]) for a in Action},
+            "plan": json.dumps(plan_json, separators=(",", ":")),
+        },
+    )
     if actions.in_actions(env):
         rows = "\n".join(f"| #{p.issue} | `{p.action.value}` | {_md_cell(p.reason)} |" for p in done)
         title = "### orion-action reconcile" + (" (dry run)" if dry_run else "")
-        actions.add_summary(env, f"{title}\n\n| issue | action | reason |\n|---|---|---|\n{rows}\n"
-                            if done else f"{title}\n\nNo issue carries `{config.labels.working}`.\n")
+        actions.add_summary(
+            env,
+            f"{title}\n\n| issue | action | reason |\n|---|---|---|\n{rows}\n"
+            if done
+            else f"{title}\n\nNo issue carries `{config.labels.working}`.\n",
+        )
     return int(ExitCode.OK)
 
 
-def status_rows(surveys: list[Survey]) -> list[dict[str, object]]:
+def status_rows(surveys: list[Survey]) -> list[dict[str, str | int | float | None]]:
     rows = []
     for s in surveys:
         holder = s.plan.holder
         rec = holder.record if holder else None
         verdict = s.plan.verdict or Verdict(Liveness.UNKNOWN, s.plan.reason)
-        rows.append({
-            "issue": s.issue.number,
-            "verdict": verdict.liveness.value,
-            "reason": verdict.reason,
-            "host": rec.holder.host if rec else None,
-            "pid": rec.holder.pid if rec else None,
-            "heartbeat_age_s": s.heartbeat_age,
-            "stage": rec.stage if rec else None,
-            "attempt": rec.attempt if rec else None,
-        })
+        rows.append(
+            {
+                "issue": s.issue.number,
+                "verdict": verdict.liveness.value,
+                "reason": verdict.reason,
+                "host": rec.holder.host if rec else None,
+                "pid": rec.holder.pid if rec else None,
+                "heartbeat_age_s": s.heartbeat_age,
+                "stage": rec.stage if rec else None,
+                "attempt": rec.attempt if rec else None,
+            }
+        )
     return rows
 
 
@@ -290,12 +347,21 @@ def status_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, str]
     if as_json:
         print(json.dumps({"repo": gh.full_name, "claims": rows}, indent=2))
     elif rows:
+
         def show(v: object) -> str:
             return "-" if v is None else str(v)
+
         table = [["ISSUE", "VERDICT", "AGE", "HOST", "PID", "STAGE", "ATTEMPT", "REASON"]] + [
-            [f"#{r['issue']}", show(r["verdict"]),
-             "-" if r["heartbeat_age_s"] is None else f"{r['heartbeat_age_s']:.0f}s",
-             show(r["host"]), show(r["pid"]), show(r["stage"]), show(r["attempt"]), show(r["reason"])]
+            [
+                f"#{r['issue']}",
+                show(r["verdict"]),
+                "-" if r["heartbeat_age_s"] is None else f"{r['heartbeat_age_s']:.0f}s",
+                show(r["host"]),
+                show(r["pid"]),
+                show(r["stage"]),
+                show(r["attempt"]),
+                show(r["reason"]),
+            ]
             for r in rows
         ]
         print(_table(table))
@@ -311,10 +377,14 @@ def release_command(gh: GitHubRepo, config: Config, log: Log, number: int, *, fo
     if plan.action is Action.KEEP:
         print(plan.reason)
     elif plan.action is Action.COMPLETE:
-        print(f"#{number}: completed ({plan.reason}); {config.labels.working} -> {', '.join(plan.add_labels)}")
+        print(
+            f"#{number}: completed ({plan.reason}); {config.labels.working} -> {', '.join(plan.add_labels)}"
+        )
     else:
-        moved = (f"{config.labels.working} -> {config.labels.queue}" if plan.add_labels
-                 else f"{config.labels.working} removed (the issue is closed)")
+        moved = (
+            f"{config.labels.working} -> {config.labels.queue}"
+            if plan.add_labels
+            else f"{config.labels.working} removed (the issue is closed)"
+        )
         print(f"#{number}: released ({plan.reason}); {moved}")
     return int(ExitCode.OK)
-

@@ -29,33 +29,42 @@ def label_specs(config: Config) -> list[LabelSpec]:
     """The four labels orion reads and writes, with the configured names."""
     lab = config.labels
     return [
-        LabelSpec("queue", lab.queue, "1D76DB",
-                  "Queued for an orion worker: add this label to have the issue worked"),
-        LabelSpec("working", lab.working, "FBCA04",
-                  "The lock: an orion run holds this issue. Never remove by hand; "
-                  "use orion-action release"),
-        LabelSpec("ready", lab.ready, "0E8A16",
-                  "An orion run finished successfully; its results are ready"),
-        LabelSpec("failed", lab.failed, "B60205",
-                  "An orion run failed or its retry budget is spent: needs a person"),
+        LabelSpec(
+            "queue",
+            lab.queue,
+            "1D76DB",
+            "Queued for an orion worker: add this label to have the issue worked",
+        ),
+        LabelSpec(
+            "working",
+            lab.working,
+            "FBCA04",
+            "The lock: an orion run holds this issue. Never remove by hand; use orion-action release",
+        ),
+        LabelSpec("ready", lab.ready, "0E8A16", "An orion run finished successfully; its results are ready"),
+        LabelSpec(
+            "failed", lab.failed, "B60205", "An orion run failed or its retry budget is spent: needs a person"
+        ),
     ]
 
 
 def next_steps(config: Config) -> str:
     lab = config.labels
-    return "\n".join([
-        "Next steps:",
-        "  1. Copy .github/workflows/orion-reconcile.yml and .github/workflows/orion-worker.yml",
-        "     into the repository (change `uses: ./` to `uses: OWNER/orion-action@v1`), and put",
-        "     your own command in the worker's `run:` input. The reconciler runs every 5 minutes;",
-        "     the worker needs a self-hosted runner.",
-        "  2. If the worker and the reconciler use different tokens (e.g. a personal or App token",
-        "     on the runner, GITHUB_TOKEN in the reconciler), list the worker's login under",
-        "     `trusted_authors:` in .github/orion.yml: only trusted authors' claim records count.",
-        f"  3. Queue an issue by adding the {lab.queue!r} label.",
-        f"  4. Never remove the {lab.working!r} label by hand while a run holds the issue: use",
-        "     `orion-action release --issue N` (it refuses a live holder unless --force).",
-    ])
+    return "\n".join(
+        [
+            "Next steps:",
+            "  1. Copy .github/workflows/orion-reconcile.yml and .github/workflows/orion-worker.yml",
+            "     into the repository (change `uses: ./` to `uses: OWNER/orion-action@v1`), and put",
+            "     your own command in the worker's `run:` input. The reconciler runs every 5 minutes;",
+            "     the worker needs a self-hosted runner.",
+            "  2. If the worker and the reconciler use different tokens (e.g. a personal or App token",
+            "     on the runner, GITHUB_TOKEN in the reconciler), list the worker's login under",
+            "     `trusted_authors:` in .github/orion.yml: only trusted authors' claim records count.",
+            f"  3. Queue an issue by adding the {lab.queue!r} label.",
+            f"  4. Never remove the {lab.working!r} label by hand while a run holds the issue: use",
+            "     `orion-action release --issue N` (it refuses a live holder unless --force).",
+        ]
+    )
 
 
 def init_command(gh: GitHubRepo, config: Config, log: Log) -> int:

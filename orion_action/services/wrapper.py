@@ -38,6 +38,10 @@ HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # consistent), and how long the interrupt path may spend on its writes.
 VISIBILITY_TIMEOUT_S = 20.0
 INTERRUPT_WRITE_BUDGET_S = 2.0
+# The interrupt's four writes share one deadline: with the kill grace it must fit in the ~10 s
+# between a cancelled job's SIGINT and the runner's SIGKILL.
+HAND_BACK_DEADLINE_S = 2.5
+HAND_BACK_REQUEST_TIMEOUT_S = 2
 MAX_NEXT_CANDIDATES = 10
 
 
@@ -126,11 +130,18 @@ def _quiet(beat: Heartbeat | None, timeout: float) -> Iterator[None]:
 class Heartbeat(threading.Thread):
     """Edits the claim record every interval and checks the fence; never touches the child."""
 
-    def __init__(self, gh: GitHubRepo, claim: Claim, config: Config, trusted: frozenset[str],
-                 here: Machine, log: Log):
+    def __init__(
+        self, gh: GitHubRepo, claim: Claim, config: Config, trusted: frozenset[str], here: Machine, log: Log
+    ):
         super().__init__(name="orion-heartbeat", daemon=True)
         self.gh, self.claim, self.config, self.trusted, self.here, self.log = (
-            gh, claim, config, trusted, here, log)
+            gh,
+            claim,
+            config,
+            trusted,
+            here,
+            log,
+        )
         self.stop = threading.Event()
         gh.abort = self.stop
         self.record_lock = threading.Lock()
@@ -161,11 +172,17 @@ class Heartbeat(threading.Thread):
             c.record = c.record.with_changes(beats=c.record.beats + 1, heartbeat_at=utc_now_iso())
             self.gh.edit_comment(c.comment_id, render_record(c.record))
         issue, _ = self.gh.get_issue(c.issue)
-        if not issue.is_open or self.config.labels.working not in issue.labels or issue.comments != c.comments_seen:
+        if (
+            not issue.is_open
+            or self.config.labels.working not in issue.labels
+            or issue.comments != c.comments_seen
+        ):
             comments, now = self.gh.list_comments(c.issue)
             log = read_log(comments, self.trusted)
             self.lost = lost_reason(
-                log, c.record.token, is_open=issue.is_open,
+                log,
+                c.record.token,
+                is_open=issue.is_open,
                 has_lock=self.config.labels.working in issue.labels,
                 is_dead=lambda e: judge_entry(e, now, self.config.stale_after, self.here).is_dead,
             )
@@ -198,7 +215,9 @@ class Wrapper:
                 return self.claim(issue, request.stage)
             except NotClaimed as exc:
                 self.log(f"#{issue.number}: {exc}; trying the next queued issue")
-        raise NotClaimed(f"none of the {min(len(queued), MAX_NEXT_CANDIDATES)} oldest queued issues could be claimed")
+        raise NotClaimed(
+            f"none of the {min(len(queued), MAX_NEXT_CANDIDATES)} oldest queued issues could be claimed"
+        )
 
     def _require_queued(self, issue: Issue) -> None:
         if not is_queued(issue, self.config):
@@ -222,9 +241,14 @@ class Wrapper:
             raise Interrupted(self.signal_received)
         now_iso = utc_now_iso()
         record = ClaimRecord(
-            token=secrets.token_hex(12), state=State.CLAIMING, holder=local.this_holder(),
-            started_at=now_iso, heartbeat_at=now_iso, interval=self.config.heartbeat_interval,
-            stale_after=self.config.stale_after, stage=stage,
+            token=secrets.token_hex(12),
+            state=State.CLAIMING,
+            holder=local.this_holder(),
+            started_at=now_iso,
+            heartbeat_at=now_iso,
+            interval=self.config.heartbeat_interval,
+            stale_after=self.config.stale_after,
+            stage=stage,
             actions=actions_run_from_env(self.env),
         )
         posted = self.gh.post_comment(n, render_record(record), marker=record.token)
@@ -232,24 +256,36 @@ class Wrapper:
         trusted = trusted_set(posted.author, self.config.trusted_authors)
         settled = settled_claims(read_log(history, trusted))
         self.log(f"#{n}: posted claim {record.token} (comment {posted.id}); taking the lock")
-        self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])
-        self.gh.remove_label(n, lab.queue)
-        log, comments = self._read_until_visible(n, record.token, trusted)
+        try:
+            self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])
+            self.gh.remove_label(n, lab.queue)
+            log, comments = self._read_until_visible(n, record.token, trusted)
+        except (GitHubError, NotClaimed) as exc:
+            # Say on the issue that this claim will never run: a lock left behind by a claim
+            # marked lost goes back to the queue at the next reconcile, without waiting for
+            # the claim to go stale.
+            self._give_up_claim(Claim(n, posted.id, record, 0), f"the claim could not be completed: {exc}")
+            raise
         mine = log.find(record.token)
         assert mine is not None
         first = winner(log, lambda e: e.record.token != record.token and self._is_dead(e))
         claim = Claim(n, posted.id, record, comments)
         if first is None or first.record.token != record.token:
-            why = (f"comment {first.comment_id} claimed it first" if first
-                   else "the claim was released before it started")
+            why = (
+                f"comment {first.comment_id} claimed it first"
+                if first
+                else "the claim was released before it started"
+            )
             self._give_up_claim(claim, why)
             if first is not None and lab.stage(first.record.stage) != lab.stage(stage):
                 self._remove_labels(n, [lab.stage(stage)])  # ours; the winner shows its own
             raise NotClaimed(f"issue #{n} lost the race: {why}")
         meanwhile = ran_meanwhile(log, record.token, settled)
         if meanwhile is not None:
-            why = (f"comment {meanwhile.comment_id} ran the issue while this claim was being "
-                   f"made (it is {meanwhile.record.state.value})")
+            why = (
+                f"comment {meanwhile.comment_id} ran the issue while this claim was being "
+                f"made (it is {meanwhile.record.state.value})"
+            )
             self._give_up_claim(claim, why)
             self._undo_stale_lock(claim, log, meanwhile)
             raise NotClaimed(f"issue #{n} lost the race: {why}")
@@ -353,11 +389,19 @@ class Wrapper:
         except OSError as exc:
             self.log(f"#{n}: cannot start {request.command[0]!r}: {exc.strerror}")
             return self._finish(claim, trusted, 127, None)
-        self.log(f"#{n}: won the claim; running {request.command[0]!r} as pid {child.pid} "
-                 f"(attempt {claim.record.attempt})")
+        self.log(
+            f"#{n}: won the claim; running {request.command[0]!r} as pid {child.pid} "
+            f"(attempt {claim.record.attempt})"
+        )
         claim.record = claim.record.with_changes(state=State.RUNNING, child_pid=child.pid)
-        beat = Heartbeat(self.gh.clone(timeout=self._beat_timeout(), retry_for=self._beat_retry()),
-                         claim, self.config, trusted, self.here, self.log)
+        beat = Heartbeat(
+            self.gh.clone(timeout=self._beat_timeout(), retry_for=self._beat_retry()),
+            claim,
+            self.config,
+            trusted,
+            self.here,
+            self.log,
+        )
         try:
             self.gh.edit_comment(claim.comment_id, render_record(claim.record))
         except GitHubError as exc:
@@ -376,8 +420,14 @@ class Wrapper:
         if self.signal_received is None:
             self.signal_received = signum
 
-    def _supervise(self, claim: Claim, child: subprocess.Popen[bytes], beat: Heartbeat,
-                   wake: socket.socket, trusted: frozenset[str]) -> int:
+    def _supervise(
+        self,
+        claim: Claim,
+        child: subprocess.Popen[bytes],
+        beat: Heartbeat,
+        wake: socket.socket,
+        trusted: frozenset[str],
+    ) -> int:
         """The main loop: the first of child exit, signal, lost claim, or renew deadline wins."""
         while True:
             returncode = child.poll()
@@ -396,37 +446,30 @@ class Wrapper:
             if silent > self.config.renew_deadline:
                 beat.stop.set()
                 return self._fenced(
-                    claim, child,
+                    claim,
+                    child,
                     f"no heartbeat completed for {silent:.0f}s (renew deadline "
                     f"{self.config.renew_deadline:g}s): giving up before anyone presumes us dead",
                     beat,
                 )
             select.select([wake], [], [], 0.5)
-            try:
+            with contextlib.suppress(BlockingIOError):
                 wake.recv(4096)
-            except BlockingIOError:
-                pass
 
     def _stop_child(self, child: subprocess.Popen[bytes], first: int, grace: float) -> None:
         """Signal the child's process group, wait `grace`, then kill what is left of it."""
         pgid = child.pid
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, first)
-        except ProcessLookupError:
-            pass
         deadline = monotonic() + grace
         already = self.signals_seen
         while child.poll() is None and monotonic() < deadline:
             if self.signals_seen != already:
                 break  # a second signal: stop waiting
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 child.wait(timeout=0.1)
-            except subprocess.TimeoutExpired:
-                pass
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         child.wait()
 
     def _stop_leftovers(self, pgid: int) -> None:
@@ -456,8 +499,9 @@ class Wrapper:
         # Say so on the issue if we still can; a beat in flight must not overwrite it.
         try:
             with _quiet(beat, 1):
-                claim.record = claim.record.with_changes(state=State.LOST, note=why,
-                                                         finished_at=utc_now_iso())
+                claim.record = claim.record.with_changes(
+                    state=State.LOST, note=why, finished_at=utc_now_iso()
+                )
                 quick = self.gh.clone(timeout=2, retry_for=INTERRUPT_WRITE_BUDGET_S)
                 quick.edit_comment(claim.comment_id, render_record(claim.record))
         except GitHubError:
@@ -465,8 +509,9 @@ class Wrapper:
         self.log(f"#{n}: child stopped; exiting {int(ExitCode.LOST)} without touching labels")
         return int(ExitCode.LOST)
 
-    def _interrupt(self, claim: Claim, child: subprocess.Popen[bytes] | None, signum: int,
-                   beat: Heartbeat | None) -> int:
+    def _interrupt(
+        self, claim: Claim, child: subprocess.Popen[bytes] | None, signum: int, beat: Heartbeat | None
+    ) -> int:
         n = claim.issue
         name = signal.Signals(signum).name
         if child is None:
@@ -475,11 +520,13 @@ class Wrapper:
             self.log(f"#{n}: received {name}; forwarding it to the child and handing the issue back")
             self._stop_child(child, signum, self.config.kill_grace)
         lab = self.config.labels
-        quick = self.gh.clone(timeout=2, retry_for=INTERRUPT_WRITE_BUDGET_S)
+        quick = self.gh.clone(timeout=HAND_BACK_REQUEST_TIMEOUT_S, retry_for=INTERRUPT_WRITE_BUDGET_S)
+        quick.deadline = monotonic() + HAND_BACK_DEADLINE_S
         try:
             with _quiet(beat, 1):
                 claim.record = claim.record.with_changes(
-                    state=State.INTERRUPTED, finished_at=utc_now_iso(),
+                    state=State.INTERRUPTED,
+                    finished_at=utc_now_iso(),
                     note=f"stopped by {name}; the issue went back to the queue",
                 )
                 quick.edit_comment(claim.comment_id, render_record(claim.record))
@@ -499,7 +546,8 @@ class Wrapper:
         try:
             with _quiet(beat, self._beat_timeout() + 1):
                 claim.record = claim.record.with_changes(
-                    state=State.FINISHED, exit_code=code, finished_at=utc_now_iso())
+                    state=State.FINISHED, exit_code=code, finished_at=utc_now_iso()
+                )
                 self.gh.edit_comment(claim.comment_id, render_record(claim.record))
         except GitHubError as exc:
             self.log(f"#{n}: could not record the finish ({exc}); the reconciler will judge the claim")
@@ -510,7 +558,9 @@ class Wrapper:
             if issue.comments != claim.comments_seen or lab.working not in issue.labels:
                 comments, now = self.gh.list_comments(n)
                 why = lost_reason(
-                    read_log(comments, trusted), claim.record.token, is_open=issue.is_open,
+                    read_log(comments, trusted),
+                    claim.record.token,
+                    is_open=issue.is_open,
                     has_lock=lab.working in issue.labels,
                     is_dead=lambda e: judge_entry(e, now, self.config.stale_after, self.here).is_dead,
                 )
@@ -529,4 +579,3 @@ class Wrapper:
             return code
         self.log(f"#{n}: finished with exit code {code}; {lab.working} -> {target}")
         return code
-

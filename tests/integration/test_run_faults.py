@@ -311,3 +311,49 @@ def test_no_orion_process_is_left_behind(repo, orion_env, tmp_path, config):
                  if p.pid in (r.pid, child.pid) and p.status() != psutil.STATUS_ZOMBIE]
     assert leftovers == []
     assert records(repo, n)[0].child_pid == child.pid
+
+
+# -- GitHub unreachable --------------------------------------------------------------------------
+
+
+def test_github_unreachable_exits_69_and_changes_nothing(repo, proxy, orion_env, tmp_path, config):
+    from helpers_run import snapshot
+
+    n = repo.create_issue("work", [QUEUE])
+    before = snapshot(repo, n)
+    proxy.fail(None, r"/repos/", status=503)
+    child = Child(tmp_path)
+    r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd,
+            extra_env={"ORION_API_RETRY_SECONDS": "2"})
+    assert r.wait(30) == 69, r.stderr
+    lines = [line for line in r.stderr.splitlines() if "error:" in line]
+    assert len(lines) == 1 and "did not answer" in lines[0] and "within 2s" in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+    assert proxy.count(method="GET") >= 2  # it did retry
+    assert not child.marker.exists()
+    assert snapshot(repo, n) == before
+
+
+def test_a_claim_cut_short_after_posting_is_marked_lost_and_requeued_by_reconcile(
+        repo, proxy, orion_env, tmp_path, config):
+    """The lock label write fails for good after the claim comment landed: the record says
+    lost, and the next reconcile puts the issue back in the queue at once."""
+    import subprocess
+    import sys
+
+    n = repo.create_issue("work", [QUEUE])
+    proxy.fail("DELETE", rf"/issues/{n}/labels/", status=503)
+    child = Child(tmp_path)
+    r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd,
+            extra_env={"ORION_API_RETRY_SECONDS": "2"})
+    assert r.wait(60) == 69, r.stderr
+    assert not child.marker.exists()
+    rec = only_record(repo, n)
+    assert rec.state is State.LOST and "could not be completed" in (rec.note or "")
+    assert WORKING in repo.labels(n)
+    proxy.clear()
+    done = subprocess.run([sys.executable, "-m", "orion_action", "reconcile", "--config", str(config)],
+                          env=orion_env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert f"#{n}  requeue" in done.stdout and "gave up before it ran" in done.stdout, done.stdout
+    assert set(repo.labels(n)) == {QUEUE}
