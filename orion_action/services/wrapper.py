@@ -298,7 +298,14 @@ class Wrapper:
         and put the queue label back if that run handed the issue back. Otherwise leave the
         labels to that run or to the reconciler."""
         lab = self.config.labels
-        others = [c for c in log.open_claims() if c.record.token != claim.record.token]
+        # Only a lower open claim could hold the issue: every higher one lost to ours and,
+        # as a loser, touches no label (two late claimers would each leave it to the other).
+        mine = log.find(claim.record.token)
+        others = [
+            c
+            for c in log.open_claims()
+            if c.record.token != claim.record.token and (mine is None or c.comment_id < mine.comment_id)
+        ]
         if ended.record.state not in (State.FINISHED, State.INTERRUPTED) or others:
             return
         try:

@@ -153,15 +153,13 @@ def test_a_late_claimer_meeting_a_finishing_run_leaves_the_issue_ready(orion: Or
     assert_consistent(repo, n, "ready")
 
 
-# Known gap, reported: each late claimer leaves the lock to the other (see the docstring); safe,
-# and the next reconcile pass completes it, but the issue shows orion-working until then.
-@pytest.mark.xfail(strict=True, reason="two late claimers both leave their stale lock (see report)")
 def test_two_late_claimers_after_a_finished_run_take_their_lock_off(orion: Orion, proxy: Proxy,
                                                                      repo: RepoHandle):
     """Two claimers read the issue as queued; the winner claims, runs and finishes; then both
     late claims land and both arbitrate seeing each other. The lower one wins, sees the run
-    happened meanwhile and gives up, but leaves the lock because the other is still open; the
-    other lost to it and, as a loser, touches no label. Nobody takes the lock off."""
+    happened meanwhile and gives up; the other lost to it and, as a loser, touches no label.
+    So the lower one must take the lock off although the other is still open (it once left the
+    lock to the other, and nobody took it off until a reconcile pass)."""
     n = repo.create_issue("two late claimers", ["orion"])
     log = orion.workdir / "children.log"
     posts = proxy.hold("POST", rf"/issues/{n}/comments$", count=2)
