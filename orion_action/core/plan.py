@@ -104,29 +104,17 @@ def plan_issue(
     used = log.attempts_used()
     if dead:
         verdict = verdicts[dead[0].record.token]
-        if used + 1 >= max_attempts:
-            return Plan(
-                number,
-                Action.GIVE_UP,
-                f"{verdict.reason}; attempt {used + 1} of {max_attempts} failed, retry budget spent",
-                holder=dead[0],
-                verdict=verdict,
-                release=tuple(dead),
-                counts_attempt=True,
-                add_labels=(labels.failed,),
-                remove_labels=remove,
-                attempts_used=used,
-                notes=notes,
-            )
+        spent = used + 1 >= max_attempts
         return Plan(
             number,
-            Action.REQUEUE,
-            f"{verdict.reason}; attempt {used + 1} of {max_attempts}",
+            Action.GIVE_UP if spent else Action.REQUEUE,
+            f"{verdict.reason}; attempt {used + 1} of {max_attempts}"
+            + (" failed, retry budget spent" if spent else ""),
             holder=dead[0],
             verdict=verdict,
             release=tuple(dead),
             counts_attempt=True,
-            add_labels=(labels.queue,),
+            add_labels=(labels.failed if spent else labels.queue,),
             remove_labels=remove,
             attempts_used=used,
             notes=notes,
