@@ -83,8 +83,9 @@ def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
         orion_comments = [c for c in v.comments if "<!-- orion-" in c["body"]]
         assert len(orion_comments) == claims + len(v.log.tombstones)
     assert view(repo, killed).log.claims[-1].record.attempt == 2
+    # About 60 requests at 20 %: some 12 faults; fewer than 3 would mean the rules never fired.
     faults = [e for e in proxy.log if e.action == "fault"]
-    assert len(faults) >= 10, f"only {len(faults)} faults were injected: the test tested nothing"
+    assert len(faults) >= 3, f"only {len(faults)} of {len(proxy.log)} requests got a fault"
 
 
 def test_flaky_api_errors_and_rate_limits(orion, proxy, repo):
