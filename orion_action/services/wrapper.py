@@ -279,6 +279,7 @@ class Wrapper:
             self._give_up_claim(claim, why)
             if first is not None and lab.stage(first.record.stage) != lab.stage(stage):
                 self._remove_labels(n, [lab.stage(stage)])  # ours; the winner shows its own
+            self._tidy_after_losing(claim, trusted)
             raise NotClaimed(f"issue #{n} lost the race: {why}")
         meanwhile = ran_meanwhile(log, record.token, settled)
         if meanwhile is not None:
@@ -291,6 +292,24 @@ class Wrapper:
             raise NotClaimed(f"issue #{n} lost the race: {why}")
         claim.record = record.with_changes(attempt=log.attempts_used() + 1)
         return claim
+
+    def _tidy_after_losing(self, claim: Claim, trusted: frozenset[str]) -> None:
+        """After marking itself lost, a loser looks once more: if no claim is open any more and
+        the newest run is over, the lock on the issue is ours, added after that run ended, and
+        nobody else will take it off (the winner is done; the other losers lost to open claims
+        too). The last loser to say "lost" always sees this, so one of them cleans up."""
+        try:
+            comments, _ = self.gh.list_comments(claim.issue)
+        except GitHubError:
+            return  # the reconciler completes it
+        log = read_log(comments, trusted)
+        if log.open_claims():
+            return
+        ended = [c for c in log.claims if c.record.state in (State.FINISHED, State.INTERRUPTED)]
+        last = max(ended, key=lambda c: (c.updated_at, c.comment_id), default=None)
+        newest_release = max((t.comment_id for t in log.tombstones), default=0)
+        if last is not None and last.comment_id > newest_release:
+            self._undo_stale_lock(claim, log, last)
 
     def _undo_stale_lock(self, claim: Claim, log: IssueLog, ended: ClaimEntry) -> None:
         """Our lock and stage labels went onto an issue a run had already taken (and maybe

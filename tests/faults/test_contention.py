@@ -179,16 +179,13 @@ def test_two_late_claimers_after_a_finished_run_take_their_lock_off(orion: Orion
     assert not view(repo, n).has_lock, "both late claimers left the lock on"
 
 
-# Known gap, reported: a late claimer that loses by the lowest-id rule to another loser never
-# learns that the run is over, and nobody takes the lock it added off. Safe (nobody runs), and
-# the next reconcile pass completes it, but the issue shows orion-working until then.
-@pytest.mark.xfail(strict=True, reason="a late loser's lock is left on a finished issue (see report)")
 def test_a_late_claimer_losing_to_another_loser_takes_its_lock_off(orion: Orion, proxy: Proxy,
                                                                    repo: RepoHandle):
     """L1 and L2 read the issue as queued; W claims it and runs. L1's claim lands while W runs:
     L1 loses to W and is slow to mark itself lost. W finishes and moves the labels. L2's claim
-    lands now: it re-adds the lock and loses to L1 (still open) -- so it never checks whether
-    the issue ran meanwhile, touches no label, and L1 decided long ago. The lock stays."""
+    lands now: it re-adds the lock and loses to L1 (still open). Neither learnt from arbitration
+    that the run is over; the one that marks itself lost last must see it and take the lock
+    off (it once stayed on until a reconcile pass)."""
     n = repo.create_issue("late losers", ["orion"])
     log, go = orion.workdir / "children.log", orion.workdir / "go"
     first = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
