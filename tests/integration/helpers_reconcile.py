@@ -99,30 +99,6 @@ def child_alive(pid: int | None) -> bool:
         return False
 
 
-def parse_outputs(text: str) -> dict[str, str]:
-    """$GITHUB_OUTPUT as the runner reads it: ``k=v`` lines and ``k<<DELIM`` blocks."""
-    out: dict[str, str] = {}
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if not line:
-            continue
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            key, delim = line.split("<<", 1)
-            value: list[str] = []
-            while lines[i] != delim:
-                value.append(lines[i])
-                i += 1
-            i += 1
-            out[key] = "\n".join(value)
-        else:
-            key, value_ = line.split("=", 1)
-            out[key] = value_
-    return out
-
-
 # -- processes -----------------------------------------------------------------------------------
 
 

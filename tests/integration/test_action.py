@@ -29,7 +29,7 @@ from typing import Any
 import psutil
 import pytest
 import yaml
-from rig import ROOT, RepoHandle, wait_until
+from rig import ROOT, RepoHandle, parse_github_output, wait_until
 
 ACTION = ROOT / "action.yml"
 EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
@@ -61,30 +61,6 @@ class ActionResult:
 
     def step(self, step_id: str) -> StepResult:
         return next(s for s in self.steps if s.id == step_id)
-
-
-def parse_output_file(text: str) -> dict[str, str]:
-    """GITHUB_OUTPUT's format: `key=value` lines and `key<<DELIM` ... `DELIM` blocks."""
-    out: dict[str, str] = {}
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if not line:
-            continue
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            key, delim = line.split("<<", 1)
-            value: list[str] = []
-            while lines[i] != delim:
-                value.append(lines[i])
-                i += 1
-            i += 1
-            out[key] = "\n".join(value)
-        else:
-            key, value_s = line.split("=", 1)
-            out[key] = value_s
-    return out
 
 
 class CompositeRunner:
@@ -167,7 +143,7 @@ class CompositeRunner:
                 if proc.poll() is None:
                     proc.kill()
                     proc.communicate()
-            outputs = parse_output_file(out_file.read_text())
+            outputs = parse_github_output(out_file.read_text())
             outcome = "success" if proc.returncode == 0 else "failure"
             keep_going = self.evaluate(step.get("continue-on-error", False), inputs, steps) == "true"
             conclusion = "success" if outcome == "success" or keep_going else "failure"

@@ -21,7 +21,6 @@ from helpers_reconcile import (
     Orion,
     local_holder,
     orion,  # noqa: F401  (fixture)
-    parse_outputs,
     post_claim,
     queued_issue,
     records,
@@ -30,7 +29,7 @@ from helpers_reconcile import (
     tombstones,
     write_config,
 )
-from rig import ROOT, RepoHandle
+from rig import ROOT, RepoHandle, parse_github_output
 
 from orion_action.core.record import ClaimRecord, ReleaseAction, State, Tombstone
 
@@ -268,7 +267,7 @@ def test_actions_mode_summary_annotations_and_outputs(orion: Orion, repo, tmp_pa
     rows = {int(m.group(1)): m.group(2) for m in re.finditer(r"^\| #(\d+) \| `(\w+)` \|", md, re.M)}
     assert rows == {spent: "give_up", hand: "report", alive: "keep"}
 
-    out = parse_outputs(outputs.read_text())
+    out = parse_github_output(outputs.read_text())
     assert {k: out[k] for k in ("unlock", "complete", "requeue", "give_up", "keep", "report")} == {
         "unlock": "0", "complete": "0", "requeue": "0", "give_up": "1", "keep": "1", "report": "1"}
     plan = json.loads(out["plan"])
@@ -280,7 +279,7 @@ def test_actions_mode_summary_annotations_and_outputs(orion: Orion, repo, tmp_pa
     # A second pass appends; the output file stays parseable, the last value of a key wins.
     again = orion.run("reconcile", "--dry-run", env=env)
     assert again.returncode == 0, again.stderr
-    out = parse_outputs(outputs.read_text())
+    out = parse_github_output(outputs.read_text())
     assert json.loads(out["plan"])["dry_run"] is True
     assert md in summary.read_text() and "(dry run)" in summary.read_text()
 
@@ -293,7 +292,7 @@ def test_outputs_survive_a_multi_line_plan(tmp_path):
     path = tmp_path / "out"
     value = json.dumps({"reason": "a\nb"}, indent=1)
     actions.set_outputs({"GITHUB_OUTPUT": str(path)}, {"plan": value, "keep": "2"})
-    assert parse_outputs(path.read_text()) == {"plan": value, "keep": "2"}
+    assert parse_github_output(path.read_text()) == {"plan": value, "keep": "2"}
 
 
 # -- cost ----------------------------------------------------------------------------------------

@@ -52,8 +52,32 @@ def orion_env(full_name: str, api_url: str, token: str = "bot_token",
     return env
 
 
+def parse_github_output(text: str) -> dict[str, str]:
+    """$GITHUB_OUTPUT as the runner reads it: ``k=v`` lines and ``k<<DELIM`` ... ``DELIM`` blocks."""
+    out: dict[str, str] = {}
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line:
+            continue
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            key, delim = line.split("<<", 1)
+            value: list[str] = []
+            while lines[i] != delim:
+                value.append(lines[i])
+                i += 1
+            i += 1
+            out[key] = "\n".join(value)
+        else:
+            key, single = line.split("=", 1)
+            out[key] = single
+    return out
+
+
 from .emulator import Emulator, RepoHandle, unique_repo_name  # noqa: E402
 from .proxy import Hold, LogEntry, Proxy, Rule  # noqa: E402
 
-__all__ = ["ROOT", "Emulator", "Hold", "LogEntry", "Proxy", "RepoHandle", "Rule",
+__all__ = ["ROOT", "Emulator", "Hold", "LogEntry", "Proxy", "RepoHandle", "Rule", "parse_github_output",
            "orion_env", "unique_repo_name", "wait_until"]
