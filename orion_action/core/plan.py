@@ -120,47 +120,43 @@ def plan_issue(
             notes=notes,
         )
 
-    last_tomb = log.tombstones[-1] if log.tombstones else None
-    if last_end is not None and (last_tomb is None or last_end.comment_id > last_tomb.comment_id):
-        rec = last_end.record
-        if rec.state is State.FINISHED:
-            target = labels.ready if rec.exit_code == 0 else labels.failed
-            return Plan(
-                number,
-                Action.COMPLETE,
-                f"the run finished with exit code {rec.exit_code} but the lock never moved",
-                holder=last_end,
-                verdict=Verdict(Liveness.FINISHED, "the run finished"),
-                add_labels=(target,),
-                remove_labels=remove,
-                attempts_used=used,
-                notes=notes,
-            )
-        reason = "the run was interrupted and its hand-back did not finish"
-        return Plan(
-            number,
-            Action.REQUEUE,
-            reason,
-            holder=last_end,
-            verdict=Verdict(Liveness.FINISHED, reason),
-            add_labels=(labels.queue,),
-            remove_labels=remove,
-            attempts_used=used,
-            notes=notes,
-        )
-    if last_tomb is not None:
-        t = last_tomb.tombstone
-        target = labels.failed if t.action is ReleaseAction.GIVE_UP else labels.queue
-        action = Action.GIVE_UP if t.action is ReleaseAction.GIVE_UP else Action.REQUEUE
+    def move(
+        action: Action, reason: str, target: str, holder: ClaimEntry | None, verdict: Verdict | None = None
+    ) -> Plan:
+        """A label move with nothing to tombstone: the lock (and stages) off, `target` on."""
         return Plan(
             number,
             action,
-            f"finishing an earlier release whose label move did not happen: {t.reason}",
-            holder=log.find(t.token),
+            reason,
+            holder=holder,
+            verdict=verdict,
             add_labels=(target,),
             remove_labels=remove,
             attempts_used=used,
             notes=notes,
+        )
+
+    last_tomb = log.tombstones[-1] if log.tombstones else None
+    if last_end is not None and (last_tomb is None or last_end.comment_id > last_tomb.comment_id):
+        rec = last_end.record
+        if rec.state is State.FINISHED:
+            return move(
+                Action.COMPLETE,
+                f"the run finished with exit code {rec.exit_code} but the lock never moved",
+                labels.ready if rec.exit_code == 0 else labels.failed,
+                last_end,
+                Verdict(Liveness.FINISHED, "the run finished"),
+            )
+        reason = "the run was interrupted and its hand-back did not finish"
+        return move(Action.REQUEUE, reason, labels.queue, last_end, Verdict(Liveness.FINISHED, reason))
+    if last_tomb is not None:
+        t = last_tomb.tombstone
+        give_up = t.action is ReleaseAction.GIVE_UP
+        return move(
+            Action.GIVE_UP if give_up else Action.REQUEUE,
+            f"finishing an earlier release whose label move did not happen: {t.reason}",
+            labels.failed if give_up else labels.queue,
+            log.find(t.token),
         )
     gave_up = log.claims[-1] if log.claims else None
     if (
@@ -169,16 +165,6 @@ def plan_issue(
         and (last_tomb is None or gave_up.comment_id > last_tomb.comment_id)
     ):
         reason = f"the last claim gave up before it ran ({gave_up.record.note or 'no reason given'})"
-        return Plan(
-            number,
-            Action.REQUEUE,
-            reason,
-            holder=gave_up,
-            verdict=Verdict(Liveness.FINISHED, reason),
-            add_labels=(labels.queue,),
-            remove_labels=remove,
-            attempts_used=used,
-            notes=notes,
-        )
+        return move(Action.REQUEUE, reason, labels.queue, gave_up, Verdict(Liveness.FINISHED, reason))
     reason = "the lock label is on but there is no trusted claim record"
     return Plan(number, Action.REPORT, reason, verdict=Verdict(Liveness.UNKNOWN, reason), notes=notes)
