@@ -28,6 +28,7 @@ class Labels:
     ready: str = "orion-ready"
     failed: str = "orion-failed"
     stage_prefix: str = "orion-stage-"
+    cancel: str = "orion-cancel"  # a person adds it to stop a run (or keep a queued issue from one)
 
     def stage(self, name: str | None) -> str | None:
         return f"{self.stage_prefix}{name}" if name else None
@@ -66,7 +67,7 @@ def parse_duration(value: Any) -> float:
 
 
 _SCHEMA: dict[str, Any] = {
-    "labels": {"queue": str, "working": str, "ready": str, "failed": str, "stage_prefix": str},
+    "labels": {"queue": str, "working": str, "ready": str, "failed": str, "stage_prefix": str, "cancel": str},
     "heartbeat": {"interval": "duration", "stale_after": "duration"},
     "retry": {"max_attempts": int},
     "run": {"kill_grace": "duration"},
@@ -131,9 +132,9 @@ def parse_config(data: Any, source: str) -> Config:
             f"must be at least 3 x heartbeat.interval ({config.heartbeat_interval:g}s), "
             f"got {config.stale_after:g}s",
         )
-    names = [labels.queue, labels.working, labels.ready, labels.failed]
+    names = [labels.queue, labels.working, labels.ready, labels.failed, labels.cancel]
     if len(set(names)) != len(names):
-        raise fail("labels", "queue, working, ready and failed must be four different labels")
+        raise fail("labels", "queue, working, ready, failed and cancel must be five different labels")
     return config
 
 

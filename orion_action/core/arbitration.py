@@ -2,20 +2,42 @@
 
 GitHub totally orders comments by id, and every claimer reads the same comments, so every
 claimer that sees the same records picks the same winner. A record counts as live unless it is
-provably dead: an uncertain record blocks, it never lets a second run in.
+provably dead: an uncertain record (one this version cannot read, or whose holder cannot be
+judged) blocks, it never lets a second run in. A claim once provably dead stays dead: its
+holder gave up before anyone could presume it dead (docs/design.md section 3).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timedelta
 
 from orion_action.core.issue import ClaimEntry, IssueLog
-from orion_action.core.record import State
+from orion_action.core.record import RELEASE_MARK, State
+
+# GitHub's timestamps have whole seconds: a claim that ended within this much of a read may
+# have ended after it.
+SERVER_TIME_SLACK_S = 2.0
 
 
 def winner(log: IssueLog, is_dead: Callable[[ClaimEntry], bool]) -> ClaimEntry | None:
     """The lowest-id open claim that is not provably dead, or None."""
     return next((c for c in log.open_claims() if not is_dead(c)), None)
+
+
+def blocker(log: IssueLog, token: str, is_dead: Callable[[ClaimEntry], bool]) -> str | None:
+    """Why the claim `token` does not win, or None if it does: a lower live claim, or a lower
+    claim this version cannot read."""
+    mine = log.find(token)
+    if mine is None:
+        return "the claim comment is gone"
+    first = winner(log, lambda c: c.record.token != token and is_dead(c))
+    if first is not None and first.comment_id < mine.comment_id:
+        return f"an earlier live claim (comment {first.comment_id}) holds the issue"
+    unreadable = log.blocking_unreadable(below=mine.comment_id)
+    if unreadable is not None:
+        return f"an earlier claim (comment {unreadable.comment_id}) cannot be read: {unreadable.why}"
+    return None
 
 
 def lost_reason(
@@ -28,8 +50,9 @@ def lost_reason(
 ) -> str | None:
     """Why the holder of `token` no longer holds the issue, or None if it still does.
 
-    This is the fence every heartbeat checks: the issue closed, the lock removed, a tombstone
-    naming the token, or an earlier live claim (seen late, or posted by a racing claimer)."""
+    This is the fence every beat and every label move checks: the issue closed, the lock
+    removed, a tombstone naming the token (or a release this version cannot read, posted after
+    the claim: uncertainty stops the run), or an earlier live claim (seen late)."""
     if not is_open:
         return "the issue was closed"
     if not has_lock:
@@ -38,37 +61,48 @@ def lost_reason(
         if t.tombstone.token == token:
             return f"the claim was released by {t.tombstone.by}: {t.tombstone.reason}"
     mine = log.find(token)
-    if mine is None:
-        return "the claim comment is gone"
-    first = winner(log, lambda c: c.record.token != token and is_dead(c))
-    if first is not None and first.comment_id < mine.comment_id:
-        return f"an earlier live claim (comment {first.comment_id}) holds the issue"
-    return None
+    if mine is not None:
+        later = next(
+            (u for u in log.unreadable if u.kind == RELEASE_MARK and u.comment_id > mine.comment_id), None
+        )
+        if later is not None:
+            return f"a release this version cannot read was posted (comment {later.comment_id})"
+    return blocker(log, token, is_dead)
 
 
 def ran(entry: ClaimEntry) -> bool:
     """Whether a claim got as far as starting its child (a pure arbitration loser did not)."""
     r = entry.record
-    return r.state in (State.RUNNING, State.FINISHED, State.INTERRUPTED) or r.child_pid is not None
-
-
-def ran_meanwhile(log: IssueLog, token: str, settled: frozenset[int]) -> ClaimEntry | None:
-    """An earlier claim that ran while the holder of `token` was claiming, or None.
-
-    `settled` holds the comment ids of the claims that were already over (not open, or
-    tombstoned) when the claimer first read the issue as queued. Any other claim with a lower
-    id than ours that ran did so after that read: our "queued" was stale, and running now would
-    run the issue a second time, even though that claim may have finished already."""
-    mine = log.find(token)
-    if mine is None:
-        return None
-    return next(
-        (c for c in log.claims if c.comment_id < mine.comment_id and c.comment_id not in settled and ran(c)),
-        None,
+    return r.state in (State.RUNNING, State.FINISHED, State.INTERRUPTED, State.CANCELLED) or (
+        r.child_pid is not None
     )
 
 
-def settled_claims(log: IssueLog) -> frozenset[int]:
-    """Comment ids of the claims in `log` that are over: not open, or tombstoned."""
-    still_open = {c.comment_id for c in log.open_claims()}
-    return frozenset(c.comment_id for c in log.claims if c.comment_id not in still_open)
+def ended_before(log: IssueLog, entry: ClaimEntry, cutoff: datetime) -> bool:
+    """Whether a claim was over before `cutoff` (GitHub's clock): its final record, or a
+    tombstone naming it, was written before then."""
+    if not entry.record.state.is_open and entry.updated_at < cutoff:
+        return True
+    return any(t.tombstone.token == entry.record.token and t.created_at < cutoff for t in log.tombstones)
+
+
+def ran_meanwhile(log: IssueLog, token: str, read_at: datetime) -> ClaimEntry | None:
+    """An earlier claim that ran after the claimer of `token` read the issue as queued, or None.
+
+    `read_at` is GitHub's time of that read (the Date of the response). A claim with a lower
+    id than ours that ran and was not over before the read ran while we were claiming: our
+    "queued" was stale, and running now would run the issue a second time, even though that
+    claim may have finished already. Judged on GitHub's clock alone, so claiming needs no read
+    of the history beforehand."""
+    mine = log.find(token)
+    if mine is None:
+        return None
+    cutoff = read_at - timedelta(seconds=SERVER_TIME_SLACK_S)
+    return next(
+        (
+            c
+            for c in log.claims
+            if c.comment_id < mine.comment_id and ran(c) and not ended_before(log, c, cutoff)
+        ),
+        None,
+    )

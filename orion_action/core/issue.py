@@ -6,7 +6,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from orion_action.core.record import ClaimRecord, RecordError, State, Tombstone, mentions_orion, parse_block
+from orion_action.core.record import (
+    CLAIM_MARK,
+    ClaimRecord,
+    RecordError,
+    State,
+    Tombstone,
+    block_kind,
+    mentions_orion,
+    parse_block,
+)
 
 
 @dataclass(frozen=True)
@@ -38,13 +47,40 @@ class TombstoneEntry:
 
 
 @dataclass(frozen=True)
+class Unreadable:
+    """A trusted comment that starts with an orion block this version cannot read (a newer
+    record version, a damaged edit). An unreadable claim blocks: uncertainty never lets a
+    second run in. Release it by hand with its pseudo token (`release --force`)."""
+
+    comment_id: int
+    kind: str  # CLAIM_MARK or RELEASE_MARK
+    why: str
+
+    @property
+    def token(self) -> str:
+        return f"unreadable-{self.comment_id}"
+
+
+@dataclass(frozen=True)
+class UntrustedRelease:
+    """A readable release block by an author who is not trusted: ignored, but when it names a
+    trusted claim it almost always means the reconciler runs under a login missing from
+    `trusted_authors`, which would strand the issue; callers make that loud."""
+
+    comment_id: int
+    author: str
+    token: str
+
+
+@dataclass(frozen=True)
 class IssueLog:
     """The orion history of one issue, in comment-id order (GitHub's total order)."""
 
     claims: tuple[ClaimEntry, ...] = ()
     tombstones: tuple[TombstoneEntry, ...] = ()
     untrusted: tuple[int, ...] = ()  # ids of orion-looking comments by untrusted authors
-    unreadable: tuple[tuple[int, str], ...] = ()  # (id, why) of trusted but unreadable blocks
+    unreadable: tuple[Unreadable, ...] = ()
+    untrusted_releases: tuple[UntrustedRelease, ...] = ()
 
     def released_tokens(self) -> frozenset[str]:
         return frozenset(t.tombstone.token for t in self.tombstones)
@@ -57,19 +93,37 @@ class IssueLog:
     def find(self, token: str) -> ClaimEntry | None:
         return next((c for c in self.claims if c.record.token == token), None)
 
+    def blocking_unreadable(self, below: int | None = None) -> Unreadable | None:
+        """The lowest unreadable claim not released by hand (below comment `below`, if given)."""
+        released = self.released_tokens()
+        return next(
+            (
+                u
+                for u in self.unreadable
+                if u.kind == CLAIM_MARK
+                and u.token not in released
+                and (below is None or u.comment_id < below)
+            ),
+            None,
+        )
+
     def attempts_used(self) -> int:
-        """Dead releases since the issue last finished: the retry budget spent so far."""
+        """Attempts spent since the issue last finished: runs released as dead and runs handed
+        back (interrupted), each claim once. Claims that never ran, and runs stopped by GitHub's
+        own failures, spend nothing (the tombstone or record says so)."""
         finished = [c.comment_id for c in self.claims if c.record.state is State.FINISHED]
         since = max(finished, default=0)
         # Distinct claims, not tombstones: a reconciler killed before it took back its duplicate
         # tombstone leaves two for one death.
-        return len(
-            {
-                t.tombstone.token
-                for t in self.tombstones
-                if t.tombstone.counts_attempt and t.comment_id > since
-            }
-        )
+        spent = {
+            t.tombstone.token for t in self.tombstones if t.tombstone.counts_attempt and t.comment_id > since
+        }
+        spent |= {
+            c.record.token
+            for c in self.claims
+            if c.comment_id > since and c.record.state is State.INTERRUPTED and c.record.counts_attempt
+        }
+        return len(spent)
 
 
 def read_log(comments: Iterable[Comment], trusted: frozenset[str]) -> IssueLog:
@@ -77,23 +131,31 @@ def read_log(comments: Iterable[Comment], trusted: frozenset[str]) -> IssueLog:
     claims: list[ClaimEntry] = []
     tombstones: list[TombstoneEntry] = []
     untrusted: list[int] = []
-    unreadable: list[tuple[int, str]] = []
+    unreadable: list[Unreadable] = []
+    untrusted_releases: list[UntrustedRelease] = []
     for c in sorted(comments, key=lambda c: c.id):
         if not mentions_orion(c.body):
             continue
+        try:
+            block = parse_block(c.body)  # linear and capped: safe on any author's text
+        except RecordError as exc:
+            if c.author.lower() in trusted:
+                unreadable.append(Unreadable(c.id, block_kind(c.body) or CLAIM_MARK, str(exc)))
+            else:
+                untrusted.append(c.id)
+            continue
         if c.author.lower() not in trusted:
             untrusted.append(c.id)
-            continue
-        try:
-            block = parse_block(c.body)
-        except RecordError as exc:
-            unreadable.append((c.id, str(exc)))
+            if isinstance(block, Tombstone):
+                untrusted_releases.append(UntrustedRelease(c.id, c.author, block.token))
             continue
         if isinstance(block, ClaimRecord):
             claims.append(ClaimEntry(c.id, block, c.created_at, c.updated_at))
         elif isinstance(block, Tombstone):
             tombstones.append(TombstoneEntry(c.id, block, c.created_at))
-    return IssueLog(tuple(claims), tuple(tombstones), tuple(untrusted), tuple(unreadable))
+    return IssueLog(
+        tuple(claims), tuple(tombstones), tuple(untrusted), tuple(unreadable), tuple(untrusted_releases)
+    )
 
 
 def trusted_set(own_login: str | None, configured: Iterable[str]) -> frozenset[str]:

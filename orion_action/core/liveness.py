@@ -22,6 +22,8 @@ FUTURE_TOLERANCE_S = 30.0
 # ids this close are one boot; no machine reboots faster than this.
 BOOT_TIME_PREFIX = "boot-time-"
 BOOT_TIME_TOLERANCE_S = 60.0
+# A holder that beats on time never looks older than this many intervals.
+MISSED_BEAT_FACTOR = 1.5
 
 
 class Liveness(str, Enum):
@@ -89,25 +91,37 @@ def same_boot(recorded: str, here: str) -> bool | None:
     return recorded == here
 
 
-def same_process_table(holder: Holder, machine: Machine | None) -> bool:
-    """Same kernel boot *and* same PID namespace: only then do pids mean the same process."""
+def same_machine(holder: Holder, machine: Machine | None) -> bool:
+    """Same machine id and host name, both known. Clones of one image can share both, so this
+    alone never proves anything; it only qualifies the stronger checks below."""
     return (
         machine is not None
+        and bool(holder.machine_id)
+        and holder.machine_id == machine.machine_id
+        and bool(holder.host)
+        and holder.host == machine.host
+    )
+
+
+def same_process_table(holder: Holder, machine: Machine | None) -> bool:
+    """Same machine, same kernel boot *and* same PID namespace, each known on both sides: only
+    then do pids mean the same process. Anything less (two hosts with no readable namespace id
+    booted in the same minute, say) could be two process tables that would each judge the
+    other's live holder dead at once."""
+    return (
+        machine is not None
+        and same_machine(holder, machine)
         and same_boot(holder.boot_id, machine.boot_id) is True
+        and bool(holder.pid_ns)
         and holder.pid_ns == machine.pid_ns
     )
 
 
 def rebooted(holder: Holder, machine: Machine | None) -> bool:
-    """Same machine (machine id and host name), new boot: every process of the claim is gone.
-    A missing machine id or boot id, on either side, proves nothing."""
-    return (
-        machine is not None
-        and bool(holder.machine_id)
-        and holder.machine_id == machine.machine_id
-        and holder.host == machine.host
-        and same_boot(holder.boot_id, machine.boot_id) is False
-    )
+    """Same machine, new boot: every process of the claim is gone, *if* this really is the same
+    machine. Clones can share machine id and host name, so the judgement also needs a missed
+    beat (see judge)."""
+    return same_machine(holder, machine) and same_boot(holder.boot_id, machine.boot_id) is False  # type: ignore[union-attr]
 
 
 def judge(
@@ -149,8 +163,10 @@ def judge(
         if p.wrapper_start is not None:
             return Verdict(Liveness.DEAD, f"pid {h.pid} now belongs to another process (the wrapper is gone)")
         return Verdict(Liveness.DEAD, f"wrapper pid {h.pid} is not running on this machine")
-    if rebooted(h, seen.machine):
-        return Verdict(Liveness.DEAD, f"host {h.host} rebooted since the claim (new boot id)")
+    if rebooted(h, seen.machine) and age > MISSED_BEAT_FACTOR * record.interval:
+        return Verdict(
+            Liveness.DEAD, f"host {h.host} rebooted since the claim (new boot id) and missed a beat"
+        )
     if record.actions and seen.run_status == "completed":
         return Verdict(Liveness.DEAD, f"Actions run {record.actions.run_id} has completed")
     limit = max(stale_after, record.stale_after)

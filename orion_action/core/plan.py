@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from orion_action.config import Labels
-from orion_action.core.issue import ClaimEntry, IssueLog
+from orion_action.core.arbitration import ran
+from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
 from orion_action.core.liveness import Liveness, Verdict
 from orion_action.core.record import ReleaseAction, State
 
@@ -67,15 +68,16 @@ def plan_issue(
     labels: Labels,
     max_attempts: int,
 ) -> Plan:
-    """Decide for one issue carrying the lock. `verdicts` has one entry per open claim token."""
+    """Decide for one issue carrying the lock. `verdicts` has one entry per open claim token.
+
+    Everything is ordered by comment id (GitHub's total order), never by update time: a
+    released holder may still write its final record late, and that must not hide the next
+    run's claim (defect 5 of the v0.1 audit)."""
     remove = _lock_labels(labels, on_issue)
     open_claims = log.open_claims()
-    notes = tuple(
-        [f"ignored {len(log.untrusted)} orion-looking comment(s) by untrusted authors"]
-        if log.untrusted
-        else []
-    ) + tuple(f"comment {cid} is unreadable: {why}" for cid, why in log.unreadable)
+    notes = _notes(log)
     latest = open_claims[-1] if open_claims else (log.claims[-1] if log.claims else None)
+    used = log.attempts_used()
 
     if not is_open:
         return Plan(
@@ -95,62 +97,77 @@ def plan_issue(
         if hit:
             action = Action.KEEP if wanted is Liveness.ALIVE else Action.REPORT
             return Plan(number, action, hit[1].reason, holder=hit[0], verdict=hit[1], notes=notes)
-
-    # Every open claim is provably dead (or there is none). A dead claim posted before the
-    # last run ended lost that run's race and crashed before saying so: it is not the holder.
-    ended = [c for c in log.claims if c.record.state in (State.FINISHED, State.INTERRUPTED)]
-    last_end = max(ended, key=lambda c: (c.updated_at, c.comment_id), default=None)
-    dead = [c for c in open_claims if last_end is None or c.created_at >= last_end.updated_at]
-    used = log.attempts_used()
-    if dead:
-        verdict = verdicts[dead[0].record.token]
-        spent = used + 1 >= max_attempts
-        return Plan(
-            number,
-            Action.GIVE_UP if spent else Action.REQUEUE,
-            f"{verdict.reason}; attempt {used + 1} of {max_attempts}"
-            + (" failed, retry budget spent" if spent else ""),
-            holder=dead[0],
-            verdict=verdict,
-            release=tuple(dead),
-            counts_attempt=True,
-            add_labels=(labels.failed if spent else labels.queue,),
-            remove_labels=remove,
-            attempts_used=used,
-            notes=notes,
+    unreadable = log.blocking_unreadable()
+    if unreadable is not None:
+        reason = (
+            f"comment {unreadable.comment_id} holds a claim this version cannot read ({unreadable.why}); "
+            f"upgrade orion-action, or release it by hand with `orion-action release --force`"
         )
+        return Plan(number, Action.REPORT, reason, verdict=Verdict(Liveness.UNKNOWN, reason), notes=notes)
+
+    # Every open claim is provably dead (or there is none): all of them are released. What the
+    # labels become is decided by the newest event of the issue's fate, by comment id: a run
+    # (finished, interrupted, cancelled, or dead while open) or a release of a run. Claims that
+    # never started their command decide nothing and spend nothing.
+    release = open_claims
+    ran_releases = [t for t in log.tombstones if (c := log.find(t.tombstone.token)) is None or ran(c)]
+    events: list[ClaimEntry | TombstoneEntry] = [c for c in log.claims if ran(c)] + ran_releases
+    last = max(events, key=lambda e: e.comment_id, default=None)
 
     def move(
-        action: Action, reason: str, target: str, holder: ClaimEntry | None, verdict: Verdict | None = None
+        action: Action,
+        reason: str,
+        target: str | None,
+        holder: ClaimEntry | None,
+        verdict: Verdict | None = None,
+        counts: bool = False,
+        extra_remove: tuple[str, ...] = (),
     ) -> Plan:
-        """A label move with nothing to tombstone: the lock (and stages) off, `target` on."""
+        """Release the dead open claims (if any), take the lock and stages off, put `target` on."""
+        first = tuple(c for c in release if holder is not None and c.comment_id == holder.comment_id)
         return Plan(
             number,
             action,
             reason,
             holder=holder,
             verdict=verdict,
-            add_labels=(target,),
-            remove_labels=remove,
+            release=first + tuple(c for c in release if c not in first),  # the one that counts first
+            counts_attempt=counts,
+            add_labels=(target,) if target else (),
+            remove_labels=(*remove, *extra_remove),
             attempts_used=used,
             notes=notes,
         )
 
-    last_tomb = log.tombstones[-1] if log.tombstones else None
-    if last_end is not None and (last_tomb is None or last_end.comment_id > last_tomb.comment_id):
-        rec = last_end.record
+    if isinstance(last, ClaimEntry) and last.record.state.is_open:
+        verdict = verdicts[last.record.token]
+        spent = used + 1 >= max_attempts
+        reason = f"{verdict.reason}; attempt {used + 1} of {max_attempts}" + (
+            " failed, retry budget spent" if spent else ""
+        )
+        target = labels.failed if spent else labels.queue
+        return move(Action.GIVE_UP if spent else Action.REQUEUE, reason, target, last, verdict, counts=True)
+    if isinstance(last, ClaimEntry):
+        rec = last.record
         if rec.state is State.FINISHED:
-            return move(
-                Action.COMPLETE,
-                f"the run finished with exit code {rec.exit_code} but the lock never moved",
-                labels.ready if rec.exit_code == 0 else labels.failed,
-                last_end,
-                Verdict(Liveness.FINISHED, "the run finished"),
-            )
-        reason = "the run was interrupted and its hand-back did not finish"
-        return move(Action.REQUEUE, reason, labels.queue, last_end, Verdict(Liveness.FINISHED, reason))
-    if last_tomb is not None:
-        t = last_tomb.tombstone
+            reason = f"the run finished with exit code {rec.exit_code} but the lock never moved"
+            target = labels.ready if rec.exit_code == 0 else labels.failed
+            return move(Action.COMPLETE, reason, target, last, Verdict(Liveness.FINISHED, "the run finished"))
+        if rec.state is State.CANCELLED:
+            reason = "the run was cancelled and its label move did not finish"
+            extra = tuple(n for n in (labels.queue, labels.cancel) if n in on_issue)
+            finished = Verdict(Liveness.FINISHED, reason)
+            return move(Action.COMPLETE, reason, None, last, finished, extra_remove=extra)
+        spent = used >= max_attempts
+        what = "interrupted" if rec.state is State.INTERRUPTED else "stopped"
+        reason = f"the run was {what} and its hand-back did not finish" + (
+            f"; {used} of {max_attempts} attempts spent" if spent else ""
+        )
+        target = labels.failed if spent else labels.queue
+        action = Action.GIVE_UP if spent else Action.REQUEUE
+        return move(action, reason, target, last, Verdict(Liveness.FINISHED, reason))
+    if last is not None:
+        t = last.tombstone
         give_up = t.action is ReleaseAction.GIVE_UP
         return move(
             Action.GIVE_UP if give_up else Action.REQUEUE,
@@ -158,13 +175,27 @@ def plan_issue(
             labels.failed if give_up else labels.queue,
             log.find(t.token),
         )
-    gave_up = log.claims[-1] if log.claims else None
-    if (
-        gave_up is not None
-        and gave_up.record.state is State.LOST
-        and (last_tomb is None or gave_up.comment_id > last_tomb.comment_id)
-    ):
+    if release:
+        verdict = verdicts[release[-1].record.token]
+        reason = f"{verdict.reason}; the claim never started its command (no attempt spent)"
+        return move(Action.REQUEUE, reason, labels.queue, release[-1], verdict)
+    if log.claims:
+        gave_up = log.claims[-1]
         reason = f"the last claim gave up before it ran ({gave_up.record.note or 'no reason given'})"
         return move(Action.REQUEUE, reason, labels.queue, gave_up, Verdict(Liveness.FINISHED, reason))
     reason = "the lock label is on but there is no trusted claim record"
     return Plan(number, Action.REPORT, reason, verdict=Verdict(Liveness.UNKNOWN, reason), notes=notes)
+
+
+def _notes(log: IssueLog) -> tuple[str, ...]:
+    notes = []
+    if log.untrusted:
+        notes.append(f"ignored {len(log.untrusted)} orion-looking comment(s) by untrusted authors")
+    notes += [f"comment {u.comment_id} is unreadable: {u.why}" for u in log.unreadable]
+    notes += [
+        f"comment {r.comment_id} by {r.author}, who is not a trusted author, releases claim {r.token}: "
+        f"if {r.author} is the reconciler's login, add it to trusted_authors (every worker and "
+        f"reconciler login must be listed), or the issue is never worked again"
+        for r in log.untrusted_releases
+    ]
+    return tuple(notes)

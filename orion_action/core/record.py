@@ -19,7 +19,14 @@ from typing import Any
 VERSION = 1
 CLAIM_MARK = "orion-claim"
 RELEASE_MARK = "orion-release"
-_BLOCK = re.compile(r"<!--\s*(orion-claim|orion-release)\s+v(\d+)\s*\n(.*?)\n\s*-->", re.DOTALL)
+# A block counts only where orion writes it: at the very start of a comment body, as one header
+# line, the JSON on the next line(s), and a line "-->". A block quoted further down a comment
+# (a reply, a code block) is text, never a record.
+_HEADER = re.compile(r"<!-- (orion-claim|orion-release) v(\d{1,4})\r?\Z")
+_END = "\n-->"
+# Our own blocks are about 1 KB; a body longer than this is not one of ours, and capping it keeps
+# parsing linear and cheap whatever a comment holds (GitHub allows 65,536 characters).
+MAX_BLOCK_CHARS = 16_384
 
 
 class RecordError(ValueError):
@@ -30,8 +37,9 @@ class State(str, Enum):
     CLAIMING = "claiming"  # posted, arbitration not yet done
     RUNNING = "running"  # won; the child runs
     FINISHED = "finished"  # the child exited; exit_code says how
-    INTERRUPTED = "interrupted"  # stopped by a signal; handed back to the queue
+    INTERRUPTED = "interrupted"  # stopped by a signal or a time limit; handed back
     LOST = "lost"  # lost arbitration or was fenced; ran nothing (more)
+    CANCELLED = "cancelled"  # a person asked for the run to stop (the cancel label)
 
     @property
     def is_open(self) -> bool:
@@ -80,6 +88,16 @@ class ClaimRecord:
     finished_at: str | None = None
     actions: ActionsRun | None = None
     note: str | None = None  # why a record is lost or interrupted, in plain words
+    # Whether an interrupted run spends an attempt of the retry budget: not when GitHub itself
+    # failed (an outage must not turn healthy issues failed).
+    counts_attempt: bool = True
+    progress: str | None = None  # the child's last progress line (plain text, capped)
+
+    @property
+    def is_final(self) -> bool:
+        """Finished, interrupted, cancelled or lost: a record in such a state never changes
+        again (a late heartbeat must not turn it back into running)."""
+        return not self.state.is_open
 
     def with_changes(self, **changes: Any) -> ClaimRecord:
         return replace(self, **changes)
@@ -125,38 +143,56 @@ def _md(text: str) -> str:
     return re.sub(r"([\\`*_{}\[\]<>()#+!|@~])", r"\\\1", text)
 
 
-def visible_line(record: ClaimRecord) -> str:
+PROGRESS_MAX_CHARS = 200
+
+
+def clean_progress(text: str) -> str | None:
+    """A progress line as shown: one line of plain text, control characters dropped, at most
+    PROGRESS_MAX_CHARS. Markup is escaped where it is shown, and the record's JSON escapes
+    `<` and `>`, so no progress line can end the hidden block or the HTML comment."""
+    line = "".join(ch for ch in text.strip().splitlines()[-1] if ch.isprintable()) if text.strip() else ""
+    return line[:PROGRESS_MAX_CHARS] or None
+
+
+def visible_line(record: ClaimRecord, released: str | None = None) -> str:
+    """The line a person reads under the hidden block. `released`: why a reconciler or a person
+    released the claim; then the line no longer reads as working (the tombstone stays the
+    authority)."""
     h = record.holder
     where = f"runner {_md(h.host)}, pid {h.pid}"
     if record.actions and record.actions.runner_name:
         where += f", Actions runner {_md(record.actions.runner_name)} (run {record.actions.run_id})"
     stage = f", stage {_md(record.stage)}" if record.stage else ""
     since = _human_time(record.started_at)
+    until = _human_time(record.finished_at)
+    note = _md(record.note or "")
+    if released is not None:
+        return f"**orion no longer holds this issue** — {where}{stage}; released: {_md(released)}."
     if record.state is State.FINISHED:
-        return (
-            f"**orion finished** with exit code {record.exit_code} — {where}{stage}; "
-            f"ran from {since} to {_human_time(record.finished_at)}."
-        )
+        code = record.exit_code
+        return f"**orion finished** with exit code {code} — {where}{stage}; ran from {since} to {until}."
     if record.state is State.INTERRUPTED:
-        return (
-            f"**orion was interrupted** — {where}{stage}; ran from {since} to "
-            f"{_human_time(record.finished_at)}. {_md(record.note or '')}".rstrip()
-        )
+        return f"**orion was interrupted** — {where}{stage}; ran from {since} to {until}. {note}".rstrip()
+    if record.state is State.CANCELLED:
+        return f"**orion run cancelled** — {where}{stage}; ran from {since} to {until}. {note}".rstrip()
     if record.state is State.LOST:
-        return f"**orion did not run here** — {where}: {_md(record.note or 'another claim won')}."
+        if record.child_pid is not None:
+            return f"**orion stopped here** — {where}{stage}: {note or 'the claim was lost'}."
+        return f"**orion did not run here** — {where}: {note or 'another claim won'}."
     verb = "is claiming" if record.state is State.CLAIMING else "is working on"
+    progress = f" Progress: {_md(record.progress)}" if record.progress else ""
     return (
         f"**orion {verb} this issue** — {where}{stage}, attempt {record.attempt}, since {since}; "
         f"last heartbeat {_human_time(record.heartbeat_at)} (beat {record.beats}, every "
-        f"{record.interval:g}s). Do not remove the lock label by hand while it runs: "
+        f"{record.interval:g}s).{progress} Do not remove the lock label by hand while it runs: "
         f"use `orion-action release`."
     )
 
 
-def render_record(record: ClaimRecord) -> str:
+def render_record(record: ClaimRecord, released: str | None = None) -> str:
     data = asdict(record)
     data["state"] = record.state.value
-    return f"{_hidden(CLAIM_MARK, data)}\n{visible_line(record)}\n"
+    return f"{_hidden(CLAIM_MARK, data)}\n{visible_line(record, released)}\n"
 
 
 def render_tombstone(t: Tombstone, holder_line: str = "") -> str:
@@ -238,7 +274,14 @@ def _record_from(data: dict[str, Any]) -> ClaimRecord:
             runner_name=_get(actions, "runner_name", str),
         ),
         note=_get(data, "note", str, optional=True),
+        counts_attempt=_flag(data, "counts_attempt", default=True),
+        progress=_get(data, "progress", str, optional=True),
     )
+
+
+def _flag(data: dict[str, Any], key: str, default: bool) -> bool:
+    value = _get(data, key, bool, optional=True)
+    return default if value is None else bool(value)
 
 
 def _tombstone_from(data: dict[str, Any]) -> Tombstone:
@@ -256,16 +299,31 @@ def _tombstone_from(data: dict[str, Any]) -> Tombstone:
     )
 
 
-def parse_block(body: str) -> ClaimRecord | Tombstone | None:
-    """The orion block in a comment body: None if there is none; RecordError if unreadable."""
-    m = _BLOCK.search(body or "")
-    if m is None:
+def block_kind(body: str) -> str | None:
+    """CLAIM_MARK or RELEASE_MARK when the body starts with an orion block header, else None."""
+    if not body.startswith("<!-- orion-"):
         return None
-    mark, version = m.group(1), int(m.group(2))
+    newline = body.find("\n", 0, 64)
+    m = _HEADER.match(body, 0, newline) if newline > 0 else None
+    return m.group(1) if m else None
+
+
+def parse_block(body: str) -> ClaimRecord | Tombstone | None:
+    """The orion block that starts a comment body: None if the body does not start with one;
+    RecordError if it does but cannot be read. Linear in the body's length, and capped."""
+    body = body or ""
+    mark = block_kind(body)
+    if mark is None:
+        return None
+    header_end = body.find("\n")
+    version = int(body[len(f"<!-- {mark} v") : header_end].rstrip("\r"))
     if version != VERSION:
         raise RecordError(f"{mark} version {version} is not understood by this orion-action")
+    end = body.find(_END, header_end, MAX_BLOCK_CHARS)
+    if end < 0:
+        raise RecordError(f"the {mark} block has no end within {MAX_BLOCK_CHARS} characters")
     try:
-        data = json.loads(m.group(3))
+        data = json.loads(body[header_end + 1 : end])
     except json.JSONDecodeError as exc:
         raise RecordError(f"invalid JSON: {exc.msg}") from None
     except (ValueError, RecursionError) as exc:  # an integer too long, nesting too deep
@@ -276,5 +334,5 @@ def parse_block(body: str) -> ClaimRecord | Tombstone | None:
 
 
 def mentions_orion(body: str) -> bool:
-    """Whether a comment looks like an orion block at all (used to report forgeries)."""
+    """Whether a comment looks like an orion block anywhere (used to report forgeries)."""
     return f"<!-- {CLAIM_MARK}" in (body or "") or f"<!-- {RELEASE_MARK}" in (body or "")

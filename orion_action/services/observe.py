@@ -7,12 +7,17 @@ from datetime import datetime
 
 from orion_action.adapters import machine as local
 from orion_action.core.issue import ClaimEntry
-from orion_action.core.liveness import Liveness, Machine, Observations, Verdict, judge, same_process_table
+from orion_action.core.liveness import (
+    MISSED_BEAT_FACTOR,
+    Liveness,
+    Machine,
+    Observations,
+    Verdict,
+    judge,
+    same_process_table,
+)
 
 RunStatus = Callable[[int], "str | None"]
-
-# A holder that beats on time never looks older than this many intervals.
-MISSED_BEAT_FACTOR = 1.5
 
 
 def judge_entry(

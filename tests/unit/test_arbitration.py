@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orion_action.core.arbitration import lost_reason, ran_meanwhile, settled_claims, winner
+from orion_action.core.arbitration import lost_reason, ran_meanwhile, winner
 from orion_action.core.issue import ClaimEntry, Comment, read_log
 from orion_action.core.record import (
     ClaimRecord,
@@ -131,35 +131,69 @@ def ran_rec(token: str, state: State, child: int | None = None) -> ClaimRecord:
     return rec(token, state).with_changes(child_pid=child)
 
 
+def timed_log(*items: tuple[int, ClaimRecord | Tombstone, int]):
+    """Comments with an explicit GitHub update time (seconds after T0)."""
+    comments = []
+    for cid, block, at_s in items:
+        body = render_record(block) if isinstance(block, ClaimRecord) else render_tombstone(block)
+        created = at_s if isinstance(block, Tombstone) else min(cid, at_s)
+        comments.append(Comment(cid, "orion-bot", body, T0 + timedelta(seconds=created),
+                                T0 + timedelta(seconds=at_s)))
+    return read_log(comments, TRUSTED)
+
+
+READ_AT = 100  # we read the issue as queued at T0+100 s (GitHub's clock); "me" is comment 10
 MEANWHILE = [
-    # (why, items, settled ids, expected comment id or None); "me" is always comment 10
-    ("nothing before us", [], set(), None),
-    ("an earlier finished run settled before we read", [(5, rec("a", State.FINISHED))], {5}, None),
-    ("an earlier run finished after we read", [(5, rec("a", State.FINISHED))], set(), 5),
-    ("an earlier run was interrupted after we read", [(5, rec("a", State.INTERRUPTED))], set(), 5),
-    ("an earlier live run", [(5, rec("a", State.RUNNING))], set(), 5),
-    ("an earlier pure loser ran nothing", [(5, rec("a", State.LOST))], set(), None),
-    ("an earlier run fenced after starting", [(5, ran_rec("a", State.LOST, 77))], set(), 5),
-    ("an earlier claimer that never got to run", [(5, rec("a", State.CLAIMING))], set(), None),
-    ("a later run is not ours to judge", [(12, rec("z", State.FINISHED))], set(), None),
-    ("the first of several", [(3, rec("a", State.FINISHED)), (5, rec("b", State.FINISHED))],
-     {3}, 5),
+    # (why, items as (comment id, block, GitHub time in s), expected comment id or None)
+    ("nothing before us", [], None),
+    ("an earlier run finished long before we read", [(5, rec("a", State.FINISHED), 50)], None),
+    ("an earlier run finished after we read", [(5, rec("a", State.FINISHED), 120)], 5),
+    ("an earlier run finished just before we read (whole seconds: not sure)",
+     [(5, rec("a", State.FINISHED), 99)], 5),
+    ("an earlier run was interrupted after we read", [(5, rec("a", State.INTERRUPTED), 110)], 5),
+    ("an earlier run still open", [(5, rec("a", State.RUNNING), 20)], 5),
+    ("an earlier open run released before we read", [(5, rec("a", State.RUNNING), 20),
+                                                     (7, tomb("a"), 40)], None),
+    ("an earlier open run released after we read", [(5, rec("a", State.RUNNING), 20),
+                                                    (11, tomb("a"), 140)], 5),
+    ("a released run whose late final write came after our read",
+     [(5, rec("a", State.INTERRUPTED), 150), (7, tomb("a"), 40)], None),
+    ("an earlier pure loser ran nothing", [(5, rec("a", State.LOST), 120)], None),
+    ("an earlier run fenced after starting", [(5, ran_rec("a", State.LOST, 77), 120)], 5),
+    ("an earlier claimer that never got to run", [(5, rec("a", State.CLAIMING), 120)], None),
+    ("a later run is not ours to judge", [(12, rec("z", State.FINISHED), 120)], None),
+    ("the first of several", [(3, rec("a", State.FINISHED), 10), (5, rec("b", State.FINISHED), 130)], 5),
 ]
 
 
-@pytest.mark.parametrize("why,items,settled,expected", MEANWHILE, ids=[m[0] for m in MEANWHILE])
-def test_ran_meanwhile(why, items, settled, expected) -> None:
-    log = log_of(*items, (10, rec("me", State.CLAIMING)))
-    found = ran_meanwhile(log, "me", frozenset(settled))
+@pytest.mark.parametrize("why,items,expected", MEANWHILE, ids=[m[0] for m in MEANWHILE])
+def test_ran_meanwhile(why, items, expected) -> None:
+    log = timed_log(*items, (10, rec("me", State.CLAIMING), 105))
+    found = ran_meanwhile(log, "me", T0 + timedelta(seconds=READ_AT))
     assert (found.comment_id if found else None) == expected
 
 
 def test_ran_meanwhile_without_our_record() -> None:
-    assert ran_meanwhile(log_of((5, rec("a", State.FINISHED))), "me", frozenset()) is None
+    assert ran_meanwhile(log_of((5, rec("a", State.FINISHED))), "me", T0) is None
 
 
-def test_settled_claims_are_the_ones_over() -> None:
-    log = log_of((1, rec("a", State.FINISHED)), (2, rec("b", State.RUNNING)),
-                 (3, rec("c", State.CLAIMING)), (4, rec("d", State.RUNNING)), (5, tomb("d")),
-                 (6, rec("e", State.LOST)), (7, rec("f", State.INTERRUPTED)))
-    assert settled_claims(log) == {1, 4, 6, 7}
+UNREADABLE_CLAIM = "<!-- orion-claim v2\n{}\n-->"
+
+
+def test_an_unreadable_earlier_claim_blocks_a_later_one() -> None:
+    # Defect 10 of the v0.1 audit: a claim this version cannot read let a second run in.
+    comments = [Comment(4, "orion-bot", UNREADABLE_CLAIM, T0, T0),
+                Comment(5, "orion-bot", render_record(rec("me")), T0, T0)]
+    log = read_log(comments, TRUSTED)
+    reason = lost_reason(log, "me", is_open=True, has_lock=True, is_dead=NOBODY_DEAD)
+    assert reason is not None and "comment 4" in reason and "cannot be read" in reason
+    later = read_log([comments[1], Comment(6, "orion-bot", UNREADABLE_CLAIM, T0, T0)], TRUSTED)
+    assert lost_reason(later, "me", is_open=True, has_lock=True, is_dead=NOBODY_DEAD) is None
+
+
+def test_an_unreadable_release_after_our_claim_stops_us() -> None:
+    comments = [Comment(5, "orion-bot", render_record(rec("me")), T0, T0),
+                Comment(6, "orion-bot", "<!-- orion-release v9\n{}\n-->", T0, T0)]
+    reason = lost_reason(read_log(comments, TRUSTED), "me", is_open=True, has_lock=True,
+                         is_dead=NOBODY_DEAD)
+    assert reason is not None and "cannot read" in reason

@@ -75,9 +75,32 @@ def test_unreadable_trusted_blocks_are_reported_not_believed() -> None:
     bad = "<!-- orion-claim v1\n{broken\n-->"
     future = "<!-- orion-claim v7\n{}\n-->"
     log = read_log([comment(1, bad), comment(2, future), comment(3, rec("ok"))], TRUSTED)
-    assert [cid for cid, _ in log.unreadable] == [1, 2]
-    assert all(why for _, why in log.unreadable)
+    assert [u.comment_id for u in log.unreadable] == [1, 2]
+    assert all(u.why for u in log.unreadable)
     assert [c.record.token for c in log.claims] == ["ok"]
+    # Defect 10 of the v0.1 audit: an unreadable claim blocks, it is not set aside.
+    assert log.blocking_unreadable() == log.unreadable[0]
+    assert log.blocking_unreadable(below=1) is None
+    assert log.blocking_unreadable(below=3) == log.unreadable[0]
+
+
+def test_an_unreadable_claim_released_by_hand_no_longer_blocks() -> None:
+    bad = "<!-- orion-claim v2\n{}\n-->"
+    log = read_log([comment(1, bad), comment(2, tomb("unreadable-1", counts=False))], TRUSTED)
+    assert log.blocking_unreadable() is None
+
+
+def test_a_quoted_block_in_a_trusted_comment_counts_for_nothing() -> None:
+    # Defect 8 of the v0.1 audit: the worker's own reply quoting a forged tombstone stopped a run.
+    quoted = "Somebody posted this:\n```\n" + render_tombstone(tomb("a")) + "```"
+    log = read_log([comment(1, rec("a")), comment(2, quoted)], TRUSTED)
+    assert log.tombstones == () and log.unreadable == ()
+    assert [c.record.token for c in log.open_claims()] == ["a"]
+
+
+def test_an_untrusted_release_naming_a_claim_is_noted() -> None:
+    log = read_log([comment(1, rec("a")), comment(2, tomb("a"), author=MALLORY)], TRUSTED)
+    assert [(r.comment_id, r.author, r.token) for r in log.untrusted_releases] == [(2, MALLORY, "a")]
 
 
 def test_comments_are_read_in_id_order() -> None:
@@ -111,7 +134,12 @@ ATTEMPTS = [
     ("a finish resets the budget", [rec("a"), tomb("a"), rec("b", State.FINISHED)], 0),
     ("releases after the last finish count",
      [rec("a"), tomb("a"), rec("b", State.FINISHED), rec("c"), tomb("c")], 1),
-    ("an interrupted run does not reset it", [rec("a"), tomb("a"), rec("b", State.INTERRUPTED)], 1),
+    ("a hand-back spends an attempt", [rec("a"), tomb("a"), rec("b", State.INTERRUPTED)], 2),
+    ("a hand-back GitHub caused does not",
+     [rec("a"), tomb("a"), rec("b", State.INTERRUPTED).with_changes(counts_attempt=False)], 1),
+    ("a late hand-back of a released run counts once",
+     [rec("a"), tomb("a"), rec("a", State.INTERRUPTED)], 1),
+    ("a released claim that never ran spends nothing", [rec("a", State.CLAIMING), tomb("a", counts=False)], 0),
 ]
 
 
@@ -140,8 +168,8 @@ def test_only_trusted_blocks_are_believed(items: list[tuple[str, str, str]]) -> 
     log = read_log(comments, TRUSTED)
     trusted_ids = {c.id for c in comments if c.author.lower() in TRUSTED}
     seen = {c.comment_id for c in log.claims} | {t.comment_id for t in log.tombstones} | {
-        cid for cid, _ in log.unreadable}
+        u.comment_id for u in log.unreadable}
     assert seen <= trusted_ids
     assert set(log.untrusted) == {c.id for c in comments
                                   if c.author.lower() not in TRUSTED and "<!-- orion" in c.body}
-    assert 0 <= log.attempts_used() <= len(log.tombstones)
+    assert 0 <= log.attempts_used() <= len(log.tombstones) + len(log.claims)

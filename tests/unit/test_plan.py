@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orion_action.config import Labels
-from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
+from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry, Unreadable
 from orion_action.core.liveness import Liveness, Verdict
 from orion_action.core.plan import Action, Plan, plan_issue
-from orion_action.core.record import ClaimRecord, Holder, ReleaseAction, State, Tombstone
+from orion_action.core.record import CLAIM_MARK, ClaimRecord, Holder, ReleaseAction, State, Tombstone
 
 LABELS = Labels()
 T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
@@ -44,7 +44,8 @@ def tomb(cid: int, token: str, action: ReleaseAction = ReleaseAction.REQUEUE,
 def log(*entries: ClaimEntry | TombstoneEntry, untrusted: tuple[int, ...] = (),
         unreadable: tuple[tuple[int, str], ...] = ()) -> IssueLog:
     return IssueLog(tuple(e for e in entries if isinstance(e, ClaimEntry)),
-                    tuple(e for e in entries if isinstance(e, TombstoneEntry)), untrusted, unreadable)
+                    tuple(e for e in entries if isinstance(e, TombstoneEntry)), untrusted,
+                    tuple(Unreadable(cid, CLAIM_MARK, why) for cid, why in unreadable))
 
 
 @dataclass(frozen=True)
@@ -114,9 +115,23 @@ ROWS = [
         "attempt 1", on_issue=STAGED, add=("orion",),
         remove=("orion-working", "orion-stage-build", "orion-stage-qa"), release=("a",), counts=True,
         holder="a"),
-    Row("two dead open claims: both tombstoned", log(claim(1, "a"), claim(2, "b")),
-        {"a": DEAD, "b": DEAD}, Action.REQUEUE, "attempt 1", add=("orion",), release=("a", "b"),
-        counts=True, holder="a"),
+    Row("two dead open claims: both tombstoned, the newer run counts", log(claim(1, "a"), claim(2, "b")),
+        {"a": DEAD, "b": DEAD}, Action.REQUEUE, "attempt 1", add=("orion",), release=("b", "a"),
+        counts=True, holder="b"),
+    Row("a dead claim that never ran: released, no attempt", log(claim(1, "a", State.CLAIMING)),
+        {"a": DEAD}, Action.REQUEUE, "never started its command (no attempt spent)", add=("orion",),
+        release=("a",), holder="a"),
+    # Defect 5 of the v0.1 audit: a released holder's late final write must not hide the next
+    # run's dead claim (ordering by comment id, never by update time).
+    Row("a late interrupted record of a released run does not hide the next dead run",
+        log(claim(1, "a", State.INTERRUPTED, updated=500), tomb(2, "a"), claim(3, "b")), {"b": DEAD},
+        Action.REQUEUE, "attempt 2 of 3", add=("orion",), release=("b",), counts=True, holder="b"),
+    Row("a late finished record of a released run does not hide the next dead run",
+        log(claim(1, "a", State.FINISHED, 0, updated=500), tomb(2, "a"), claim(3, "b")), {"b": DEAD},
+        Action.REQUEUE, "attempt 2 of 3", add=("orion",), release=("b",), counts=True, holder="b"),
+    Row("an unreadable claim and no live one: report, never release",
+        log(claim(1, "a", State.FINISHED, 0), unreadable=((3, "version 2"),)), {}, Action.REPORT,
+        "cannot read", remove=(), notes=("comment 3 is unreadable: version 2",)),
     # keep / report
     Row("alive: keep", log(claim(1, "a")), {"a": ALIVE}, Action.KEEP, "is running on this machine",
         remove=(), holder="a"),
@@ -161,14 +176,14 @@ ROWS = [
         {}, Action.REQUEUE, "finishing an earlier release", add=("orion",), holder="b"),
     # a crashed loser before a finished record
     Row("dead claim posted before the last run finished is a crashed loser: complete",
-        log(claim(1, "a", State.FINISHED, 0, updated=50), claim(2, "b")), {"b": DEAD},
-        Action.COMPLETE, "exit code 0", add=("orion-ready",), holder="a"),
+        log(claim(1, "a", State.FINISHED, 0, updated=50), claim(2, "b", State.CLAIMING)), {"b": DEAD},
+        Action.COMPLETE, "exit code 0", add=("orion-ready",), release=("b",), holder="a"),
     Row("dead claim posted after the last run finished: requeue",
         log(claim(1, "a", State.FINISHED, 0, updated=50), claim(60, "b")), {"b": DEAD},
         Action.REQUEUE, "attempt 1 of 3", add=("orion",), release=("b",), counts=True, holder="b"),
     Row("crashed loser before an interrupted record: finish the hand-back",
-        log(claim(1, "a", State.INTERRUPTED, updated=50), claim(2, "b")), {"b": DEAD},
-        Action.REQUEUE, "hand-back did not finish", add=("orion",), holder="a"),
+        log(claim(1, "a", State.INTERRUPTED, updated=50), claim(2, "b", State.CLAIMING)), {"b": DEAD},
+        Action.REQUEUE, "hand-back did not finish", add=("orion",), release=("b",), holder="a"),
 ]
 
 
@@ -251,12 +266,17 @@ def test_plan_properties(history, is_open, max_attempts, extra) -> None:
     else:
         assert plan.action is Action.UNLOCK and released == {c.record.token for c in h.open_claims()}
     # Labels: only the lock and stage labels go; at most one target is added.
-    assert set(plan.remove_labels) <= {"orion-working", "orion-stage-a"} & on_issue
+    cancelled = plan.holder is not None and plan.holder.record.state is State.CANCELLED
+    movable = {"orion-working", "orion-stage-a"} | ({"orion", "orion-cancel"} if cancelled else set())
+    assert set(plan.remove_labels) <= movable & on_issue
     assert len(plan.add_labels) <= 1
     if plan.writes and plan.action is not Action.UNLOCK:
-        assert "orion-working" in plan.remove_labels and plan.add_labels
-    if plan.action is Action.GIVE_UP and plan.release:
+        assert "orion-working" in plan.remove_labels and (plan.add_labels or cancelled)
+    if plan.action is Action.GIVE_UP and plan.counts_attempt:
         assert plan.attempts_used + 1 >= max_attempts
-    if plan.action is Action.REQUEUE and plan.release:
+    if plan.action is Action.REQUEUE and plan.counts_attempt:
         assert plan.attempts_used + 1 < max_attempts
+    # Only a release of a claim that ran spends an attempt, and only the first one tombstoned.
+    if plan.counts_attempt:
+        assert plan.release and plan.release[0].record.state.is_open
     assert plan.reason.strip()

@@ -215,3 +215,45 @@ def test_visible_part_cannot_smuggle_a_second_record() -> None:
     # The first block is the record; a host name that looks like a block stays inside it.
     record = RECORD.with_changes(holder=replace(HOLDER, host="<!-- orion-claim v1\n{}\n-->"))
     assert parse_block(render_record(record)) == record
+
+
+# -- Defects 8 and 9 of the v0.1 audit: only a block that starts the body counts, and parsing
+# is linear whatever a comment holds.
+
+QUOTED = [
+    ("after text", "I saw this:\n" + render_record(RECORD)),
+    ("in a code block", "```\n" + render_record(RECORD) + "```\n"),
+    ("in a quote", "> " + render_record(RECORD).replace("\n", "\n> ")),
+    ("after a blank line", "\n" + render_record(RECORD)),
+    ("indented", "    " + render_record(RECORD)),
+]
+
+
+@pytest.mark.parametrize("why,body", QUOTED, ids=[q[0] for q in QUOTED])
+def test_a_block_that_does_not_start_the_body_is_not_a_record(why: str, body: str) -> None:
+    assert parse_block(body) is None
+    assert mentions_orion(body)  # still reported as orion-looking
+
+
+def test_a_block_edited_in_the_web_interface_with_crlf_still_parses() -> None:
+    assert parse_block(render_record(RECORD).replace("\n", "\r\n")) == RECORD
+
+
+ADVERSARIAL = [
+    ("newlines after a header", "<!-- orion-claim v1\n" + "\n" * 65_000),
+    ("spaces after a header", "<!-- orion-claim v1\n" + " \n" * 32_000),
+    ("many headers", "<!-- orion-claim v1\n" * 3_000),
+    ("an end far away", "<!-- orion-release v1\n{" + "x" * 60_000 + "\n-->"),
+    ("header without newline", "<!-- orion-claim v1"),
+]
+
+
+@pytest.mark.timeout(5)
+@pytest.mark.parametrize("why,body", ADVERSARIAL, ids=[a[0] for a in ADVERSARIAL])
+def test_adversarial_bodies_are_rejected_quickly(why: str, body: str) -> None:
+    # v0.1 took 187 s on 8,000 newlines (cubic backtracking); the timeout catches a regression.
+    for _ in range(20):
+        try:
+            assert parse_block(body) is None
+        except RecordError:
+            pass
