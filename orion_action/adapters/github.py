@@ -25,22 +25,12 @@ import requests
 import tenacity
 from github import Auth
 
-from orion_action.core.issue import Comment
+from orion_action.core.issue import Comment, Issue
 from orion_action.errors import AuthError, Forbidden, GitHubError, NotFound, Unavailable, UsageError
 
 DEFAULT_API_URL = "https://api.github.com"
 ACTIONS_BOT = "github-actions[bot]"
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-
-
-@dataclass(frozen=True)
-class Issue:
-    number: int
-    is_open: bool
-    labels: frozenset[str]
-    comments: int
-    created_at: datetime
-    is_pull_request: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,14 +77,18 @@ def _comment(data: dict[str, Any]) -> Comment:
     )
 
 
-def _issue(data: dict[str, Any]) -> Issue:
+def _issue(data: dict[str, Any], read_at: datetime) -> Issue:
     return Issue(
         number=int(data["number"]),
         is_open=data.get("state") == "open",
         labels=frozenset(label["name"] for label in data.get("labels") or []),
         comments=int(data.get("comments") or 0),
         created_at=_when(data.get("created_at")),
+        read_at=read_at,
+        updated_at=_when(data.get("updated_at") or data.get("created_at")),
         is_pull_request="pull_request" in data,
+        title=str(data.get("title") or ""),
+        body=str(data.get("body") or ""),
     )
 
 
@@ -267,14 +261,15 @@ class GitHubRepo:
             ) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _pages(self, url: str, params: dict[str, Any]) -> Iterator[tuple[dict[str, Any], list[Any]]]:
+    def _pages(self, url: str, params: dict[str, Any]) -> Iterator[tuple[dict[str, Any], list[Any], bool]]:
+        """Each page of a listing, and whether another page follows."""
         params = {**params, "per_page": 100}
-        page = 1
+        page = int(params.pop("page", 1))
         while True:
             headers, data = self._request("GET", url, {**params, "page": page})
-            yield headers, data
-            link = _header(headers, "link") or ""
-            if 'rel="next"' not in link or not data:
+            more = 'rel="next"' in (_header(headers, "link") or "") and bool(data)
+            yield headers, data, more
+            if not more:
                 return
             page += 1
 
@@ -311,7 +306,7 @@ class GitHubRepo:
             headers, data = self._request("GET", f"{self._repo_path}/issues/{number}")
         except NotFound:
             raise NotFound(f"issue #{number} does not exist in {self.full_name}", 404) from None
-        issue = _issue(data)
+        issue = _issue(data, self.server_time(headers))
         if issue.is_pull_request:
             raise NotFound(f"#{number} in {self.full_name} is a pull request, not an issue", 404)
         return issue, self.server_time(headers)
@@ -320,18 +315,31 @@ class GitHubRepo:
         """Issues (not pull requests) carrying `label`, oldest first."""
         params = {"labels": label, "state": state, "sort": "created", "direction": "asc"}
         found: list[Issue] = []
-        for _, data in self._pages(f"{self._repo_path}/issues", params):
-            found.extend(i for i in map(_issue, data) if not i.is_pull_request)
+        for headers, data, _ in self._pages(f"{self._repo_path}/issues", params):
+            read_at = self.server_time(headers)
+            found.extend(i for i in (_issue(d, read_at) for d in data) if not i.is_pull_request)
         return found
 
     def list_comments(self, number: int) -> tuple[list[Comment], datetime]:
         """Every comment of the issue, and GitHub's time at the first page."""
+        comments, now, _ = self.list_comments_from(number)
+        return comments, now
+
+    def list_comments_from(
+        self, number: int, first_page: int = 1, max_pages: int | None = None
+    ) -> tuple[list[Comment], datetime, bool]:
+        """The issue's comments from page `first_page` on (100 a page, oldest first), at most
+        `max_pages` pages; GitHub's time at the first page read; whether pages were left."""
         comments: list[Comment] = []
         now: datetime | None = None
-        for headers, data in self._pages(f"{self._repo_path}/issues/{number}/comments", {}):
+        params = {"page": first_page} if first_page > 1 else {}
+        listing = self._pages(f"{self._repo_path}/issues/{number}/comments", params)
+        for pages, (headers, data, more) in enumerate(listing, start=1):
             now = now or self.server_time(headers)
             comments.extend(_comment(c) for c in data)
-        return comments, now or datetime.now(timezone.utc)
+            if more and max_pages is not None and pages >= max_pages:
+                return comments, now, True
+        return comments, now or datetime.now(timezone.utc), False
 
     def get_comment(self, comment_id: int) -> tuple[Comment, datetime]:
         headers, data = self._request("GET", f"{self._repo_path}/issues/comments/{comment_id}")
@@ -371,10 +379,13 @@ class GitHubRepo:
         if names:
             self._request("POST", f"{self._repo_path}/issues/{number}/labels", body={"labels": list(names)})
 
-    def remove_label(self, number: int, name: str) -> None:
-        """Remove one label; already absent is fine (removal is idempotent)."""
-        with contextlib.suppress(NotFound):
+    def remove_label(self, number: int, name: str) -> bool:
+        """Remove one label: True if it was on the issue, False if it was already absent."""
+        try:
             self._request("DELETE", f"{self._repo_path}/issues/{number}/labels/{quote(name, safe='')}")
+        except NotFound:
+            return False
+        return True
 
     def workflow_run_status(self, run_id: int) -> str | None:
         """`queued`/`in_progress`/`completed`, or None when it cannot be seen (404, no permission)."""

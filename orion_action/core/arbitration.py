@@ -15,9 +15,9 @@ from datetime import datetime, timedelta
 from orion_action.core.issue import ClaimEntry, IssueLog
 from orion_action.core.record import RELEASE_MARK, State
 
-# GitHub's timestamps have whole seconds: a claim that ended within this much of a read may
-# have ended after it.
-SERVER_TIME_SLACK_S = 2.0
+# GitHub's timestamps and its Date header have whole seconds: an event stamped within this
+# much before a read may have happened after it.
+SERVER_TIME_SLACK_S = 1.0
 
 
 def winner(log: IssueLog, is_dead: Callable[[ClaimEntry], bool]) -> ClaimEntry | None:
@@ -81,15 +81,16 @@ def ran(entry: ClaimEntry) -> bool:
 def ended_before(log: IssueLog, entry: ClaimEntry, cutoff: datetime) -> bool:
     """Whether a claim was over before `cutoff` (GitHub's clock): its final record, or a
     tombstone naming it, was written before then."""
-    if not entry.record.state.is_open and entry.updated_at < cutoff:
+    if not entry.record.state.is_open and entry.updated_at <= cutoff:
         return True
-    return any(t.tombstone.token == entry.record.token and t.created_at < cutoff for t in log.tombstones)
+    return any(t.tombstone.token == entry.record.token and t.created_at <= cutoff for t in log.tombstones)
 
 
 def ran_meanwhile(log: IssueLog, token: str, read_at: datetime) -> ClaimEntry | None:
     """An earlier claim that ran after the claimer of `token` read the issue as queued, or None.
 
-    `read_at` is GitHub's time of that read (the Date of the response). A claim with a lower
+    `read_at` is GitHub's time of that read (the Date of the response; the claimer reads again
+    when the issue changed within SERVER_TIME_SLACK_S of it, so this stays decisive). A claim with a lower
     id than ours that ran and was not over before the read ran while we were claiming: our
     "queued" was stale, and running now would run the issue a second time, even though that
     claim may have finished already. Judged on GitHub's clock alone, so claiming needs no read

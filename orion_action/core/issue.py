@@ -19,6 +19,22 @@ from orion_action.core.record import (
 
 
 @dataclass(frozen=True)
+class Issue:
+    """An issue as GitHub reported it, and GitHub's time of that report (`read_at`)."""
+
+    number: int
+    is_open: bool
+    labels: frozenset[str]
+    comments: int  # GitHub's count of the issue's comments
+    created_at: datetime
+    read_at: datetime
+    updated_at: datetime | None = None  # the issue's last change (labels, comments, edits)
+    is_pull_request: bool = False
+    title: str = ""
+    body: str = ""
+
+
+@dataclass(frozen=True)
 class Comment:
     """An issue comment as GitHub reports it; times are GitHub's, never the local clock's."""
 

@@ -1,0 +1,309 @@
+"""Claiming an issue: post a claim, take the lock, and decide by the comment order whether it
+is ours (docs/design.md section 3).
+
+Straight-line code over the GitHub port and a clock, so the model checker can interleave it
+with other claimers, holders and reconcilers one GitHub call at a time. A claimer that loses
+touches no label, with one exception: it puts back a queue label it removed when that label was
+a person's requeue after the run it lost to had ended (defect 7 of the v0.1 audit).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from orion_action.adapters.clock import Clock
+from orion_action.adapters.github import GitHubRepo
+from orion_action.config import Config
+from orion_action.core.arbitration import SERVER_TIME_SLACK_S, blocker, ran_meanwhile, winner
+from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
+from orion_action.core.liveness import Machine
+from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State, render_record
+from orion_action.errors import GitHubError, NotClaimed, UsageError
+from orion_action.services.observe import judge_entry
+
+Log = Callable[[str], None]
+# GitHub's comment lists can lag a just-posted comment. A claimer decides only on a list taken
+# at least this long after its own claim was posted, so that any lower claim, posted before
+# ours, is in it (docs/design.md section 3, "list lag").
+LIST_SETTLE_S = 1.0
+# How long to wait for our own claim comment to show up in the list at all.
+VISIBILITY_TIMEOUT_S = 20.0
+MAX_NEXT_CANDIDATES = 10
+
+
+def is_queued(issue: Issue, config: Config) -> bool:
+    """Open, carries the queue label, and none of working/ready/failed/cancel."""
+    lab = config.labels
+    return (
+        issue.is_open
+        and lab.queue in issue.labels
+        and not issue.labels & {lab.working, lab.ready, lab.failed, lab.cancel}
+    )
+
+
+@dataclass
+class Claim:
+    """A claim this process won: what the holder needs to beat, fence and finish."""
+
+    issue: Issue
+    comment_id: int
+    record: ClaimRecord
+    trusted: frozenset[str]
+    lease_start: float  # clock.monotonic() when the claim was sent: the lease counts from here
+    comments: dict[int, Comment] = field(default_factory=dict)  # every comment read so far
+    comments_seen: int = 0  # the issue's comment count when last read
+
+    @property
+    def number(self) -> int:
+        return self.issue.number
+
+
+class Claimer:
+    """Claims one issue for one wrapper process."""
+
+    def __init__(
+        self,
+        gh: GitHubRepo,
+        config: Config,
+        log: Log,
+        clock: Clock,
+        here: Machine,
+        holder: Holder,
+        actions_run: ActionsRun | None = None,
+        check_signal: Callable[[], None] = lambda: None,
+    ):
+        self.gh, self.config, self.log, self.clock = gh, config, log, clock
+        self.here, self.holder, self.actions_run = here, holder, actions_run
+        self.check_signal = check_signal  # raises when a signal arrived: post nothing more
+
+    # -- choosing ---------------------------------------------------------------------------
+
+    def claim_next(self, stage: str | None, require: Sequence[str] = ()) -> Claim:
+        """Claim the first queued issue we can win, in pick order."""
+        lab = self.config.labels
+        queued = [
+            i
+            for i in self.gh.list_issues(lab.queue)
+            if is_queued(i, self.config) and all(r in i.labels for r in require)
+        ]
+        if not queued:
+            needs = f" carrying {', '.join(require)}" if require else ""
+            raise NotClaimed(f"the queue is empty: no open issue{needs} carries only the {lab.queue!r} label")
+        for issue in queued[:MAX_NEXT_CANDIDATES]:
+            try:
+                return self.claim(issue, stage)
+            except NotClaimed as exc:
+                self.log(f"#{issue.number}: {exc}; trying the next queued issue")
+        raise NotClaimed(
+            f"none of the {min(len(queued), MAX_NEXT_CANDIDATES)} first queued issues could be claimed"
+        )
+
+    def claim_number(self, number: int, stage: str | None) -> Claim:
+        issue, _ = self.gh.get_issue(number)
+        return self.claim(issue, stage)
+
+    # -- claiming ---------------------------------------------------------------------------
+
+    def claim(self, issue: Issue, stage: str | None) -> Claim:
+        """Claim `issue` (as read at GitHub time `issue.read_at`). Raises NotClaimed."""
+        lab = self.config.labels
+        n = issue.number
+        self._require_queued(issue)
+        issue = self._settled_read(issue)
+        self.check_signal()
+        now_iso = self.clock.now_iso()
+        record = ClaimRecord(
+            token=secrets.token_hex(12),
+            state=State.CLAIMING,
+            holder=self.holder,
+            started_at=now_iso,
+            heartbeat_at=now_iso,
+            interval=self.config.heartbeat_interval,
+            stale_after=self.config.stale_after,
+            stage=stage,
+            actions=self.actions_run,
+        )
+        lease_start = self.clock.monotonic()
+        claim = Claim(issue, 0, record, frozenset(), lease_start)
+        # No claim write may outlast the lease: a claimer that stalls must not act after a judge
+        # may already presume it dead (defect 2 of the v0.1 audit).
+        self.gh.deadline = lease_start + self.config.renew_deadline
+        try:
+            posted = self.gh.post_comment(n, render_record(record), marker=record.token)
+            claim.comment_id = posted.id
+            self.gh.learn_login(posted.author)
+            claim.trusted = trusted_set(posted.author, self.config.trusted_authors)
+            self.log(f"#{n}: posted claim {record.token} (comment {posted.id}); taking the lock")
+            self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])
+            queue_removed = self.gh.remove_label(n, lab.queue)
+            self.clock.sleep(LIST_SETTLE_S - (self.clock.monotonic() - lease_start))
+            log, comments, now = self._read_until_visible(claim)
+        except (GitHubError, NotClaimed) as exc:
+            self.gh.deadline = None
+            late = self.clock.monotonic() - lease_start >= self.config.renew_deadline
+            why = (
+                f"the claim was not complete within the renew deadline ({self.config.renew_deadline:g}s)"
+                if late
+                else f"the claim could not be completed: {exc}"
+            )
+            if claim.comment_id:
+                # Say on the issue that this claim will never run: a pass then requeues the
+                # issue without waiting for the claim to go stale.
+                self._give_up(claim, why)
+            if late:
+                raise NotClaimed(f"issue #{n}: {why}") from None
+            raise
+        finally:
+            self.gh.deadline = None
+        mine = log.find(record.token)
+        assert mine is not None
+        claim.comments = {c.id: c for c in comments}
+        claim.comments_seen = len(comments)
+
+        self._refuse_untrusted_release(log, record.token)
+        def is_dead(e: ClaimEntry) -> bool:
+            return e.record.token != record.token and judge_entry(
+                e, now, self.config.stale_after, self.here
+            ).is_dead
+
+        why = blocker(log, record.token, is_dead)
+        if why is not None:
+            self._give_up(claim, why)
+            first = winner(log, is_dead)
+            if first is not None and lab.stage(first.record.stage) != lab.stage(stage):
+                self._remove_own_stage(claim)  # ours; the winner shows its own
+            raise NotClaimed(f"issue #{n} lost the race: {why}")
+        meanwhile = ran_meanwhile(log, record.token, issue.read_at)
+        if meanwhile is not None:
+            why = (
+                f"comment {meanwhile.comment_id} ran the issue while this claim was being "
+                f"made (it is {meanwhile.record.state.value})"
+            )
+            self._give_up(claim, why)
+            self._tidy_after_meanwhile(claim, meanwhile, mine, queue_removed)
+            raise NotClaimed(f"issue #{n} lost the race: {why}")
+        # Judge our own claim the way others will (defect 1 of the v0.1 audit): a claimer that
+        # stalled so long that a judge may already presume it dead must not run.
+        age = (now - mine.created_at).total_seconds()
+        spent = self.clock.monotonic() - lease_start
+        if max(age, spent) >= self.config.renew_deadline:
+            why = (
+                f"the claim took {max(age, spent):.0f}s, past the renew deadline "
+                f"({self.config.renew_deadline:g}s): another claimer may already presume it dead"
+            )
+            self._give_up(claim, why)
+            raise NotClaimed(f"issue #{n}: {why}")
+        claim.record = record.with_changes(attempt=log.attempts_used() + 1)
+        return claim
+
+    def _require_queued(self, issue: Issue) -> None:
+        if not is_queued(issue, self.config):
+            state = "closed" if not issue.is_open else "open"
+            shown = ", ".join(sorted(issue.labels)) or "none"
+            raise NotClaimed(f"issue #{issue.number} is not queued ({state}; labels: {shown})")
+
+    def _settled_read(self, issue: Issue) -> Issue:
+        """GitHub's times have whole seconds, so a run that ended in the second of our read
+        could have ended after it (and we would lose to it as "ran meanwhile"). When an issue
+        with history changed that recently, wait the second out and read it again: one more
+        request, only then."""
+        if not issue.comments or issue.updated_at is None:
+            return issue
+        need = 2 * SERVER_TIME_SLACK_S - (issue.read_at - issue.updated_at).total_seconds()
+        if need <= 0:
+            return issue
+        self.clock.sleep(need)
+        issue, _ = self.gh.get_issue(issue.number)
+        self._require_queued(issue)
+        return issue
+
+    def _read_until_visible(self, claim: Claim) -> tuple[IssueLog, list[Comment], datetime]:
+        pause = 0.2
+        started = self.clock.monotonic()
+        while True:
+            comments, now = self.gh.list_comments(claim.number)
+            log = read_log(comments, claim.trusted)
+            if log.find(claim.record.token) is not None:
+                return log, comments, now
+            if self.clock.monotonic() - started > VISIBILITY_TIMEOUT_S:
+                raise NotClaimed(
+                    f"issue #{claim.number}: our claim comment never became visible; not running"
+                )
+            self.clock.sleep(pause)
+            pause = min(pause * 2, 2.0)
+
+    def _refuse_untrusted_release(self, log: IssueLog, token: str) -> None:
+        """A release by an untrusted login of the claim that blocks us is almost always a
+        reconciler running under a login missing from trusted_authors: every claimer would lose
+        to the released claim forever (defect 6 of the v0.1 audit). Say so, and stop."""
+        blocking = {c.record.token for c in log.open_claims() if c.record.token != token}
+        for r in log.untrusted_releases:
+            if r.token in blocking:
+                raise UsageError(
+                    f"comment {r.comment_id} by {r.author} releases claim {r.token}, but {r.author} is not "
+                    f"a trusted author: list every worker and reconciler login in trusted_authors "
+                    f"({self.config.source})"
+                )
+
+    def _give_up(self, claim: Claim, why: str) -> None:
+        """A loser marks its own record lost: it never ran, and a pass may requeue at once."""
+        claim.record = claim.record.with_changes(state=State.LOST, note=why)
+        try:
+            self.gh.edit_comment(claim.comment_id, render_record(claim.record))
+        except GitHubError as exc:
+            self.log(f"#{claim.number}: could not mark our claim lost ({exc}); it is harmless")
+
+    def _remove_own_stage(self, claim: Claim) -> None:
+        stage = self.config.labels.stage(claim.record.stage)
+        if stage:
+            try:
+                self.gh.remove_label(claim.number, stage)
+            except GitHubError as exc:
+                self.log(f"#{claim.number}: could not remove our stage label ({exc}); it is display only")
+
+    def _tidy_after_meanwhile(
+        self, claim: Claim, meanwhile: ClaimEntry, mine: ClaimEntry, queue_removed: bool
+    ) -> None:
+        """We lost to a run that ran while we claimed; our lock went onto an issue that run had
+        taken (and may have ended). Take it off again, but only where nothing can be undone:
+        the run is over, no other claim is open or came after ours, and the issue keeps a label
+        a pass or a person acts on. Put back the queue label we removed only when that label
+        was a requeue made after the run ended (a person's, or a hand-back's: defect 7 of the
+        v0.1 audit); never put back an outcome label. Anything else is left to a reconcile
+        pass, which completes it from the issue's log."""
+        lab = self.config.labels
+        n = claim.number
+        try:
+            issue, _ = self.gh.get_issue(n)
+            comments, _ = self.gh.list_comments(n)
+            log = read_log(comments, claim.trusted)
+            others = [c for c in log.open_claims() if c.record.token != claim.record.token]
+            if others or any(c.comment_id > mine.comment_id for c in log.claims):
+                return
+            ended = log.find(meanwhile.record.token) or meanwhile
+            released = ended.record.token in log.released_tokens()
+            if ended.record.state.is_open and not released:
+                return
+            labels = set(issue.labels)
+            requeued = queue_removed and self._ended_before(log, ended, mine)
+            if requeued and lab.queue not in labels:
+                self.gh.add_labels(n, [lab.queue])
+                labels.add(lab.queue)
+            if lab.working in labels and labels & {lab.queue, lab.ready, lab.failed}:
+                for name in filter(None, [lab.stage(claim.record.stage), lab.working]):
+                    self.gh.remove_label(n, name)
+        except GitHubError as exc:
+            self.log(f"#{n}: could not take our lock off again ({exc}); a reconcile pass will")
+
+    @staticmethod
+    def _ended_before(log: IssueLog, ended: ClaimEntry, mine: ClaimEntry) -> bool:
+        """Whether a run was over before our claim was posted: a tombstone of it with a lower
+        comment id than ours, or its final record written in an earlier instant (GitHub's whole
+        seconds make the same second undecidable)."""
+        token = ended.record.token
+        if any(t.tombstone.token == token and t.comment_id < mine.comment_id for t in log.tombstones):
+            return True
+        return not ended.record.state.is_open and ended.updated_at < mine.created_at

@@ -1,0 +1,255 @@
+"""Holding a won claim: one beat at a time, the fence, and the one way every run ends.
+
+The wrapper calls `beat()` from its heartbeat thread and `conclude()` once from its main
+thread; the model checker calls the same methods from its own actors. Every label move first
+confirms, on a fresh read, that the claim still holds the issue, and no final state is written
+over a released claim (defect 4 of the v0.1 audit). The label sequence lives here only:
+outcome label first, then stage labels, the lock last (a crash in between leaves the lock on,
+which brings a reconcile pass back).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from orion_action.adapters.clock import Clock
+from orion_action.adapters.github import GitHubRepo
+from orion_action.config import Config
+from orion_action.core.arbitration import lost_reason
+from orion_action.core.issue import Issue, IssueLog, read_log
+from orion_action.core.liveness import Machine
+from orion_action.core.record import ClaimRecord, State, render_record
+from orion_action.errors import GitHubError, NotFound, Unavailable
+from orion_action.services.claiming import Claim
+from orion_action.services.observe import judge_entry
+
+Log = Callable[[str], None]
+# A beat reads at most this many pages of new comments; the rest waits for the next beat, so
+# a beat's cost stays bounded whatever others post (defect 15 of the v0.1 audit).
+FENCE_MAX_PAGES = 2
+PAGE = 100
+# How long a final write waits for a beat in flight before going ahead (and checking after).
+FINAL_LOCK_WAIT_S = 1.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run ended, and what that does to the record and the labels."""
+
+    state: State
+    exit_code: int | None = None
+    note: str | None = None
+    add: str | None = None  # the label that says what happens next
+    also_remove: tuple[str, ...] = ()  # labels removed besides the lock and the stage label
+    counts_attempt: bool = True
+
+
+def finished(config: Config, code: int) -> Outcome:
+    lab = config.labels
+    return Outcome(State.FINISHED, exit_code=code, add=lab.ready if code == 0 else lab.failed)
+
+
+def handed_back(
+    config: Config, attempt: int, why: str, code: int | None = None, counts: bool = True
+) -> Outcome:
+    """An interrupted run goes back to the queue, or to failed once its attempts are spent
+    (a run that is cancelled or hangs every time must not loop forever)."""
+    lab = config.labels
+    spent = counts and attempt >= config.max_attempts
+    note = why + (
+        f"; attempt {attempt} of {config.max_attempts}, retry budget spent"
+        if spent
+        else "; back to the queue"
+    )
+    return Outcome(
+        State.INTERRUPTED,
+        exit_code=code,
+        note=note,
+        add=lab.failed if spent else lab.queue,
+        counts_attempt=counts,
+    )
+
+
+def cancelled(config: Config, by: str | None) -> Outcome:
+    lab = config.labels
+    who = f" by {by}" if by else ""
+    return Outcome(
+        State.CANCELLED,
+        note=f"cancelled{who} (the {lab.cancel} label); add {lab.queue} to run it again",
+        also_remove=(lab.queue, lab.cancel),
+        counts_attempt=False,
+    )
+
+
+class Holding:
+    """A claim this process won and holds."""
+
+    def __init__(self, gh: GitHubRepo, claim: Claim, config: Config, log: Log, clock: Clock, here: Machine):
+        self.gh, self.claim, self.config, self.log, self.clock, self.here = (
+            gh,
+            claim,
+            config,
+            log,
+            clock,
+            here,
+        )
+        self.lost: str | None = None  # set once: why the claim is no longer ours
+        self.released = False  # ...and whether a tombstone released it
+        self.cancel_requested = False  # a person added the cancel label
+        # Until this clock.monotonic() time the holder may run: renewed by every beat, counted
+        # from when the beat was *sent* (GitHub's updated_at is no earlier than that).
+        self.lease_until = claim.lease_start + config.renew_deadline
+        self.progress: str | None = None  # the child's last progress line, shown at the next beat
+        self.child_pid: int | None = None
+        self._record_lock = threading.Lock()
+        self._final = False  # once set, no beat writes the record again
+        self._ambiguous_write = False  # a record write may have landed after we gave up on it
+
+    @property
+    def number(self) -> int:
+        return self.claim.number
+
+    # -- beating ---------------------------------------------------------------------------
+
+    def beat(self) -> None:
+        """Edit the record (state running, beat counter, progress), then check the fence. The
+        lease is renewed only by a beat that completed and found the claim still ours."""
+        sent = self.clock.monotonic()
+        c = self.claim
+        with self._record_lock:
+            if self._final:
+                return
+            record = c.record.with_changes(
+                state=State.RUNNING,
+                beats=c.record.beats + 1,
+                heartbeat_at=self.clock.now_iso(),
+                child_pid=self.child_pid,
+                progress=self.progress,
+            )
+            self._write(record)
+        issue, now = self.gh.get_issue(c.number)
+        lab = self.config.labels
+        if lab.cancel in issue.labels:
+            self.cancel_requested = True
+        if not issue.is_open or lab.working not in issue.labels or issue.comments != c.comments_seen:
+            log = self._read_new_comments(issue)
+            self.lost = self._lost_reason(issue, log, now)
+            self.released = c.record.token in log.released_tokens()
+        if self.lost is None:
+            self.lease_until = max(self.lease_until, sent + self.config.renew_deadline)
+
+    def lease_left(self) -> float:
+        return self.lease_until - self.clock.monotonic()
+
+    def _write(self, record: ClaimRecord) -> None:
+        try:
+            self.gh.edit_comment(self.claim.comment_id, render_record(record))
+        except Unavailable:
+            self._ambiguous_write = True  # the server may still apply it
+            raise
+        self.claim.record = record
+
+    # -- the fence -------------------------------------------------------------------------
+
+    def _read_new_comments(self, issue: Issue) -> IssueLog:
+        """Read the comments posted since the last read (at most FENCE_MAX_PAGES pages) and
+        return the log of every comment read so far. Comments are listed oldest first, so new
+        ones are at the end; starting at the page of the last one seen also finds them when
+        earlier comments were deleted."""
+        c = self.claim
+        first_page = max(1, (c.comments_seen - 1) // PAGE + 1)
+        comments, _, more = self.gh.list_comments_from(c.number, first_page, FENCE_MAX_PAGES)
+        c.comments.update({x.id: x for x in comments})
+        c.comments_seen = (first_page - 1) * PAGE + len(comments) if more else issue.comments
+        return read_log(c.comments.values(), c.trusted)
+
+    def _lost_reason(self, issue: Issue, log: IssueLog, now: datetime) -> str | None:
+        token = self.claim.record.token
+        return lost_reason(
+            log,
+            token,
+            is_open=issue.is_open,
+            has_lock=self.config.labels.working in issue.labels,
+            is_dead=lambda e: (
+                e.record.token != token and judge_entry(e, now, self.config.stale_after, self.here).is_dead
+            ),
+        )
+
+    def fresh_check(self) -> tuple[str | None, bool]:
+        """Read the issue and its new comments now: (why the claim is lost or None, whether a
+        tombstone released it)."""
+        issue, now = self.gh.get_issue(self.number)
+        log = self._read_new_comments(issue)
+        return self._lost_reason(issue, log, now), self.claim.record.token in log.released_tokens()
+
+    # -- ending ----------------------------------------------------------------------------
+
+    def conclude(self, outcome: Outcome) -> str | None:
+        """Write the final record and move the labels, if the claim still holds the issue.
+        Returns why it did not (and then nothing but a `lost` note was written), else None."""
+        self._stop_beats()
+        why, released = self.fresh_check()
+        if why is not None:
+            self.give_up(why, released)
+            return why
+        record = self.claim.record.with_changes(
+            state=outcome.state,
+            exit_code=outcome.exit_code,
+            note=outcome.note,
+            finished_at=self.clock.now_iso(),
+            counts_attempt=outcome.counts_attempt,
+            child_pid=self.child_pid,
+            progress=self.progress,
+        )
+        self._write_final(record)
+        self.move_labels(add=outcome.add, also_remove=outcome.also_remove)
+        return None
+
+    def give_up(self, why: str, released: bool) -> None:
+        """The claim is lost: say so on our record, unless it was released (the tombstone is the
+        authority then, and a final state must not be written over a released claim)."""
+        self._stop_beats()
+        if released:
+            return
+        try:
+            self._write_final(
+                self.claim.record.with_changes(state=State.LOST, note=why, finished_at=self.clock.now_iso())
+            )
+        except GitHubError as exc:
+            self.log(f"#{self.number}: could not record that the claim was lost ({exc})")
+
+    def move_labels(self, add: str | None, also_remove: tuple[str, ...] = ()) -> None:
+        """The one label sequence: the next label on, then the others off, the lock last."""
+        lab = self.config.labels
+        n = self.number
+        if add:
+            self.gh.add_labels(n, [add])
+        for name in (*also_remove, lab.stage(self.claim.record.stage)):
+            if name:
+                self.gh.remove_label(n, name)
+        self.gh.remove_label(n, lab.working)
+
+    def _stop_beats(self) -> None:
+        """No beat writes the record after this (a beat in flight gets a moment to finish)."""
+        got = self._record_lock.acquire(timeout=FINAL_LOCK_WAIT_S)
+        self._final = True
+        if got:
+            self._record_lock.release()
+        else:
+            self._ambiguous_write = True
+
+    def _write_final(self, record: ClaimRecord) -> None:
+        """Final states are sticky (defect 11 of the v0.1 audit): when a beat may still land
+        after this write, read the record back and write it again if it was overwritten."""
+        self._write(record)
+        if not self._ambiguous_write:
+            return
+        try:
+            current, _ = self.gh.get_comment(self.claim.comment_id)
+        except NotFound:
+            return
+        if current.body != render_record(record):
+            self.gh.edit_comment(self.claim.comment_id, render_record(record))
