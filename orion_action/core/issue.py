@@ -27,6 +27,21 @@ class Comment:
     body: str
     created_at: datetime
     updated_at: datetime
+    issue: int | None = None  # the issue's number, when the listing said (repository-wide lists)
+
+
+@dataclass(frozen=True)
+class Issue:
+    """An issue as GitHub reports it (pull requests are flagged, never worked)."""
+
+    number: int
+    is_open: bool
+    labels: frozenset[str]
+    comments: int
+    created_at: datetime
+    is_pull_request: bool = False
+    title: str = ""
+    body: str = ""
 
 
 @dataclass(frozen=True)
