@@ -7,7 +7,7 @@ other methods are a person acting directly (never through the port, never counte
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -16,6 +16,7 @@ from fakes.memory_github import MemoryGitHub, MemoryServer
 from rig import Emulator, Proxy, RepoHandle, unique_repo_name, wait_until
 
 from orion_action.adapters.github import GitHubRepo
+from orion_action.core.issue import Comment
 from orion_action.errors import GitHubError, NotFound
 from orion_action.ports import GitHubPort
 
@@ -40,7 +41,7 @@ class World(Protocol):
 class MemoryWorld:
     def __init__(self) -> None:
         self.server = MemoryServer(f"{BOT}/work")
-        self.gh = self.server.client(BOT)
+        self.gh: GitHubPort = self.server.client(BOT)
 
     def new_client(self) -> GitHubPort:
         return MemoryGitHub(self.server, BOT)
@@ -141,7 +142,7 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
     w.repo.dispose()
 
 
-def _spent(gh: GitHubPort, call) -> int:  # type: ignore[no-untyped-def]
+def _spent(gh: GitHubPort, call: Callable[[], object]) -> int:
     before = gh.requests
     call()
     return gh.requests - before
@@ -321,10 +322,10 @@ def test_listing_pages_by_100_and_costs_a_request_per_page(world: World) -> None
     n = world.create_issue("busy")
     assert _spent(gh, lambda: gh.list_comments(n)) == 1  # no comments: still one request
     ids = [world.comment(n, f"c{i}") for i in range(201)]
-    comments: list = []
+    comments: list[Comment] = []
     assert _spent(gh, lambda: comments.extend(gh.list_comments(n)[0])) == 3
     assert [c.id for c in comments] == ids
-    everywhere: list = []
+    everywhere: list[Comment] = []
     long_ago = comments[0].created_at - timedelta(days=1)
     assert _spent(gh, lambda: everywhere.extend(gh.list_repo_comments(long_ago)[0])) == 3
     assert sorted(c.id for c in everywhere) == ids

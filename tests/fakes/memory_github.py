@@ -40,7 +40,7 @@ PERSON = "a-person"
 PAGE = 100
 RATE_LIMIT = 5000  # core requests per hour of a personal token
 FIRST_COMMENT_ID = 1_000_001  # far from issue numbers, so mixing them up cannot pass a test
-Failure = Literal["unavailable", "ambiguous"]
+Failure = Literal["unavailable", "ambiguous", "lost"]
 T = TypeVar("T")
 _WRITES = frozenset({"post_comment", "edit_comment", "delete_comment", "add_labels", "remove_label",
                      "ensure_label"})
@@ -120,8 +120,12 @@ class MemoryServer:
     # -- knobs -------------------------------------------------------------------------------
 
     def fail_next(self, actor: str, kind: Failure = "unavailable", count: int = 1) -> None:
-        """The next `count` requests of `actor` (a thread name, see `actor_of`) fail as if
-        every retry failed. "ambiguous": a write is applied first and its answer lost."""
+        """The next `count` requests of `actor` (a thread name, see `actor_of`) fail.
+        "unavailable": nothing is applied and every retry failed (the caller gets Unavailable).
+        "ambiguous": a write is applied, then its answer and every retry are lost (Unavailable).
+        "lost": the write is applied, its answer lost, and the client retries as GitHubRepo does:
+        a new request (a new scheduling point); a post with a marker first lists the comments
+        and returns its own if the list shows it, else posts again (a duplicate, under lag)."""
         with self._lock:
             self._failures.setdefault(actor, []).extend([kind] * count)
 
@@ -294,7 +298,8 @@ class MemoryGitHub:
 
     # -- plumbing --------------------------------------------------------------------------------
 
-    def _request(self, op: str, *args: object, apply: Callable[[], T]) -> T:
+    def _request(self, op: str, *args: object, apply: Callable[[], T],
+                 before_retry: Callable[[], T | None] | None = None) -> T:
         """One HTTP request: the hook (a scheduling point), the deadline, an injected failure,
         then the change, atomically, as GitHub applies one request."""
         server = self.server
@@ -307,12 +312,17 @@ class MemoryGitHub:
             spent = server.spent[self.login] = server.spent.get(self.login, 0) + 1
             self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent))
             failure = server._take_failure()
-            if failure == "ambiguous" and op in _WRITES:
-                with contextlib.suppress(GitHubError):  # the caller hears only that it failed
+            if failure is None:
+                return apply()
+            if failure != "unavailable" and op in _WRITES:
+                with contextlib.suppress(GitHubError):  # a 4xx nobody hears
                     apply()
-            if failure is not None:
+            if failure != "lost":
                 raise Unavailable(f"GitHub did not answer {op} successfully (injected {failure})")
-            return apply()
+        found = before_retry() if before_retry is not None else None
+        if found is not None:
+            return found
+        return self._request(op, *args, apply=apply, before_retry=before_retry)
 
     def _pages(self, op: str, args: tuple[object, ...], items: Callable[[], list[T]]) -> list[T]:
         """A listing read page by page, each page from the state at its own request."""
@@ -396,9 +406,15 @@ class MemoryGitHub:
         return self._request("get_comment", comment_id, apply=get)
 
     def post_comment(self, number: int, body: str, marker: str | None = None) -> Comment:
-        """`marker` only matters to the adapter's retry of a lost answer, which an injected
-        failure here stands for as a whole (the caller hears Unavailable)."""
-        return self._request("post_comment", number, body,
+        """With `marker`, a retry after a lost answer first looks for the comment in the list
+        (which may lag), as the adapter does."""
+
+        def already_posted() -> Comment | None:
+            if marker is None:
+                return None
+            return next((c for c in self.list_comments(number)[0] if marker in c.body), None)
+
+        return self._request("post_comment", number, body, before_retry=already_posted,
                              apply=lambda: self.server._post(number, body, self.login))
 
     def edit_comment(self, comment_id: int, body: str) -> Comment:
