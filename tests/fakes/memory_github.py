@@ -14,8 +14,16 @@ What mirrors the emulator (npm emulate@0.11.2) and why it matters to the protoco
   deletion between pages can hide a comment, as over HTTP;
 - 404 is NotFound for a missing issue or comment; a pull request is not an issue.
 
-Knobs for the driver: `clock.advance`, `list_lag` + `settle`, `on_call`, `fail_next`,
-person actions (`create_issue`, `add_label`, `comment`, ...) that bypass hook and counting.
+Where it follows the emulator rather than GitHub: label names match exactly (GitHub ignores
+case), a fresh comment's `updated_at` equals its `created_at` (the emulator is 1 ms later in
+a few percent of posts), and listings are consistent unless `list_lag` says otherwise
+(GitHub's replicas may lag a write; the emulator never does).
+
+Knobs for the driver: `clock.advance`; `list_lag` + `settle` (a comment's latest write,
+deletion included, stays out of listings for that long; direct reads are always current);
+`on_call` (runs before every request: a scheduling point); `fail_next` (unavailable,
+ambiguous, or lost and retried as the adapter retries); person actions (`create_issue`,
+`add_label`, `close`, `comment`, ...) that bypass the hook and the counting.
 """
 
 from __future__ import annotations
