@@ -7,6 +7,7 @@ other methods are a person acting directly (never through the port, never counte
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -17,7 +18,7 @@ from rig import Emulator, Proxy, RepoHandle, unique_repo_name, wait_until
 
 from orion_action.adapters.github import GitHubRepo
 from orion_action.core.issue import Comment
-from orion_action.errors import GitHubError, NotFound
+from orion_action.errors import GitHubError, NotFound, Unavailable
 from orion_action.ports import GitHubPort
 
 BOT, OUTSIDER = Emulator.OWNER, Emulator.OUTSIDER
@@ -36,6 +37,7 @@ class World(Protocol):
     def delete_comment(self, comment_id: int) -> None: ...
     def advance(self, seconds: int) -> None: ...
     def set_workflow_run(self, run_id: int, status: str) -> None: ...
+    def monotonic(self) -> float: ...
 
 
 class MemoryWorld:
@@ -72,6 +74,9 @@ class MemoryWorld:
 
     def set_workflow_run(self, run_id: int, status: str) -> None:
         self.server.workflow_runs[run_id] = status
+
+    def monotonic(self) -> float:
+        return self.server.clock.monotonic()
 
 
 class EmulatorWorld:
@@ -127,6 +132,9 @@ class EmulatorWorld:
 
     def set_workflow_run(self, run_id: int, status: str) -> None:
         self.proxy.set_workflow_run(self.repo.owner, self.repo.name, run_id, status)
+
+    def monotonic(self) -> float:
+        return time.monotonic()
 
 
 @pytest.fixture(params=["memory", "emulator"])
@@ -342,7 +350,7 @@ def test_edit_moves_updated_at_and_the_server_clock_advances(world: World) -> No
     edited = gh.edit_comment(posted.id, "v2")
     assert edited.id == posted.id and edited.body == "v2" and edited.issue == n
     assert edited.created_at == posted.created_at
-    assert edited.updated_at >= posted.updated_at + timedelta(seconds=1) - timedelta(milliseconds=999)
+    assert edited.updated_at > posted.updated_at
     got, after = gh.get_comment(posted.id)
     assert (got.body, got.updated_at) == ("v2", edited.updated_at)
     assert after >= before + timedelta(seconds=1)
@@ -385,3 +393,16 @@ def test_clones_share_the_repository_not_the_counters(world: World) -> None:
     assert gh.get_comment(posted.id)[0].body == "by the twin"
     assert twin.full_name == gh.full_name
     twin.close()
+
+
+def test_no_request_starts_after_the_deadline(world: World) -> None:
+    gh = world.gh
+    n = world.create_issue("late")
+    gh.deadline = world.monotonic() + 3600
+    gh.get_issue(n)
+    gh.deadline = world.monotonic()
+    with pytest.raises(Unavailable):
+        gh.post_comment(n, "too late")
+    assert gh.requests == 1
+    gh.deadline = None
+    assert gh.get_issue(n)[0].comments == 0
