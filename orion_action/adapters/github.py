@@ -14,10 +14,9 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import github
@@ -27,18 +26,14 @@ from github import Auth
 
 from orion_action.core.issue import Comment, Issue
 from orion_action.errors import AuthError, Forbidden, GitHubError, NotFound, Unavailable, UsageError
+from orion_action.ports import Budget, GitHubPort
+
+__all__ = ["ACTIONS_BOT", "DEFAULT_API_URL", "Budget", "GitHubRepo", "Issue"]  # Issue, Budget: re-exported
 
 DEFAULT_API_URL = "https://api.github.com"
 ACTIONS_BOT = "github-actions[bot]"
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-
-
-@dataclass(frozen=True)
-class Budget:
-    """The token's core request budget as the last response reported it."""
-
-    limit: int | None = None
-    remaining: int | None = None
+_ISSUE_URL = re.compile(r"/issues/(\d+)$")
 
 
 class _Transient(Exception):
@@ -68,12 +63,14 @@ def _header(headers: dict[str, Any] | None, name: str) -> str | None:
 
 
 def _comment(data: dict[str, Any]) -> Comment:
+    issue = _ISSUE_URL.search(data.get("issue_url") or "")
     return Comment(
         id=int(data["id"]),
         author=(data.get("user") or {}).get("login", ""),
         body=data.get("body") or "",
         created_at=_when(data.get("created_at")),
         updated_at=_when(data.get("updated_at") or data.get("created_at")),
+        issue=int(issue.group(1)) if issue else None,
     )
 
 
@@ -341,6 +338,27 @@ class GitHubRepo:
                 return comments, now, True
         return comments, now or datetime.now(timezone.utc), False
 
+    def list_repo_comments(self, since: datetime) -> tuple[list[Comment], datetime]:
+        """Comments of every issue updated at or after `since`, by update time (GET
+        /issues/comments; the per-issue listing has no `since` on the emulator).
+
+        `since` is sent a second early in whole seconds: GitHub documents that form, and the
+        emulator compares it as a string with its millisecond stamps ("…:26Z" sorts after
+        "…:26.5Z"). The exact bound is applied here. A comment edited while the pages are read
+        can move to a later page and show twice (the last copy wins) or push another across
+        a page boundary; callers that need all of them read each issue."""
+        floor = since.astimezone(timezone.utc).replace(microsecond=0) - timedelta(seconds=1)
+        params = {"since": floor.strftime("%Y-%m-%dT%H:%M:%SZ"), "sort": "updated", "direction": "asc"}
+        found: dict[int, Comment] = {}
+        now: datetime | None = None
+        for headers, data, _ in self._pages(f"{self._repo_path}/issues/comments", params):
+            now = now or self.server_time(headers)
+            for c in map(_comment, data):
+                found.pop(c.id, None)
+                found[c.id] = c
+        kept = [c for c in found.values() if c.updated_at >= since]
+        return kept, now or datetime.now(timezone.utc)
+
     def get_comment(self, comment_id: int) -> tuple[Comment, datetime]:
         headers, data = self._request("GET", f"{self._repo_path}/issues/comments/{comment_id}")
         return _comment(data), self.server_time(headers)
@@ -380,7 +398,9 @@ class GitHubRepo:
             self._request("POST", f"{self._repo_path}/issues/{number}/labels", body={"labels": list(names)})
 
     def remove_label(self, number: int, name: str) -> bool:
-        """Remove one label: True if it was on the issue, False if it was already absent."""
+        """Remove one label: True if it was on the issue, False if it was absent (GitHub's
+        404; removal is idempotent). A DELETE that landed but whose answer was lost, then
+        retried, also reads False: the label is gone either way."""
         try:
             self._request("DELETE", f"{self._repo_path}/issues/{number}/labels/{quote(name, safe='')}")
         except NotFound:
@@ -415,3 +435,9 @@ class GitHubRepo:
             return "unchanged"
         self._request("PATCH", url, body={"new_name": name, "color": color, "description": description})
         return "updated"
+
+
+if TYPE_CHECKING:  # mypy holds the adapter to the port the services are written against
+
+    def _is_a_port(repo: GitHubRepo) -> GitHubPort:
+        return repo

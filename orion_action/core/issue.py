@@ -43,6 +43,7 @@ class Comment:
     body: str
     created_at: datetime
     updated_at: datetime
+    issue: int | None = None  # the issue's number, when the listing said (repository-wide lists)
 
 
 @dataclass(frozen=True)

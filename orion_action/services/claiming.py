@@ -164,18 +164,19 @@ class Claimer:
         claim.comments_seen = len(comments)
 
         self._refuse_untrusted_release(log, record.token)
+
         def is_dead(e: ClaimEntry) -> bool:
             return e.record.token != record.token and judge_entry(
                 e, now, self.config.stale_after, self.here
             ).is_dead
 
-        why = blocker(log, record.token, is_dead)
-        if why is not None:
-            self._give_up(claim, why)
+        blocked = blocker(log, record.token, is_dead)
+        if blocked is not None:
+            self._give_up(claim, blocked)
             first = winner(log, is_dead)
             if first is not None and lab.stage(first.record.stage) != lab.stage(stage):
                 self._remove_own_stage(claim)  # ours; the winner shows its own
-            raise NotClaimed(f"issue #{n} lost the race: {why}")
+            raise NotClaimed(f"issue #{n} lost the race: {blocked}")
         meanwhile = ran_meanwhile(log, record.token, issue.read_at)
         if meanwhile is not None:
             why = (

@@ -3,8 +3,9 @@
 Why: the emulator is a well-behaved server, but the claim protocol must survive a badly
 behaved GitHub (5xx, secondary rate limits, lost requests, partitions). And the emulator
 differs from GitHub where it matters: it accepts unknown tokens (GitHub: 401 "Bad
-credentials") and cannot create workflow runs. The proxy fixes both and injects faults
-that a test switches at runtime.
+credentials"), cannot create workflow runs, and cannot list a repository's issue comments
+(its ``/issues/:number`` route shadows ``/issues/comments``). The proxy fixes these and
+injects faults that a test switches at runtime.
 
 It runs in a thread of the pytest process; the product (subprocesses) talks to
 ``proxy.url``. Each client connection gets its own handler thread, so a parked request
@@ -12,7 +13,8 @@ never blocks another. All state sits behind one ``threading.Condition`` that eve
 notifies; parked requests and the ``wait_*`` helpers wait on it (no polling, no sleeps).
 
 A request meets, in order: the global cut-off, the first matching rule (in the order the
-rules were added), the token check, the synthetic workflow-run endpoint, the emulator.
+rules were added), the token check, the synthetic endpoints (workflow runs, repository
+comments), the emulator.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from datetime import datetime, timezone
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 SECONDARY_RATE_LIMIT_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try "
@@ -41,6 +43,7 @@ SECONDARY_RATE_LIMIT_MESSAGE = (
 DOCS = "https://docs.github.com/rest"
 RUN_STATUSES = {"queued", "in_progress", "completed", "waiting", "requested", "pending"}
 _RUN_PATH = re.compile(r"/repos/([^/]+)/([^/]+)/actions/runs/(\d+)(?:/attempts/(\d+))?")
+_REPO_COMMENTS = re.compile(r"/repos/([^/]+)/([^/]+)/issues/comments")
 # Headers about one hop, not the message: never copied across the proxy.
 _RESP_HOP = {"connection", "keep-alive", "proxy-connection", "te", "trailer",
              "transfer-encoding", "upgrade"}
@@ -376,7 +379,10 @@ class Proxy:
             found = run or {"message": "Not Found", "documentation_url": DOCS}
             return self._send(h, entry, 200 if run else 404, _JSON, json.dumps(found).encode(),
                               "synthetic")
-        status, headers, data = self._forward(h, body, token)
+        if h.command == "GET" and _REPO_COMMENTS.fullmatch(path):
+            status, headers, data = self._repo_comments(path, h.path.partition("?")[2], token)
+        else:
+            status, headers, data = self._forward(h, body, token)
         if action == "drop":
             return self._drop(h, entry, "drop")
         self._send(h, entry, status, headers, data, "forward")
@@ -414,6 +420,58 @@ class Proxy:
             return 502, _JSON, data.encode()
         finally:
             conn.close()
+
+    def _upstream_get(self, path: str, token: str | None) -> tuple[int, Any]:
+        headers = {"Accept": "application/vnd.github+json"}
+        if token is not None:
+            headers["Authorization"] = f"token {self._up_tokens.get(token, token)}"
+        conn = http.client.HTTPConnection(self._up_host, self._up_port, timeout=60)
+        try:
+            conn.request("GET", path, headers=headers)
+            resp = conn.getresponse()
+            return resp.status, json.loads(resp.read() or b"null")
+        finally:
+            conn.close()
+
+    def _repo_comments(self, path: str, query: str,
+                       token: str | None) -> tuple[int, list[tuple[str, str]], bytes]:
+        """GET /repos/{o}/{r}/issues/comments as GitHub documents it (since: updated at or
+        after, compared as times; sort created|updated; direction; pages of per_page), built
+        from the emulator's per-issue listings. Comments on pull requests are not included."""
+        q = {k: v[-1] for k, v in parse_qs(query).items()}
+        found: list[dict[str, Any]] = []
+        for page in range(1, 1000):
+            status, issues = self._upstream_get(
+                f"{path[:-len('/comments')]}?state=all&per_page=100&page={page}", token)
+            if status != 200:
+                return status, _JSON, json.dumps(issues).encode()
+            for issue in issues:
+                for cpage in range(1, 1000):
+                    _, batch = self._upstream_get(
+                        f"{path[:-len('comments')]}{issue['number']}/comments?per_page=100&page={cpage}",
+                        token)
+                    found += batch
+                    if len(batch) < 100:
+                        break
+            if len(issues) < 100:
+                break
+
+        def when(stamp: str) -> datetime:
+            return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+        if q.get("since"):
+            since = when(q["since"])
+            found = [c for c in found if when(c["updated_at"]) >= since]
+        field_ = "updated_at" if q.get("sort") == "updated" else "created_at"
+        found.sort(key=lambda c: (when(c[field_]), c["id"]), reverse=q.get("direction") == "desc")
+        per_page = min(100, max(1, int(q.get("per_page") or 30)))
+        page = max(1, int(q.get("page") or 1))
+        headers = list(_JSON)
+        if page * per_page < len(found):
+            nxt = urlencode({**q, "page": page + 1, "per_page": per_page})
+            headers.append(("Link", f'<{self.url}{path}?{nxt}>; rel="next"'))
+        data = json.dumps(found[(page - 1) * per_page: page * per_page]).encode()
+        return 200, headers, data
 
     def _rewrite(self, data: bytes) -> bytes:
         """Bodies and Link headers hold absolute emulator URLs; PyGithub follows them, so

@@ -1,0 +1,447 @@
+"""One contract, two GitHubs: the in-memory fake the model checker drives, and the emulator
+behind the adapter (GitHubRepo) the product ships. Every semantic the services rely on is
+asserted here for both, so the fake cannot drift from the real thing.
+
+A `World` is a GitHub as a test sees it: `gh` is the product's port (as the bot) and the
+other methods are a person acting directly (never through the port, never counted)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+from typing import Protocol
+
+import pytest
+from fakes.memory_github import MemoryGitHub, MemoryServer
+from rig import Emulator, Proxy, RepoHandle, unique_repo_name, wait_until
+
+from orion_action.adapters.github import GitHubRepo
+from orion_action.core.issue import Comment
+from orion_action.errors import GitHubError, NotFound, Unavailable
+from orion_action.ports import GitHubPort
+
+BOT, OUTSIDER = Emulator.OWNER, Emulator.OUTSIDER
+
+
+class World(Protocol):
+    gh: GitHubPort
+
+    def new_client(self) -> GitHubPort: ...
+    def create_issue(self, title: str, labels: tuple[str, ...] = (), body: str = "") -> int: ...
+    def create_pull(self) -> int: ...
+    def add_label(self, n: int, name: str) -> None: ...
+    def close(self, n: int) -> None: ...
+    def reopen(self, n: int) -> None: ...
+    def comment(self, n: int, body: str, outsider: bool = False) -> int: ...
+    def delete_comment(self, comment_id: int) -> None: ...
+    def advance(self, seconds: int) -> None: ...
+    def set_workflow_run(self, run_id: int, status: str) -> None: ...
+    def monotonic(self) -> float: ...
+
+
+class MemoryWorld:
+    def __init__(self) -> None:
+        self.server = MemoryServer(f"{BOT}/work")
+        self.gh: GitHubPort = self.server.client(BOT)
+
+    def new_client(self) -> GitHubPort:
+        return MemoryGitHub(self.server, BOT)
+
+    def create_issue(self, title: str, labels: tuple[str, ...] = (), body: str = "") -> int:
+        return self.server.create_issue(title, labels, body)
+
+    def create_pull(self) -> int:
+        return self.server.create_issue("a pull request", pull_request=True)
+
+    def add_label(self, n: int, name: str) -> None:
+        self.server.add_label(n, name)
+
+    def close(self, n: int) -> None:
+        self.server.close(n)
+
+    def reopen(self, n: int) -> None:
+        self.server.reopen(n)
+
+    def comment(self, n: int, body: str, outsider: bool = False) -> int:
+        return self.server.comment(n, body, OUTSIDER if outsider else BOT)
+
+    def delete_comment(self, comment_id: int) -> None:
+        self.server.delete(comment_id)
+
+    def advance(self, seconds: int) -> None:
+        self.server.clock.advance(seconds)
+
+    def set_workflow_run(self, run_id: int, status: str) -> None:
+        self.server.workflow_runs[run_id] = status
+
+    def monotonic(self) -> float:
+        return self.server.clock.monotonic()
+
+
+class EmulatorWorld:
+    """A fresh repository (with a commit, so pull requests can be opened) on the session's
+    emulator; the port goes through the proxy (it serves workflow runs), the person direct."""
+
+    def __init__(self, emulator: Emulator, proxy: Proxy, hint: str) -> None:
+        created = emulator.request("POST", "/user/repos",
+                                   json={"name": unique_repo_name(hint), "auto_init": True})
+        assert created.status_code == 201, created.text
+        self.emulator, self.proxy = emulator, proxy
+        self.repo = RepoHandle(emulator, created.json()["full_name"], proxy.url)
+        self.gh: GitHubPort = self.new_client()
+        self._clients = [self.gh]
+
+    def new_client(self) -> GitHubPort:
+        client = GitHubRepo(self.repo.full_name, Emulator.BOT_TOKEN, self.proxy.url, retry_for=5)
+        return client
+
+    def create_issue(self, title: str, labels: tuple[str, ...] = (), body: str = "") -> int:
+        return self.repo.create_issue(title, labels, body)
+
+    def create_pull(self) -> int:
+        sha = self.repo.api("GET", "/git/ref/heads/main")["object"]["sha"]
+        branch = unique_repo_name("pr")
+        self.repo.api("POST", "/git/refs", json={"ref": f"refs/heads/{branch}", "sha": sha})
+        return self.repo.api("POST", "/pulls", json={"title": "a pull request", "head": branch,
+                                                     "base": "main"})["number"]
+
+    def add_label(self, n: int, name: str) -> None:
+        self.repo.add_label(n, name)
+
+    def close(self, n: int) -> None:
+        self.repo.close(n)
+
+    def reopen(self, n: int) -> None:
+        self.repo.reopen(n)
+
+    def comment(self, n: int, body: str, outsider: bool = False) -> int:
+        return self.repo.comment(n, body, Emulator.OUTSIDER_TOKEN if outsider else Emulator.BOT_TOKEN)
+
+    def delete_comment(self, comment_id: int) -> None:
+        self.repo.delete_comment(comment_id)
+
+    def _date(self) -> datetime:
+        resp = self.emulator.request("GET", "/rate_limit")
+        return GitHubRepo.server_time(dict(resp.headers))
+
+    def advance(self, seconds: int) -> None:
+        """Real time has to pass: wait until the server's `Date` has moved that far."""
+        target = self._date() + timedelta(seconds=seconds)
+        wait_until(lambda: self._date() >= target, timeout=seconds + 5, interval=0.02)
+
+    def set_workflow_run(self, run_id: int, status: str) -> None:
+        self.proxy.set_workflow_run(self.repo.owner, self.repo.name, run_id, status)
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+
+@pytest.fixture(params=["memory", "emulator"])
+def world(request: pytest.FixtureRequest) -> Iterator[World]:
+    if request.param == "memory":
+        yield MemoryWorld()
+        return
+    emulator = request.getfixturevalue("emulator")
+    proxy = request.getfixturevalue("proxy")
+    w = EmulatorWorld(emulator, proxy, request.node.name)
+    yield w
+    w.gh.close()
+    w.repo.dispose()
+
+
+def _spent(gh: GitHubPort, call: Callable[[], object]) -> int:
+    before = gh.requests
+    call()
+    return gh.requests - before
+
+
+# -- identity ------------------------------------------------------------------------------------
+
+
+def test_own_login_costs_one_request_then_is_known_to_clones(world: World) -> None:
+    gh = world.gh
+    assert gh.own_login() == BOT
+    assert gh.requests == 1
+    assert gh.own_login() == BOT and gh.requests == 1
+    twin = gh.clone(timeout=2, retry_for=1)
+    assert twin.requests == 0 and twin.own_login() == BOT and twin.requests == 0
+    fresh = world.new_client()
+    fresh.learn_login("someone-else")
+    assert fresh.own_login() == "someone-else" and fresh.requests == 0
+    fresh.close()
+
+
+def test_check_repo_and_budget(world: World) -> None:
+    gh = world.gh
+    assert _spent(gh, gh.check_repo) == 1
+    first = gh.budget
+    gh.check_repo()
+    assert first.limit is not None and first.remaining is not None
+    assert gh.budget.remaining == first.remaining - 1
+
+
+# -- issues --------------------------------------------------------------------------------------
+
+
+def test_get_issue_reports_what_the_services_read(world: World) -> None:
+    n = world.create_issue("a title", ("orion-ready", "other"), body="a body")
+    issue, now = world.gh.get_issue(n)
+    assert (issue.number, issue.is_open, issue.labels, issue.comments) == (
+        n, True, frozenset({"orion-ready", "other"}), 0)
+    assert (issue.title, issue.body, issue.is_pull_request) == ("a title", "a body", False)
+    assert now.tzinfo is not None and now.microsecond == 0  # the Date header: whole seconds
+    assert abs((now - issue.created_at).total_seconds()) < 2
+    assert world.gh.requests == 1
+
+
+def test_missing_things_are_not_found(world: World) -> None:
+    gh = world.gh
+    n = world.create_issue("exists")
+    with pytest.raises(NotFound):
+        gh.get_issue(n + 100)
+    with pytest.raises(NotFound):
+        gh.list_comments(n + 100)
+    with pytest.raises(NotFound):
+        gh.post_comment(n + 100, "nowhere")
+    missing = world.comment(n, "soon gone")
+    world.delete_comment(missing)
+    with pytest.raises(NotFound):
+        gh.get_comment(missing)
+    with pytest.raises(NotFound):
+        gh.edit_comment(missing, "edit")
+    assert _spent(gh, lambda: gh.delete_comment(missing)) == 1  # already gone is fine
+    assert gh.remove_label(n + 100, "orion-ready") is False  # GitHub's 404 says no more
+
+
+def test_pull_requests_share_numbers_but_are_not_issues(world: World) -> None:
+    before = world.create_issue("before")
+    pr = world.create_pull()
+    after = world.create_issue("after", ("orion-ready",))
+    assert before < pr < after
+    world.add_label(pr, "orion-ready")
+    with pytest.raises(NotFound):
+        world.gh.get_issue(pr)
+    assert [i.number for i in world.gh.list_issues("orion-ready")] == [after]
+
+
+def test_list_issues_exact_label_state_and_oldest_first(world: World) -> None:
+    gh = world.gh
+    a = world.create_issue("a", ("q",))
+    world.create_issue("b", ("q-extra", "Q"))
+    c = world.create_issue("c", ("q",))
+    d = world.create_issue("d", ("other", "q"))
+    world.create_issue("e")
+    world.close(c)
+    assert [i.number for i in gh.list_issues("q")] == [a, d]
+    assert [i.number for i in gh.list_issues("q", state="closed")] == [c]
+    found = gh.list_issues("q", state="all")
+    assert [i.number for i in found] == [a, c, d]
+    assert [i.is_open for i in found] == [True, False, True]
+    assert found[2].labels == frozenset({"other", "q"})
+    assert gh.list_issues("never-used") == []
+    world.add_label(a, "unused-now")
+    assert gh.list_issues("unused") == []  # no prefix matching
+
+
+def test_closed_issues_keep_labels_and_take_comments(world: World) -> None:
+    gh = world.gh
+    n = world.create_issue("closing", ("orion-working",))
+    world.close(n)
+    issue, _ = gh.get_issue(n)
+    assert not issue.is_open and issue.labels == frozenset({"orion-working"})
+    gh.post_comment(n, "after the close")
+    assert gh.get_issue(n)[0].comments == 1
+    world.reopen(n)
+    assert gh.get_issue(n)[0].is_open
+
+
+# -- labels ---------------------------------------------------------------------------------------
+
+
+def test_labels_add_idempotent_remove_says_whether_it_was_there(world: World) -> None:
+    gh = world.gh
+    n = world.create_issue("labels", ("a",))
+    assert _spent(gh, lambda: gh.add_labels(n, ["a", "b"])) == 1
+    gh.add_labels(n, ("b", "c"))
+    assert _spent(gh, lambda: gh.add_labels(n, [])) == 0
+    assert gh.get_issue(n)[0].labels == frozenset({"a", "b", "c"})
+    assert gh.remove_label(n, "b") is True
+    assert gh.remove_label(n, "b") is False
+    assert gh.remove_label(n, "never-there") is False
+    assert _spent(gh, lambda: gh.remove_label(n, "c")) == 1
+    assert gh.get_issue(n)[0].labels == frozenset({"a"})
+
+
+def test_ensure_label_creates_then_keeps_then_updates(world: World) -> None:
+    gh = world.gh
+    name = "orion-contract"
+    assert gh.ensure_label(name, "0e8a16", "queued") == "created"
+    assert gh.ensure_label(name, "0E8A16", "queued") == "unchanged"
+    assert gh.ensure_label(name, "0e8a16", "changed") == "updated"
+    assert gh.ensure_label(name, "0e8a16", "changed") == "unchanged"
+
+
+def test_workflow_run_status(world: World) -> None:
+    assert world.gh.workflow_run_status(4242) is None
+    world.set_workflow_run(4242, "in_progress")
+    assert world.gh.workflow_run_status(4242) == "in_progress"
+    world.set_workflow_run(4242, "completed")
+    assert world.gh.workflow_run_status(4242) == "completed"
+
+
+# -- comments -------------------------------------------------------------------------------------
+
+
+def test_comments_in_id_order_with_authors_counts_and_deletion(world: World) -> None:
+    gh = world.gh
+    n = world.create_issue("talk")
+    other = world.create_issue("elsewhere")
+    first = gh.post_comment(n, "one")
+    assert (first.author, first.body, first.issue) == (BOT, "one", n)
+    theirs = world.comment(n, "from outside", outsider=True)
+    world.comment(other, "not this issue")
+    second = gh.post_comment(n, "two")
+    assert first.id < theirs < second.id
+    comments, now = gh.list_comments(n)
+    assert [(c.id, c.author, c.body, c.issue) for c in comments] == [
+        (first.id, BOT, "one", n), (theirs, OUTSIDER, "from outside", n), (second.id, BOT, "two", n)]
+    assert all(c.created_at <= c.updated_at and c.created_at.microsecond % 1000 == 0 for c in comments)
+    assert now.microsecond == 0
+    assert gh.get_issue(n)[0].comments == 3
+    gh.delete_comment(theirs)
+    assert [c.id for c in gh.list_comments(n)[0]] == [first.id, second.id]
+    assert gh.get_issue(n)[0].comments == 2
+    third = gh.post_comment(n, "three")
+    assert third.id > second.id  # ids are never reused
+    assert gh.get_comment(first.id)[0].body == "one"
+
+
+def test_empty_comment_is_refused(world: World) -> None:
+    n = world.create_issue("empty")
+    with pytest.raises(GitHubError) as info:
+        world.gh.post_comment(n, "  \n")
+    assert info.value.status == 422
+    assert world.gh.get_issue(n)[0].comments == 0
+
+
+def test_listing_pages_by_100_and_costs_a_request_per_page(world: World) -> None:
+    gh = world.gh
+    n = world.create_issue("busy")
+    assert _spent(gh, lambda: gh.list_comments(n)) == 1  # no comments: still one request
+    ids = [world.comment(n, f"c{i}") for i in range(201)]
+    comments: list[Comment] = []
+    assert _spent(gh, lambda: comments.extend(gh.list_comments(n)[0])) == 3
+    assert [c.id for c in comments] == ids
+    everywhere: list[Comment] = []
+    long_ago = comments[0].created_at - timedelta(days=1)
+    assert _spent(gh, lambda: everywhere.extend(gh.list_repo_comments(long_ago)[0])) == 3
+    assert sorted(c.id for c in everywhere) == ids
+    world.delete_comment(ids[-1])
+    assert _spent(gh, lambda: gh.list_comments(n)) == 2  # exactly 200: no third page
+
+
+def test_listing_from_a_page_with_a_page_cap(world: World) -> None:
+    """The holder's fence reads only the pages with new comments, at most a few per beat."""
+    gh = world.gh
+    n = world.create_issue("busy")
+    ids = [world.comment(n, f"c{i}") for i in range(250)]
+    tail: list[Comment] = []
+    more: list[bool] = []
+
+    def read(first: int, cap: int | None) -> None:
+        comments, _, left = gh.list_comments_from(n, first, cap)
+        tail[:] = comments
+        more[:] = [left]
+
+    assert _spent(gh, lambda: read(2, 1)) == 1
+    assert [c.id for c in tail] == ids[100:200] and more == [True]
+    assert _spent(gh, lambda: read(2, 2)) == 2
+    assert [c.id for c in tail] == ids[100:] and more == [False]
+    assert _spent(gh, lambda: read(3, None)) == 1
+    assert [c.id for c in tail] == ids[200:] and more == [False]
+
+
+def test_an_issue_read_says_when_it_changed_on_the_server_clock(world: World) -> None:
+    """Claimers compare the issue's own update time with the read's Date (whole seconds)."""
+    gh = world.gh
+    n = world.create_issue("changes")
+    world.advance(2)
+    first, _ = gh.get_issue(n)
+    assert first.updated_at is not None and first.read_at >= first.updated_at - timedelta(seconds=1)
+    world.advance(1)
+    gh.add_labels(n, ["orion"])
+    second, now = gh.get_issue(n)
+    assert second.read_at == now
+    assert second.updated_at is not None and second.updated_at > first.updated_at
+    world.advance(1)
+    gh.post_comment(n, "hello")
+    third, _ = gh.get_issue(n)
+    assert third.updated_at is not None and third.updated_at > second.updated_at
+
+
+def test_edit_moves_updated_at_and_the_server_clock_advances(world: World) -> None:
+    gh = world.gh
+    n = world.create_issue("edits")
+    posted = gh.post_comment(n, "v1")
+    _, before = gh.get_comment(posted.id)
+    world.advance(1)
+    edited = gh.edit_comment(posted.id, "v2")
+    assert edited.id == posted.id and edited.body == "v2" and edited.issue == n
+    assert edited.created_at == posted.created_at
+    assert edited.updated_at > posted.updated_at
+    got, after = gh.get_comment(posted.id)
+    assert (got.body, got.updated_at) == ("v2", edited.updated_at)
+    assert after >= before + timedelta(seconds=1)
+    listed, _ = gh.list_comments(n)
+    assert [(c.body, c.updated_at) for c in listed] == [("v2", edited.updated_at)]
+    assert gh.get_issue(n)[0].comments == 1  # an edit adds no comment
+
+
+def test_list_repo_comments_since_spans_issues_with_numbers(world: World) -> None:
+    gh = world.gh
+    a, b = world.create_issue("a"), world.create_issue("b")
+    old = gh.post_comment(a, "old")
+    untouched = gh.post_comment(b, "untouched")
+    world.advance(1)
+    _, since = gh.get_issue(a)
+    assert since > old.updated_at
+    on_b = gh.post_comment(b, "new on b")
+    theirs = world.comment(a, "new on a, by someone else", outsider=True)
+    gh.edit_comment(old.id, "old, edited")
+    found, now = gh.list_repo_comments(since)
+    assert {(c.id, c.issue, c.body) for c in found} == {
+        (on_b.id, b, "new on b"), (theirs, a, "new on a, by someone else"), (old.id, a, "old, edited")}
+    # by update time; equal stamps (the same millisecond, or a second on GitHub) by id
+    assert found == sorted(found, key=lambda c: (c.updated_at, c.id))
+    assert untouched.id not in {c.id for c in found}
+    assert all(c.updated_at >= since for c in found) and now >= since
+    exact, _ = gh.list_repo_comments(found[0].updated_at)  # at `since` counts
+    assert found[0].id in {c.id for c in exact}
+    assert gh.list_repo_comments(now + timedelta(hours=1))[0] == []
+    gh.delete_comment(on_b.id)
+    assert on_b.id not in {c.id for c in gh.list_repo_comments(since)[0]}
+
+
+def test_clones_share_the_repository_not_the_counters(world: World) -> None:
+    gh = world.gh
+    n = world.create_issue("twins")
+    twin = gh.clone(timeout=2, retry_for=1)
+    posted = twin.post_comment(n, "by the twin")
+    assert twin.requests == 1 and gh.requests == 0
+    assert gh.get_comment(posted.id)[0].body == "by the twin"
+    assert twin.full_name == gh.full_name
+    twin.close()
+
+
+def test_no_request_starts_after_the_deadline(world: World) -> None:
+    gh = world.gh
+    n = world.create_issue("late")
+    gh.deadline = world.monotonic() + 3600
+    gh.get_issue(n)
+    gh.deadline = world.monotonic()
+    with pytest.raises(Unavailable):
+        gh.post_comment(n, "too late")
+    assert gh.requests == 1
+    gh.deadline = None
+    assert gh.get_issue(n)[0].comments == 0

@@ -1,0 +1,498 @@
+"""An in-memory GitHub for the model checker: one repository, the emulator's semantics.
+
+`MemoryServer` is GitHub (issues, comments, labels, a clock that only the driver moves);
+`MemoryGitHub` is one client of it implementing `orion_action.ports.GitHubPort`, as
+`GitHubRepo` does over HTTP. tests/contract/test_github_contract.py runs one suite against
+this and the emulator, so every semantic here is checked against the real thing.
+
+What mirrors the emulator (npm emulate@0.11.2) and why it matters to the protocol:
+- comment ids increase in posting order and are never reused (GitHub's total order of claims);
+- `created_at`/`updated_at` are the server clock in milliseconds, `server_now` (the `Date`
+  header) in whole seconds, so `now` can be *earlier* than a stamp written in the same second;
+- a frozen clock gives equal stamps to successive writes (ties are real: GitHub has seconds);
+- listings are paged by 100 and each page is read at its own moment (a step of its own), so a
+  deletion between pages can hide a comment, as over HTTP;
+- 404 is NotFound for a missing issue or comment; a pull request is not an issue.
+
+Where it follows the emulator rather than GitHub: label names match exactly (GitHub ignores
+case), a fresh comment's `updated_at` equals its `created_at` (the emulator is 1 ms later in
+a few percent of posts), and listings are consistent unless `list_lag` says otherwise
+(GitHub's replicas may lag a write; the emulator never does).
+
+Knobs for the driver: `clock.advance`; `list_lag` + `settle` (a comment's latest write,
+deletion included, stays out of listings for that long; direct reads are always current);
+`on_call` (runs before every request: a scheduling point); `fail_next` (unavailable,
+ambiguous, or lost and retried as the adapter retries); person actions (`create_issue`,
+`add_label`, `close`, `comment`, ...) that bypass the hook and the counting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+from orion_action.core.issue import Comment, Issue
+from orion_action.errors import GitHubError, NotFound, Unavailable
+from orion_action.ports import Budget
+
+if TYPE_CHECKING:
+    from orion_action.ports import GitHubPort
+
+BOT = "orion-bot"
+PERSON = "a-person"
+PAGE = 100
+RATE_LIMIT = 5000  # core requests per hour of a personal token
+FIRST_COMMENT_ID = 1_000_001  # far from issue numbers, so mixing them up cannot pass a test
+Failure = Literal["unavailable", "ambiguous", "lost"]
+T = TypeVar("T")
+_WRITES = frozenset({"post_comment", "edit_comment", "delete_comment", "add_labels", "remove_label",
+                     "ensure_label"})
+
+
+class ServerClock:
+    """GitHub's clock. It moves only when the driver says, so every timing is chosen."""
+
+    def __init__(self, start: datetime | None = None):
+        self.start = start or datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+        self.now = self.start
+
+    def advance(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("GitHub's clock does not go back")
+        self.now += timedelta(seconds=seconds)
+
+    def monotonic(self) -> float:
+        """Seconds since start: a stand-in for a runner's `time.monotonic` (for `deadline`)."""
+        return (self.now - self.start).total_seconds()
+
+    def stamp(self) -> datetime:
+        """A record's timestamp, at the emulator's precision (milliseconds)."""
+        return self.now.replace(microsecond=self.now.microsecond // 1000 * 1000)
+
+    def date(self) -> datetime:
+        """The `Date` header: whole seconds, truncated."""
+        return self.now.replace(microsecond=0)
+
+
+@dataclass
+class _Issue:
+    number: int
+    title: str
+    body: str
+    created_at: datetime
+    is_pull_request: bool = False
+    is_open: bool = True
+    labels: set[str] = field(default_factory=set)
+    comments: int = 0
+    updated_at: datetime | None = None  # every change moves it, as on GitHub
+
+    def freeze(self, read_at: datetime) -> Issue:
+        return Issue(self.number, self.is_open, frozenset(self.labels), self.comments, self.created_at,
+                     read_at, self.updated_at or self.created_at, self.is_pull_request, self.title,
+                     self.body)
+
+
+@dataclass
+class _Lag:
+    """What listings show of one comment until `until` (None: not listed at all yet)."""
+
+    shown: Comment | None
+    until: datetime
+
+
+class MemoryServer:
+    """One repository on an in-memory GitHub. Thread-safe; the driver owns the clock."""
+
+    def __init__(self, full_name: str = f"{BOT}/work", *, clock: ServerClock | None = None):
+        self.full_name = full_name
+        self.clock = clock or ServerClock()
+        self.list_lag = 0.0  # seconds a write stays invisible to listings; 0: consistent
+        self.on_call: Callable[[str, tuple[object, ...]], None] | None = None
+        self.actor_of: Callable[[], str] = lambda: threading.current_thread().name
+        self.workflow_runs: dict[int, str] = {}  # run id -> queued/in_progress/completed
+        self.labels: dict[str, tuple[str, str]] = {}  # repository labels: name -> (color, description)
+        self.spent: dict[str, int] = {}  # requests per login, for the rate-limit budget
+        self._issues: dict[int, _Issue] = {}
+        self._comments: dict[int, Comment] = {}
+        self._lagging: dict[int, _Lag] = {}
+        self._failures: dict[str, list[Failure]] = {}
+        self._next_comment = FIRST_COMMENT_ID
+        self._lock = threading.RLock()
+
+    def client(self, login: str = BOT) -> MemoryGitHub:
+        return MemoryGitHub(self, login)
+
+    # -- knobs -------------------------------------------------------------------------------
+
+    def fail_next(self, actor: str, kind: Failure = "unavailable", count: int = 1) -> None:
+        """The next `count` requests of `actor` (a thread name, see `actor_of`) fail.
+        "unavailable": nothing is applied and every retry failed (the caller gets Unavailable).
+        "ambiguous": a write is applied, then its answer and every retry are lost (Unavailable).
+        "lost": the write is applied, its answer lost, and the client retries as GitHubRepo does:
+        a new request (a new scheduling point); a post with a marker first lists the comments
+        and returns its own if the list shows it, else posts again (a duplicate, under lag)."""
+        with self._lock:
+            self._failures.setdefault(actor, []).extend([kind] * count)
+
+    def settle(self, comment_id: int | None = None) -> None:
+        """Listings catch up with one comment, or with all."""
+        with self._lock:
+            if comment_id is None:
+                self._lagging.clear()
+            else:
+                self._lagging.pop(comment_id, None)
+
+    def lagging(self) -> list[int]:
+        """Ids of comments whose latest write listings do not show yet."""
+        with self._lock:
+            self._expire()
+            return sorted(self._lagging)
+
+    # -- person actions: applied at once, no hook, no request counted -------------------------
+
+    def create_issue(self, title: str = "an issue", labels: tuple[str, ...] | list[str] = (),
+                     body: str = "", *, pull_request: bool = False) -> int:
+        """A new issue (or pull request: they share numbers, and are no issue to orion)."""
+        with self._lock:
+            number = len(self._issues) + 1
+            self._issues[number] = _Issue(number, title, body, self.clock.stamp(), pull_request)
+            self._add_labels(number, labels)
+            return number
+
+    def add_label(self, number: int, name: str) -> None:
+        with self._lock:
+            self._add_labels(number, [name])
+
+    def remove_label(self, number: int, name: str) -> bool:
+        with self._lock:
+            return self._remove_label(number, name)
+
+    def close(self, number: int) -> None:
+        with self._lock:
+            self._issue(number).is_open = False
+            self._touch(number)
+
+    def reopen(self, number: int) -> None:
+        with self._lock:
+            self._issue(number).is_open = True
+            self._touch(number)
+
+    def comment(self, number: int, body: str, login: str = PERSON) -> int:
+        with self._lock:
+            return self._post(number, body, login).id
+
+    def edit(self, comment_id: int, body: str) -> None:
+        with self._lock:
+            self._edit(comment_id, body)
+
+    def delete(self, comment_id: int) -> None:
+        with self._lock:
+            self._delete(comment_id)
+
+    # -- inspection for invariants: the truth, never lagged ----------------------------------
+
+    def issue(self, number: int) -> Issue:
+        with self._lock:
+            return self._issue(number).freeze(self.clock.date())
+
+    def comments(self, number: int) -> list[Comment]:
+        with self._lock:
+            return [c for c in self._comments.values() if c.issue == number]
+
+    def issues(self) -> list[Issue]:
+        with self._lock:
+            return [i.freeze(self.clock.date()) for i in self._issues.values()]
+
+    # -- the model (callers hold the lock) -----------------------------------------------------
+
+    def _issue(self, number: int, *, pulls: bool = True) -> _Issue:
+        issue = self._issues.get(number)
+        if issue is None or (issue.is_pull_request and not pulls):
+            raise NotFound(f"not found: issue #{number} in {self.full_name}", 404)
+        return issue
+
+    def _comment(self, comment_id: int) -> Comment:
+        found = self._comments.get(comment_id)
+        if found is None:
+            raise NotFound(f"not found: comment {comment_id}", 404)
+        return found
+
+    def _touch(self, number: int) -> None:
+        issue = self._issues.get(number)
+        if issue is not None:
+            issue.updated_at = self.clock.stamp()
+
+    def _add_labels(self, number: int, names: tuple[str, ...] | list[str]) -> None:
+        issue = self._issue(number)
+        for name in names:
+            self.labels.setdefault(name, ("ededed", ""))  # GitHub creates unknown labels
+            issue.labels.add(name)
+        self._touch(number)
+
+    def _remove_label(self, number: int, name: str) -> bool:
+        """GitHub answers 404 alike for a missing issue and an absent label: both are False."""
+        issue = self._issues.get(number)
+        if issue is None or name not in issue.labels:
+            return False
+        issue.labels.discard(name)
+        self._touch(number)
+        return True
+
+    def _listed(self, previous: Comment | None, comment_id: int) -> None:
+        """Record that listings may go on showing `previous` for `list_lag` seconds."""
+        if self.list_lag <= 0:
+            return
+        until = self.clock.now + timedelta(seconds=self.list_lag)
+        lag = self._lagging.get(comment_id)
+        if lag is None:
+            self._lagging[comment_id] = _Lag(previous, until)
+        else:
+            lag.until = max(lag.until, until)
+
+    def _post(self, number: int, body: str, login: str) -> Comment:
+        issue = self._issue(number)
+        if not body.strip():
+            raise GitHubError("GitHub answered 422: Validation failed", 422)
+        now = self.clock.stamp()
+        posted = Comment(self._next_comment, login, body, now, now, number)
+        self._next_comment += 1
+        self._comments[posted.id] = posted
+        issue.comments += 1
+        self._touch(number)
+        self._listed(None, posted.id)
+        return posted
+
+    def _edit(self, comment_id: int, body: str) -> Comment:
+        previous = self._comment(comment_id)
+        edited = replace(previous, body=body, updated_at=self.clock.stamp())
+        self._comments[comment_id] = edited
+        self._listed(previous, comment_id)
+        return edited
+
+    def _delete(self, comment_id: int) -> None:
+        previous = self._comment(comment_id)
+        del self._comments[comment_id]
+        if previous.issue in self._issues:
+            self._issues[previous.issue].comments -= 1
+        self._listed(previous, comment_id)
+
+    def _expire(self) -> None:
+        for cid in [cid for cid, lag in self._lagging.items() if lag.until <= self.clock.now]:
+            del self._lagging[cid]
+
+    def _visible(self) -> list[Comment]:
+        """Every comment as listings show it now: lagging writes show their previous state."""
+        self._expire()
+        shown = {cid: c for cid, c in self._comments.items() if cid not in self._lagging}
+        shown.update({cid: lag.shown for cid, lag in self._lagging.items() if lag.shown is not None})
+        return list(shown.values())
+
+    def _take_failure(self) -> Failure | None:
+        queue = self._failures.get(self.actor_of())
+        return queue.pop(0) if queue else None
+
+
+class MemoryGitHub:
+    """A client of a `MemoryServer`: the GitHubPort the services get in the model.
+
+    Every HTTP request `GitHubRepo` would make is one call of `server.on_call(op, args)` before
+    it (listings: once per page, with the page number appended to args), one count in
+    `requests`, and one chance for an injected failure."""
+
+    def __init__(self, server: MemoryServer | None = None, login: str = BOT, *,
+                 monotonic: Callable[[], float] | None = None):
+        self.server = server or MemoryServer()
+        self.full_name = self.server.full_name
+        self.requests = 0
+        self.budget = Budget()
+        self.abort: threading.Event | None = None
+        self.deadline: float | None = None
+        self.login = login
+        self.monotonic = monotonic or self.server.clock.monotonic
+        self._login: str | None = None  # what GET /user said, as the adapter caches it
+
+    # -- plumbing --------------------------------------------------------------------------------
+
+    def _request(self, op: str, *args: object, apply: Callable[[], T],
+                 before_retry: Callable[[], T | None] | None = None) -> T:
+        """One HTTP request: the hook (a scheduling point), the deadline, an injected failure,
+        then the change, atomically, as GitHub applies one request."""
+        server = self.server
+        if server.on_call is not None:
+            server.on_call(op, args)
+        if self.deadline is not None and self.monotonic() >= self.deadline:
+            raise Unavailable(f"no time left for {op}")
+        with server._lock:
+            self.requests += 1
+            spent = server.spent[self.login] = server.spent.get(self.login, 0) + 1
+            self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent))
+            failure = server._take_failure()
+            if failure is None:
+                return apply()
+            if failure != "unavailable" and op in _WRITES:
+                with contextlib.suppress(GitHubError):  # a 4xx nobody hears
+                    apply()
+            if failure != "lost":
+                raise Unavailable(f"GitHub did not answer {op} successfully (injected {failure})")
+        found = before_retry() if before_retry is not None else None
+        if found is not None:
+            return found
+        return self._request(op, *args, apply=apply, before_retry=before_retry)
+
+    def _pages(self, op: str, args: tuple[object, ...], items: Callable[[], list[T]],
+               first_page: int = 1, max_pages: int | None = None) -> tuple[list[T], bool]:
+        """A listing read page by page, each page from the state at its own request; whether
+        pages were left unread."""
+        out: list[T] = []
+        page = first_page
+        while True:
+            def one(page: int = page) -> tuple[list[T], bool]:
+                everything = items()
+                return everything[(page - 1) * PAGE: page * PAGE], page < math.ceil(len(everything) / PAGE)
+
+            batch, more = self._request(op, *args, page, apply=one)
+            out.extend(batch)
+            if not more or not batch:
+                return out, False
+            if max_pages is not None and page - first_page + 1 >= max_pages:
+                return out, True
+            page += 1
+
+    def _date(self) -> datetime:
+        return self.server.clock.date()
+
+    # -- identity --------------------------------------------------------------------------------
+
+    def own_login(self) -> str | None:
+        if self._login is None:
+            self._login = str(self._request("own_login", apply=lambda: self.login))
+        return self._login
+
+    def learn_login(self, login: str) -> None:
+        self._login = login
+
+    def check_repo(self) -> None:
+        self._request("check_repo", apply=lambda: None)
+
+    # -- issues ----------------------------------------------------------------------------------
+
+    def get_issue(self, number: int) -> tuple[Issue, datetime]:
+        def get() -> tuple[Issue, datetime]:
+            return self.server._issue(number, pulls=False).freeze(self._date()), self._date()
+
+        return self._request("get_issue", number, apply=get)
+
+    def list_issues(self, label: str, state: str = "open") -> list[Issue]:
+        """Exact (case-sensitive) label match, state open/closed/all, oldest first."""
+
+        def matching() -> list[Issue]:
+            found = [i for i in self.server._issues.values()
+                     if not i.is_pull_request and label in i.labels
+                     and (state == "all" or i.is_open == (state == "open"))]
+            return [i.freeze(self._date()) for i in sorted(found, key=lambda i: (i.created_at, i.number))]
+
+        return self._pages("list_issues", (label, state), matching)[0]
+
+    def list_comments(self, number: int) -> tuple[list[Comment], datetime]:
+        comments, now, _ = self.list_comments_from(number)
+        return comments, now
+
+    def list_comments_from(self, number: int, first_page: int = 1,
+                           max_pages: int | None = None) -> tuple[list[Comment], datetime, bool]:
+        now: list[datetime] = []
+
+        def listed() -> list[Comment]:
+            self.server._issue(number)
+            now.append(self._date())
+            return sorted((c for c in self.server._visible() if c.issue == number), key=lambda c: c.id)
+
+        comments, more = self._pages("list_comments", (number,), listed, first_page, max_pages)
+        return comments, now[0], more
+
+    def list_repo_comments(self, since: datetime) -> tuple[list[Comment], datetime]:
+        now: list[datetime] = []
+
+        def listed() -> list[Comment]:
+            now.append(self._date())
+            fresh = [c for c in self.server._visible() if c.updated_at >= since]
+            return sorted(fresh, key=lambda c: (c.updated_at, c.id))
+
+        found: dict[int, Comment] = {}
+        for c in self._pages("list_repo_comments", (since,), listed)[0]:
+            found.pop(c.id, None)  # an edit between pages shows it twice: the last copy wins
+            found[c.id] = c
+        return list(found.values()), now[0]
+
+    def get_comment(self, comment_id: int) -> tuple[Comment, datetime]:
+        def get() -> tuple[Comment, datetime]:
+            return self.server._comment(comment_id), self._date()
+
+        return self._request("get_comment", comment_id, apply=get)
+
+    def post_comment(self, number: int, body: str, marker: str | None = None) -> Comment:
+        """With `marker`, a retry after a lost answer first looks for the comment in the list
+        (which may lag), as the adapter does."""
+
+        def already_posted() -> Comment | None:
+            if marker is None:
+                return None
+            return next((c for c in self.list_comments(number)[0] if marker in c.body), None)
+
+        return self._request("post_comment", number, body, before_retry=already_posted,
+                             apply=lambda: self.server._post(number, body, self.login))
+
+    def edit_comment(self, comment_id: int, body: str) -> Comment:
+        return self._request("edit_comment", comment_id, body,
+                             apply=lambda: self.server._edit(comment_id, body))
+
+    def delete_comment(self, comment_id: int) -> None:
+        def delete() -> None:
+            if comment_id in self.server._comments:  # already gone is fine, as in the adapter
+                self.server._delete(comment_id)
+
+        self._request("delete_comment", comment_id, apply=delete)
+
+    def add_labels(self, number: int, names: tuple[str, ...] | list[str]) -> None:
+        if names:  # the adapter sends nothing for no labels
+            self._request("add_labels", number, tuple(names),
+                          apply=lambda: self.server._add_labels(number, names))
+
+    def remove_label(self, number: int, name: str) -> bool:
+        return bool(self._request("remove_label", number, name,
+                                  apply=lambda: self.server._remove_label(number, name)))
+
+    def workflow_run_status(self, run_id: int) -> str | None:
+        return self._request("workflow_run_status", run_id,
+                             apply=lambda: self.server.workflow_runs.get(run_id))
+
+    def ensure_label(self, name: str, color: str, description: str) -> str:
+        labels = self.server.labels
+        have = self._request("get_label", name, apply=lambda: labels.get(name))
+        if have is None:
+            self._request("ensure_label", name, apply=lambda: labels.__setitem__(name, (color, description)))
+            return "created"
+        assert isinstance(have, tuple)
+        if have[0].lower() == color.lower() and have[1] == description:
+            return "unchanged"
+        self._request("ensure_label", name, apply=lambda: labels.__setitem__(name, (color, description)))
+        return "updated"
+
+    def clone(self, *, timeout: float | None = None, retry_for: float | None = None) -> MemoryGitHub:
+        """A twin with its own counters; it knows the login if this one does, like the adapter."""
+        twin = MemoryGitHub(self.server, self.login, monotonic=self.monotonic)
+        twin._login = self._login
+        return twin
+
+    def close(self) -> None:
+        pass
+
+
+if TYPE_CHECKING:  # mypy holds the fake to the port, as it does the adapter
+
+    def _is_a_port(gh: MemoryGitHub) -> GitHubPort:
+        return gh
