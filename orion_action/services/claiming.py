@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from orion_action.adapters import machine as local
 from orion_action.adapters.clock import Clock
 from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
@@ -22,7 +23,7 @@ from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_l
 from orion_action.core.liveness import Machine
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State, render_record
 from orion_action.errors import GitHubError, NotClaimed, UsageError
-from orion_action.services.observe import judge_entry
+from orion_action.services.observe import Sight, judge_entry
 
 Log = Callable[[str], None]
 # GitHub's comment lists can lag a just-posted comment. A claimer decides only on a list taken
@@ -53,6 +54,7 @@ class Claim:
     record: ClaimRecord
     trusted: frozenset[str]
     lease_start: float  # clock.monotonic() when the claim was sent: the lease counts from here
+    posted_at: datetime | None = None  # GitHub's time of the claim comment
     comments: dict[int, Comment] = field(default_factory=dict)  # every comment read so far
     comments_seen: int = 0  # the issue's comment count when last read
 
@@ -74,10 +76,12 @@ class Claimer:
         holder: Holder,
         actions_run: ActionsRun | None = None,
         check_signal: Callable[[], None] = lambda: None,
+        sight: Sight = local.sight,
     ):
         self.gh, self.config, self.log, self.clock = gh, config, log, clock
         self.here, self.holder, self.actions_run = here, holder, actions_run
         self.check_signal = check_signal  # raises when a signal arrived: post nothing more
+        self.sight = sight
 
     # -- choosing ---------------------------------------------------------------------------
 
@@ -125,15 +129,17 @@ class Claimer:
             stale_after=self.config.stale_after,
             stage=stage,
             actions=self.actions_run,
+            queued_at=issue.read_at.isoformat(),
         )
         lease_start = self.clock.monotonic()
         claim = Claim(issue, 0, record, frozenset(), lease_start)
+        queue_removed = False
         # No claim write may outlast the lease: a claimer that stalls must not act after a judge
         # may already presume it dead (defect 2 of the v0.1 audit).
         self.gh.deadline = lease_start + self.config.renew_deadline
         try:
             posted = self.gh.post_comment(n, render_record(record), marker=record.token)
-            claim.comment_id = posted.id
+            claim.comment_id, claim.posted_at = posted.id, posted.created_at
             self.gh.learn_login(posted.author)
             claim.trusted = trusted_set(posted.author, self.config.trusted_authors)
             self.log(f"#{n}: posted claim {record.token} (comment {posted.id}); taking the lock")
@@ -154,6 +160,8 @@ class Claimer:
                 # issue without waiting for the claim to go stale.
                 self._give_up(claim, why)
             if late:
+                if claim.comment_id:
+                    self._tidy_after_giving_up(claim, queue_removed)
                 raise NotClaimed(f"issue #{n}: {why}") from None
             raise
         finally:
@@ -166,9 +174,10 @@ class Claimer:
         self._refuse_untrusted_release(log, record.token)
 
         def is_dead(e: ClaimEntry) -> bool:
-            return e.record.token != record.token and judge_entry(
-                e, now, self.config.stale_after, self.here
-            ).is_dead
+            return (
+                e.record.token != record.token
+                and judge_entry(e, now, self.config.stale_after, self.here, sight=self.sight).is_dead
+            )
 
         blocked = blocker(log, record.token, is_dead)
         if blocked is not None:
@@ -184,7 +193,7 @@ class Claimer:
                 f"made (it is {meanwhile.record.state.value})"
             )
             self._give_up(claim, why)
-            self._tidy_after_meanwhile(claim, meanwhile, mine, queue_removed)
+            self._tidy_after_giving_up(claim, queue_removed, meanwhile)
             raise NotClaimed(f"issue #{n} lost the race: {why}")
         # Judge our own claim the way others will (defect 1 of the v0.1 audit): a claimer that
         # stalled so long that a judge may already presume it dead must not run.
@@ -196,6 +205,7 @@ class Claimer:
                 f"({self.config.renew_deadline:g}s): another claimer may already presume it dead"
             )
             self._give_up(claim, why)
+            self._tidy_after_giving_up(claim, queue_removed)
             raise NotClaimed(f"issue #{n}: {why}")
         claim.record = record.with_changes(attempt=log.attempts_used() + 1)
         return claim
@@ -265,16 +275,16 @@ class Claimer:
             except GitHubError as exc:
                 self.log(f"#{claim.number}: could not remove our stage label ({exc}); it is display only")
 
-    def _tidy_after_meanwhile(
-        self, claim: Claim, meanwhile: ClaimEntry, mine: ClaimEntry, queue_removed: bool
+    def _tidy_after_giving_up(
+        self, claim: Claim, queue_removed: bool, meanwhile: ClaimEntry | None = None
     ) -> None:
-        """We lost to a run that ran while we claimed; our lock went onto an issue that run had
-        taken (and may have ended). Take it off again, but only where nothing can be undone:
-        the run is over, no other claim is open or came after ours, and the issue keeps a label
-        a pass or a person acts on. Put back the queue label we removed only when that label
-        was a requeue made after the run ended (a person's, or a hand-back's: defect 7 of the
-        v0.1 audit); never put back an outcome label. Anything else is left to a reconcile
-        pass, which completes it from the issue's log."""
+        """We gave up before running: too late, or because `meanwhile` ran while we claimed.
+        Our lock went onto the issue and our claim may have taken a person's requeue off it:
+        put back the queue label we removed (never an outcome label: defect 7 of the v0.1
+        audit), then take our lock off, but only where nothing can be undone: no other claim is
+        open or came after ours, the run we lost to is over and ended before our claim (else
+        the queue label we removed was its own), and the issue keeps a label that a claimer or
+        a person acts on. Anything else is left to a reconcile pass, which completes it."""
         lab = self.config.labels
         n = claim.number
         try:
@@ -282,14 +292,15 @@ class Claimer:
             comments, _ = self.gh.list_comments(n)
             log = read_log(comments, claim.trusted)
             others = [c for c in log.open_claims() if c.record.token != claim.record.token]
-            if others or any(c.comment_id > mine.comment_id for c in log.claims):
+            if others or any(c.comment_id > claim.comment_id for c in log.claims):
                 return
-            ended = log.find(meanwhile.record.token) or meanwhile
-            released = ended.record.token in log.released_tokens()
-            if ended.record.state.is_open and not released:
-                return
+            requeued = queue_removed
+            if meanwhile is not None:
+                ended = log.find(meanwhile.record.token) or meanwhile
+                if ended.record.state.is_open and ended.record.token not in log.released_tokens():
+                    return
+                requeued = queue_removed and self._ended_before(log, ended, claim)
             labels = set(issue.labels)
-            requeued = queue_removed and self._ended_before(log, ended, mine)
             if requeued and lab.queue not in labels:
                 self.gh.add_labels(n, [lab.queue])
                 labels.add(lab.queue)
@@ -300,11 +311,12 @@ class Claimer:
             self.log(f"#{n}: could not take our lock off again ({exc}); a reconcile pass will")
 
     @staticmethod
-    def _ended_before(log: IssueLog, ended: ClaimEntry, mine: ClaimEntry) -> bool:
+    def _ended_before(log: IssueLog, ended: ClaimEntry, claim: Claim) -> bool:
         """Whether a run was over before our claim was posted: a tombstone of it with a lower
         comment id than ours, or its final record written in an earlier instant (GitHub's whole
         seconds make the same second undecidable)."""
         token = ended.record.token
-        if any(t.tombstone.token == token and t.comment_id < mine.comment_id for t in log.tombstones):
+        if any(t.tombstone.token == token and t.comment_id < claim.comment_id for t in log.tombstones):
             return True
-        return not ended.record.state.is_open and ended.updated_at < mine.created_at
+        posted = claim.posted_at
+        return posted is not None and not ended.record.state.is_open and ended.updated_at < posted

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from orion_action.adapters import machine as local
 from orion_action.adapters.clock import Clock
 from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
@@ -24,14 +25,14 @@ from orion_action.core.liveness import Machine
 from orion_action.core.record import ClaimRecord, State, render_record
 from orion_action.errors import GitHubError, NotFound, Unavailable
 from orion_action.services.claiming import Claim
-from orion_action.services.observe import judge_entry
+from orion_action.services.observe import Sight, judge_entry
 
 Log = Callable[[str], None]
 # A beat reads at most this many pages of new comments; the rest waits for the next beat, so
 # a beat's cost stays bounded whatever others post (defect 15 of the v0.1 audit).
 FENCE_MAX_PAGES = 2
 PAGE = 100
-# How long a final write waits for a beat in flight before going ahead (and checking after).
+# How long a final write waits for a beat in flight before going ahead (and reading back).
 FINAL_LOCK_WAIT_S = 1.0
 
 
@@ -84,10 +85,49 @@ def cancelled(config: Config, by: str | None) -> Outcome:
     )
 
 
+def move_labels(gh: GitHubRepo, number: int, add: list[str], remove: list[str], lock: str) -> None:
+    """The one label sequence of every ending and every repair: the next label on first, then
+    the others off, the lock last. A crash in between leaves the lock on, and a reconcile pass
+    (which visits every issue carrying the lock) finishes the move."""
+    if add:
+        gh.add_labels(number, add)
+    for name in remove:
+        if name != lock:
+            gh.remove_label(number, name)
+    gh.remove_label(number, lock)
+
+
+def ending_due(holding: Holding, child_code: int | None, signum: int | None, fatal: str | None) -> str | None:
+    """Which way the run ends now, if any, in the order the supervisor checks them: the child
+    exited, a signal, a rejected token, the claim lost, a cancel, the lease run out."""
+    if child_code is not None:
+        return "exited"
+    if signum is not None:
+        return "signal"
+    if fatal is not None:
+        return "fatal"
+    if holding.lost is not None:
+        return "lost"
+    if holding.cancel_requested:
+        return "cancel"
+    if holding.lease_left() <= 0:
+        return "lease"
+    return None
+
+
 class Holding:
     """A claim this process won and holds."""
 
-    def __init__(self, gh: GitHubRepo, claim: Claim, config: Config, log: Log, clock: Clock, here: Machine):
+    def __init__(
+        self,
+        gh: GitHubRepo,
+        claim: Claim,
+        config: Config,
+        log: Log,
+        clock: Clock,
+        here: Machine,
+        sight: Sight = local.sight,
+    ):
         self.gh, self.claim, self.config, self.log, self.clock, self.here = (
             gh,
             claim,
@@ -96,6 +136,7 @@ class Holding:
             clock,
             here,
         )
+        self.sight = sight
         self.lost: str | None = None  # set once: why the claim is no longer ours
         self.released = False  # ...and whether a tombstone released it
         self.cancel_requested = False  # a person added the cancel label
@@ -107,6 +148,7 @@ class Holding:
         self._record_lock = threading.Lock()
         self._final = False  # once set, no beat writes the record again
         self._ambiguous_write = False  # a record write may have landed after we gave up on it
+        self.final_wait = FINAL_LOCK_WAIT_S
 
     @property
     def number(self) -> int:
@@ -222,19 +264,21 @@ class Holding:
             self.log(f"#{self.number}: could not record that the claim was lost ({exc})")
 
     def move_labels(self, add: str | None, also_remove: tuple[str, ...] = ()) -> None:
-        """The one label sequence: the next label on, then the others off, the lock last."""
         lab = self.config.labels
-        n = self.number
-        if add:
-            self.gh.add_labels(n, [add])
-        for name in (*also_remove, lab.stage(self.claim.record.stage)):
-            if name:
-                self.gh.remove_label(n, name)
-        self.gh.remove_label(n, lab.working)
+        stage = lab.stage(self.claim.record.stage)
+        move_labels(
+            self.gh, self.number, [add] if add else [], [*also_remove, *filter(None, [stage])], lab.working
+        )
 
     def _stop_beats(self) -> None:
-        """No beat writes the record after this (a beat in flight gets a moment to finish)."""
-        got = self._record_lock.acquire(timeout=FINAL_LOCK_WAIT_S)
+        """No beat writes the record after this. A beat in flight gets a moment to finish
+        (waited for on the clock, so the model checker can interleave it); if it does not,
+        the final write is read back."""
+        started = self.clock.monotonic()
+        got = self._record_lock.acquire(blocking=False)
+        while not got and self.clock.monotonic() - started < self.final_wait:
+            self.clock.sleep(0.05)
+            got = self._record_lock.acquire(blocking=False)
         self._final = True
         if got:
             self._record_lock.release()

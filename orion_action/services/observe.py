@@ -12,12 +12,16 @@ from orion_action.core.liveness import (
     Liveness,
     Machine,
     Observations,
+    ProcessSighting,
     Verdict,
     judge,
     same_process_table,
 )
 
 RunStatus = Callable[[int], "str | None"]
+# What this machine's process table says of a wrapper pid and its child's group (the model
+# checker passes its own simulated table).
+Sight = Callable[[int, "int | None"], "ProcessSighting | None"]
 
 
 def judge_entry(
@@ -26,6 +30,7 @@ def judge_entry(
     stale_after: float,
     here: Machine,
     run_status: RunStatus | None = None,
+    sight: Sight = local.sight,
 ) -> Verdict:
     """Judge one claim from this machine.
 
@@ -35,7 +40,7 @@ def judge_entry(
     record = entry.record
     processes = None
     if same_process_table(record.holder, here):
-        processes = local.sight(record.holder.pid, record.child_pid)
+        processes = sight(record.holder.pid, record.child_pid)
     seen = Observations(here, processes)
     verdict = judge(record, entry.updated_at, now, stale_after, seen)
     age = (now - entry.updated_at).total_seconds()

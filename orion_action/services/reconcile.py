@@ -20,12 +20,14 @@ from orion_action.adapters import actions
 from orion_action.adapters import machine as local
 from orion_action.adapters.github import GitHubRepo, Issue
 from orion_action.config import Config
+from orion_action.core.arbitration import ran
 from orion_action.core.issue import ClaimEntry, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Liveness, Machine, Verdict
 from orion_action.core.plan import Action, Plan, plan_issue
-from orion_action.core.record import ReleaseAction, Tombstone, render_tombstone
+from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
 from orion_action.errors import ExitCode, GitHubError, NotClaimed
-from orion_action.services.observe import judge_entry
+from orion_action.services.holding import move_labels
+from orion_action.services.observe import Sight, judge_entry
 
 Log = Callable[[str], None]
 BUDGET_WARN_SHARE = 0.8
@@ -60,11 +62,19 @@ def _holder_line(entry: ClaimEntry | None) -> str:
 
 
 class Reconciler:
-    def __init__(self, gh: GitHubRepo, config: Config, log: Log, here: Machine | None = None):
+    def __init__(
+        self,
+        gh: GitHubRepo,
+        config: Config,
+        log: Log,
+        here: Machine | None = None,
+        sight: Sight = local.sight,
+    ):
         self.gh = gh
         self.config = config
         self.log = log
         self.here = here or local.this_machine()
+        self.sight = sight
         self._trusted: frozenset[str] | None = None
 
     @property
@@ -80,7 +90,7 @@ class Reconciler:
         log = read_log(comments, self.trusted)
         verdicts = {
             c.record.token: judge_entry(
-                c, now, self.config.stale_after, self.here, self.gh.workflow_run_status
+                c, now, self.config.stale_after, self.here, self.gh.workflow_run_status, self.sight
             )
             for c in log.open_claims()
         }
@@ -107,7 +117,7 @@ class Reconciler:
         if not plan.writes:
             return plan
         n = plan.issue
-        if plan.action in (Action.REQUEUE, Action.GIVE_UP):
+        if plan.action is not Action.UNLOCK:
             for entry in plan.release:
                 fresh, _ = self.gh.get_comment(entry.comment_id)
                 if fresh.updated_at != entry.updated_at:
@@ -117,20 +127,7 @@ class Reconciler:
                         release=(),
                         reason="the heartbeat moved while the pass ran; keeping the claim",
                     )
-        mine: list[int] = []
-        for i, entry in enumerate(plan.release):
-            tomb = Tombstone(
-                token=entry.record.token,
-                action=plan.tombstone_action,
-                reason=plan.reason,
-                counts_attempt=plan.counts_attempt and i == 0,
-                by="reconcile",
-                extra={"nonce": secrets.token_hex(8)},
-            )
-            posted = self.gh.post_comment(
-                n, render_tombstone(tomb, _holder_line(entry)), marker=tomb.extra["nonce"]
-            )
-            mine.append(posted.id)
+        mine = self._post_tombstones(n, plan.release, plan.tombstone_action, plan.reason, plan.counts_attempt)
         if mine:
             comments, _ = self.gh.list_comments(n)
             fresh_log = read_log(comments, self.trusted)
@@ -140,10 +137,45 @@ class Reconciler:
                 for cid in mine:
                     self.gh.delete_comment(cid)
                 return replace(plan, action=Action.KEEP, release=(), reason=duplicate)
-        self.gh.add_labels(n, plan.add_labels)
-        for name in plan.remove_labels:
-            self.gh.remove_label(n, name)
+            self._no_longer_working(plan.release, plan.reason)
+        move_labels(self.gh, n, list(plan.add_labels), list(plan.remove_labels), self.config.labels.working)
         return plan
+
+    def _post_tombstones(
+        self,
+        n: int,
+        entries: tuple[ClaimEntry, ...],
+        action: ReleaseAction,
+        reason: str,
+        counts: bool,
+        by: str = "reconcile",
+    ) -> list[int]:
+        """One tombstone per released claim; only the first may spend an attempt (the plan puts
+        the run that counts first)."""
+        posted_ids: list[int] = []
+        for i, entry in enumerate(entries):
+            tomb = Tombstone(
+                token=entry.record.token,
+                action=action,
+                reason=reason,
+                counts_attempt=counts and i == 0,
+                by=by,
+                extra={"nonce": secrets.token_hex(8)},
+            )
+            posted = self.gh.post_comment(
+                n, render_tombstone(tomb, _holder_line(entry)), marker=tomb.extra["nonce"]
+            )
+            posted_ids.append(posted.id)
+        return posted_ids
+
+    def _no_longer_working(self, entries: tuple[ClaimEntry, ...], reason: str) -> None:
+        """After a release no claim comment may still read as working: rewrite the visible
+        line of each released claim (the tombstone stays the authority; best effort)."""
+        for entry in entries:
+            try:
+                self.gh.edit_comment(entry.comment_id, render_record(entry.record, released=reason))
+            except GitHubError as exc:
+                self.log(f"could not mark comment {entry.comment_id} as released ({exc})")
 
     @staticmethod
     def _beaten_to_it(log: IssueLog, plan: Plan, mine: set[int], known: set[str]) -> str | None:
@@ -182,36 +214,34 @@ class Reconciler:
                 f"use --force only if you are sure the run is gone"
             )
         reason = "released by hand with --force" if blocking else "released by hand; the holder is dead"
+        counts = not blocking and any(ran(c) for c in open_claims)
         plan = Plan(
             number,
             Action.REQUEUE,
             reason,
             holder=open_claims[0] if open_claims else None,
             release=open_claims,
-            counts_attempt=not blocking,
+            counts_attempt=counts,
             add_labels=(lab.queue,) if issue.is_open else (),  # a closed issue is not work
-            remove_labels=tuple(
-                sorted(  # the lock last: a release killed halfway leaves it on
-                    (x for x in issue.labels if x == lab.working or x.startswith(lab.stage_prefix)),
-                    key=lambda x: x == lab.working,
-                )
-            ),
+            remove_labels=tuple(x for x in issue.labels if x.startswith(lab.stage_prefix)) + (lab.working,),
         )
-        for entry in plan.release:
+        ordered = tuple(sorted(open_claims, key=lambda c: not ran(c)))  # the one that counts first
+        self._post_tombstones(number, ordered, ReleaseAction.RELEASE, reason, counts, by="release")
+        unreadable = s.log.blocking_unreadable()
+        if force and unreadable is not None:
             tomb = Tombstone(
-                token=entry.record.token,
-                action=ReleaseAction.RELEASE,
-                reason=reason,
-                counts_attempt=not blocking,
-                by="release",
-                extra={"nonce": secrets.token_hex(8)},
+                unreadable.token,
+                ReleaseAction.RELEASE,
+                reason,
+                False,
+                "release",
+                {"nonce": secrets.token_hex(8)},
             )
             self.gh.post_comment(
-                number, render_tombstone(tomb, _holder_line(entry)), marker=tomb.extra["nonce"]
+                number, render_tombstone(tomb, f"comment {unreadable.comment_id}"), marker=tomb.extra["nonce"]
             )
-        self.gh.add_labels(number, plan.add_labels)
-        for name in plan.remove_labels:
-            self.gh.remove_label(number, name)
+        self._no_longer_working(ordered, reason)
+        move_labels(self.gh, number, list(plan.add_labels), list(plan.remove_labels), lab.working)
         return plan
 
 

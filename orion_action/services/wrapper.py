@@ -32,7 +32,7 @@ from orion_action.config import Config
 from orion_action.core.record import ActionsRun, clean_progress, mentions_orion
 from orion_action.errors import AuthError, ExitCode, GitHubError, NotFound, OrionError
 from orion_action.services.claiming import Claim, Claimer
-from orion_action.services.holding import Holding, Outcome, cancelled, finished, handed_back
+from orion_action.services.holding import Holding, Outcome, cancelled, ending_due, finished, handed_back
 
 Log = Callable[[str], None]
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -274,40 +274,36 @@ class Wrapper:
         return max(1.0, min(self.config.heartbeat_interval, self.config.renew_deadline / 3))
 
     def _supervise(self, holding: Holding, child: Child, beat: Heartbeat, wake: socket.socket) -> int:
-        """The main loop: the first of child exit, signal, lost claim, cancel, a rejected token
-        or the end of the lease wins."""
+        """The main loop: waits until `ending_due` names a way the run ends, then takes it."""
         while True:
             returncode = child.poll()
-            if returncode is not None:
-                beat.stop.set()
-                child.stop(signal.SIGTERM, self.config.kill_grace, self._second_signal())  # leftovers
+            due = ending_due(holding, returncode, self.signal_received, beat.fatal)
+            if due is None:
+                select.select([wake], [], [], min(0.5, max(0.05, holding.lease_left())))
+                with contextlib.suppress(BlockingIOError):
+                    wake.recv(4096)
+                continue
+            beat.stop.set()
+            if returncode is not None:  # "exited": whatever it left running goes too
+                child.stop(signal.SIGTERM, self.config.kill_grace, self._second_signal())
                 code = exit_status(returncode)
                 return self._conclude(holding, finished(self.config, code), code)
             if self.signal_received is not None:
-                beat.stop.set()
                 return self._hand_back(holding, child, self.signal_received)
             if beat.fatal is not None:
-                beat.stop.set()
                 self._stop(child, f"{beat.fatal}; stopping the child")
                 self.log(f"#{holding.number}: exiting {int(ExitCode.USAGE)}; the claim goes stale")
                 return int(ExitCode.USAGE)
             if holding.lost is not None:
-                return self._fenced(holding, child, beat, holding.lost)
+                return self._fenced(holding, child, holding.lost)
             if holding.cancel_requested:
-                beat.stop.set()
                 self._stop(child, f"the {self.config.labels.cancel} label was added; stopping the child")
-                self._conclude(holding, cancelled(self.config, None), int(ExitCode.LOST))
-                return int(ExitCode.LOST)
-            left = holding.lease_left()
-            if left <= 0:
-                why = (
-                    f"no heartbeat completed within the renew deadline ({self.config.renew_deadline:g}s): "
-                    f"giving up before anyone presumes us dead"
-                )
-                return self._fenced(holding, child, beat, why)
-            select.select([wake], [], [], min(0.5, max(0.05, left)))
-            with contextlib.suppress(BlockingIOError):
-                wake.recv(4096)
+                return self._conclude(holding, cancelled(self.config, None), int(ExitCode.LOST))
+            why = (
+                f"no heartbeat completed within the renew deadline ({self.config.renew_deadline:g}s): "
+                f"giving up before anyone presumes us dead"
+            )
+            return self._fenced(holding, child, why)
 
     def _second_signal(self) -> Callable[[], bool]:
         already = self.signals_seen
@@ -317,9 +313,8 @@ class Wrapper:
         self.log(why)
         child.stop(first, self.config.kill_grace, self._second_signal())
 
-    def _fenced(self, holding: Holding, child: Child, beat: Heartbeat, why: str) -> int:
+    def _fenced(self, holding: Holding, child: Child, why: str) -> int:
         n = holding.number
-        beat.stop.set()
         self._stop(child, f"#{n}: the claim is lost: {why}; stopping the child")
         quick = holding.gh.clone(timeout=HAND_BACK_REQUEST_TIMEOUT_S, retry_for=HAND_BACK_DEADLINE_S)
         holding.gh = quick

@@ -130,16 +130,30 @@ def test_another_machine_keeps_a_killed_claim_until_stale_then_requeues(orion: O
     assert [t.block.action for t in tombstones(repo, n)] == [ReleaseAction.REQUEUE]
 
 
-def test_a_reboot_requeues_at_once(orion: Orion, repo, tmp_path):
+def test_a_reboot_requeues_after_one_missed_beat(orion: Orion, repo, tmp_path):
+    """A new boot id on the same machine proves the holder gone only together with a missed
+    beat: clones of one image share machine id and host name (defect 12 of the v0.1 audit)."""
     orion.config = write_config(tmp_path, interval=1, stale_after=30)
     n = queued_issue(repo)
     w = orion.running(n)
     w.kill()  # a reboot takes every process with it
-    entry = orion.action(n, wrap=rebooted_cmd)
+    passes = _until_released(orion, n, w, rebooted_cmd, limit=15)
+    *kept, (at, entry) = passes
     assert entry["action"] == "requeue", entry
     assert f"host {machine.this_machine().host} rebooted since the claim" in entry["reason"]
-    assert time.monotonic() - w.killed_at < 10
+    assert "missed a beat" in entry["reason"]
+    assert at < 10  # long before stale_after (30 s)
+    assert all(e["action"] == "keep" for _, e in kept), passes
     assert labels(repo, n) == {"orion"}
+
+
+def test_a_clone_with_a_fresh_heartbeat_is_not_judged_rebooted(orion: Orion, repo, tmp_path):
+    orion.config = write_config(tmp_path, interval=1, stale_after=30)
+    n = queued_issue(repo)
+    orion.running(n)
+    entry = orion.action(n, wrap=rebooted_cmd)  # same machine id and host, another boot id
+    assert entry["action"] == "keep", entry
+    assert "last heartbeat" in entry["reason"]
 
 
 def test_another_container_judges_by_heartbeat_not_by_its_process_table(orion: Orion, repo, tmp_path):

@@ -1,0 +1,129 @@
+"""The model checker: Hypothesis interleaves the real claim, heartbeat, ending and reconcile
+code (tests/model/world.py) with crashes, stalls, signals, reboots, a person and time, and
+checks the invariants of docs/design.md section 4 after every action.
+
+`make test` runs it at a size that takes about a minute; `make simulate` runs the seeded
+explorer (tests/model/simulate.py) for 100,000 steps and more.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from model.world import CONFIG, HOSTED, MACHINES, World
+
+MAX_WORKERS = 4
+EXAMPLES = int(os.environ.get("ORION_MODEL_EXAMPLES", "120"))
+
+
+class Protocol(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.world = World()
+
+    def teardown(self) -> None:
+        try:
+            self.world.quiesce()
+            self.world.check_settled()
+        finally:
+            self.world.close()
+
+    # -- actors ----------------------------------------------------------------------------
+
+    @precondition(lambda self: len(self.world.workers) < MAX_WORKERS)
+    @rule(machine=st.sampled_from(MACHINES))
+    def start_worker(self, machine: str) -> None:
+        self.world.spawn_worker(machine)
+
+    @precondition(lambda self: self.world.reconcilers < 4)
+    @rule(machine=st.sampled_from((*MACHINES, HOSTED)))
+    def start_reconciler(self, machine: str) -> None:
+        self.world.spawn_reconciler(machine)
+
+    @precondition(lambda self: bool(self.world.runnable()))
+    @rule(data=st.data())
+    def step(self, data: st.DataObject) -> None:
+        actor = data.draw(st.sampled_from(self.world.runnable()), label="actor")
+        self.world.step(actor)
+
+    @precondition(lambda self: bool(self.world.runnable()))
+    @rule(data=st.data(), steps=st.integers(2, 12))
+    def run_one_for_a_while(self, data: st.DataObject, steps: int) -> None:
+        actor = data.draw(st.sampled_from(self.world.runnable()), label="actor")
+        for _ in range(steps):
+            if actor not in self.world.runnable():
+                return
+            self.world.step(actor)
+            self.world.check()
+
+    @rule(seconds=st.sampled_from([0.5, 1.0, 3.0, CONFIG.heartbeat_interval, 25.0, CONFIG.stale_after]))
+    def time_passes(self, seconds: float) -> None:
+        self.world.advance(seconds)
+        self.world.react()
+
+    # -- faults ----------------------------------------------------------------------------
+
+    def _live(self) -> list[str]:
+        return [w.name for w in self.world.workers.values() if not (w.done or w.crashed)]
+
+    @precondition(lambda self: bool(self._live()))
+    @rule(data=st.data())
+    def crash_a_wrapper(self, data: st.DataObject) -> None:
+        self.world.crash(self.world.workers[data.draw(st.sampled_from(self._live()))])
+
+    @precondition(lambda self: bool(self._live()))
+    @rule(data=st.data())
+    def stall_or_resume_a_wrapper(self, data: st.DataObject) -> None:
+        w = self.world.workers[data.draw(st.sampled_from(self._live()))]
+        w.stalled = not w.stalled
+        self.world.react()
+
+    @precondition(lambda self: bool(self._live()))
+    @rule(data=st.data(), code=st.sampled_from([0, 1]))
+    def a_child_exits(self, data: st.DataObject, code: int) -> None:
+        self.world.child_exits(self.world.workers[data.draw(st.sampled_from(self._live()))], code)
+        self.world.react()
+
+    @precondition(lambda self: bool(self._live()))
+    @rule(data=st.data())
+    def a_wrapper_is_signalled(self, data: st.DataObject) -> None:
+        self.world.signal(self.world.workers[data.draw(st.sampled_from(self._live()))])
+        self.world.react()
+
+    @rule(machine=st.sampled_from(MACHINES))
+    def a_machine_reboots(self, machine: str) -> None:
+        self.world.reboot(machine)
+
+    @rule(lag=st.sampled_from([0.0, 0.5, 1.0]))
+    def lists_lag(self, lag: float) -> None:
+        self.world.server.list_lag = lag
+
+    # -- a person ---------------------------------------------------------------------------
+
+    @rule()
+    def person_requeues(self) -> None:
+        self.world.person_requeue()
+
+    @rule()
+    def person_cancels(self) -> None:
+        self.world.person_cancel()
+
+    @rule()
+    def person_comments(self) -> None:
+        self.world.person_comments()
+
+    @invariant()
+    def invariants_hold(self) -> None:
+        self.world.check()
+
+
+Protocol.TestCase.settings = settings(
+    max_examples=EXAMPLES,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+test_protocol = Protocol.TestCase
