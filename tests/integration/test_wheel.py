@@ -26,7 +26,8 @@ def _run(*argv: str | Path, cwd: Path, timeout: float = 300) -> subprocess.Compl
 @pytest.mark.timeout(600)
 def test_a_built_wheel_installs_and_reports_its_version(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", dist, ROOT, cwd=tmp_path)
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", dist, ROOT,
+         cwd=tmp_path)
     (wheel,) = dist.glob("orion_action-*.whl")
     assert wheel.name.startswith(f"orion_action-{__version__}-py3-none-any")
     with zipfile.ZipFile(wheel) as zf:
