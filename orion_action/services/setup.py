@@ -53,10 +53,11 @@ def next_steps(config: Config) -> str:
     return "\n".join(
         [
             "Next steps:",
-            "  1. Copy .github/workflows/orion-reconcile.yml and .github/workflows/orion-worker.yml",
-            "     into the repository (change `uses: ./` to `uses: OWNER/orion-action@v1`), and put",
-            "     your own command in the worker's `run:` input. The reconciler runs every 5 minutes;",
-            "     the worker needs a self-hosted runner.",
+            "  1. Copy examples/orion-reconcile.yml and examples/orion-worker.yml (or an agent's",
+            "     examples/orion-agent-*.yml) into .github/workflows/ (change OWNER in",
+            "     `uses: OWNER/orion-action@v1` and pin a release), and put your own command in the",
+            "     worker's `run:` input. The worker needs a self-hosted Linux runner; the reconciler",
+            "     runs on a hosted runner every 15 minutes or on yours every 5 (see the README).",
             "  2. If the worker and the reconciler use different tokens (e.g. a personal or App token",
             "     on the runner, GITHUB_TOKEN in the reconciler), list the worker's login under",
             "     `trusted_authors:` in .github/orion.yml: only trusted authors' claim records count.",

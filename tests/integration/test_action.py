@@ -67,14 +67,16 @@ class CompositeRunner:
     """Runs action.yml's steps in order, like the runner's composite action handler."""
 
     def __init__(self, env: dict[str, str], workspace: Path, temp: Path,
-                 action_path: Path = ROOT) -> None:
+                 action_path: Path = ROOT, event: dict[str, str] | None = None) -> None:
         self.manifest = yaml.safe_load(ACTION.read_text())
         self.env = env
         self.workspace = workspace
         self.temp = temp
         self.action_path = action_path
         self.github = {"token": env["ORION_TEST_TOKEN"], "action_path": str(action_path),
-                       "workspace": str(workspace), "repository": env["GITHUB_REPOSITORY"]}
+                       "workspace": str(workspace), "repository": env["GITHUB_REPOSITORY"],
+                       "event_name": "workflow_dispatch", "event.sender.login": "orion-bot"}
+        self.github.update(event or {})  # e.g. {"event_name": "issues", "event.sender.login": ...}
 
     # -- expressions -------------------------------------------------------------------
 
@@ -84,8 +86,8 @@ class CompositeRunner:
             if parts[1] not in inputs:
                 raise AssertionError(f"action.yml uses undeclared input {parts[1]!r}")
             return inputs[parts[1]]
-        if parts[0] == "github" and len(parts) == 2 and parts[1] in self.github:
-            return self.github[parts[1]]
+        if parts[0] == "github" and ".".join(parts[1:]) in self.github:
+            return self.github[".".join(parts[1:])]
         if parts[0] == "steps" and len(parts) in (3, 4):
             step = steps.get(parts[1])
             if step is None:
@@ -343,6 +345,45 @@ def test_run_is_the_step_process_and_gets_the_cancel_signal(
     assert not psutil.pid_exists(seen["child"]) or \
         psutil.Process(seen["child"]).status() == psutil.STATUS_ZOMBIE
     assert set(repo.labels(n)) == {"orion"}, "an interrupted run hands the issue back"
+
+
+def test_an_issues_event_checks_who_added_the_label(action_env: dict[str, str], repo: RepoHandle,
+                                                    tmp_path: Path) -> None:
+    """On an `issues` event the action passes the sender as --actor: a label added by someone
+    without write access starts nothing (a green step, like an empty queue, with one line
+    saying who lacked what); the repository's owner starts the run."""
+    n = _queued_issue(repo)
+    ran = tmp_path / "ran"
+    (tmp_path / "workspace").mkdir()
+    results = {}
+    for sender in ("mallory", "orion-bot"):
+        temp = tmp_path / f"steps-{sender}"
+        temp.mkdir()
+        runner = CompositeRunner(action_env, tmp_path / "workspace", temp,
+                                 event={"event_name": "issues", "event.sender.login": sender})
+        results[sender] = runner.run({"command": "run", "issue": str(n), "run": f"touch {ran}"})
+    denied = results["mallory"]
+    assert denied.ok and denied.outputs["exit-code"] == "75", denied.log
+    assert "trigger: mallory has none access" in denied.step("orion").stderr, denied.log
+    allowed = results["orion-bot"]
+    assert allowed.ok and allowed.outputs["exit-code"] == "0", allowed.log
+    assert ran.exists() and set(repo.labels(n)) == {"orion-ready"}
+
+
+@pytest.mark.parametrize("runner_os", ["Windows", "macOS"])
+def test_a_non_linux_runner_fails_early_with_one_line(action_env: dict[str, str], repo: RepoHandle,
+                                                       tmp_path: Path, runner_os: str) -> None:
+    env = {**action_env, "RUNNER_OS": runner_os, "RUNNER_TOOL_CACHE": str(tmp_path / "tool-cache")}
+    env.pop("ORION_ACTION_PYTHON")
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "steps").mkdir()
+    result = CompositeRunner(env, tmp_path / "workspace", tmp_path / "steps").run({"command": "status"})
+    assert not result.ok
+    assert [s.id for s in result.steps] == ["setup"], "it went past the first step"
+    setup = result.step("setup")
+    errors = [line for line in setup.stdout.splitlines() if line.startswith("::error")]
+    assert len(errors) == 1 and f"Linux runners only, not {runner_os}" in errors[0], result.log
+    assert not (tmp_path / "tool-cache").exists(), "a virtual environment was started"
 
 
 # -- reconcile -----------------------------------------------------------------------------

@@ -49,10 +49,18 @@ def test_a_full_file() -> None:
         "retry": {"max_attempts": 5},
         "run": {"kill_grace": 2},
         "trusted_authors": ["alice", "ci-bot[bot]"],
+        "trigger": {"permission": "maintain"},
     }, "f.yml")
     assert c.labels.queue == "todo" and c.labels.stage("lint") == "at-lint"
     assert (c.heartbeat_interval, c.stale_after, c.max_attempts, c.kill_grace) == (30, 120, 5, 2)
     assert c.trusted_authors == ("alice", "ci-bot[bot]")
+    assert c.trigger_permission == "maintain"
+
+
+@pytest.mark.parametrize("level", ["admin", "maintain", "write", "triage", "read", "none"])
+def test_trigger_permission_levels(level: str) -> None:
+    assert parse_config({"trigger": {"permission": level}}, "f.yml").trigger_permission == level
+    assert Config().trigger_permission == "write"
 
 
 def test_stale_after_exactly_three_intervals_is_fine() -> None:
@@ -83,6 +91,11 @@ ERRORS = [
     ("labels collide", {"labels": {"ready": "orion"}}, "labels"),
     ("trusted_authors a string", {"trusted_authors": "alice"}, "trusted_authors"),
     ("trusted_authors with a number", {"trusted_authors": ["alice", 5]}, "trusted_authors"),
+    ("trigger permission unknown", {"trigger": {"permission": "push"}}, "trigger.permission"),
+    ("trigger permission capitalised", {"trigger": {"permission": "Write"}}, "trigger.permission"),
+    ("trigger permission a boolean", {"trigger": {"permission": False}}, "trigger.permission"),
+    ("trigger unknown key", {"trigger": {"who": "write"}}, "trigger.who"),
+    ("trigger not a mapping", {"trigger": "write"}, "trigger"),
 ]
 
 

