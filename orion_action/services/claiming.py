@@ -185,6 +185,10 @@ class Claimer:
             first = winner(log, is_dead)
             if first is not None and lab.stage(first.record.stage) != lab.stage(stage):
                 self._remove_own_stage(claim)  # ours; the winner shows its own
+            if first is not None:
+                # The winner may have finished meanwhile and taken its lock off before ours
+                # landed: then the lock on the issue is ours, and nobody else will take it off.
+                self._tidy_after_giving_up(claim, queue_removed, first)
             raise NotClaimed(f"issue #{n} lost the race: {blocked}")
         meanwhile = ran_meanwhile(log, record.token, issue.read_at)
         if meanwhile is not None:
@@ -292,7 +296,10 @@ class Claimer:
             comments, _ = self.gh.list_comments(n)
             log = read_log(comments, claim.trusted)
             others = [c for c in log.open_claims() if c.record.token != claim.record.token]
-            if others or any(c.comment_id > claim.comment_id for c in log.claims):
+            later = [
+                c for c in log.claims if c.comment_id > claim.comment_id and c.record.state is not State.LOST
+            ]
+            if others or later:
                 return
             requeued = queue_removed
             if meanwhile is not None:

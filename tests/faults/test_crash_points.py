@@ -17,7 +17,7 @@ import signal
 from dataclasses import dataclass
 
 import pytest
-from rig import Proxy, RepoHandle
+from rig import Proxy, RepoHandle, wait_until
 
 from faults import (
     STALE_AFTER,
@@ -131,10 +131,18 @@ def test_crash_then_reconcile_on_the_same_machine(name, orion, proxy, repo):
 
 @pytest.mark.parametrize("name", HELD)
 def test_crash_then_reconcile_after_a_reboot(name, orion, proxy, repo, machines: Machines):
-    """Same machine id and host name, new boot id: every process of the claim is gone, so the
-    first pass requeues without waiting for the heartbeat to go stale."""
+    """Same machine id and host name, new boot id, and a missed beat: every process of the claim
+    is gone, so a pass requeues long before the heartbeat goes stale (a reboot verdict needs the
+    missed beat too: clones share machine id and host name)."""
     n = crash(POINTS[name], orion, proxy, repo)
-    plan = orion.reconcile(machines.rebooted())
+    plans: list[dict] = []
+
+    def requeued() -> bool:
+        plans.append(orion.reconcile(machines.rebooted()))
+        return actions_of(plans[-1], n) != ["keep"]
+
+    wait_until(requeued, STALE_AFTER, 0.2, lambda: f"never requeued: {plans}")
+    plan = plans[-1]
     assert actions_of(plan, n) == ["requeue"], plan
     assert "rebooted" in plan["actions"][0]["reason"], plan
     assert_consistent(repo, n, "queued")

@@ -291,7 +291,10 @@ def test_transient_errors_on_the_claim_path_are_retried(repo, proxy, orion_env, 
         else:
             rules.append(proxy.secondary_rate_limit(method, path, retry_after=1, count=1))
     child = Child(tmp_path, hold=False)
-    r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd)
+    # Three waits of a second each must fit in the claim's lease (the renew deadline, 2/3 of
+    # stale_after): a claim that cannot finish within it gives up instead of running late.
+    roomy = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 12}\nrun: {kill_grace: 2}\n")
+    r = run(orion_env, tmp_path, roomy, "--issue", str(n), cmd=child.cmd)
     assert r.wait(60) == 0, r.stderr
     assert [rule.hits for rule in rules] == [1] * len(rules)
     assert child.started
