@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: deps system-deps test test-slow demo lint bench bench-quick clean
+.PHONY: deps system-deps test test-slow simulate demo lint bench bench-quick clean
 
 $(VENV)/.installed: requirements.txt requirements-test.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ test: deps
 
 test-slow: deps system-deps
 	$(PY) -m pytest -q -m slow || [ $$? -eq 5 ]
+
+# The protocol model, long: 100,000+ actions from a fixed seed (SEED=..., STEPS=... to change).
+simulate: deps
+	$(PY) tests/model/simulate.py --steps $${STEPS:-100000} --seed $${SEED:-20261203}
 
 demo: deps
 	$(PY) demo/demo.py

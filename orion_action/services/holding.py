@@ -156,9 +156,11 @@ class Holding:
 
     # -- beating ---------------------------------------------------------------------------
 
-    def beat(self) -> None:
+    def beat(self, gh: GitHubRepo | None = None) -> None:
         """Edit the record (state running, beat counter, progress), then check the fence. The
-        lease is renewed only by a beat that completed and found the claim still ours."""
+        lease is renewed only by a beat that completed and found the claim still ours. `gh`:
+        the heartbeat's own client (short timeouts), else the holding's."""
+        gh = gh or self.gh
         sent = self.clock.monotonic()
         c = self.claim
         with self._record_lock:
@@ -171,13 +173,13 @@ class Holding:
                 child_pid=self.child_pid,
                 progress=self.progress,
             )
-            self._write(record)
-        issue, now = self.gh.get_issue(c.number)
+            self._write(record, gh)
+        issue, now = gh.get_issue(c.number)
         lab = self.config.labels
         if lab.cancel in issue.labels:
             self.cancel_requested = True
         if not issue.is_open or lab.working not in issue.labels or issue.comments != c.comments_seen:
-            log = self._read_new_comments(issue)
+            log = self._read_new_comments(issue, gh)
             self.lost = self._lost_reason(issue, log, now)
             self.released = c.record.token in log.released_tokens()
         if self.lost is None:
@@ -186,9 +188,9 @@ class Holding:
     def lease_left(self) -> float:
         return self.lease_until - self.clock.monotonic()
 
-    def _write(self, record: ClaimRecord) -> None:
+    def _write(self, record: ClaimRecord, gh: GitHubRepo | None = None) -> None:
         try:
-            self.gh.edit_comment(self.claim.comment_id, render_record(record))
+            (gh or self.gh).edit_comment(self.claim.comment_id, render_record(record))
         except Unavailable:
             self._ambiguous_write = True  # the server may still apply it
             raise
@@ -196,14 +198,14 @@ class Holding:
 
     # -- the fence -------------------------------------------------------------------------
 
-    def _read_new_comments(self, issue: Issue) -> IssueLog:
+    def _read_new_comments(self, issue: Issue, gh: GitHubRepo | None = None) -> IssueLog:
         """Read the comments posted since the last read (at most FENCE_MAX_PAGES pages) and
         return the log of every comment read so far. Comments are listed oldest first, so new
         ones are at the end; starting at the page of the last one seen also finds them when
         earlier comments were deleted."""
         c = self.claim
         first_page = max(1, (c.comments_seen - 1) // PAGE + 1)
-        comments, _, more = self.gh.list_comments_from(c.number, first_page, FENCE_MAX_PAGES)
+        comments, _, more = (gh or self.gh).list_comments_from(c.number, first_page, FENCE_MAX_PAGES)
         c.comments.update({x.id: x for x in comments})
         c.comments_seen = (first_page - 1) * PAGE + len(comments) if more else issue.comments
         return read_log(c.comments.values(), c.trusted)

@@ -119,13 +119,19 @@ class Heartbeat(threading.Thread):
     """Beats now and then every interval; never touches the child."""
 
     def __init__(
-        self, holding: Holding, interval: float, log: Log, progress_file: Path, on_beat: Callable[[], None]
+        self,
+        holding: Holding,
+        gh: GitHubRepo,
+        interval: float,
+        log: Log,
+        progress_file: Path,
+        on_beat: Callable[[], None],
     ):
         super().__init__(name="orion-heartbeat", daemon=True)
-        self.holding, self.interval, self.log = holding, interval, log
+        self.holding, self.gh, self.interval, self.log = holding, gh, interval, log
         self.progress_file, self.on_beat = progress_file, on_beat
         self.stop = threading.Event()
-        holding.gh.abort = self.stop
+        gh.abort = self.stop  # a stopped heartbeat retries nothing more
         self.fatal: str | None = None  # the token was rejected: no beat can ever succeed again
 
     def run(self) -> None:
@@ -133,7 +139,7 @@ class Heartbeat(threading.Thread):
         while not self.stop.is_set():
             h.progress = read_progress(self.progress_file) or h.progress
             try:
-                h.beat()
+                h.beat(self.gh)
                 self.on_beat()
             except AuthError as exc:
                 self.fatal = f"{exc}: the token expired or was revoked (see README, Tokens)"
@@ -217,8 +223,7 @@ class Wrapper:
             claim = claimer.claim_next(request.stage, request.require)
         n = claim.number
         write_output(self.env, "issue", n, self.log)
-        beat_gh = self.gh.clone(timeout=self._beat_timeout(), retry_for=self._beat_retry())
-        holding = Holding(beat_gh, claim, self.config, self.log, self.clock, self.here)
+        holding = Holding(self.gh, claim, self.config, self.log, self.clock, self.here)
         if self.signal_received is not None:
             return self._hand_back(holding, None, self.signal_received)
         workdir = Path(tempfile.mkdtemp(prefix=f"orion-{n}-"))
@@ -255,6 +260,7 @@ class Wrapper:
         )
         beat = Heartbeat(
             holding,
+            self.gh.clone(timeout=self._beat_timeout(), retry_for=self._beat_retry()),
             self.config.heartbeat_interval,
             self.log,
             progress_file,
