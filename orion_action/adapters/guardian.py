@@ -33,9 +33,9 @@ Wire format. Wrapper to guardian (the control pipe): first a line with a length 
 of a marshalled dict {"command", "env", "deadline", "grace"} (both ends run the same
 interpreter), then lines "renew DEADLINE" or "stop SIGNUM GRACE". Guardian to wrapper (the
 report pipe): a line "started PID", "cannot-start ERRNO" or "expired", then "exit STATUS WHY".
-The command's environment travels over the pipe, never on a command line. The guardian
-imports little (no json, typing, datetime, psutil): it starts in about the time of a bare
-interpreter.
+The command's environment travels over the pipe, never on a command line. The guardian runs
+with `python -S` and imports little (no json, typing, datetime, psutil): it starts in ~40 ms
+with ~11 MB RSS (ADR 0010).
 """
 
 from __future__ import annotations
@@ -290,8 +290,8 @@ def _log(message: str) -> None:
 
 
 def _descendants(root: int) -> list[int]:
-    """Every live process below `root`, from /proc (what psutil's children(recursive=True)
-    does; importing psutil would add half the guardian's start-up time and RSS)."""
+    """Every live process below `root`, from /proc: what psutil's children(recursive=True)
+    does, without psutil's import time and RSS (ADR 0010)."""
     children: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():

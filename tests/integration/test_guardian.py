@@ -88,7 +88,7 @@ def script(tmp_path: Path, name: str, text: str) -> str:
 def kill_tree(pid: int) -> None:
     try:
         root = psutil.Process(pid)
-        family = [*root.children(recursive=True), root]
+        family = [p for p in (*root.children(recursive=True), root) if alive(p)]
     except psutil.NoSuchProcess:
         return
     for p in family:
@@ -252,6 +252,17 @@ def test_an_expired_lease_never_starts_the_command(
     child = start(command, lease=10)  # the same command under a live lease does run
     assert child.wait(5) == 0
     assert marker.exists()
+
+
+def test_a_killed_guardian_is_noticed_and_the_group_killed_from_the_wrapper(
+    start: Callable[..., Guardian]
+) -> None:
+    child = start(["bash", "-c", "sleep 300 & wait"])
+    sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"), timeout=5)
+    os.kill(child.guardian_pid, signal.SIGKILL)
+    assert child.wait(3) == 128 + signal.SIGKILL
+    assert child.reason == "guardian-died"
+    wait_until(lambda: not alive(sleeper), timeout=3, message="the group outlived its guardian")
 
 
 # -- exit status and stop -----------------------------------------------------------------
