@@ -65,6 +65,7 @@ RESET = (*IGNORED, signal.SIGPIPE, signal.SIGXFSZ)
 CANNOT_START_STATUS = 127  # what a shell reports for a command it cannot run
 KILL_WAIT_S = 5.0  # how long SIGKILLed processes may take to go (uninterruptible sleep)
 STARTUP_TIMEOUT_S = 30.0
+MAX_SLEEP_S = 60.0  # the guardian wakes at least this often, whatever the deadline
 LOG_PREFIX = "orion-action guardian: "
 # Started like the action starts the wrapper: the package's own directory first on sys.path
 # and the working directory left off, so nothing in the caller's checkout shadows a module.
@@ -168,6 +169,9 @@ class Guardian:
         word, _, rest = reply.partition(" ")
         if word == "started":
             os.set_blocking(report_r, False)
+            # Never block on a stopped guardian; a line is far below PIPE_BUF, so a write is
+            # whole or refused (only once 64 KiB of unread lines have piled up).
+            os.set_blocking(control_w, False)
             return cls(proc, control_w, report_r, int(rest), after)
         os.close(control_w)
         os.close(report_r)
@@ -195,7 +199,7 @@ class Guardian:
     def wait(self, timeout: float | None = None) -> int | None:
         """poll(), waiting up to `timeout` seconds (None: for ever) for the report."""
         deadline = None if timeout is None else boottime() + timeout
-        while self.poll() is None:
+        while self.poll() is None and self._report >= 0:
             left = None if deadline is None else deadline - boottime()
             if left is not None and left <= 0:
                 return None
@@ -292,6 +296,11 @@ def _log(message: str) -> None:
 def _descendants(root: int) -> list[int]:
     """Every live process below `root`, from /proc: what psutil's children(recursive=True)
     does, without psutil's import time and RSS (ADR 0010)."""
+    try:
+        if os.readlink("/proc/self") != str(os.getpid()):
+            return []  # the /proc of another PID namespace: its pids are not ours to signal
+    except OSError:
+        return []
     children: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -407,7 +416,7 @@ class _Process:
             left = self.deadline - boottime()
             if left <= 0:
                 return "lease", signal.SIGTERM, grace
-            word, args = self.parse(self.next_message(left))
+            word, args = self.parse(self.next_message(min(left, MAX_SLEEP_S)))
             if word == "eof":
                 return "orphaned", signal.SIGTERM, grace
             if word == "renew":
