@@ -231,11 +231,11 @@ def test_lease_expiry_kills_a_command_that_ignores_sigterm_after_the_grace(
 
 
 def test_renewals_keep_the_command_alive_past_its_first_deadline(start: Callable[..., Guardian]) -> None:
-    child = start(["sleep", "300"], lease=0.5, grace=0.5)
-    first_deadline = boottime() + 0.5
+    child = start(["sleep", "300"], lease=1.0, grace=0.5)
+    first_deadline = boottime() + 1.0
     while boottime() < first_deadline + 1.0:
         assert child.wait(0.1) is None, f"ended with {child.poll()} ({child.reason}) despite renewals"
-        child.renew(boottime() + 0.5)
+        child.renew(boottime() + 1.0)
     assert alive(psutil.Process(child.pid))
     assert child.wait(3) == 143 and child.reason == "lease"  # renewals stopped: the lease ends it
 
