@@ -49,7 +49,7 @@ import select
 import signal
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from orion_action.errors import OrionError
 
@@ -65,6 +65,7 @@ RESET = (*IGNORED, signal.SIGPIPE, signal.SIGXFSZ)
 CANNOT_START_STATUS = 127  # what a shell reports for a command it cannot run
 KILL_WAIT_S = 5.0  # how long SIGKILLed processes may take to go (uninterruptible sleep)
 STARTUP_TIMEOUT_S = 30.0
+ANSWER_S = 3.0  # a guardian silent this long after a stop's grace is killed (stopped, hung)
 MAX_SLEEP_S = 60.0  # the guardian wakes at least this often, whatever the deadline
 LOG_PREFIX = "orion-action guardian: "
 # Started like the action starts the wrapper: the package's own directory first on sys.path
@@ -210,21 +211,36 @@ class Guardian:
         """Move the lease's deadline (clock.boottime() seconds) to `deadline`."""
         self._send(f"renew {deadline!r}")
 
-    def stop(self, first_signal: int, grace: float) -> None:
-        """Ask for `first_signal` to the command's group and every descendant, then SIGKILL
-        after `grace` seconds. Returns at once (wait() for the end); a second call with a
-        shorter grace, or SIGKILL, cuts the first one's grace short."""
+    def stop(self, first_signal: int, grace: float, cut_short: Callable[[], bool] | None = None) -> int:
+        """`first_signal` to the command's group and every descendant, SIGKILL for what is
+        left after `grace` (at once when `cut_short()` turns true: a second signal to the
+        wrapper); returns the exit status once nothing is left, at once if it already ended.
+        A guardian that does not answer in time is killed, and the group with it."""
+        status = self.poll()
+        if status is not None:
+            return status
         self._send(f"stop {int(first_signal)} {grace!r}")
+        give_up = boottime() + grace + ANSWER_S
+        while (status := self.wait(0.05)) is None:
+            if cut_short is not None and cut_short():
+                self._send(f"stop {int(signal.SIGKILL)} 0")
+                cut_short = None
+            if boottime() > give_up:
+                with contextlib.suppress(OSError):
+                    os.kill(self.guardian_pid, signal.SIGKILL)  # poll() then sees it gone
+                give_up = float("inf")
+        return status
 
     def close(self) -> None:
-        """Let go: if the command still runs, the guardian stops it as for a dead wrapper."""
+        """Kill the command if it still runs (and all it started), then let the guardian go."""
+        if self.poll() is None and self._report >= 0:
+            self.stop(signal.SIGKILL, 0)
         for fd in (self._control, self._report):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._control = self._report = -1
-        if self.status is not None:
-            with contextlib.suppress(Exception):
-                self._proc.wait(timeout=KILL_WAIT_S)
+        with contextlib.suppress(Exception):
+            self._proc.wait(timeout=KILL_WAIT_S)
 
     def __enter__(self) -> Guardian:
         return self

@@ -112,9 +112,8 @@ def start() -> Iterator[Callable[..., Guardian]]:
 
     yield _start
     for child in started:
+        child.close()  # kills whatever still runs
         kill_tree(child.guardian_pid)
-        child.wait(5)
-        child.close()
 
 
 @pytest.fixture
@@ -298,8 +297,7 @@ def test_stop_ends_the_whole_group_within_the_grace(start: Callable[..., Guardia
     child = start(["bash", "-c", "sleep 300 & wait"], grace=1.0)
     sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"), timeout=5)
     began = boottime()
-    child.stop(signal.SIGTERM, 20)
-    assert child.wait(5) == 143
+    assert child.stop(signal.SIGTERM, 20) == 143
     assert child.reason == "stopped"
     assert boottime() - began < 5 and not alive(sleeper)
 
@@ -312,19 +310,29 @@ def test_stop_kills_what_ignores_the_first_signal_after_the_grace_or_sooner_when
     child = start([PY, stubborn, str(ready)])
     wait_until(ready.exists, timeout=5)
     began = boottime()
-    child.stop(signal.SIGTERM, 0.5)
-    assert child.wait(4) == 137
+    assert child.stop(signal.SIGTERM, 0.5) == 137
     assert boottime() - began >= 0.5
 
     ready.unlink()
     child = start([PY, stubborn, str(ready)])
     wait_until(ready.exists, timeout=5)
     began = boottime()
-    child.stop(signal.SIGTERM, 60)
-    assert child.wait(0.3) is None  # it ignores SIGTERM and the grace is long
-    child.stop(signal.SIGKILL, 0)  # a second signal to the wrapper cuts the grace short
-    assert child.wait(4) == 137
+    # A second signal to the wrapper cuts a long grace short.
+    assert child.stop(signal.SIGTERM, 60, cut_short=lambda: boottime() > began + 0.3) == 137
+    assert 0.3 < boottime() - began < 4
+
+
+def test_stop_kills_a_guardian_that_does_not_answer_and_the_group_with_it(
+    start: Callable[..., Guardian]
+) -> None:
+    child = start(["bash", "-c", "sleep 300 & wait"])
+    sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"), timeout=5)
+    os.kill(child.guardian_pid, signal.SIGSTOP)
+    began = boottime()
+    assert child.stop(signal.SIGTERM, 0.2) == 128 + signal.SIGKILL
+    assert child.reason == "guardian-died"
     assert boottime() - began < 4
+    wait_until(lambda: not alive(sleeper), timeout=3, message="the group outlived its stopped guardian")
 
 
 def test_leftovers_of_a_finished_command_are_gone_before_its_exit_is_reported(
@@ -349,8 +357,7 @@ def test_the_guardian_outlives_signals_meant_for_the_wrapper(start: Callable[...
         os.kill(child.guardian_pid, signum)
         os.killpg(os.getpgid(child.guardian_pid), signum)
     # A guardian that had died of them would report nothing: poll() would say guardian-died.
-    child.stop(signal.SIGTERM, 1)
-    assert child.wait(5) == 143
+    assert child.stop(signal.SIGTERM, 1) == 143
     assert child.reason == "stopped"
 
 
@@ -387,5 +394,4 @@ def test_startup_is_cheap(start: Callable[..., Guardian]) -> None:
         rss_kb = int(next(line.split()[1] for line in f if line.startswith("VmRSS:")))
     assert took < 2.0
     assert rss_kb < 30_000
-    child.stop(signal.SIGKILL, 0)
-    assert child.wait(5) == 137
+    assert child.stop(signal.SIGKILL, 0) == 137
