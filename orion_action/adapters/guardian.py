@@ -26,8 +26,8 @@ back. A guardian that died of them first would leave the command's escaped desce
 one that is only ignoring them still stops everything on EOF if the wrapper dies of them.
 SIGTTOU is ignored too, so that a log line written to a terminal from a background group
 cannot stop the guardian. The command gets every disposition back to default before exec.
-Only SIGKILL stops the guardian itself; the wrapper then SIGKILLs the command's group (what
-escaped the group survives: the residual window of ADR 0010).
+Only SIGKILL ends the guardian itself (SIGSTOP pauses it, and `stop` then kills it): the
+wrapper then SIGKILLs the command's group; what escaped the group survives (ADR 0010).
 
 Wire format. Wrapper to guardian (the control pipe): first a line with a length N and N bytes
 of a marshalled dict {"command", "env", "deadline", "grace"} (both ends run the same
