@@ -25,7 +25,7 @@ from pathlib import Path
 
 from orion_action.adapters import actions
 from orion_action.adapters import machine as local
-from orion_action.adapters.child import Child, start_child
+from orion_action.adapters.child import CannotStart, Child, LeaseExpired, start_child
 from orion_action.adapters.clock import SYSTEM_CLOCK, Clock
 from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
@@ -249,10 +249,19 @@ class Wrapper:
             "ORION_ISSUE_FILE": str(issue_file),
             "ORION_PROGRESS_FILE": str(progress_file),
         }
-        child = start_child(list(request.command), child_env, lease_until=holding.lease_until)
-        if child is None:
-            self.log(f"#{n}: cannot start {request.command[0]!r}: command not found or not executable")
-            return self._conclude(holding, finished(self.config, 127), 127)
+        try:
+            child = start_child(
+                list(request.command), child_env, holding.lease_until, self.config.kill_grace
+            )
+        except CannotStart as exc:
+            self.log(f"#{n}: cannot start {request.command[0]!r}: {exc.strerror}")
+            return self._conclude(holding, finished(self.config, exc.status), exc.status)
+        except LeaseExpired:
+            why = f"the renew deadline ({self.config.renew_deadline:g}s) passed before the command started"
+            holding.gh = holding.gh.clone(timeout=HAND_BACK_REQUEST_TIMEOUT_S, retry_for=HAND_BACK_DEADLINE_S)
+            holding.give_up(why, holding.released)
+            self.log(f"#{n}: {why}; exiting {int(ExitCode.LOST)} without touching labels")
+            return int(ExitCode.LOST)
         holding.child_pid = child.pid
         self.log(
             f"#{n}: won the claim; running {request.command[0]!r} as pid {child.pid} "
@@ -283,9 +292,17 @@ class Wrapper:
         """The main loop: waits until `ending_due` names a way the run ends, then takes it."""
         while True:
             returncode = child.poll()
+            if returncode is not None and child.reason == "lease":
+                beat.stop.set()
+                why = (
+                    f"no heartbeat completed within the renew deadline ({self.config.renew_deadline:g}s): "
+                    "the guardian stopped the child when its lease ran out"
+                )
+                return self._fenced(holding, child, why)
             due = ending_due(holding, returncode, self.signal_received, beat.fatal)
             if due is None:
-                select.select([wake], [], [], min(0.5, max(0.05, holding.lease_left())))
+                pause = min(0.5, max(0.05, holding.lease_left()))
+                select.select([wake.fileno(), child.fileno()], [], [], pause)
                 with contextlib.suppress(BlockingIOError):
                     wake.recv(4096)
                 continue

@@ -139,7 +139,7 @@ class World:
             and not w.child_stopped
             and not w.crashed
             and w.exit_code is None
-            and self.clock.monotonic() < w.child_lease
+            and self.clock.monotonic() < w.child_lease + CONFIG.kill_grace  # the guardian's TERM, then KILL
         )
 
     # -- actors --------------------------------------------------------------------------
