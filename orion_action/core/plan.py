@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from enum import Enum
 
 from orion_action.config import Labels
-from orion_action.core.arbitration import SERVER_TIME_SLACK_S, ran
+from orion_action.core.arbitration import ran
 from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
 from orion_action.core.liveness import Liveness, Verdict
 from orion_action.core.record import ReleaseAction, State
@@ -140,13 +139,18 @@ def plan_issue(
             notes=notes,
         )
 
-    requeued = _queued_after(tuple(c for c in log.claims if not ran(c)), last)
-    if requeued is not None:
-        reason = (
-            f"the issue was queued again after its last run, and the claim in comment "
-            f"{requeued.comment_id} died before it started its command (no attempt spent)"
-        )
-        return move(Action.REQUEUE, reason, labels.queue, requeued, verdicts.get(requeued.record.token))
+    if labels.queue in on_issue and not (isinstance(last, ClaimEntry) and last.record.state.is_open):
+        # The queue label is removed only by a claim that won; beside a lock and no live claim
+        # it means the issue is wanted again (a person's requeue, or a claim that died before it
+        # ran): keep it, take the leftover lock off.
+        reason = "the issue is queued; the lock is left over from a claim that never ran its command"
+        return move(Action.REQUEUE, reason, None, release[-1] if release else None)
+    if isinstance(last, ClaimEntry) and last.record.state.is_open and last.record.child_pid is None:
+        # It won but died before its command started (no pid recorded): back to the queue,
+        # no attempt spent.
+        verdict = verdicts[last.record.token]
+        reason = f"{verdict.reason}; it died before its command started (no attempt spent)"
+        return move(Action.REQUEUE, reason, labels.queue, last, verdict)
     if isinstance(last, ClaimEntry) and last.record.state.is_open:
         verdict = verdicts[last.record.token]
         spent = used + 1 >= max_attempts
@@ -193,34 +197,6 @@ def plan_issue(
         return move(Action.REQUEUE, reason, labels.queue, gave_up, Verdict(Liveness.FINISHED, reason))
     reason = "the lock label is on but there is no trusted claim record"
     return Plan(number, Action.REPORT, reason, verdict=Verdict(Liveness.UNKNOWN, reason), notes=notes)
-
-
-def _queued_after(
-    never_ran: tuple[ClaimEntry, ...], last: ClaimEntry | TombstoneEntry | None
-) -> ClaimEntry | None:
-    """A claim that never ran (dead, or given up) and read the issue as queued after the last
-    run ended: the issue was requeued since (by a person, or a pass), so it goes back to the
-    queue rather than to that run's outcome. A claim that read "queued" before then was a
-    stale loser."""
-    if last is None:
-        return None
-    if isinstance(last, ClaimEntry):
-        if last.record.state.is_open:
-            return None
-        ended = last.updated_at
-    else:
-        ended = last.created_at
-    cutoff = ended + timedelta(seconds=SERVER_TIME_SLACK_S)
-    for c in reversed(never_ran):
-        if ran(c) or c.comment_id < last.comment_id or not c.record.queued_at:
-            continue
-        try:
-            queued = datetime.fromisoformat(c.record.queued_at)
-        except ValueError:
-            continue
-        if queued.tzinfo is not None and queued > cutoff:
-            return c
-    return None
 
 
 def _notes(log: IssueLog) -> tuple[str, ...]:

@@ -92,9 +92,6 @@ class ClaimRecord:
     # failed (an outage must not turn healthy issues failed).
     counts_attempt: bool = True
     progress: str | None = None  # the child's last progress line (plain text, capped)
-    # GitHub's time (the Date of the response) at which the claimer read the issue as queued:
-    # tells a pass whether a claim that never started came after the last run ended.
-    queued_at: str | None = None
 
     @property
     def is_final(self) -> bool:
@@ -279,7 +276,6 @@ def _record_from(data: dict[str, Any]) -> ClaimRecord:
         note=_get(data, "note", str, optional=True),
         counts_attempt=_flag(data, "counts_attempt", default=True),
         progress=_get(data, "progress", str, optional=True),
-        queued_at=_get(data, "queued_at", str, optional=True),
     )
 
 

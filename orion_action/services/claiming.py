@@ -54,7 +54,6 @@ class Claim:
     record: ClaimRecord
     trusted: frozenset[str]
     lease_start: float  # clock.monotonic() when the claim was sent: the lease counts from here
-    posted_at: datetime | None = None  # GitHub's time of the claim comment
     comments: dict[int, Comment] = field(default_factory=dict)  # every comment read so far
     comments_seen: int = 0  # the issue's comment count when last read
 
@@ -129,22 +128,19 @@ class Claimer:
             stale_after=self.config.stale_after,
             stage=stage,
             actions=self.actions_run,
-            queued_at=issue.read_at.isoformat(),
         )
         lease_start = self.clock.monotonic()
         claim = Claim(issue, 0, record, frozenset(), lease_start)
-        queue_removed = False
         # No claim write may outlast the lease: a claimer that stalls must not act after a judge
         # may already presume it dead (defect 2 of the v0.1 audit).
         self.gh.deadline = lease_start + self.config.renew_deadline
         try:
             posted = self.gh.post_comment(n, render_record(record), marker=record.token)
-            claim.comment_id, claim.posted_at = posted.id, posted.created_at
+            claim.comment_id = posted.id
             self.gh.learn_login(posted.author)
             claim.trusted = trusted_set(posted.author, self.config.trusted_authors)
             self.log(f"#{n}: posted claim {record.token} (comment {posted.id}); taking the lock")
             self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])
-            queue_removed = self.gh.remove_label(n, lab.queue)
             self.clock.sleep(LIST_SETTLE_S - (self.clock.monotonic() - lease_start))
             log, comments, now = self._read_until_visible(claim)
         except (GitHubError, NotClaimed) as exc:
@@ -161,7 +157,7 @@ class Claimer:
                 self._give_up(claim, why)
             if late:
                 if claim.comment_id:
-                    self._tidy_after_giving_up(claim, queue_removed)
+                    self._tidy_after_giving_up(claim)
                 raise NotClaimed(f"issue #{n}: {why}") from None
             raise
         finally:
@@ -188,7 +184,7 @@ class Claimer:
             if first is not None:
                 # The winner may have finished meanwhile and taken its lock off before ours
                 # landed: then the lock on the issue is ours, and nobody else will take it off.
-                self._tidy_after_giving_up(claim, queue_removed, first)
+                self._tidy_after_giving_up(claim, first)
             raise NotClaimed(f"issue #{n} lost the race: {blocked}")
         meanwhile = ran_meanwhile(log, record.token, issue.read_at)
         if meanwhile is not None:
@@ -197,7 +193,7 @@ class Claimer:
                 f"made (it is {meanwhile.record.state.value})"
             )
             self._give_up(claim, why)
-            self._tidy_after_giving_up(claim, queue_removed, meanwhile)
+            self._tidy_after_giving_up(claim, meanwhile)
             raise NotClaimed(f"issue #{n} lost the race: {why}")
         # Judge our own claim the way others will (defect 1 of the v0.1 audit): a claimer that
         # stalled so long that a judge may already presume it dead must not run.
@@ -209,9 +205,24 @@ class Claimer:
                 f"({self.config.renew_deadline:g}s): another claimer may already presume it dead"
             )
             self._give_up(claim, why)
-            self._tidy_after_giving_up(claim, queue_removed)
+            self._tidy_after_giving_up(claim)
             raise NotClaimed(f"issue #{n}: {why}")
-        claim.record = record.with_changes(attempt=log.attempts_used() + 1)
+        # Won. The record says "running" before anything runs, so that a winner that dies
+        # before its first beat is still known to have won (it spends no attempt: only a record
+        # with the child's pid does). Only then does the queue label go: a claimer that loses or
+        # dies before this point leaves it, so a person's requeue is never lost with it (defect
+        # 7 of the v0.1 audit), and a pass finding the queue label beside a dead claim that
+        # never ran knows the issue is wanted again.
+        self.gh.deadline = lease_start + self.config.renew_deadline
+        try:
+            claim.record = record.with_changes(state=State.RUNNING, attempt=log.attempts_used() + 1)
+            self.gh.edit_comment(claim.comment_id, render_record(claim.record))
+            self.gh.remove_label(n, lab.queue)
+        except GitHubError as exc:
+            self._give_up(claim, f"the claim could not be completed: {exc}")
+            raise
+        finally:
+            self.gh.deadline = None
         return claim
 
     def _require_queued(self, issue: Issue) -> None:
@@ -279,16 +290,13 @@ class Claimer:
             except GitHubError as exc:
                 self.log(f"#{claim.number}: could not remove our stage label ({exc}); it is display only")
 
-    def _tidy_after_giving_up(
-        self, claim: Claim, queue_removed: bool, meanwhile: ClaimEntry | None = None
-    ) -> None:
-        """We gave up before running: too late, or because `meanwhile` ran while we claimed.
-        Our lock went onto the issue and our claim may have taken a person's requeue off it:
-        put back the queue label we removed (never an outcome label: defect 7 of the v0.1
-        audit), then take our lock off, but only where nothing can be undone: no other claim is
-        open or came after ours, the run we lost to is over and ended before our claim (else
-        the queue label we removed was its own), and the issue keeps a label that a claimer or
-        a person acts on. Anything else is left to a reconcile pass, which completes it."""
+    def _tidy_after_giving_up(self, claim: Claim, other: ClaimEntry | None = None) -> None:
+        """We gave up before running: too late, or because `other` won or ran while we
+        claimed. The lock we added may now be ours alone (the other run may have ended and
+        taken its lock off before ours landed): take it off again, but only where nothing can
+        be undone: no other claim is open, none came after ours (a later winner's lock is the
+        same label), and the issue keeps a label that a claimer or a person acts on. Anything
+        else is left to a reconcile pass. A loser never touches the queue label."""
         lab = self.config.labels
         n = claim.number
         try:
@@ -301,29 +309,8 @@ class Claimer:
             ]
             if others or later:
                 return
-            requeued = queue_removed
-            if meanwhile is not None:
-                ended = log.find(meanwhile.record.token) or meanwhile
-                if ended.record.state.is_open and ended.record.token not in log.released_tokens():
-                    return
-                requeued = queue_removed and self._ended_before(log, ended, claim)
-            labels = set(issue.labels)
-            if requeued and lab.queue not in labels:
-                self.gh.add_labels(n, [lab.queue])
-                labels.add(lab.queue)
-            if lab.working in labels and labels & {lab.queue, lab.ready, lab.failed}:
+            if lab.working in issue.labels and issue.labels & {lab.queue, lab.ready, lab.failed}:
                 for name in filter(None, [lab.stage(claim.record.stage), lab.working]):
                     self.gh.remove_label(n, name)
         except GitHubError as exc:
             self.log(f"#{n}: could not take our lock off again ({exc}); a reconcile pass will")
-
-    @staticmethod
-    def _ended_before(log: IssueLog, ended: ClaimEntry, claim: Claim) -> bool:
-        """Whether a run was over before our claim was posted: a tombstone of it with a lower
-        comment id than ours, or its final record written in an earlier instant (GitHub's whole
-        seconds make the same second undecidable)."""
-        token = ended.record.token
-        if any(t.tombstone.token == token and t.comment_id < claim.comment_id for t in log.tombstones):
-            return True
-        posted = claim.posted_at
-        return posted is not None and not ended.record.state.is_open and ended.updated_at < posted

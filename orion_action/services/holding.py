@@ -260,7 +260,9 @@ class Holding:
             return
         try:
             self._write_final(
-                self.claim.record.with_changes(state=State.LOST, note=why, finished_at=self.clock.now_iso())
+                self.claim.record.with_changes(
+                    state=State.LOST, note=why, finished_at=self.clock.now_iso(), child_pid=self.child_pid
+                )
             )
         except GitHubError as exc:
             self.log(f"#{self.number}: could not record that the claim was lost ({exc})")

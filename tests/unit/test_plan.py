@@ -27,10 +27,13 @@ UNKNOWN = Verdict(Liveness.UNKNOWN, "its child's process group is still running"
 
 
 def claim(cid: int, token: str, state: State = State.RUNNING, exit_code: int | None = None,
-          updated: int | None = None) -> ClaimEntry:
-    """Claim record in comment `cid`, created at T0+cid s and last updated at T0+updated s."""
+          updated: int | None = None, child_pid: int | None = -1) -> ClaimEntry:
+    """Claim record in comment `cid`, created at T0+cid s and last updated at T0+updated s. A
+    claim in a state that ran has a child pid unless given None."""
+    if child_pid == -1:
+        child_pid = 4243 if state not in (State.CLAIMING, State.LOST) else None
     record = ClaimRecord(token=token, state=state, holder=HOLDER, started_at="s", heartbeat_at="h",
-                         exit_code=exit_code)
+                         exit_code=exit_code, child_pid=child_pid)
     return ClaimEntry(cid, record, T0 + timedelta(seconds=cid),
                       T0 + timedelta(seconds=cid if updated is None else updated))
 
@@ -157,6 +160,22 @@ ROWS = [
     Row("unreadable records are noted", log(claim(1, "a"), unreadable=((7, "invalid JSON"),)),
         {"a": ALIVE}, Action.KEEP, "running", remove=(), holder="a",
         notes=("comment 7 is unreadable: invalid JSON",)),
+    Row("a winner that died before its command started: requeue, no attempt",
+        log(claim(1, "a", State.FINISHED, 0), claim(2, "b", child_pid=None)), {"b": DEAD},
+        Action.REQUEUE, "died before its command started (no attempt spent)", add=("orion",),
+        release=("b",), holder="b"),
+    # the queue label is removed only by a claim that won (defect 7 of the v0.1 audit)
+    Row("queue label beside a dead claim that never ran: keep it, take the lock off",
+        log(claim(1, "a", State.FINISHED, 0), claim(2, "b", State.CLAIMING)), {"b": DEAD},
+        Action.REQUEUE, "the issue is queued", on_issue=frozenset({"orion", "orion-working"}),
+        release=("b",), holder="b"),
+    Row("queue label (a person's requeue) beside a lost claim: keep it, take the lock off",
+        log(claim(1, "a", State.FINISHED, 1), claim(2, "b", State.LOST)), {}, Action.REQUEUE,
+        "the issue is queued", on_issue=frozenset({"orion", "orion-working"}), holder=None),
+    Row("queue label beside a dead run: requeue, the attempt spent",
+        log(claim(1, "a")), {"a": DEAD}, Action.REQUEUE, "attempt 1 of 3",
+        on_issue=frozenset({"orion", "orion-working"}), add=("orion",), release=("a",), counts=True,
+        holder="a"),
     # interrupted hand-back
     Row("interrupted, hand-back did not finish: requeue without a tombstone",
         log(claim(1, "a", State.INTERRUPTED)), {}, Action.REQUEUE,
@@ -271,7 +290,7 @@ def test_plan_properties(history, is_open, max_attempts, extra) -> None:
     assert set(plan.remove_labels) <= movable & on_issue
     assert len(plan.add_labels) <= 1
     if plan.writes and plan.action is not Action.UNLOCK:
-        assert "orion-working" in plan.remove_labels and (plan.add_labels or cancelled)
+        assert "orion-working" in plan.remove_labels and (plan.add_labels or cancelled or "orion" in on_issue)
     if plan.action is Action.GIVE_UP and plan.counts_attempt:
         assert plan.attempts_used + 1 >= max_attempts
     if plan.action is Action.REQUEUE and plan.counts_attempt:
