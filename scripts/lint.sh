@@ -96,7 +96,7 @@ def orion_run_input(step):
 
 
 def inline_expressions(path, steps, where):
-    """DESIGN.md section 7: `${{ }}` values reach scripts through env:, never inline."""
+    """docs/design.md section 7: `${{ }}` values reach scripts through env:, never inline."""
     return [f"{path}: {where}: step {step.get('name', step.get('id', i))!r} has ${{{{ }}}} in run:"
             for i, step in enumerate(steps)
             if "${{" in step.get("run", "") or "${{" in orion_run_input(step)]

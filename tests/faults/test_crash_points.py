@@ -6,7 +6,7 @@ so on. The held request is then dropped (the emulator never sees it). After one 
 every issue must be consistent (faults.assert_consistent): queued again, or ready/failed when
 its record says finished; no live claim, no lock with a dead holder, nothing left running.
 
-Who judges matters (DESIGN.md section 5): on the holder's own machine the process table is
+Who judges matters (docs/design.md section 5): on the holder's own machine the process table is
 decisive and the requeue is immediate; after a reboot (same machine id, new boot id) too;
 from another machine only the heartbeat can tell, so it must wait for stale_after.
 """

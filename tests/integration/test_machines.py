@@ -1,4 +1,4 @@
-"""The liveness judgement across machines (DESIGN.md section 5), with the reconciler run in
+"""The liveness judgement across machines (docs/design.md section 5), with the reconciler run in
 Linux namespaces (tests/namespaces.py): another host, this host after a reboot, another
 container on the same kernel. The holders are real wrappers on this machine."""
 

@@ -1,4 +1,4 @@
-"""The reconcile pass with real processes against the emulator (DESIGN.md sections 5, 6, 10).
+"""The reconcile pass with real processes against the emulator (docs/design.md sections 5, 6, 10).
 
 Wrappers and their children are real subprocesses killed with SIGKILL; the reconciler runs as
 `python -m orion_action reconcile` on this machine (machine-identity cases are in

@@ -1,4 +1,4 @@
-"""`orion-action run` against the real emulator, with real subprocesses (DESIGN.md sections 3, 9).
+"""`orion-action run` against the real emulator, with real subprocesses (docs/design.md sections 3, 9).
 
 Every test runs the product as `python -m orion_action run ...` with a fast configuration
 (beat every second, stale after 4 s) and a child the test controls through files.
