@@ -71,6 +71,12 @@ POINTS = {
 HELD = ["after_lock_label", "after_queue_label_removed", "after_arbitration", "mid_run"]
 
 
+def fast_only(names: list[str], fast: set[str]) -> list:
+    """`make test` kills at the points in `fast`, one per kind of repair; the others repeat a
+    repair already covered and run in `make test-slow`."""
+    return [n if n in fast else pytest.param(n, marks=pytest.mark.slow) for n in names]
+
+
 def crash(point: Point, orion: Orion, proxy: Proxy, repo: RepoHandle) -> int:
     """Create a queued issue, run the wrapper on it, SIGKILL it at `point`; nothing is left
     running afterwards (the child dies with the wrapper: PR_SET_PDEATHSIG)."""
@@ -118,7 +124,8 @@ def assert_claimable(orion: Orion, repo: RepoHandle, n: int) -> None:
     assert_consistent(repo, n, "ready")
 
 
-@pytest.mark.parametrize("name", list(POINTS))
+@pytest.mark.parametrize("name", fast_only(list(POINTS), {
+    "after_claim_comment", "mid_run", "after_finish_record_failed", "after_stage_label_removed"}))
 def test_crash_then_reconcile_on_the_same_machine(name, orion, proxy, repo):
     point = POINTS[name]
     n = crash(point, orion, proxy, repo)
@@ -129,6 +136,8 @@ def test_crash_then_reconcile_on_the_same_machine(name, orion, proxy, repo):
         assert_claimable(orion, repo, n)
 
 
+# Slow: tests/integration/test_machines.py's reboot test keeps this rule in `make test`.
+@pytest.mark.slow
 @pytest.mark.parametrize("name", HELD)
 def test_crash_then_reconcile_after_a_reboot(name, orion, proxy, repo, machines: Machines):
     """Same machine id and host name, new boot id, and a missed beat: every process of the claim
@@ -202,7 +211,8 @@ def dead_claim(orion: Orion, proxy: Proxy, repo: RepoHandle) -> int:
     return n
 
 
-@pytest.mark.parametrize("name", list(RECONCILER_POINTS))
+# after_tombstone_checked is also tests/integration/test_reconcile.py's killed pass.
+@pytest.mark.parametrize("name", fast_only(list(RECONCILER_POINTS), {"after_tombstone"}))
 def test_reconciler_killed_mid_repair_then_the_next_pass_finishes_it(name, orion, proxy, repo):
     n = dead_claim(orion, proxy, repo)
     tomb = proxy.hold("POST", rf"/issues/{n}/comments$")

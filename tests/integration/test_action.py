@@ -438,6 +438,8 @@ def test_reconcile_requeues_a_killed_worker(runner: CompositeRunner, repo: RepoH
 # -- the real virtual environment ---------------------------------------------------------
 
 
+# Slow: it installs requirements.txt from the package index, twice (more than `make deps` does).
+@pytest.mark.slow
 def test_action_builds_and_reuses_its_own_virtualenv(action_env: dict[str, str], repo: RepoHandle,
                                                      tmp_path: Path) -> None:
     """No ORION_ACTION_PYTHON: the action makes a venv with python3 -m venv and pip in the

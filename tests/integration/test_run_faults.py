@@ -209,7 +209,7 @@ def test_a_forged_tombstone_does_not_stop_the_child(repo, orion_env, tmp_path, c
     assert set(repo.labels(n)) == {READY}
 
 
-@pytest.mark.parametrize("cut", ["everything", "heartbeat edits"])
+@pytest.mark.parametrize("cut", ["everything", pytest.param("heartbeat edits", marks=pytest.mark.slow)])
 def test_a_holder_cut_off_from_github_stops_before_it_can_be_presumed_dead(
         repo, proxy, orion_env, tmp_path, config, cut):
     child = Child(tmp_path)
@@ -275,7 +275,8 @@ def test_retried_label_writes_and_edits_are_harmless(repo, proxy, orion_env, tmp
     assert set(repo.labels(n)) == {READY}
 
 
-@pytest.mark.parametrize("fault", ["5xx", "secondary rate limit", "429"])
+@pytest.mark.parametrize("fault", [
+    "5xx", pytest.param("secondary rate limit", marks=pytest.mark.slow), "429"])
 def test_transient_errors_on_the_claim_path_are_retried(repo, proxy, orion_env, tmp_path, config,
                                                         fault):
     n = repo.create_issue("work", [QUEUE])
