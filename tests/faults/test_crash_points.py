@@ -72,8 +72,9 @@ HELD = ["after_lock_label", "after_queue_label_removed", "after_arbitration", "m
 
 
 def fast_only(names: list[str], fast: set[str]) -> list:
-    """`make test` kills at the points in `fast`, one per kind of repair; the others repeat a
-    repair already covered and run in `make test-slow`."""
+    """`make test` kills at the points in `fast`; the others repeat a repair it already covers
+    (a dead holder under the lock: tests/integration/test_reconcile.py's SIGKILLed wrapper;
+    `complete`: the failed finish here) and run in `make test-slow`."""
     return [n if n in fast else pytest.param(n, marks=pytest.mark.slow) for n in names]
 
 
@@ -125,7 +126,7 @@ def assert_claimable(orion: Orion, repo: RepoHandle, n: int) -> None:
 
 
 @pytest.mark.parametrize("name", fast_only(list(POINTS), {
-    "after_claim_comment", "mid_run", "after_finish_record_failed", "after_stage_label_removed"}))
+    "after_claim_comment", "after_finish_record_failed", "after_stage_label_removed"}))
 def test_crash_then_reconcile_on_the_same_machine(name, orion, proxy, repo):
     point = POINTS[name]
     n = crash(point, orion, proxy, repo)
@@ -211,8 +212,10 @@ def dead_claim(orion: Orion, proxy: Proxy, repo: RepoHandle) -> int:
     return n
 
 
-# after_tombstone_checked is also tests/integration/test_reconcile.py's killed pass.
-@pytest.mark.parametrize("name", fast_only(list(RECONCILER_POINTS), {"after_tombstone"}))
+# Slow: `make test` kills a reconcile pass between tombstone and labels in tests/integration/
+# test_reconcile.py (the point after_tombstone_checked).
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(RECONCILER_POINTS))
 def test_reconciler_killed_mid_repair_then_the_next_pass_finishes_it(name, orion, proxy, repo):
     n = dead_claim(orion, proxy, repo)
     tomb = proxy.hold("POST", rf"/issues/{n}/comments$")

@@ -398,6 +398,9 @@ def test_reconcile_empty_pass(runner: CompositeRunner, repo: RepoHandle) -> None
     assert "orion-action reconcile" in result.summary
 
 
+# Slow: the requeue itself is tests/integration/test_reconcile.py's; `make test` runs reconcile
+# through the action in test_reconcile_empty_pass.
+@pytest.mark.slow
 def test_reconcile_requeues_a_killed_worker(runner: CompositeRunner, repo: RepoHandle,
                                             tmp_path: Path) -> None:
     """A worker started through the action is SIGKILLed (its child dies with it); the next
