@@ -237,7 +237,9 @@ def test_reconciler_killed_mid_repair_then_the_next_pass_finishes_it(name, orion
 
 
 # Found by this test: IssueLog.attempts_used counted tombstones, not released claims, so one
-# death spent two attempts of the retry budget.
+# death spent two attempts of the retry budget. Slow: `make test` keeps the rule in
+# tests/unit/test_issue_log.py ("two tombstones of one death count once").
+@pytest.mark.slow
 def test_a_duplicate_tombstone_left_by_a_killed_reconciler_costs_one_attempt(orion, proxy, repo):
     """Two reconcilers race over one dead claim; the one that lost the race is killed before it
     can delete its duplicate tombstone. The issue must still be queued, and the death counted
