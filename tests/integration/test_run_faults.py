@@ -280,8 +280,12 @@ def test_retried_label_writes_and_edits_are_harmless(repo, proxy, orion_env, tmp
     assert set(repo.labels(n)) == {READY}
 
 
+# `make test` keeps 429 (Retry-After); test_transient_heartbeat_errors_are_not_a_lost_lock retries a 502.
 @pytest.mark.parametrize("fault", [
-    "5xx", pytest.param("secondary rate limit", marks=pytest.mark.slow), "429"])
+    pytest.param("5xx", marks=pytest.mark.slow),
+    pytest.param("secondary rate limit", marks=pytest.mark.slow),
+    "429",
+])
 def test_transient_errors_on_the_claim_path_are_retried(repo, proxy, orion_env, tmp_path, config,
                                                         fault):
     n = repo.create_issue("work", [QUEUE])
