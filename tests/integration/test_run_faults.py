@@ -81,6 +81,9 @@ def test_a_signal_stops_the_child_and_hands_the_issue_back(repo, orion_env, tmp_
     assert "interrupted" in claim_comments(repo, n)[0]["body"]
 
 
+# Slow: `make test` kills a child that ignores the signal after the grace in
+# test_removing_the_lock_label_stops_the_child, and on SIGINT then SIGTERM in the cancel sequence.
+@pytest.mark.slow
 def test_sigint_to_a_wrapper_whose_child_ignores_it(repo, orion_env, tmp_path, config):
     child = Child(tmp_path, ignore=("int",))
     n, r = started_run(repo, orion_env, tmp_path, config, child=child)
