@@ -9,6 +9,7 @@ loader (`config._SCHEMA` and `Config`). docs/design.md section 8.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import re
@@ -148,6 +149,12 @@ def test_the_schema_example_is_valid_and_takes_effect(path: str) -> None:
         )
 
 
+@pytest.mark.parametrize("path", sorted(p for p, sub in LEAVES.items() if "enum" in sub))
+def test_every_allowed_value_loads(path: str) -> None:
+    for value in LEAVES[path]["enum"]:
+        assert loader_error(nested(path, value)) is None, loader_error(nested(path, value))
+
+
 # -- every example configuration in the repository -------------------------------------------
 
 def _module(path: Path) -> ModuleType:
@@ -236,6 +243,10 @@ BAD = [
     ("trusted_authors a string", {"trusted_authors": "alice"}, "trusted_authors", "trusted_authors"),
     ("trusted_authors with an empty login", {"trusted_authors": [""]}, "trusted_authors", "trusted_authors"),
     ("trusted_authors with a number", {"trusted_authors": [5]}, "trusted_authors", "trusted_authors"),
+    ("permission not a role", {"trigger": {"permission": "owner"}}, "trigger.permission", "trigger.permission"),
+    ("permission capitalised", {"trigger": {"permission": "Write"}}, "trigger.permission",
+     "trigger.permission"),
+    ("trigger not a mapping", {"trigger": "write"}, "trigger", "trigger"),
 ]
 
 
@@ -269,7 +280,8 @@ def test_what_only_the_loader_rejects(why: str, doc: Any, key: str) -> None:
 
 VALUES = st.sampled_from([
     "2m", "90s", "500ms", "1h", "0s", "0", "-5s", "5d", "5 minutes", "", " ", "orion", "todo",
-    "orion-ready", "my-bot", 3, 1, 0, -1, 2.5, 600, True, None, [], ["alice"], [""], [3], {"a": 1},
+    "orion-ready", "my-bot", "write", "admin", "none", "Write", 3, 1, 0, -1, 2.5, 600, True, None, [],
+    ["alice"], [""], [3], {"a": 1}, *getattr(loader, "PERMISSIONS", ()),
 ])
 KEYS = st.sampled_from(sorted(LEAVES) + ["labels.colour", "heartbeats", "run.timeouts"])
 
@@ -279,9 +291,10 @@ def _cross_key_rules_hold(doc: dict[str, Any]) -> bool:
     beat = doc.get("heartbeat", {})
     interval = parse_duration(beat.get("interval", Config.heartbeat_interval))
     stale = parse_duration(beat.get("stale_after", Config.stale_after))
-    names = {**{k: getattr(loader.Labels(), k) for k in ("queue", "working", "ready", "failed")},
-             **{k: v for k, v in doc.get("labels", {}).items() if k != "stage_prefix"}}
-    return stale >= 3 * interval and len(set(names.values())) == 4
+    distinct = [f.name for f in dataclasses.fields(loader.Labels) if f.name != "stage_prefix"]
+    names = {**{k: getattr(loader.Labels(), k) for k in distinct},
+             **{k: v for k, v in doc.get("labels", {}).items() if k in distinct}}
+    return stale >= 3 * interval and len(set(names.values())) == len(distinct)
 
 
 @settings(max_examples=300, deadline=None)
