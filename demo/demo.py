@@ -247,7 +247,7 @@ class Wrapper:
 
 
 def describe_exit(code: int, run: bool = True) -> str:
-    """An exit status in words; `run`: of `orion-action run` (DESIGN.md section 9)."""
+    """An exit status in words; `run`: of `orion-action run` (docs/design.md section 9)."""
     if code < 0:
         return f"killed by {signal.Signals(-code).name} (returncode {code})"
     meaning = {0: "success", 64: "usage or configuration error", 69: "GitHub unreachable"}

@@ -1,7 +1,7 @@
 """The command line: parse, build adapters, call a service, map errors to exit codes.
 
 Every command takes `--config PATH` and `--repo OWNER/NAME` after its name. Errors are one
-line on stderr (`orion-action: error: ...`) and a documented exit code (DESIGN.md section 9).
+line on stderr (`orion-action: error: ...`) and a documented exit code (docs/design.md section 9).
 """
 
 from __future__ import annotations

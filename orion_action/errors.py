@@ -10,7 +10,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """Exit codes of every command (DESIGN.md section 9)."""
+    """Exit codes of every command (docs/design.md section 9)."""
 
     OK = 0
     USAGE = 64  # bad arguments, bad configuration, bad token, an issue that does not exist

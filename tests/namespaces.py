@@ -1,5 +1,5 @@
 """Run a command "on another machine": Linux namespaces that change what the liveness judge
-sees of its own machine (DESIGN.md section 11).
+sees of its own machine (docs/design.md section 11).
 
 * :func:`other_machine_cmd`: another host name, another boot id and machine id, its own PID
   namespace (another box, or a VM: nothing of the claim's process table is visible).

@@ -1,4 +1,4 @@
-"""The liveness judgement: is the holder of a claim still alive? (DESIGN.md section 5)
+"""The liveness judgement: is the holder of a claim still alive? (docs/design.md section 5)
 
 A pure function of the record, what the judge could observe, and GitHub's clock. A claim is
 dead when its process is provably gone, and only then; the heartbeat decides where the process

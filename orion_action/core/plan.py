@@ -1,4 +1,4 @@
-"""Reconcile planning: for one issue carrying the lock, what to do and why (DESIGN.md section 6).
+"""Reconcile planning: for one issue carrying the lock, what to do and why (docs/design.md section 6).
 
 Data in (the issue's state, labels, orion log and a verdict per open claim), a decision out.
 The service executes the decision; `--dry-run` and `status` only print it.

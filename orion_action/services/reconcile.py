@@ -1,5 +1,5 @@
 """The reconcile pass, `status` and `release`: judge every issue carrying the lock and repair
-what a dead run left behind (DESIGN.md sections 5, 6 and 10).
+what a dead run left behind (docs/design.md sections 5, 6 and 10).
 
 Survey first (read only), then execute each plan. Before releasing a claim the record is
 read again and kept if its heartbeat moved; after posting a tombstone the comments are read

@@ -312,7 +312,7 @@ class Machines:
 
     Both get a new PID namespace with its own /proc (the holder's pids mean nothing there) and a
     new boot id (a file bind-mounted over /proc/sys/kernel/random/boot_id). Another machine also
-    gets its own /etc/machine-id and host name; a reboot keeps both (DESIGN.md section 5)."""
+    gets its own /etc/machine-id and host name; a reboot keeps both (docs/design.md section 5)."""
 
     def __init__(self, workdir: Path):
         self.workdir = workdir

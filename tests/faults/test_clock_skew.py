@@ -8,7 +8,10 @@ fast one at once).
 
 Both sides run under libfaketime (Debian package `faketime`, `make system-deps`), with
 FAKETIME_DONT_FAKE_MONOTONIC=1: a faked monotonic clock makes every Python threading wait sleep
-for the whole offset (see faults.faketime_prefix).
+for the whole offset (see faults.faketime_prefix). That package is more than `make deps`
+installs, so the whole module is in the slow suite (`make test-slow` installs it); the fast
+suite covers the rule itself in tests/unit/test_liveness.py (ages on GitHub's clock, a
+heartbeat from the future is unknown).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from faults import (
     wait_children_gone,
 )
 
+pytestmark = pytest.mark.slow  # needs Debian's faketime: `make test-slow` installs it
+
 SKEW_S = 600.0
 
 
@@ -53,8 +58,7 @@ def test_faketime_really_shifts_the_clock_of_the_product(orion: Orion):
     assert time.time() - started < 20  # a faked monotonic clock would have slept 600 s
 
 
-# The brief's case (judge ten minutes slow) runs in the fast suite; the mirror image in the slow.
-@pytest.mark.parametrize("judge_skew", ["-10m", pytest.param("+10m", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("judge_skew", ["-10m", "+10m"])
 def test_verdicts_are_judged_on_githubs_clock(judge_skew: str, orion: Orion, proxy: Proxy,
                                               repo: RepoHandle, machines: Machines):
     n = repo.create_issue("skewed", ["orion"])

@@ -81,6 +81,8 @@ def contention(orion: Orion, proxy: Proxy, repo: RepoHandle, rounds: int) -> Non
         check_round(repo, numbers, r)
 
 
+# Slow: tests/integration/test_run.py's six wrappers on one issue keep exactly-once in `make test`.
+@pytest.mark.slow
 def test_eight_workers_twenty_issues_each_worked_exactly_once(orion, proxy, repo):
     contention(orion, proxy, repo, rounds=1)
 
@@ -91,6 +93,8 @@ def test_eight_workers_several_rounds_each_issue_exactly_once_per_round(orion, p
     assert proxy.count() < 4500, f"{proxy.count()} requests: close to the 5000/h token budget"
 
 
+# Slow: tests/integration/test_reconcile.py races two reconcilers over one dead claim in `make test`.
+@pytest.mark.slow
 def test_two_reconcilers_at_once_requeue_each_dead_claim_once(orion: Orion, proxy: Proxy, repo):
     """Both reconcilers judge the same dead claims; the proxy holds the first tombstone POST
     until both have sent theirs, so they really race (the rest race as they come)."""

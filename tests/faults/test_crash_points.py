@@ -6,7 +6,7 @@ so on. The held request is then dropped (the emulator never sees it). After one 
 every issue must be consistent (faults.assert_consistent): queued again, or ready/failed when
 its record says finished; no live claim, no lock with a dead holder, nothing left running.
 
-Who judges matters (DESIGN.md section 5): on the holder's own machine the process table is
+Who judges matters (docs/design.md section 5): on the holder's own machine the process table is
 decisive and the requeue is immediate; after a reboot (same machine id, new boot id) too;
 from another machine only the heartbeat can tell, so it must wait for stale_after.
 """
@@ -71,6 +71,13 @@ POINTS = {
 HELD = ["after_lock_label", "after_queue_label_removed", "after_arbitration", "mid_run"]
 
 
+def fast_only(names: list[str], fast: set[str]) -> list:
+    """`make test` kills at the points in `fast`; the others repeat a repair it already covers
+    (a dead holder under the lock: tests/integration/test_reconcile.py's SIGKILLed wrapper;
+    `complete`: the failed finish here) and run in `make test-slow`."""
+    return [n if n in fast else pytest.param(n, marks=pytest.mark.slow) for n in names]
+
+
 def crash(point: Point, orion: Orion, proxy: Proxy, repo: RepoHandle) -> int:
     """Create a queued issue, run the wrapper on it, SIGKILL it at `point`; nothing is left
     running afterwards (the child dies with the wrapper: PR_SET_PDEATHSIG)."""
@@ -118,7 +125,8 @@ def assert_claimable(orion: Orion, repo: RepoHandle, n: int) -> None:
     assert_consistent(repo, n, "ready")
 
 
-@pytest.mark.parametrize("name", list(POINTS))
+@pytest.mark.parametrize("name", fast_only(list(POINTS), {
+    "after_claim_comment", "after_finish_record_failed", "after_stage_label_removed"}))
 def test_crash_then_reconcile_on_the_same_machine(name, orion, proxy, repo):
     point = POINTS[name]
     n = crash(point, orion, proxy, repo)
@@ -129,6 +137,8 @@ def test_crash_then_reconcile_on_the_same_machine(name, orion, proxy, repo):
         assert_claimable(orion, repo, n)
 
 
+# Slow: tests/integration/test_machines.py's reboot test keeps this rule in `make test`.
+@pytest.mark.slow
 @pytest.mark.parametrize("name", HELD)
 def test_crash_then_reconcile_after_a_reboot(name, orion, proxy, repo, machines: Machines):
     """Same machine id and host name, new boot id, and a missed beat: every process of the claim
@@ -202,6 +212,9 @@ def dead_claim(orion: Orion, proxy: Proxy, repo: RepoHandle) -> int:
     return n
 
 
+# Slow: `make test` kills a reconcile pass between tombstone and labels in tests/integration/
+# test_reconcile.py (the point after_tombstone_checked).
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(RECONCILER_POINTS))
 def test_reconciler_killed_mid_repair_then_the_next_pass_finishes_it(name, orion, proxy, repo):
     n = dead_claim(orion, proxy, repo)
@@ -224,7 +237,9 @@ def test_reconciler_killed_mid_repair_then_the_next_pass_finishes_it(name, orion
 
 
 # Found by this test: IssueLog.attempts_used counted tombstones, not released claims, so one
-# death spent two attempts of the retry budget.
+# death spent two attempts of the retry budget. Slow: `make test` keeps the rule in
+# tests/unit/test_issue_log.py ("two tombstones of one death count once").
+@pytest.mark.slow
 def test_a_duplicate_tombstone_left_by_a_killed_reconciler_costs_one_attempt(orion, proxy, repo):
     """Two reconcilers race over one dead claim; the one that lost the race is killed before it
     can delete its duplicate tombstone. The issue must still be queued, and the death counted

@@ -88,6 +88,8 @@ def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
     assert len(faults) >= 3, f"only {len(faults)} of {len(proxy.log)} requests got a fault"
 
 
+# Slow: each kind of fault is tested on its own in `make test` (tests/integration/test_run_faults.py).
+@pytest.mark.slow
 def test_flaky_api_errors_and_rate_limits(orion, proxy, repo):
     flaky_scenario(orion, proxy, repo, seed=1729, lost_responses=False)
 

@@ -43,6 +43,8 @@ def other_proxy(emulator: Emulator) -> Iterator[Proxy]:
         yield p
 
 
+# Slow: tests/integration/test_run_faults.py cuts a holder off in `make test`; this adds the next run.
+@pytest.mark.slow
 def test_cut_off_holder_stops_before_stale_and_the_next_run_never_overlaps(
         orion: Orion, proxy: Proxy, other_proxy: Proxy, repo: RepoHandle, machines: Machines):
     n = repo.create_issue("partitioned", ["orion"])

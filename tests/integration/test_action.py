@@ -398,6 +398,9 @@ def test_reconcile_empty_pass(runner: CompositeRunner, repo: RepoHandle) -> None
     assert "orion-action reconcile" in result.summary
 
 
+# Slow: the requeue itself is tests/integration/test_reconcile.py's; `make test` runs reconcile
+# through the action in test_reconcile_empty_pass.
+@pytest.mark.slow
 def test_reconcile_requeues_a_killed_worker(runner: CompositeRunner, repo: RepoHandle,
                                             tmp_path: Path) -> None:
     """A worker started through the action is SIGKILLed (its child dies with it); the next
@@ -438,6 +441,8 @@ def test_reconcile_requeues_a_killed_worker(runner: CompositeRunner, repo: RepoH
 # -- the real virtual environment ---------------------------------------------------------
 
 
+# Slow: it installs requirements.txt from the package index, twice (more than `make deps` does).
+@pytest.mark.slow
 def test_action_builds_and_reuses_its_own_virtualenv(action_env: dict[str, str], repo: RepoHandle,
                                                      tmp_path: Path) -> None:
     """No ORION_ACTION_PYTHON: the action makes a venv with python3 -m venv and pip in the

@@ -11,6 +11,8 @@ import pytest
 from rig import ROOT, orion_env
 
 
+# Slow: CI runs `make demo` itself, in a fresh clone (.ci/run).
+@pytest.mark.slow
 @pytest.mark.timeout(150)
 def test_demo_runs_end_to_end_and_every_issue_ends_ready() -> None:
     env = orion_env("unused/unused", "http://127.0.0.1:9")  # no Actions variables leak in

@@ -1,4 +1,4 @@
-"""The liveness judgement across machines (DESIGN.md section 5), with the reconciler run in
+"""The liveness judgement across machines (docs/design.md section 5), with the reconciler run in
 Linux namespaces (tests/namespaces.py): another host, this host after a reboot, another
 container on the same kernel. The holders are real wrappers on this machine."""
 
@@ -156,6 +156,8 @@ def test_a_clone_with_a_fresh_heartbeat_is_not_judged_rebooted(orion: Orion, rep
     assert "last heartbeat" in entry["reason"]
 
 
+# Slow: the container view is in `make test` (status from elsewhere) and in test_liveness's table.
+@pytest.mark.slow
 def test_another_container_judges_by_heartbeat_not_by_its_process_table(orion: Orion, repo, tmp_path):
     orion.config = write_config(tmp_path, interval=1, stale_after=6)
     n = queued_issue(repo)
@@ -174,6 +176,9 @@ def test_another_container_judges_by_heartbeat_not_by_its_process_table(orion: O
     assert labels(repo, n) == {"orion"}
 
 
+# Slow (15 s by design); `make test` judges a beating holder from another machine in
+# test_a_beating_holder_costs_no_run_lookup.
+@pytest.mark.slow
 def test_a_long_run_judged_from_another_machine_is_never_released(orion: Orion, repo, tmp_path):
     orion.config = write_config(tmp_path, interval=1, stale_after=4)
     n = queued_issue(repo)

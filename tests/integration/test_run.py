@@ -1,4 +1,4 @@
-"""`orion-action run` against the real emulator, with real subprocesses (DESIGN.md sections 3, 9).
+"""`orion-action run` against the real emulator, with real subprocesses (docs/design.md sections 3, 9).
 
 Every test runs the product as `python -m orion_action run ...` with a fast configuration
 (beat every second, stale after 4 s) and a child the test controls through files.
@@ -253,6 +253,9 @@ def test_two_next_workers_take_one_issue_each(repo, orion_env, tmp_path, config)
 # -- contention ----------------------------------------------------------------------------
 
 
+# Slow: in `make test`, real wrappers race for one issue in
+# test_a_loser_with_another_stage_leaves_no_stage_label and tests/faults/test_contention.py.
+@pytest.mark.slow
 def test_six_wrappers_at_once_run_the_child_exactly_once(repo, proxy, orion_env, tmp_path,
                                                           config):
     n = repo.create_issue("contended", [QUEUE])

@@ -81,6 +81,9 @@ def test_a_signal_stops_the_child_and_hands_the_issue_back(repo, orion_env, tmp_
     assert "interrupted" in claim_comments(repo, n)[0]["body"]
 
 
+# Slow: `make test` kills a child that ignores the signal after the grace in
+# test_removing_the_lock_label_stops_the_child, and on SIGINT then SIGTERM in the cancel sequence.
+@pytest.mark.slow
 def test_sigint_to_a_wrapper_whose_child_ignores_it(repo, orion_env, tmp_path, config):
     child = Child(tmp_path, ignore=("int",))
     n, r = started_run(repo, orion_env, tmp_path, config, child=child)
@@ -155,6 +158,8 @@ def test_processes_the_child_leaves_behind_are_stopped(repo, orion_env, tmp_path
 # -- the claim lost while running ----------------------------------------------------------
 
 
+# Slow: tests/integration/test_reconcile.py closes a live holder's issue in `make test`.
+@pytest.mark.slow
 def test_closing_the_issue_stops_the_child(repo, orion_env, tmp_path, config):
     child = Child(tmp_path)
     n, r = started_run(repo, orion_env, tmp_path, config, child=child)
@@ -193,6 +198,9 @@ def test_a_tombstone_naming_the_claim_stops_the_child(repo, orion_env, tmp_path,
     assert "released by release" in r.stderr
 
 
+# Slow: untrusted look-alikes are ignored in `make test` by test_run.py's outsider's copy of a claim
+# and tests/unit/test_issue_log.py.
+@pytest.mark.slow
 def test_a_forged_tombstone_does_not_stop_the_child(repo, orion_env, tmp_path, config):
     from orion_action.core.record import ReleaseAction, Tombstone, render_tombstone
 
@@ -209,7 +217,7 @@ def test_a_forged_tombstone_does_not_stop_the_child(repo, orion_env, tmp_path, c
     assert set(repo.labels(n)) == {READY}
 
 
-@pytest.mark.parametrize("cut", ["everything", "heartbeat edits"])
+@pytest.mark.parametrize("cut", ["everything", pytest.param("heartbeat edits", marks=pytest.mark.slow)])
 def test_a_holder_cut_off_from_github_stops_before_it_can_be_presumed_dead(
         repo, proxy, orion_env, tmp_path, config, cut):
     child = Child(tmp_path)
@@ -275,7 +283,12 @@ def test_retried_label_writes_and_edits_are_harmless(repo, proxy, orion_env, tmp
     assert set(repo.labels(n)) == {READY}
 
 
-@pytest.mark.parametrize("fault", ["5xx", "secondary rate limit", "429"])
+# `make test` keeps 429 (Retry-After); test_transient_heartbeat_errors_are_not_a_lost_lock retries a 502.
+@pytest.mark.parametrize("fault", [
+    pytest.param("5xx", marks=pytest.mark.slow),
+    pytest.param("secondary rate limit", marks=pytest.mark.slow),
+    "429",
+])
 def test_transient_errors_on_the_claim_path_are_retried(repo, proxy, orion_env, tmp_path, config,
                                                         fault):
     n = repo.create_issue("work", [QUEUE])

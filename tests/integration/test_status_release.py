@@ -1,4 +1,4 @@
-"""`status` (reads only) and `release` (by hand) against the emulator (DESIGN.md section 9)."""
+"""`status` (reads only) and `release` (by hand) against the emulator (docs/design.md section 9)."""
 
 # ruff: noqa: F811  (the `orion` fixture is imported, then named as a parameter)
 
@@ -186,7 +186,7 @@ def test_release_of_a_hand_lock_with_only_a_forged_record(orion: Orion, repo):
 
 
 def test_an_orphaned_child_is_unknown_reported_and_not_released(orion: Orion, repo):
-    """The wrapper is gone but its child's process group still runs (DESIGN.md section 5):
+    """The wrapper is gone but its child's process group still runs (docs/design.md section 5):
     `unknown`. Reconcile reports it, release refuses it."""
     orphan = subprocess.Popen(["sleep", "600"], start_new_session=True)
     try:

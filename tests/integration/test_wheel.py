@@ -23,6 +23,9 @@ def _run(*argv: str | Path, cwd: Path, timeout: float = 300) -> subprocess.Compl
     return result
 
 
+# Slow: it builds a wheel and installs the locked dependencies from the package index (more
+# than `make deps` does, and half a minute or more).
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_built_wheel_installs_and_reports_its_version(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
@@ -35,6 +38,7 @@ def test_a_built_wheel_installs_and_reports_its_version(tmp_path: Path) -> None:
         entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
         assert "orion-action = orion_action.cli:main" in zf.read(entry_points).decode()
     assert {n.split("/")[0] for n in names} == {"orion_action", f"orion_action-{__version__}.dist-info"}
+    assert "orion_action/schema/orion.schema.json" in names  # the configuration schema ships
 
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)

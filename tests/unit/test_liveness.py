@@ -1,4 +1,4 @@
-"""core.liveness.judge: one row per rule and edge of DESIGN.md section 5, plus properties."""
+"""core.liveness.judge: one row per rule and edge of docs/design.md section 5, plus properties."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""core.plan.plan_issue: one row per case of DESIGN.md section 6, plus properties."""
+"""core.plan.plan_issue: one row per case of docs/design.md section 6, plus properties."""
 
 from __future__ import annotations
 
