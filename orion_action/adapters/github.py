@@ -41,6 +41,10 @@ _ROLES = ("admin", "maintain", "write", "triage", "read")
 # The legacy `permission` field (and the API's older names for the same levels).
 _LEGACY_PERMISSION = {"admin": "admin", "maintain": "maintain", "write": "write", "push": "write",
                       "triage": "triage", "read": "read", "pull": "read"}
+# What an App's installation token may do: only what orion needs, whatever else the App may.
+# (Without `actions: read` the status of an App's Actions runs is not seen: they are judged by
+# their heartbeats alone.)
+APP_TOKEN_PERMISSIONS = {"issues": "write", "metadata": "read"}
 # Every failure of the transport (a reset, a truncated or undecodable body, a timeout) is
 # transient and ambiguous: the request may have been executed.
 _TRANSPORT_ERRORS = (requests.RequestException,)
@@ -250,7 +254,7 @@ class GitHubRepo:
                         f"(GET /repos/{self.full_name}/installation: 404)", 404
                     ) from None
                 number = int(data["id"])
-            app.installation = app.jwt.get_installation_auth(number)
+            app.installation = app.jwt.get_installation_auth(number, dict(APP_TOKEN_PERMISSIONS))
         return app.installation
 
     def clone(self, *, timeout: float | None = None, retry_for: float | None = None) -> GitHubRepo:
@@ -284,7 +288,7 @@ class GitHubRepo:
             headers, data = requester.requestJsonAndCheck(verb, url, parameters=params, input=body)
         except github.GithubException as exc:
             self._note_budget(exc.headers)
-            raise self._translate(exc, jwt) from None
+            raise self._translate(exc) from None
         except _TRANSPORT_ERRORS as exc:
             raise _Transient(exc, None, ambiguous=True) from None
         self._note_budget(headers)
@@ -303,17 +307,24 @@ class GitHubRepo:
             with contextlib.suppress(ValueError):
                 self.budget = Budget(int(limit), int(remaining))
 
-    def _translate(self, exc: github.GithubException, jwt: bool = False) -> Exception:
+    def _translate(self, exc: github.GithubException) -> Exception:
         """PyGithub's error as the project's own; a 401 is fatal at once (never retried)."""
         status, message = exc.status, _message(exc)
         headers = exc.headers or {}
         now = self.server_time(headers).timestamp()
         retry_after = _retry_after(_header(headers, "retry-after"), now)
         if status == 401:
-            who = "the GitHub App's credentials" if self._app else "the token"
-            if self._app and not jwt:
-                who = "the GitHub App's installation token"
-            return AuthError(f"GitHub rejected {who} (401 {message})", status)
+            if self._app:
+                return AuthError(
+                    f"GitHub rejected the GitHub App {self._app.app_id} (401 {message}): "
+                    f"check ORION_APP_ID and ORION_APP_PRIVATE_KEY", status
+                )
+            return AuthError(f"GitHub rejected the token (401 {message})", status)
+        if status == 422 and self._app and "permissions requested" in message:
+            return AuthError(
+                f"the GitHub App {self._app.app_id} lacks Issues: read and write on {self.full_name} "
+                f"(422 {message})", status
+            )
         if status in (403, 429):
             remaining = _header(headers, "x-ratelimit-remaining")
             reset = _retry_after(_header(headers, "x-ratelimit-reset"), 0.0)
