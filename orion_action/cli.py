@@ -157,7 +157,10 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
             )
         gh = _connect(args, env)
         trigger.check_trigger(gh, config, args.actor, _log)
-        w = wrapper.Wrapper(gh, config, _log, env)
+        # The command gets GITHUB_TOKEN (documented), never the App's key: with it, any code
+        # the command runs could mint tokens for every repository the App is installed on.
+        child_env = {k: v for k, v in env.items() if k != "ORION_APP_PRIVATE_KEY"}
+        w = wrapper.Wrapper(gh, config, _log, child_env)
         return w.run(wrapper.RunRequest(command=cmd, issue=args.issue, stage=args.stage))
     gh = _connect(args, env)
     if args.command == "reconcile":

@@ -137,6 +137,8 @@ def test_a_run_as_an_app_without_a_token(app_emulator, app_repo, pem, tmp_path: 
                           env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "PRIVATE KEY" not in done.stderr + done.stdout
+    seen = child.info()["env"]  # the command's ORION_* variables: the key stays with orion-action
+    assert seen["ORION_ISSUE"] == str(n) and "ORION_APP_PRIVATE_KEY" not in seen
     assert set(app_repo.labels(n)) == {READY}
     comments = [c for c in app_repo.comments(n) if "<!-- orion-claim" in c["body"]]
     assert [c["user"] for c in comments] == [APP_LOGIN]
