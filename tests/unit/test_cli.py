@@ -124,3 +124,22 @@ def test_app_credentials_make_the_token_unnecessary_and_a_missing_one_is_named(e
     del env["GITHUB_TOKEN"]
     code = cli.main(["status"], env)
     _usage_line(capsys, code, "GITHUB_TOKEN", "ORION_APP_ID")
+
+
+def test_in_actions_the_app_key_is_masked_line_by_line_and_never_printed_otherwise(env, capsys) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+        serialization.NoEncryption()).decode()
+    body = [line for line in key.splitlines() if not line.startswith("-----")]
+    app = {"ORION_APP_ID": "123", "ORION_APP_PRIVATE_KEY": key, "ORION_APP_INSTALLATION_ID": "9",
+           "GITHUB_ACTIONS": "true"}
+    code = cli.main(["status"], {**env, **app})  # nothing listens: exit 69 after the retry budget
+    out, err = capsys.readouterr()
+    assert code == ExitCode.UNAVAILABLE, err
+    assert [line for line in out.splitlines() if line.startswith("::add-mask::")] == [
+        f"::add-mask::{line}" for line in body]
+    rest = [line for line in out.splitlines() if not line.startswith("::add-mask::")] + err.splitlines()
+    assert not any(part in line for part in body for line in rest)
