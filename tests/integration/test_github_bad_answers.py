@@ -109,8 +109,10 @@ class _BrokenServer:
                 conn.sendall(self.answer)
 
     def close(self) -> None:
+        self._sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() (close alone does not)
         self._sock.close()
         self._thread.join(5)
+        assert not self._thread.is_alive()
 
 
 @pytest.mark.parametrize("mode", ["chunked", "gzip"])
