@@ -126,3 +126,25 @@ def test_a_broken_transport_is_retried_then_unavailable(mode):
         assert ("ChunkedEncodingError" if mode == "chunked" else "ContentDecodingError") in str(info.value)
     finally:
         server.close()
+
+
+def test_a_token_rejected_mid_run_ends_the_run_at_once_not_at_the_renew_deadline(repo, proxy, orion_env,
+                                                                                 tmp_path):
+    """Defect 14: a 401 in the heartbeat used to be retried until the renew deadline (here
+    20 s). Now the first rejected beat stops the child and the run exits 64."""
+    from helpers_run import QUEUE, USAGE, Child, Run, fast_config, pid_alive, running_record
+    from rig import wait_until
+
+    config = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 30}\n")
+    n = repo.create_issue("work", [QUEUE])
+    child = Child(tmp_path)
+    r = Run(orion_env, tmp_path, "--issue", str(n), cmd=child.cmd, config=config)
+    child.wait_started()
+    wait_until(lambda: running_record(repo, n), message="record never said running")
+    pid = child.pid
+    proxy.fail(None, "/", 401, {"message": "Bad credentials", "documentation_url": "https://docs.github.com"})
+    started = time.monotonic()
+    assert r.wait(20) == USAGE, r.stderr
+    assert time.monotonic() - started < 8, r.stderr  # a beat or two, far from the 20 s deadline
+    assert not pid_alive(pid)
+    assert "the token expired or was revoked" in r.stderr
