@@ -207,7 +207,7 @@ class GitHubRepo:
     ):
         """Authenticate with `token`, or as the GitHub App `app` (then `token` is unused). An
         App without an installation id costs one request here: GET /repos/{repo}/installation."""
-        if not _REPO.match(full_name or ""):
+        if not _REPO.match(full_name or "") or {".", ".."} & set(full_name.split("/")):
             raise UsageError(f"repository must look like OWNER/NAME, got {full_name!r}")
         self.full_name = full_name
         self.api_url = check_api_url(api_url)

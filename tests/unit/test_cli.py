@@ -143,3 +143,9 @@ def test_in_actions_the_app_key_is_masked_line_by_line_and_never_printed_otherwi
         f"::add-mask::{line}" for line in body]
     rest = [line for line in out.splitlines() if not line.startswith("::add-mask::")] + err.splitlines()
     assert not any(part in line for part in body for line in rest)
+
+
+@pytest.mark.parametrize("repo", ["../x", "octo/..", "./work", "octo/work/issues", "octo", "octo/wo rk"])
+def test_a_repository_that_is_not_owner_slash_name(env, capsys, repo) -> None:
+    code = cli.main(["status", "--repo", repo], env)
+    _usage_line(capsys, code, "OWNER/NAME")
