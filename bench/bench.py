@@ -51,7 +51,7 @@ from rig import Emulator, Proxy, RepoHandle, orion_env, wait_until  # noqa: E402
 
 from orion_action.core.record import ClaimRecord, Holder, State, render_record  # noqa: E402
 
-FAST = "heartbeat: {interval: 1, stale_after: 4}\nrun: {kill_grace: 2}\n"
+FAST = "heartbeat: {interval: 1, stale_after: 4}\nrun: {kill_grace: 1}\n"  # kill_grace < stale_after / 3
 # Live claims for the reconcile benchmark must stay fresh for the whole pass.
 RELAXED = "heartbeat: {interval: 60, stale_after: 600}\nrun: {kill_grace: 2}\n"
 COMMENT = r"/issues/comments/\d+$"

@@ -42,7 +42,7 @@ TIMEOUT_S = 90.0  # the whole demo, as a smoke test, gives up after this
 CONFIG = """\
 # orion-action configuration for the demo: fast beats so the demo takes seconds, not minutes.
 heartbeat: {interval: 1, stale_after: 5}
-run: {kill_grace: 2}
+run: {kill_grace: 1}
 retry: {max_attempts: 3}
 """
 ISSUES = ["Summarise the build logs", "Triage the flaky test", "Write the release notes"]

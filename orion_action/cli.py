@@ -12,8 +12,8 @@ import sys
 from collections.abc import Sequence
 
 from orion_action import __version__
-from orion_action.adapters.github import DEFAULT_API_URL, GitHubRepo
-from orion_action.config import Config, load_config
+from orion_action.adapters.github import DEFAULT_API_URL, AppCredentials, GitHubRepo
+from orion_action.config import LABEL_MAX, Config, load_config
 from orion_action.errors import ExitCode, OrionError, UsageError
 
 DEFAULT_RETRY_FOR = 60.0  # seconds a transient GitHub failure is retried before exit 69
@@ -98,9 +98,15 @@ def _connect(args: argparse.Namespace, env: dict[str, str]) -> GitHubRepo:
     repo = args.repo or env.get("GITHUB_REPOSITORY", "")
     if not repo:
         raise UsageError("no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY")
-    token = env.get("GITHUB_TOKEN", "")
-    if env.get("GITHUB_ACTIONS") == "true" and token:
-        print(f"::add-mask::{token}", flush=True)
+    app = _app_credentials(env)
+    token = "" if app else env.get("GITHUB_TOKEN", "")
+    if env.get("GITHUB_ACTIONS") == "true":  # secrets from elsewhere than `secrets.` are not masked
+        secrets = [token] if token else []
+        if app:  # a workflow command is one line: mask the key line by line
+            secrets = [line.strip() for line in app.private_key.replace("\\n", "\n").splitlines()]
+        for secret in secrets:
+            if secret and not secret.startswith("-----"):
+                print(f"::add-mask::{secret}", flush=True)
     retry_for = env.get("ORION_API_RETRY_SECONDS", "")
     try:
         budget = float(retry_for) if retry_for else DEFAULT_RETRY_FOR
@@ -110,7 +116,23 @@ def _connect(args: argparse.Namespace, env: dict[str, str]) -> GitHubRepo:
         raise UsageError(
             f"ORION_API_RETRY_SECONDS must be a number of seconds in (0, 3600], got {retry_for!r}"
         )
-    return GitHubRepo(repo, token, env.get("GITHUB_API_URL") or DEFAULT_API_URL, retry_for=budget)
+    api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
+    return GitHubRepo(repo, token, api_url, app=app, retry_for=budget)
+
+
+def _app_credentials(env: dict[str, str]) -> AppCredentials | None:
+    """A GitHub App from ORION_APP_ID, ORION_APP_PRIVATE_KEY and ORION_APP_INSTALLATION_ID (if
+    absent, looked up by repository); None when neither of the first two is set."""
+    app_id, key = env.get("ORION_APP_ID", "").strip(), env.get("ORION_APP_PRIVATE_KEY", "")
+    installation = env.get("ORION_APP_INSTALLATION_ID", "").strip()
+    if not app_id and not key.strip():
+        return None
+    if not app_id or not key.strip():
+        missing = "ORION_APP_PRIVATE_KEY" if app_id else "ORION_APP_ID"
+        raise UsageError(f"{missing} is not set: a GitHub App needs ORION_APP_ID and ORION_APP_PRIVATE_KEY")
+    if installation and not (installation.isascii() and installation.isdigit()):
+        raise UsageError(f"ORION_APP_INSTALLATION_ID must be a number, got {installation!r}")
+    return AppCredentials(app_id, key, int(installation) if installation else None)
 
 
 def _command_line(args: argparse.Namespace) -> list[str]:
@@ -127,9 +149,18 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
 
     if args.command == "run":
         cmd = _command_line(args)
+        stage = config.labels.stage(args.stage)
+        if stage and len(stage) > LABEL_MAX:
+            raise UsageError(
+                f"--stage {args.stage}: the label {stage!r} would be {len(stage)} characters; "
+                f"GitHub allows {LABEL_MAX}"
+            )
         gh = _connect(args, env)
         trigger.check_trigger(gh, config, args.actor, _log)
-        w = wrapper.Wrapper(gh, config, _log, env)
+        # The command gets GITHUB_TOKEN (documented), never the App's key: with it, any code
+        # the command runs could mint tokens for every repository the App is installed on.
+        child_env = {k: v for k, v in env.items() if k != "ORION_APP_PRIVATE_KEY"}
+        w = wrapper.Wrapper(gh, config, _log, child_env)
         return w.run(wrapper.RunRequest(command=cmd, issue=args.issue, stage=args.stage))
     gh = _connect(args, env)
     if args.command == "reconcile":

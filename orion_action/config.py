@@ -6,7 +6,9 @@ Every error names the file and the key, so a person can fix it from one line.
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,12 @@ DEFAULT_PATH = Path(".github/orion.yml")
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+MAX_DURATION = 7 * 24 * 3600.0  # beyond a week a value is a typo, and datetime arithmetic overflows
+MIN_INTERVAL = 1.0  # a faster beat only burns the token's budget
+# A cancelled Actions job gets SIGINT, SIGTERM 7.5 s later and SIGKILL 2.5 s after that: the
+# child's grace and the hand-back's writes (wrapper.HAND_BACK_DEADLINE_S) must fit in that.
+MAX_KILL_GRACE = 7.0
+LABEL_MAX = 50  # GitHub's limit on a label name
 
 # Repository permission levels, lowest first (GitHub's role names); `none` in `trigger.permission`
 # turns the trigger check off.
@@ -66,8 +74,12 @@ def parse_duration(value: Any) -> float:
         seconds = float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
     else:
         raise ValueError(f'expected a duration like 90, "90s", "5m" or "1h", got {value!r}')
+    if not math.isfinite(seconds):
+        raise ValueError(f"must be a finite number of seconds, got {value!r}")
     if seconds <= 0:
         raise ValueError(f"must be greater than zero, got {value!r}")
+    if seconds > MAX_DURATION:
+        raise ValueError(f"must be at most a week ({MAX_DURATION:g}s), got {value!r}")
     return seconds
 
 
@@ -137,16 +149,58 @@ def parse_config(data: Any, source: str) -> Config:
         trigger_permission=values.get("trigger.permission", defaults.trigger_permission),
         source=source,
     )
+    if config.heartbeat_interval < MIN_INTERVAL:
+        interval = config.heartbeat_interval
+        raise fail("heartbeat.interval", f"must be at least {MIN_INTERVAL:g}s, got {interval:g}s")
     if config.stale_after < 3 * config.heartbeat_interval:
         raise fail(
             "heartbeat.stale_after",
             f"must be at least 3 x heartbeat.interval ({config.heartbeat_interval:g}s), "
             f"got {config.stale_after:g}s",
         )
-    names = [labels.queue, labels.working, labels.ready, labels.failed, labels.cancel]
-    if len(set(names)) != len(names):
-        raise fail("labels", "queue, working, ready, failed and cancel must be five different labels")
+    if config.kill_grace > MAX_KILL_GRACE:
+        raise fail(
+            "run.kill_grace",
+            f"must be at most {MAX_KILL_GRACE:g}s (a cancelled Actions job is killed about 10s after "
+            f"its first signal), got {config.kill_grace:g}s",
+        )
+    if config.kill_grace >= config.stale_after / 3:  # the gap between renew_deadline and stale_after
+        raise fail(
+            "run.kill_grace",
+            f"must be less than heartbeat.stale_after / 3 ({config.stale_after / 3:g}s): a holder that "
+            f"gives up at the renew deadline must have stopped its child before it may be presumed "
+            f"dead; got {config.kill_grace:g}s",
+        )
+    _check_labels(labels, fail)
     return config
+
+
+def _check_labels(labels: Labels, fail: Callable[[str, str], ConfigError]) -> None:
+    """Label names GitHub accepts and that cannot be mistaken for one another (GitHub compares
+    label names without regard to case)."""
+    named = {f"labels.{k}": getattr(labels, k) for k in ("queue", "working", "ready", "failed", "cancel")}
+    for key, name in [*named.items(), ("labels.stage_prefix", labels.stage_prefix)]:
+        if "," in name:
+            raise fail(key, f"must not contain a comma (GitHub's label filter splits on it), got {name!r}")
+        if name != name.strip():
+            raise fail(key, f"must not start or end with white space, got {name!r}")
+        limit = LABEL_MAX - 1 if key == "labels.stage_prefix" else LABEL_MAX
+        if len(name) > limit:
+            raise fail(key, f"must be at most {limit} characters (GitHub's label limit is {LABEL_MAX}), "
+                            f"got {len(name)}")
+    seen: dict[str, str] = {}
+    for key, name in named.items():
+        if name.casefold() in seen:
+            raise fail(key, f"{name!r} is already {seen[name.casefold()]}: each label must be different")
+        seen[name.casefold()] = key
+    prefix = labels.stage_prefix.casefold()
+    for key, name in named.items():
+        if name.casefold().startswith(prefix):
+            raise fail(
+                "labels.stage_prefix",
+                f"{labels.stage_prefix!r} begins {key} ({name!r}): that label would be taken for a "
+                f"stage label and removed with the stage",
+            )
 
 
 def load_config(path: str | None) -> Config:
@@ -160,6 +214,8 @@ def load_config(path: str | None) -> Config:
         return Config()
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{file}: not UTF-8 text (byte {exc.start} cannot be decoded)") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -9,15 +9,17 @@ are GitHub's: each result carries the `Date` header of its response.
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import re
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import github
 import requests
@@ -28,7 +30,8 @@ from orion_action.core.issue import Comment, Issue
 from orion_action.errors import AuthError, Forbidden, GitHubError, NotFound, Unavailable, UsageError
 from orion_action.ports import Budget, GitHubPort
 
-__all__ = ["ACTIONS_BOT", "DEFAULT_API_URL", "Budget", "GitHubRepo", "Issue"]  # Issue, Budget: re-exported
+# Issue, Budget: re-exported
+__all__ = ["ACTIONS_BOT", "DEFAULT_API_URL", "AppCredentials", "Budget", "GitHubRepo", "Issue"]
 
 DEFAULT_API_URL = "https://api.github.com"
 ACTIONS_BOT = "github-actions[bot]"
@@ -38,6 +41,92 @@ _ROLES = ("admin", "maintain", "write", "triage", "read")
 # The legacy `permission` field (and the API's older names for the same levels).
 _LEGACY_PERMISSION = {"admin": "admin", "maintain": "maintain", "write": "write", "push": "write",
                       "triage": "triage", "read": "read", "pull": "read"}
+# What an App's installation token may do: only what orion needs, whatever else the App may.
+# (Without `actions: read` the status of an App's Actions runs is not seen: they are judged by
+# their heartbeats alone.)
+APP_TOKEN_PERMISSIONS = {"issues": "write", "metadata": "read"}
+# Every failure of the transport (a reset, a truncated or undecodable body, a timeout) is
+# transient and ambiguous: the request may have been executed.
+_TRANSPORT_ERRORS = (requests.RequestException,)
+
+
+@dataclass(frozen=True)
+class AppCredentials:
+    """A GitHub App: its id, its private key (PEM) and, if known, the installation's id."""
+
+    app_id: str
+    private_key: str = field(repr=False)
+    installation_id: int | None = None
+
+
+def check_api_url(url: str) -> str:
+    """The API's base URL, or UsageError: PyGithub crashes on garbage (AttributeError)."""
+    if "@" in url:  # user:password@host: never echo it
+        raise UsageError("GITHUB_API_URL must not contain credentials (user:password@): give a token instead")
+    bad = UsageError(f"GITHUB_API_URL must be an http(s) URL like {DEFAULT_API_URL}, got {url!r}")
+    if not url.isprintable() or any(ch.isspace() for ch in url):
+        raise bad
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError when out of range
+    except ValueError:
+        raise bad from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise bad
+    return url.rstrip("/")
+
+
+def _check_token(token: str) -> str:
+    token = token.strip()
+    if not token:
+        raise AuthError(
+            "GITHUB_TOKEN is not set: give orion-action a token with issues: write, "
+            "or a GitHub App (ORION_APP_ID and ORION_APP_PRIVATE_KEY)"
+        )
+    if not (token.isascii() and token.isprintable()) or any(ch.isspace() for ch in token):
+        raise AuthError("GITHUB_TOKEN holds spaces, control or non-ASCII characters: it is not a token")
+    return token
+
+
+class _App:
+    """A GitHub App's JWT auth and its installation auth, which PyGithub renews before the
+    installation token's hour is up. Clones share one, so they share one token."""
+
+    def __init__(self, creds: AppCredentials):
+        if not (creds.app_id.isascii() and creds.app_id.isdigit()):
+            raise UsageError("ORION_APP_ID must be the GitHub App's numeric id (its settings page shows it)")
+        key = creds.private_key.strip()
+        if "\n" not in key and "\\n" in key:  # a PEM squeezed onto one line with literal \n
+            key = key.replace("\\n", "\n")
+        if not (key.startswith("-----BEGIN ") and key.endswith(" PRIVATE KEY-----")):
+            raise AuthError("ORION_APP_PRIVATE_KEY is not a PEM key (-----BEGIN ... PRIVATE KEY-----)")
+        self.jwt = Auth.AppAuth(creds.app_id, key)
+        try:
+            self.jwt.create_jwt()
+        except Exception:  # PyJWT/cryptography errors; their text is never shown (it may quote the key)
+            raise AuthError("ORION_APP_PRIVATE_KEY cannot sign a JWT: is it the App's private key?") from None
+        self.app_id = creds.app_id
+        self.installation_id = creds.installation_id
+        self.installation: Auth.AppInstallationAuth | None = None
+        self.login: str | None = None  # "<slug>[bot]", who the installation's comments are by
+
+
+def _retry_after(value: str | None, server_now: float) -> float | None:
+    """Seconds to wait from a `Retry-After` in seconds or as an HTTP date (RFC 9110), or an
+    `x-ratelimit-reset` epoch; None when unreadable (then the usual backoff applies)."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = when.timestamp() - server_now
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 class _Transient(Exception):
@@ -56,7 +145,10 @@ def _when(value: str | None) -> datetime:
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        return parsedate_to_datetime(value)
+        try:
+            return parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return datetime.now(timezone.utc)
 
 
 def _header(headers: dict[str, Any] | None, name: str) -> str | None:
@@ -104,43 +196,70 @@ class GitHubRepo:
     def __init__(
         self,
         full_name: str,
-        token: str,
+        token: str = "",
         api_url: str = DEFAULT_API_URL,
         *,
+        app: AppCredentials | None = None,
         timeout: float = 10.0,
         retry_for: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
+        _shared_app: _App | None = None,
     ):
-        if not _REPO.match(full_name or ""):
+        """Authenticate with `token`, or as the GitHub App `app` (then `token` is unused). An
+        App without an installation id costs one request here: GET /repos/{repo}/installation."""
+        if not _REPO.match(full_name or "") or {".", ".."} & set(full_name.split("/")):
             raise UsageError(f"repository must look like OWNER/NAME, got {full_name!r}")
-        if not token or not token.strip():
-            raise AuthError("GITHUB_TOKEN is not set: give orion-action a token with issues: write")
         self.full_name = full_name
-        self.api_url = api_url.rstrip("/")
+        self.api_url = check_api_url(api_url)
         self.retry_for = retry_for
         self.timeout = timeout
         self.abort: threading.Event | None = None  # set it to cut retries short
         self.deadline: float | None = None  # time.monotonic() after which no request starts
-        self._token = token.strip()
         self._sleep = sleep
-        self._gh = github.Github(
-            auth=Auth.Token(token.strip()),
+        self._repo_path = f"{self.api_url}/repos/{full_name}"
+        self.requests = 0
+        self.budget = Budget()
+        self._login: str | None = None
+        self._app = _shared_app or (_App(app) if app is not None else None)
+        self._token = "" if self._app else _check_token(token)
+        self._jwt_gh: github.Github | None = None
+        self._gh = self._github(self._installation_auth() if self._app else Auth.Token(self._token))
+        self._requester = self._gh.requester
+
+    def _github(self, auth: Auth.Auth) -> github.Github:
+        return github.Github(
+            auth=auth,
             base_url=self.api_url,
-            timeout=max(1, round(timeout)),  # PyGithub insists on whole seconds
+            timeout=max(1, round(self.timeout)),  # PyGithub insists on whole seconds
             retry=None,
             per_page=100,
             seconds_between_requests=None,
             seconds_between_writes=None,
             user_agent="orion-action",
         )
-        self._requester = self._gh.requester
-        self._repo_path = f"{self.api_url}/repos/{full_name}"
-        self.requests = 0
-        self.budget = Budget()
-        self._login: str | None = None
+
+    def _installation_auth(self) -> Auth.AppInstallationAuth:
+        """The App's installation auth, shared by every clone; found by the repository if no
+        installation id was given."""
+        app = self._app
+        assert app is not None
+        if app.installation is None:
+            number = app.installation_id
+            if number is None:
+                try:
+                    _, data = self._request("GET", f"{self._repo_path}/installation", jwt=True)
+                except NotFound:
+                    raise AuthError(
+                        f"the GitHub App {app.app_id} is not installed on {self.full_name} "
+                        f"(GET /repos/{self.full_name}/installation: 404)", 404
+                    ) from None
+                number = int(data["id"])
+            app.installation = app.jwt.get_installation_auth(number, dict(APP_TOKEN_PERMISSIONS))
+        return app.installation
 
     def clone(self, *, timeout: float | None = None, retry_for: float | None = None) -> GitHubRepo:
-        """A twin with its own connection and budgets, e.g. for the heartbeat thread."""
+        """A twin with its own connection and budgets, e.g. for the heartbeat thread. A twin of
+        an App's repo shares its renewing installation auth, not a frozen token."""
         twin = GitHubRepo(
             self.full_name,
             self._token,
@@ -148,57 +267,78 @@ class GitHubRepo:
             timeout=self.timeout if timeout is None else timeout,
             retry_for=self.retry_for if retry_for is None else retry_for,
             sleep=self._sleep,
+            _shared_app=self._app,
         )
         twin._login = self._login
         return twin
 
     def close(self) -> None:
         self._gh.close()
+        if self._jwt_gh is not None:
+            self._jwt_gh.close()
 
     # -- plumbing ---------------------------------------------------------------------------
 
     def _once(
-        self, verb: str, url: str, params: dict[str, Any] | None, body: Any
+        self, verb: str, url: str, params: dict[str, Any] | None, body: Any, jwt: bool = False
     ) -> tuple[dict[str, Any], Any]:
         self.requests += 1
-        try:
-            headers, data = self._requester.requestJsonAndCheck(verb, url, parameters=params, input=body)
+        requester = self._jwt_requester() if jwt else self._requester
+        try:  # an App's installation token is renewed in here when due: its errors are these too
+            headers, data = requester.requestJsonAndCheck(verb, url, parameters=params, input=body)
         except github.GithubException as exc:
             self._note_budget(exc.headers)
             raise self._translate(exc) from None
-        except (requests.ConnectionError, requests.Timeout) as exc:
+        except _TRANSPORT_ERRORS as exc:
             raise _Transient(exc, None, ambiguous=True) from None
         self._note_budget(headers)
         return headers, data
 
+    def _jwt_requester(self) -> Any:
+        """Requests as the App itself (a JWT): finding its installation, learning its name."""
+        assert self._app is not None
+        if self._jwt_gh is None:
+            self._jwt_gh = self._github(self._app.jwt)
+        return self._jwt_gh.requester
+
     def _note_budget(self, headers: dict[str, Any] | None) -> None:
         limit, remaining = _header(headers, "x-ratelimit-limit"), _header(headers, "x-ratelimit-remaining")
         if limit is not None and remaining is not None:
-            self.budget = Budget(int(limit), int(remaining))
+            with contextlib.suppress(ValueError):
+                self.budget = Budget(int(limit), int(remaining))
 
     def _translate(self, exc: github.GithubException) -> Exception:
+        """PyGithub's error as the project's own; a 401 is fatal at once (never retried)."""
         status, message = exc.status, _message(exc)
         headers = exc.headers or {}
-        retry_after = _header(headers, "retry-after")
+        now = self.server_time(headers).timestamp()
+        retry_after = _retry_after(_header(headers, "retry-after"), now)
         if status == 401:
+            if self._app:
+                return AuthError(
+                    f"GitHub rejected the GitHub App {self._app.app_id} (401 {message}): "
+                    f"check ORION_APP_ID and ORION_APP_PRIVATE_KEY", status
+                )
             return AuthError(f"GitHub rejected the token (401 {message})", status)
-        if status in (403, 429):
-            remaining, reset = (
-                _header(headers, "x-ratelimit-remaining"),
-                _header(headers, "x-ratelimit-reset"),
+        if status == 422 and self._app and "permissions requested" in message:
+            return AuthError(
+                f"the GitHub App {self._app.app_id} lacks Issues: read and write on {self.full_name} "
+                f"(422 {message})", status
             )
+        if status in (403, 429):
+            remaining = _header(headers, "x-ratelimit-remaining")
+            reset = _retry_after(_header(headers, "x-ratelimit-reset"), 0.0)
             if retry_after is not None:
-                return _Transient(exc, float(retry_after), ambiguous=False)
+                return _Transient(exc, retry_after, ambiguous=False)
             if remaining == "0" and reset is not None:
-                return _Transient(exc, max(0.0, float(reset) - time.time()) + 1, ambiguous=False)
+                return _Transient(exc, max(0.0, reset - time.time()) + 1, ambiguous=False)
             if status == 429 or "rate limit" in message.lower():
                 return _Transient(exc, 60.0, ambiguous=False)
             return Forbidden(f"GitHub refused: {message} (403); does the token have issues: write?", status)
         if status == 404:
             return NotFound(f"not found: {message}", status)
         if status >= 500:
-            wait = float(retry_after) if retry_after is not None else None
-            return _Transient(exc, wait, ambiguous=True)
+            return _Transient(exc, retry_after, ambiguous=True)
         return GitHubError(f"GitHub answered {status}: {message}", status)
 
     def _request(
@@ -209,6 +349,7 @@ class GitHubRepo:
         body: Any = None,
         *,
         before_retry: Callable[[], Any] | None = None,
+        jwt: bool = False,
     ) -> tuple[dict[str, Any], Any]:
         """One logical request, retried on transient failures within `retry_for` seconds.
 
@@ -249,7 +390,7 @@ class GitHubRepo:
                         if found is not None:
                             return {}, found
                     try:
-                        return self._once(verb, url, params, body)
+                        return self._once(verb, url, params, body, jwt)
                     except _Transient as exc:
                         ambiguous = exc.ambiguous
                         raise
@@ -278,13 +419,18 @@ class GitHubRepo:
     def server_time(headers: dict[str, Any]) -> datetime:
         """GitHub's clock: the `Date` header of a response."""
         value = _header(headers, "date")
-        return parsedate_to_datetime(value) if value else datetime.now(timezone.utc)
+        return _when(value) if value else datetime.now(timezone.utc)
 
     # -- identity ---------------------------------------------------------------------------
 
     def own_login(self) -> str | None:
         """The token's login (GET /user). An Actions GITHUB_TOKEN cannot read it: then the
-        Actions bot, which is who its comments are by."""
+        Actions bot, which is who its comments are by. A GitHub App: "<its slug>[bot]"."""
+        if self._login is None and self._app is not None:
+            if self._app.login is None:
+                _, data = self._request("GET", f"{self.api_url}/app", jwt=True)
+                self._app.login = f"{data['slug']}[bot]"
+            self._login = self._app.login
         if self._login is None:
             try:
                 _, data = self._request("GET", f"{self.api_url}/user")

@@ -33,7 +33,7 @@ from orion_action.core.record import State
 LABELS = Labels()
 TRUSTED = frozenset({"orion-bot"})
 # The fast configuration of the fault suite: a holder is presumed dead 4 s after its last beat.
-INTERVAL, STALE_AFTER, KILL_GRACE = 1.0, 4.0, 2.0
+INTERVAL, STALE_AFTER, KILL_GRACE = 1.0, 4.0, 1.0  # kill_grace < stale_after / 3
 FAST_CONFIG = (f"heartbeat: {{interval: {INTERVAL:g}, stale_after: {STALE_AFTER:g}}}\n"
                f"run: {{kill_grace: {KILL_GRACE:g}}}\n")
 

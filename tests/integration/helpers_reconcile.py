@@ -31,7 +31,7 @@ Wrap = Callable[[Sequence[str]], list[str]]  # e.g. namespaces.other_machine_cmd
 
 
 def write_config(directory: Path, *, interval: float = 1, stale_after: float = 4,
-                 kill_grace: float = 2, max_attempts: int = 3, name: str = "orion.yml") -> Path:
+                 kill_grace: float = 1, max_attempts: int = 3, name: str = "orion.yml") -> Path:
     """A fast configuration file (seconds everywhere) in ``directory``."""
     path = Path(directory) / name
     path.write_text(

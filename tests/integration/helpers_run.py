@@ -24,7 +24,7 @@ from orion_action.core.record import ClaimRecord, RecordError, State, Tombstone,
 
 PY = sys.executable
 BOT = "orion-bot"
-FAST = "heartbeat: {interval: 1, stale_after: 4}\nrun: {kill_grace: 2}\n"
+FAST = "heartbeat: {interval: 1, stale_after: 4}\nrun: {kill_grace: 1}\n"  # kill_grace < stale_after / 3
 QUEUE, WORKING, READY, FAILED = "orion", "orion-working", "orion-ready", "orion-failed"
 NOT_CLAIMED, LOST, USAGE = 75, 76, 64
 

@@ -391,6 +391,16 @@ BAD_CONFIGS = [
     ("wrong type", "retry: {max_attempts: many}\n", "retry.max_attempts"),
     ("stale_after too short", "heartbeat: {interval: 2, stale_after: 5}\n",
      "heartbeat.stale_after"),
+    # Defect 16 of the v0.1 audit: these ran (NaN wrote a record nobody can read and stranded
+    # the issue) or crashed with a traceback.
+    ("stale_after NaN", "heartbeat: {interval: 1, stale_after: .nan}\n", "heartbeat.stale_after"),
+    ("interval a microsecond", "heartbeat: {interval: 0.000001, stale_after: 0.000003}\n",
+     "heartbeat.interval"),
+    ("kill_grace an hour", "heartbeat: {interval: 1, stale_after: 4}\nrun: {kill_grace: 3600}\n",
+     "run.kill_grace"),
+    ("a comma in a label", "labels: {working: 'orion,working'}\n", "labels.working"),
+    ("stage prefix begins the queue label", "labels: {stage_prefix: orion}\n", "labels.stage_prefix"),
+    ("not UTF-8", b"labels:\n  queue: \xff\xfe\n", "not UTF-8"),
 ]
 
 
@@ -410,7 +420,8 @@ def test_a_bad_config_exits_64_naming_file_and_key(repo, proxy, orion_env, tmp_p
                                                    key):
     n = repo.create_issue("work", [QUEUE])
     before = snapshot(repo, n)
-    bad = fast_config(tmp_path, text, "bad.yml")
+    bad = tmp_path / "bad.yml"
+    bad.write_bytes(text if isinstance(text, bytes) else text.encode())
     child = Child(tmp_path)
     r = run(orion_env, tmp_path, bad, "--issue", str(n), cmd=child.cmd)
     _assert_usage_error(r, str(bad), key)

@@ -1,7 +1,7 @@
 """`orion-action run` under signals, lost locks, partitions and a misbehaving GitHub.
 
 Fast configuration: beat every 1 s, stale after 4 s (so the renew deadline is 2.7 s),
-kill grace 2 s. Every wait is on a condition with a timeout, never a fixed sleep.
+kill grace 1 s. Every wait is on a condition with a timeout, never a fixed sleep.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def test_sigint_to_a_wrapper_whose_child_ignores_it(repo, orion_env, tmp_path, c
 def test_actions_cancel_sequence_with_the_default_grace(repo, orion_env, tmp_path):
     """A cancelled job: SIGINT, then SIGTERM. The second signal cuts the grace short; the
     child ignores both and is killed; everything fits in the ~9 s the runner allows."""
-    cfg = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 4}\n")  # kill_grace 5s
+    cfg = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 16}\n")  # kill_grace 5s
     child = Child(tmp_path, ignore=("int", "term"))
     n, r = started_run(repo, orion_env, tmp_path, cfg, child=child)
     pid = child.pid

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers_run import BOT, NOT_CLAIMED, QUEUE, USAGE, WORKING, Child, Run, claim_comments, fast_config
+from helpers_run import BOT, FAST, NOT_CLAIMED, QUEUE, USAGE, WORKING, Child, Run, claim_comments, fast_config
 from rig import Proxy, RepoHandle
 
 from orion_action.config import PERMISSIONS
@@ -74,7 +74,7 @@ def test_a_triager_starts_nothing_but_a_writer_does(repo: RepoHandle, orion_env:
 def test_the_repository_owner_is_admin(repo: RepoHandle, orion_env: dict[str, str],
                                        tmp_path: Path) -> None:
     n = repo.create_issue("work", labels=[QUEUE])
-    config = fast_config(tmp_path, text="heartbeat: {interval: 1, stale_after: 4}\n"
+    config = fast_config(tmp_path, text="heartbeat: {interval: 1, stale_after: 4}\nrun: {kill_grace: 1}\n"
                                         "trigger: {permission: admin}\n")
     child = Child(tmp_path, hold=False)
     run = Run(orion_env, tmp_path, "--issue", str(n), "--actor", BOT, cmd=child.cmd, config=config)
@@ -91,7 +91,7 @@ def test_no_check_costs_no_request(repo: RepoHandle, orion_env: dict[str, str], 
     n = repo.create_issue("work", labels=[QUEUE])
     child = Child(tmp_path, hold=False)
     run = Run(orion_env, tmp_path, "--issue", str(n), *args, cmd=child.cmd,
-              config=fast_config(tmp_path, text="heartbeat: {interval: 1, stale_after: 4}\n" + config_text))
+              config=fast_config(tmp_path, text=FAST + config_text))
     assert run.wait() == 0, run.stderr
     assert child.marker.exists()
     assert _permission_requests(proxy) == 0 and "trigger" not in run.stderr

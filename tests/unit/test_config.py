@@ -30,7 +30,11 @@ def test_bad_durations(value) -> None:
 @given(st.integers(min_value=1, max_value=10**6), st.sampled_from(["", "s", "m", "h"]))
 def test_duration_units(n: int, unit: str) -> None:
     factor = {"": 1, "s": 1, "m": 60, "h": 3600}[unit]
-    assert parse_duration(f"{n}{unit}") == n * factor
+    if n * factor <= 7 * 24 * 3600:
+        assert parse_duration(f"{n}{unit}") == n * factor
+    else:
+        with pytest.raises(ValueError, match="at most a week"):
+            parse_duration(f"{n}{unit}")
 
 
 def test_defaults() -> None:
@@ -64,8 +68,20 @@ def test_trigger_permission_levels(level: str) -> None:
 
 
 def test_stale_after_exactly_three_intervals_is_fine() -> None:
-    c = parse_config({"heartbeat": {"interval": 1, "stale_after": 3}}, "f.yml")
+    c = parse_config({"heartbeat": {"interval": 1, "stale_after": 3}, "run": {"kill_grace": "900ms"}},
+                     "f.yml")
     assert c.stale_after == 3
+
+
+@pytest.mark.parametrize("doc", [
+    {"heartbeat": {"interval": 1}, "run": {"kill_grace": 7}},  # the cap itself
+    {"heartbeat": {"interval": 1, "stale_after": 4}, "run": {"kill_grace": 1}},  # the tests' fast config
+    {"heartbeat": {"interval": "1s", "stale_after": "168h"}},  # a week
+    {"labels": {"queue": "q" * 50, "stage_prefix": "s" * 49}},  # GitHub's limits
+    {"labels": {"queue": "todo", "stage_prefix": "todo-stage-"}},  # another label begins the prefix
+])
+def test_values_at_the_limits_are_accepted(doc) -> None:
+    parse_config(doc, "f.yml")
 
 
 ERRORS = [
@@ -96,6 +112,43 @@ ERRORS = [
     ("trigger permission a boolean", {"trigger": {"permission": False}}, "trigger.permission"),
     ("trigger unknown key", {"trigger": {"who": "write"}}, "trigger.who"),
     ("trigger not a mapping", {"trigger": "write"}, "trigger"),
+    # Defect 16 of the v0.1 audit: values that passed and then broke the protocol.
+    ("stale_after NaN", {"heartbeat": {"stale_after": float("nan")}}, "heartbeat.stale_after"),
+    ("interval NaN", {"heartbeat": {"interval": float("nan")}}, "heartbeat.interval"),
+    ("stale_after infinite", {"heartbeat": {"interval": float("inf"), "stale_after": float("inf")}},
+     "heartbeat.interval"),
+    ("kill_grace infinite", {"run": {"kill_grace": float("inf")}}, "run.kill_grace"),
+    ("a duration over a week", {"heartbeat": {"stale_after": "169h"}}, "heartbeat.stale_after"),
+    ("interval a microsecond", {"heartbeat": {"interval": 0.000001, "stale_after": 0.000003}},
+     "heartbeat.interval"),
+    ("interval under a second", {"heartbeat": {"interval": "500ms", "stale_after": 3}},
+     "heartbeat.interval"),
+    ("kill_grace an hour", {"run": {"kill_grace": 3600}, "heartbeat": {"interval": 1, "stale_after": 3}},
+     "run.kill_grace"),
+    ("kill_grace over the Actions cancel window", {"run": {"kill_grace": 8}}, "run.kill_grace"),
+    ("kill_grace a third of stale_after", {"run": {"kill_grace": 2},
+                                          "heartbeat": {"interval": 1, "stale_after": 6}},
+     "run.kill_grace"),
+    ("kill_grace over a third of stale_after", {"run": {"kill_grace": 2},
+                                               "heartbeat": {"interval": 1, "stale_after": 4}},
+     "run.kill_grace"),
+    ("a comma in a label", {"labels": {"working": "orion,working"}}, "labels.working"),
+    ("a comma in the stage prefix", {"labels": {"stage_prefix": "at,"}}, "labels.stage_prefix"),
+    ("a label over 50 characters", {"labels": {"failed": "f" * 51}}, "labels.failed"),
+    ("a stage prefix leaving no room", {"labels": {"stage_prefix": "s" * 50}}, "labels.stage_prefix"),
+    ("an empty label", {"labels": {"queue": ""}}, "labels.queue"),
+    ("an empty stage prefix", {"labels": {"stage_prefix": ""}}, "labels.stage_prefix"),
+    ("a label with edge spaces", {"labels": {"ready": " ready"}}, "labels.ready"),
+    ("queue same as working", {"labels": {"queue": "busy", "working": "busy"}}, "labels.working"),
+    ("labels differing only in case", {"labels": {"failed": "Orion-Ready"}}, "labels.failed"),
+    ("cancel same as queue", {"labels": {"cancel": "orion"}}, "labels.cancel"),
+    ("stage prefix begins the queue label", {"labels": {"stage_prefix": "orion"}},
+     "labels.stage_prefix"),
+    ("stage prefix begins another label", {"labels": {"stage_prefix": "orion-w"}},
+     "labels.stage_prefix"),
+    ("a stage label that is a configured label", {"labels": {"stage_prefix": "s-", "failed": "s-x"}},
+     "labels.stage_prefix"),
+    ("stage prefix case-folded", {"labels": {"stage_prefix": "ORION-"}}, "labels.stage_prefix"),
 ]
 
 
@@ -141,6 +194,21 @@ def test_invalid_yaml_names_file_and_line(tmp_path: Path) -> None:
         load_config(str(f))
     assert str(info.value).startswith(f"{f}: invalid YAML (line ")
     assert "\n" not in str(info.value)
+
+
+def test_a_file_that_is_not_utf8_names_the_file(tmp_path: Path) -> None:
+    f = tmp_path / "orion.yml"
+    f.write_bytes(b"labels:\n  queue: \xff\xfe\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(str(f))
+    assert str(info.value) == f"{f}: not UTF-8 text (byte 17 cannot be decoded)"
+
+
+def test_a_yaml_nan_is_an_error(tmp_path: Path) -> None:
+    f = tmp_path / "orion.yml"
+    f.write_text("heartbeat: {interval: 1, stale_after: .nan}\n")
+    with pytest.raises(ConfigError, match=r"heartbeat\.stale_after: must be a finite number"):
+        load_config(str(f))
 
 
 def test_a_directory_is_an_error(tmp_path: Path) -> None:

@@ -240,6 +240,11 @@ BAD = [
     ("label empty", {"labels": {"queue": ""}}, "labels.queue", "labels.queue"),
     ("label blank", {"labels": {"working": "  "}}, "labels.working", "labels.working"),
     ("label a number", {"labels": {"ready": 5}}, "labels.ready", "labels.ready"),
+    ("label with a comma", {"labels": {"working": "orion,working"}}, "labels.working", "labels.working"),
+    ("label over 50 characters", {"labels": {"failed": "f" * 51}}, "labels.failed", "labels.failed"),
+    ("label with a trailing space", {"labels": {"ready": "ready "}}, "labels.ready", "labels.ready"),
+    ("stage_prefix of 50 characters", {"labels": {"stage_prefix": "s" * 50}}, "labels.stage_prefix",
+     "labels.stage_prefix"),
     ("trusted_authors a string", {"trusted_authors": "alice"}, "trusted_authors", "trusted_authors"),
     ("trusted_authors with an empty login", {"trusted_authors": [""]}, "trusted_authors", "trusted_authors"),
     ("trusted_authors with a number", {"trusted_authors": [5]}, "trusted_authors", "trusted_authors"),
@@ -266,6 +271,13 @@ LOADER_ONLY = [
     ("stale_after below 3 x interval", {"heartbeat": {"interval": 60, "stale_after": "2m"}},
      "heartbeat.stale_after"),
     ("two labels the same", {"labels": {"ready": "orion"}}, "labels"),
+    ("two labels the same but for case", {"labels": {"ready": "Orion"}}, "labels.ready"),
+    ("stage_prefix begins a label", {"labels": {"stage_prefix": "orion"}}, "labels.stage_prefix"),
+    ("interval under a second", {"heartbeat": {"interval": "500ms", "stale_after": 3}}, "heartbeat.interval"),
+    ("a duration over a week", {"heartbeat": {"stale_after": "169h"}}, "heartbeat.stale_after"),
+    ("kill_grace over 7s", {"run": {"kill_grace": "8s"}}, "run.kill_grace"),
+    ("kill_grace not under stale_after / 3", {"heartbeat": {"interval": 1, "stale_after": 6},
+                                              "run": {"kill_grace": 2}}, "run.kill_grace"),
     ("max_attempts a whole float", {"retry": {"max_attempts": 2.0}}, "retry.max_attempts"),
 ]
 
@@ -288,14 +300,22 @@ KEYS = st.sampled_from(sorted(LEAVES) + ["labels.colour", "heartbeats", "run.tim
 
 
 def _cross_key_rules_hold(doc: dict[str, Any]) -> bool:
-    """The two rules the schema cannot express (its description names them)."""
-    beat = doc.get("heartbeat", {})
-    interval = parse_duration(beat.get("interval", Config.heartbeat_interval))
-    stale = parse_duration(beat.get("stale_after", Config.stale_after))
+    """The rules the schema cannot express (its description names them)."""
+    beat, run = doc.get("heartbeat", {}), doc.get("run", {})
+    try:  # parse_duration refuses more than a week, which a unit makes inexpressible in the schema
+        interval = parse_duration(beat.get("interval", Config.heartbeat_interval))
+        stale = parse_duration(beat.get("stale_after", Config.stale_after))
+        grace = parse_duration(run.get("kill_grace", Config.kill_grace))
+    except ValueError:
+        return False
+    durations = (interval >= loader.MIN_INTERVAL and stale >= 3 * interval
+                 and grace <= loader.MAX_KILL_GRACE and grace < stale / 3)
     distinct = [f.name for f in dataclasses.fields(loader.Labels) if f.name != "stage_prefix"]
     names = {**{k: getattr(loader.Labels(), k) for k in distinct},
              **{k: v for k, v in doc.get("labels", {}).items() if k in distinct}}
-    return stale >= 3 * interval and len(set(names.values())) == len(distinct)
+    folded = [name.casefold() for name in names.values()]
+    prefix = doc.get("labels", {}).get("stage_prefix", loader.Labels().stage_prefix).casefold()
+    return durations and len(set(folded)) == len(distinct) and not any(n.startswith(prefix) for n in folded)
 
 
 @settings(max_examples=300, deadline=None)
