@@ -219,6 +219,7 @@ class Claimer:
             self.gh.edit_comment(claim.comment_id, render_record(claim.record))
             self.gh.remove_label(n, lab.queue)
         except GitHubError as exc:
+            self.gh.deadline = None
             self._give_up(claim, f"the claim could not be completed: {exc}")
             raise
         finally:

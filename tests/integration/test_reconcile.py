@@ -418,7 +418,7 @@ def test_a_crashed_loser_from_an_earlier_run_does_not_block_a_requeue(orion: Ori
     n = queued_issue(repo)
     _, loser = post_claim(repo, n, local_holder(), state=State.CLAIMING, lock=False)
     post_claim(repo, n, local_holder(), state=State.FINISHED, exit_code=0, lock=False)
-    _, dead = post_claim(repo, n, local_holder())  # the next stage's run, killed
+    _, dead = post_claim(repo, n, local_holder(), child_pid=4242)  # the next stage's run, killed
     entry = orion.action(n)
     assert entry["action"] == "requeue", entry
     assert labels(repo, n) == {"orion"}

@@ -238,9 +238,11 @@ def test_a_holder_cut_off_from_github_stops_before_it_can_be_presumed_dead(
     assert WORKING in repo.labels(n)  # labels untouched: the reconciler requeues it
 
 
-def test_transient_heartbeat_errors_are_not_a_lost_lock(repo, proxy, orion_env, tmp_path, config):
+def test_transient_heartbeat_errors_are_not_a_lost_lock(repo, proxy, orion_env, tmp_path):
+    # Two failed beats and a rate-limited read must fit in the lease (2/3 of stale_after).
+    roomy = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 12}\nrun: {kill_grace: 1}\n")
     child = Child(tmp_path)
-    n, r = started_run(repo, orion_env, tmp_path, config, child=child)
+    n, r = started_run(repo, orion_env, tmp_path, roomy, child=child)
     edits = proxy.count("PATCH", r"/issues/comments/\d+$")
     rule = proxy.fail("PATCH", r"/issues/comments/\d+$", 502, count=2)
     proxy.secondary_rate_limit("GET", rf"/issues/{n}$", retry_after=1, count=1)
@@ -371,5 +373,6 @@ def test_a_claim_cut_short_after_posting_is_marked_lost_and_requeued_by_reconcil
     done = subprocess.run([sys.executable, "-m", "orion_action", "reconcile", "--config", str(config)],
                           env=orion_env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert f"#{n}  requeue" in done.stdout and "gave up before it ran" in done.stdout, done.stdout
+    # The claim never removed the queue label (only a winner does, last): the pass keeps it.
+    assert f"#{n}  requeue" in done.stdout and "the issue is queued" in done.stdout, done.stdout
     assert set(repo.labels(n)) == {QUEUE}
