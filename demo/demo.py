@@ -232,7 +232,7 @@ class Wrapper:
         if self.agent_pid is not None:
             return self.agent_pid
         try:
-            for child in psutil.Process(self.pid).children():
+            for child in psutil.Process(self.pid).children(recursive=True):  # under the guardian
                 if "--agent" in child.cmdline():
                     env = child.environ()
                     self.agent_pid, self.issue = child.pid, int(env["ORION_ISSUE"])
