@@ -11,14 +11,11 @@ Each test below, and how it fails on v0.1 (618f72e):
 DOCSTRING-PLACEHOLDER
 """
 
-# ruff: noqa: F811  (the `procs` fixture is a parameter of the tests that use it)
-
 from __future__ import annotations
 
 import contextlib
 import inspect
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -33,7 +30,7 @@ import psutil
 import pytest
 from helpers_run import FAILED, QUEUE, READY, WORKING, claim_comments, records, tombstones
 from namespaces import available, other_machine_cmd
-from rig import ROOT, Emulator, Proxy, RepoHandle, wait_until
+from rig import Emulator, Proxy, RepoHandle, wait_until
 
 from orion_action.core.record import ClaimRecord, State, parse_block, render_record
 
@@ -322,10 +319,10 @@ def test_defect_2_an_unanswered_first_beat_stops_the_child_before_the_claim_can_
     assert "renew deadline" in a.output, a.output
 
     # Now a pass (on another machine than A) releases the stale claim, and B runs.
+    edits.remove()  # GitHub answers again (A is gone): the pass and B can write
     wait_until(lambda: time.time() > posted + stale_after + 1.2, 10, 0.05)
     entry = procs.reconcile(cfg, n)
     assert entry["action"] == "requeue", entry
-    edits.remove()
     b = procs.run("b", cfg, "--issue", str(n), child="b")
     wait_until(lambda: children.started("b") or b.exited(), 30, message=lambda: b.output)
     assert children.started("b"), b.output
@@ -361,9 +358,13 @@ def test_defect_4_a_released_wrapper_that_is_signalled_leaves_the_next_run_alone
     assert a_after.state is a_before.state, (a_before.state, a_after.state)
 
     # B keeps running and beating.
-    b_beats = claim_of(repo, n, index=1)[1].beats  # type: ignore[index]
-    wait_until(lambda: (claim_of(repo, n, index=1)[1].beats >= b_beats + 2) or b.exited(),  # type: ignore[index]
-               10, 0.1, message=lambda: b.output)
+    def b_beats() -> int:
+        found = claim_of(repo, n, index=1)
+        assert found is not None
+        return found[1].beats
+
+    then = b_beats()
+    wait_until(lambda: b_beats() >= then + 2 or b.exited(), 10, 0.1, message=lambda: b.output)
     assert not b.exited() and children.alive("b"), f"B was stopped:\n{b.output}"
     children.release("b")
     assert b.wait(30) == 0, b.output
@@ -399,17 +400,21 @@ def test_defect_5_after_a_late_final_write_a_dead_next_run_is_released_and_the_n
     assert stamp(a_comment["updated_at"]) > stamp(b_comment["created_at"])
 
     b.kill_tree()  # B's machine dies, its child with it
-    children.kill_all()
     wait_until(lambda: not children.alive("b"), 10)
-    entry = procs.reconcile(slow, n)
-    assert entry["action"] == "requeue", entry
-    released = {t.token for t in tombstones(repo, n)}
-    assert b_record.token in released, f"B's dead claim was never released: {entry}"
-    assert labels(repo, n) == {QUEUE}
 
-    c = procs.run("c", slow, "--issue", str(n), cmd=["true"])
-    assert c.wait(60) == 0, c.output
+    # As the audit did: a claimer, then a pass, round after round. A fixed pass releases B's
+    # dead claim (it ran: an attempt is charged), and the next claimer wins.
+    rounds: list[tuple[int, str]] = []
+    for i in range(3):
+        c = procs.run(f"c{i}", slow, "--issue", str(n), cmd=["true"])
+        code = c.wait(60)
+        if code == 0:
+            break
+        entry = procs.reconcile(slow, n)
+        rounds.append((code, f"{entry['action']}: {entry['reason']}"))
+    assert code == 0, f"no claimer won in 3 rounds (exit code, then the pass): {rounds}"
     assert labels(repo, n) == {READY}
+    assert b_record.token in {t.token for t in tombstones(repo, n)}, "B's dead claim was never released"
 
 
 # -- 6: two tokens, only the worker trusted --------------------------------------------------------
@@ -509,32 +514,29 @@ def suspended(monkeypatch: pytest.MonkeyPatch) -> float:
     return ahead
 
 
-def test_defect_13_the_wrappers_clock_counts_suspend(suspended: float):
+def test_defect_13_the_wrappers_clock_and_its_request_deadlines_count_suspend(
+        suspended: float, repo: RepoHandle, proxy: Proxy):
+    """Durations on CLOCK_BOOTTIME, which counts suspend. The claimer and the hand-back bound
+    their requests with deadlines taken from the wrapper's clock: the GitHub adapter must compare
+    them on that same clock, or on a machine that was ever suspended they are never reached."""
     from orion_action.adapters import clock
+    from orion_action.adapters.github import GitHubRepo
+    from orion_action.errors import Unavailable
     from orion_action.services import wrapper
 
     boot = time.clock_gettime(time.CLOCK_BOOTTIME)
     assert abs(clock.monotonic() - boot) < 1, "the clock is not CLOCK_BOOTTIME"
     params = inspect.signature(wrapper.Wrapper.__init__).parameters
     assert "clock" in params, "the wrapper takes no clock: it reads time.monotonic"
-    assert abs(params["clock"].default.monotonic() - boot) < 1
-
-
-def test_defect_13_request_deadlines_are_on_the_wrappers_clock(suspended: float, repo: RepoHandle,
-                                                                  proxy: Proxy):
-    """The claimer and the hand-back bound their requests with a deadline taken from the
-    wrapper's clock; the GitHub adapter must compare it on that same clock, or a machine that
-    was ever suspended has no deadline at all."""
-    from orion_action.adapters import clock
-    from orion_action.adapters.github import GitHubRepo
-    from orion_action.errors import Unavailable
+    wrapper_clock = params["clock"].default
+    assert abs(wrapper_clock.monotonic() - boot) < 1
 
     n = repo.create_issue("work", [QUEUE])
     gh = GitHubRepo(repo.full_name, Emulator.BOT_TOKEN, proxy.url, retry_for=5)
-    gh.deadline = clock.monotonic() - 1  # already past, on the wrapper's clock
+    gh.deadline = wrapper_clock.monotonic() - 1  # already past, on the wrapper's clock
     with pytest.raises(Unavailable, match="no time left"):
         gh.get_issue(n)
-    assert proxy.count() == 0
+    assert proxy.count() == 0, "a request was sent after its deadline"
 
 
 # -- 14: a token revoked mid-run -------------------------------------------------------------------
