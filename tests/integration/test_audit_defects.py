@@ -8,7 +8,53 @@ pure functions and have unit tests (tests/unit/).
 
 Each test below, and how it fails on v0.1 (618f72e):
 
-DOCSTRING-PLACEHOLDER
+- 1 (a stalled claimer runs beside the winner): test_defect_1_a_stalled_claimer_gives_up_instead_of_
+  running_beside_the_winner. Fails on v0.1 (618f72e): A resumes, wins as the lowest open claim
+  and starts its child while B's runs ("A's child ran beside B's").
+- 2 (the child runs unsupervised): test_defect_2_a_holder_whose_writes_go_unanswered_runs_nothing_
+  once_its_claim_can_be_stale. Fails on v0.1: A's child still runs 6 s after the claim (stale_after)
+  while the main thread retries the "running" edit.
+- 4 (a signalled wrapper hands back an issue it no longer holds): test_defect_4_a_released_
+  wrapper_that_is_signalled_leaves_the_next_run_alone. Fails on v0.1: A writes `interrupted`, puts
+  `orion` back and removes B's lock and stage label (labels {'orion'}).
+- 5 (livelock after a late final write): test_defect_5_after_a_late_final_write_a_dead_next_run_is_
+  released_and_the_next_claimer_wins. Fails on v0.1: three rounds of exit 75 and "requeue:
+  finishing an earlier release whose label move did not happen"; B's dead claim is never released.
+- 6 (two tokens): test_defect_6_a_release_by_an_untrusted_reconciler_login_is_a_loud_usage_error.
+  Fails on v0.1: the claimer exits 75 ("comment N ran the issue while this claim was being made
+  (it is running)"), not 64.
+- 7 (a late loser undoes a person's requeue): test_defect_7_a_late_loser_leaves_a_persons_requeue_
+  in_place. Fails on v0.1: the loser puts orion-ready back (labels {'orion-ready'}).
+- 11 (a late beat reopens a final record): test_defect_11_a_beat_that_lands_after_the_final_
+  record_does_not_reopen_it[before the read-back] and [after the wrapper exited]. Both fail on
+  v0.1: the record reads `running` once the late beat lands.
+- 13 (suspend): test_defect_13_the_wrappers_clock_and_its_request_deadlines_count_suspend (a unit
+  test with CLOCK_BOOTTIME faked 11 days ahead). Fails on v0.1: "the clock is not CLOCK_BOOTTIME"
+  (it is time.monotonic).
+- 14 (a token revoked mid-run): test_defect_14_a_token_revoked_mid_run_stops_the_child_and_exits_
+  64_at_once. Fails on v0.1: "heartbeat failed, will retry: GitHub rejected the token (401 Bad
+  credentials)" every beat, still running 10 s later (it would go on to its renew deadline).
+- 15 (outsiders drain the budget): test_defect_15_a_beat_reads_a_bounded_number_of_comment_pages_
+  whatever_outsiders_post. Fails on v0.1: comment pages read per beat [0, 0, 4, 6, 0, ...] (every
+  page at each change of the comment count).
+
+The unit tests of defects 8, 9, 10 and 12 (tests/unit/), run against v0.1:
+
+- 8: test_record.py::test_a_block_that_does_not_start_the_body_is_not_a_record fails in 4 cases
+  (after text, in a code block, after a blank line, indented: v0.1 reads the block).
+  test_issue_log.py::test_a_quoted_block_in_a_trusted_comment_counts_for_nothing: test_issue_log.py
+  cannot even be collected on v0.1 (ClaimRecord has no counts_attempt).
+- 9: test_record.py::test_adversarial_bodies_are_rejected_quickly fails in 3 cases (newlines after a
+  header, spaces after a header, many headers: over the 5 s timeout).
+- 10: test_arbitration.py::test_an_unreadable_earlier_claim_blocks_a_later_one and
+  test_an_unreadable_release_after_our_claim_stops_us fail; test_issue_log.py::test_unreadable_
+  trusted_blocks_are_reported_not_believed cannot be collected (above).
+- 12: test_liveness.py::test_judge_table fails in 3 cases ("rebooted and a beat missed: dead",
+  "another boot with a fresh heartbeat (a clone?): alive", "two hosts with no namespace id booted
+  in one minute are not one process table"), and test_same_process_table_and_rebooted fails.
+- test_plan.py (with defect 5's planning case) cannot be collected on v0.1 (no
+  core.issue.Unreadable); test_arbitration.py::test_ran_meanwhile fails in all 13 cases, but by
+  its changed signature (TypeError), not by behaviour.
 """
 
 from __future__ import annotations
