@@ -26,6 +26,7 @@ import requests
 import tenacity
 from github import Auth
 
+from orion_action.adapters.clock import boottime
 from orion_action.core.issue import Comment, Issue
 from orion_action.errors import AuthError, Forbidden, GitHubError, NotFound, Unavailable, UsageError
 from orion_action.ports import Budget, GitHubPort
@@ -214,7 +215,7 @@ class GitHubRepo:
         self.retry_for = retry_for
         self.timeout = timeout
         self.abort: threading.Event | None = None  # set it to cut retries short
-        self.deadline: float | None = None  # time.monotonic() after which no request starts
+        self.deadline: float | None = None  # clock.boottime() after which no request starts
         self._sleep = sleep
         self._repo_path = f"{self.api_url}/repos/{full_name}"
         self.requests = 0
@@ -355,7 +356,7 @@ class GitHubRepo:
 
         `before_retry` runs before retrying an *ambiguous* failure (the request may have been
         executed); if it returns a value, that value is the result and nothing is re-sent."""
-        started = time.monotonic()
+        started = boottime()
         if self.deadline is not None and started >= self.deadline:
             raise Unavailable(f"no time left for {verb} {url.replace(self.api_url, '')}")
         attempt = 0
@@ -371,7 +372,7 @@ class GitHubRepo:
         def out_of_time(state: tenacity.RetryCallState) -> bool:
             if self.abort is not None and self.abort.is_set():
                 return True
-            resume = time.monotonic() + wait_for(state)
+            resume = boottime() + wait_for(state)
             return resume - started > self.retry_for or (self.deadline is not None and resume > self.deadline)
 
         retrying = tenacity.Retrying(

@@ -167,7 +167,7 @@ class Claimer:
         claim.comments = {c.id: c for c in comments}
         claim.comments_seen = len(comments)
 
-        self._refuse_untrusted_release(log, record.token)
+        self._refuse_untrusted_release(claim, log)
 
         def is_dead(e: ClaimEntry) -> bool:
             return (
@@ -262,13 +262,16 @@ class Claimer:
             self.clock.sleep(pause)
             pause = min(pause * 2, 2.0)
 
-    def _refuse_untrusted_release(self, log: IssueLog, token: str) -> None:
+    def _refuse_untrusted_release(self, claim: Claim, log: IssueLog) -> None:
         """A release by an untrusted login of the claim that blocks us is almost always a
         reconciler running under a login missing from trusted_authors: every claimer would lose
         to the released claim forever (defect 6 of the v0.1 audit). Say so, and stop."""
-        blocking = {c.record.token for c in log.open_claims() if c.record.token != token}
+        blocking = {c.record.token for c in log.open_claims() if c.record.token != claim.record.token}
         for r in log.untrusted_releases:
             if r.token in blocking:
+                why = f"comment {r.comment_id} by untrusted {r.author} releases the claim in the way"
+                self._give_up(claim, why)
+                self._tidy_after_giving_up(claim)
                 raise UsageError(
                     f"comment {r.comment_id} by {r.author} releases claim {r.token}, but {r.author} is not "
                     f"a trusted author: list every worker and reconciler login in trusted_authors "
