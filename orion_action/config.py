@@ -139,7 +139,7 @@ def parse_config(data: Any, source: str) -> Config:
                     raise fail(name, str(exc)) from None
             elif kind == "workflow":
                 if not isinstance(item, str) or not _WORKFLOW.fullmatch(item):
-                    raise fail(name, f'expected a workflow file name like "orion-worker.yml" or "", got {item!r}')
+                    raise fail(name, f'expected a workflow file name like "worker.yml" or "", got {item!r}')
                 values[name] = item
             elif kind == "permission":
                 if item not in PERMISSIONS:
