@@ -30,7 +30,7 @@ from orion_action.adapters.clock import SYSTEM_CLOCK, Clock
 from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
 from orion_action.core.record import ActionsRun, clean_progress, mentions_orion
-from orion_action.errors import AuthError, ExitCode, GitHubError, NotFound, OrionError
+from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, NotFound, OrionError
 from orion_action.services.claiming import Claim, Claimer
 from orion_action.services.holding import (
     TIME_LIMIT_EXIT_CODE,
@@ -211,6 +211,37 @@ class Wrapper:
     # -- the process around the run -------------------------------------------------------
 
     def run(self, request: RunRequest) -> int:
+        return self._with_signals(lambda wake: self._run(request, wake))
+
+    def drain(self, request: RunRequest, max_runs: int | None = None) -> int:
+        """`run --next --drain`: claim and run queued issues one after another until the queue
+        is empty (or `max_runs` runs), so one worker job works down a backlog. Exits 0 when
+        every run succeeded or there was nothing to run, else with the first failing run's
+        code; a signal stops the drain once the current issue is handed back."""
+        return self._with_signals(lambda wake: self._drain(request, max_runs, wake))
+
+    def _drain(self, request: RunRequest, max_runs: int | None, wake: socket.socket) -> int:
+        first_failure, runs = 0, 0
+        while max_runs is None or runs < max_runs:
+            try:
+                code = self._run(request, wake)
+            except NotClaimed as exc:
+                self.log(f"drain: {exc}; stopping after {runs} run(s)")
+                break
+            except Interrupted as exc:
+                self.log(f"drain: {exc}")
+                return first_failure or int(exc.exit_code)
+            runs += 1
+            first_failure = first_failure or code
+            if self.signal_received is not None:
+                self.log(f"drain: stopped by {signal.Signals(self.signal_received).name} after {runs} run(s)")
+                break
+            if code == int(ExitCode.USAGE):
+                self.log(f"drain: stopping after {runs} run(s): the last one exited {code}")
+                break
+        return first_failure
+
+    def _with_signals(self, body: Callable[[socket.socket], int]) -> int:
         # Signals are caught from the start: one that arrives while claiming lets the claim
         # finish and then hands the issue back, instead of leaving a half-made claim behind.
         wake_r, wake_w = socket.socketpair()
@@ -220,7 +251,7 @@ class Wrapper:
         previous_chld = signal.signal(signal.SIGCHLD, lambda *_: None)
         previous_fd = signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
         try:
-            return self._run(request, wake_r)
+            return body(wake_r)
         finally:
             signal.set_wakeup_fd(previous_fd)
             signal.signal(signal.SIGCHLD, previous_chld)
