@@ -32,6 +32,7 @@ from orion_action.config import Config
 from orion_action.core.record import ActionsRun, clean_progress, mentions_orion
 from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, NotFound, OrionError
 from orion_action.services.claiming import Claim, Claimer
+from orion_action.services.dispatch import dispatch_issues
 from orion_action.services.holding import (
     TIME_LIMIT_EXIT_CODE,
     Holding,
@@ -207,6 +208,7 @@ class Wrapper:
         self.here = local.this_machine()
         self.signal_received: int | None = None  # the first signal: it decides the exit code
         self.signals_seen = 0  # every signal: a second one cuts the kill grace short
+        self.draining = False  # run --drain: the loop goes on after a requeue
 
     # -- the process around the run -------------------------------------------------------
 
@@ -221,6 +223,7 @@ class Wrapper:
         return self._with_signals(lambda wake: self._drain(request, max_runs, wake))
 
     def _drain(self, request: RunRequest, max_runs: int | None, wake: socket.socket) -> int:
+        self.draining = True
         first_failure, runs = 0, 0
         while max_runs is None or runs < max_runs:
             try:
@@ -464,4 +467,9 @@ class Wrapper:
             self.log(f"#{n}: the run ended ({outcome.state.value}), but {why}; leaving the labels")
         else:
             self.log(f"#{n}: {outcome.state.value}" + (f" -> {outcome.add}" if outcome.add else ""))
+            # Immediate pickup: a requeued issue gets a worker run now, unless this drain
+            # (which goes on) picks it up itself.
+            drain_goes_on = self.draining and self.signal_received is None
+            if outcome.add == self.config.labels.queue and not drain_goes_on:
+                dispatch_issues(holding.gh, self.config, [n], self.log)
         return code
