@@ -167,6 +167,7 @@ def test_worker_example() -> None:
     assert "$ORION_ISSUE_FILE" in orion["with"]["run"]
     assert "github.event.issue.number" in orion["with"]["issue"]
     assert "github.event.issue" in orion["with"]["next"]
+    assert orion["with"]["drain"] == orion["with"]["next"], "the schedule drains the queue"
 
 
 @pytest.mark.parametrize("name", sorted(AGENTS))
