@@ -416,8 +416,6 @@ class Wrapper:
                 f"(limit {self.config.idle_timeout:g}s)"
             )
         self._stop(child, f"#{holding.number}: {why}; stopping the child")
-        quick = holding.gh.clone(timeout=HAND_BACK_REQUEST_TIMEOUT_S, retry_for=HAND_BACK_DEADLINE_S)
-        holding.gh = quick
         outcome = timed_out(self.config, holding.claim.record.attempt, why)
         return self._conclude(holding, outcome, TIME_LIMIT_EXIT_CODE)
 
