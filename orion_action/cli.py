@@ -61,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="who added the label that started this run; the run starts only if they have "
         "trigger.permission (default write) on the repository",
     )
+    run.add_argument(
+        "--drain", action="store_true", help="with --next: run queued issues one by one until none is left"
+    )
+    run.add_argument("--max-runs", type=_positive, metavar="K", help="with --drain: stop after K runs")
     run.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD [ARG...]")
 
     rec = sub.add_parser("reconcile", help="one reconcile pass over every issue carrying the lock")
@@ -85,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
 def _issue_number(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"issue number must be a positive whole number, got {text!r}")
+    return int(text)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
     return int(text)
 
 
@@ -148,6 +158,10 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
     from orion_action.services import reconcile, trigger, wrapper
 
     if args.command == "run":
+        if args.drain and not args.next:
+            raise UsageError("--drain works with --next only")
+        if args.max_runs is not None and not args.drain:
+            raise UsageError("--max-runs works with --drain only")
         cmd = _command_line(args)
         stage = config.labels.stage(args.stage)
         if stage and len(stage) > LABEL_MAX:
@@ -161,7 +175,10 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
         # the command runs could mint tokens for every repository the App is installed on.
         child_env = {k: v for k, v in env.items() if k != "ORION_APP_PRIVATE_KEY"}
         w = wrapper.Wrapper(gh, config, _log, child_env)
-        return w.run(wrapper.RunRequest(command=cmd, issue=args.issue, stage=args.stage))
+        request = wrapper.RunRequest(command=cmd, issue=args.issue, stage=args.stage)
+        if args.drain:
+            return w.drain(request, args.max_runs)
+        return w.run(request)
     gh = _connect(args, env)
     if args.command == "reconcile":
         return reconcile.reconcile_command(gh, config, _log, env, dry_run=args.dry_run, as_json=args.json)

@@ -55,6 +55,10 @@ class Config:
     kill_grace: float = 5.0
     trusted_authors: tuple[str, ...] = ()
     trigger_permission: str = "write"  # the least access of whoever's label may start a run
+    timeout: float = 0.0  # run.timeout: stop a child that has run this long (0: no limit)
+    idle_timeout: float = 0.0  # run.idle_timeout: ...or that has been silent this long (0: no limit)
+    dispatch_workflow: str = ""  # dispatch.workflow: the worker workflow started for queued issues
+    dispatch_max_runs: int = 4  # dispatch.max_runs: at most this many of its runs at once
     source: str = "defaults"
 
     @property
@@ -64,8 +68,8 @@ class Config:
         return self.stale_after * 2 / 3
 
 
-def parse_duration(value: Any) -> float:
-    """Seconds from a number or a string like "90s", "5m", "1h", "500ms"."""
+def parse_duration(value: Any, allow_zero: bool = False) -> float:
+    """Seconds from a number or a string like "90s", "5m", "1h", "500ms" (a limit may be 0: none)."""
     if isinstance(value, bool):
         raise ValueError("expected a duration, got a boolean")
     if isinstance(value, (int, float)):
@@ -76,8 +80,8 @@ def parse_duration(value: Any) -> float:
         raise ValueError(f'expected a duration like 90, "90s", "5m" or "1h", got {value!r}')
     if not math.isfinite(seconds):
         raise ValueError(f"must be a finite number of seconds, got {value!r}")
-    if seconds <= 0:
-        raise ValueError(f"must be greater than zero, got {value!r}")
+    if seconds < 0 or (seconds == 0 and not allow_zero):
+        raise ValueError(f"must be {'zero or more' if allow_zero else 'greater than zero'}, got {value!r}")
     if seconds > MAX_DURATION:
         raise ValueError(f"must be at most a week ({MAX_DURATION:g}s), got {value!r}")
     return seconds
@@ -87,10 +91,13 @@ _SCHEMA: dict[str, Any] = {
     "labels": {"queue": str, "working": str, "ready": str, "failed": str, "stage_prefix": str, "cancel": str},
     "heartbeat": {"interval": "duration", "stale_after": "duration"},
     "retry": {"max_attempts": int},
-    "run": {"kill_grace": "duration"},
+    "run": {"kill_grace": "duration", "timeout": "limit", "idle_timeout": "limit"},
     "trusted_authors": list,
     "trigger": {"permission": "permission"},
+    "dispatch": {"workflow": "workflow", "max_runs": int},
 }
+# A workflow file name in .github/workflows ("" turns dispatching off).
+_WORKFLOW = re.compile(r"(?:[A-Za-z0-9._-]+\.ya?ml)?")
 
 
 def parse_config(data: Any, source: str) -> Config:
@@ -125,6 +132,15 @@ def parse_config(data: Any, source: str) -> Config:
                     values[name] = parse_duration(item)
                 except ValueError as exc:
                     raise fail(name, str(exc)) from None
+            elif kind == "limit":
+                try:
+                    values[name] = parse_duration(item, allow_zero=True)
+                except ValueError as exc:
+                    raise fail(name, str(exc)) from None
+            elif kind == "workflow":
+                if not isinstance(item, str) or not _WORKFLOW.fullmatch(item):
+                    raise fail(name, f'expected a workflow file name like "worker.yml" or "", got {item!r}')
+                values[name] = item
             elif kind == "permission":
                 if item not in PERMISSIONS:
                     raise fail(name, f"expected one of {', '.join(PERMISSIONS)}, got {item!r}")
@@ -147,6 +163,10 @@ def parse_config(data: Any, source: str) -> Config:
         kill_grace=values.get("run.kill_grace", defaults.kill_grace),
         trusted_authors=values.get("trusted_authors", ()),
         trigger_permission=values.get("trigger.permission", defaults.trigger_permission),
+        timeout=values.get("run.timeout", defaults.timeout),
+        idle_timeout=values.get("run.idle_timeout", defaults.idle_timeout),
+        dispatch_workflow=values.get("dispatch.workflow", defaults.dispatch_workflow),
+        dispatch_max_runs=values.get("dispatch.max_runs", defaults.dispatch_max_runs),
         source=source,
     )
     if config.heartbeat_interval < MIN_INTERVAL:

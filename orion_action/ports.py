@@ -26,6 +26,15 @@ class Budget:
     remaining: int | None = None
 
 
+@dataclass(frozen=True)
+class WorkflowRun:
+    """A run of a workflow, as the dispatcher counts them (`title` is its display title)."""
+
+    id: int
+    status: str
+    title: str = ""
+
+
 class GitHubPort(Protocol):
     """One repository's issues, comments and labels, as orion needs them.
 
@@ -88,6 +97,14 @@ class GitHubPort(Protocol):
         ...
 
     def workflow_run_status(self, run_id: int) -> str | None: ...
+
+    def list_workflow_runs(self, workflow: str, status: str) -> list[WorkflowRun]:
+        """Runs of the workflow file `workflow` in `status`, newest first (up to 100)."""
+        ...
+
+    def dispatch_workflow(self, workflow: str, inputs: dict[str, str]) -> None:
+        """workflow_dispatch of the workflow file `workflow` on the default branch."""
+        ...
 
     def ensure_label(self, name: str, color: str, description: str) -> str: ...
 

@@ -12,6 +12,11 @@ Child = Guardian
 __all__ = ["CannotStart", "Child", "LeaseExpired", "start_child"]
 
 
-def start_child(command: list[str], env: dict[str, str], lease_until: float, kill_grace: float) -> Child:
-    """Start `command` under a guardian; raises CannotStart or LeaseExpired."""
-    return Guardian.start(command, env, lease_deadline=lease_until, kill_grace=kill_grace)
+def start_child(
+    command: list[str], env: dict[str, str], lease_until: float, kill_grace: float, watch_output: bool = False
+) -> Child:
+    """Start `command` under a guardian; raises CannotStart or LeaseExpired. `watch_output`:
+    its output passes through the guardian, which reports when it last wrote (idle_timeout)."""
+    return Guardian.start(
+        command, env, lease_deadline=lease_until, kill_grace=kill_grace, watch_output=watch_output
+    )

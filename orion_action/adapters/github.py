@@ -29,7 +29,7 @@ from github import Auth
 from orion_action.adapters.clock import boottime
 from orion_action.core.issue import Comment, Issue
 from orion_action.errors import AuthError, Forbidden, GitHubError, NotFound, Unavailable, UsageError
-from orion_action.ports import Budget, GitHubPort
+from orion_action.ports import Budget, GitHubPort, WorkflowRun
 
 # Issue, Budget: re-exported
 __all__ = ["ACTIONS_BOT", "DEFAULT_API_URL", "AppCredentials", "Budget", "GitHubRepo", "Issue"]
@@ -221,6 +221,7 @@ class GitHubRepo:
         self.requests = 0
         self.budget = Budget()
         self._login: str | None = None
+        self._default_branch: str | None = None
         self._app = _shared_app or (_App(app) if app is not None else None)
         self._token = "" if self._app else _check_token(token)
         self._jwt_gh: github.Github | None = None
@@ -271,6 +272,7 @@ class GitHubRepo:
             _shared_app=self._app,
         )
         twin._login = self._login
+        twin._default_branch = self._default_branch
         return twin
 
     def close(self) -> None:
@@ -582,6 +584,30 @@ class GitHubRepo:
         except (NotFound, Forbidden):
             return None
         return str(data.get("status")) if isinstance(data, dict) else None
+
+    # -- workflow runs (immediate pickup) -------------------------------------------------------
+
+    def list_workflow_runs(self, workflow: str, status: str) -> list[WorkflowRun]:
+        """Runs of the workflow file `workflow` in `status` (queued, in_progress, ...), newest
+        first: one request for up to 100."""
+        path = f"{self._repo_path}/actions/workflows/{quote(workflow, safe='')}/runs"
+        _, data = self._request("GET", path, {"status": status, "per_page": 100})
+        runs = data.get("workflow_runs") if isinstance(data, dict) else None
+        return [
+            WorkflowRun(int(r["id"]), str(r.get("status") or ""), str(r.get("display_title") or ""))
+            for r in runs or []
+        ]
+
+    def dispatch_workflow(self, workflow: str, inputs: dict[str, str]) -> None:
+        """Start the workflow file `workflow` on the default branch (workflow_dispatch)."""
+        if self._default_branch is None:
+            _, repo = self._request("GET", self._repo_path)
+            self._default_branch = str(repo.get("default_branch") or "main")
+        self._request(
+            "POST",
+            f"{self._repo_path}/actions/workflows/{quote(workflow, safe='')}/dispatches",
+            body={"ref": self._default_branch, "inputs": inputs},
+        )
 
     # -- labels of the repository --------------------------------------------------------------
 

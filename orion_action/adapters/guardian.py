@@ -18,6 +18,11 @@ everything and reports the command's exit status, when
 
 Deadlines are on CLOCK_BOOTTIME, which keeps counting through a system suspend.
 
+Output (when the wrapper asks to `watch` it, for `run.idle_timeout`): the command's stdout and
+stderr are pipes the guardian copies, as each chunk arrives and without buffering or loss, to
+its own stdout and stderr (the wrapper's), and it reports the time of the last byte, at most
+once per OUTPUT_REPORT_S. The copy is drained to EOF before the guardian reports the exit.
+
 Signals: the guardian ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT, and sits in a process group
 of its own. A cancelled Actions job sends SIGINT, then SIGTERM, to the wrapper (the action
 `exec`s it); a terminal sends them to its foreground group. Those are meant for the wrapper,
@@ -30,9 +35,10 @@ Only SIGKILL ends the guardian itself (SIGSTOP pauses it, and `stop` then kills 
 wrapper then SIGKILLs the command's group; what escaped the group survives (ADR 0010).
 
 Wire format. Wrapper to guardian (the control pipe): first a line with a length N and N bytes
-of a marshalled dict {"command", "env", "deadline", "grace"} (both ends run the same
+of a marshalled dict {"command", "env", "deadline", "grace", "watch"} (both ends run the same
 interpreter), then lines "renew DEADLINE" or "stop SIGNUM GRACE". Guardian to wrapper (the
-report pipe): a line "started PID", "cannot-start ERRNO" or "expired", then "exit STATUS WHY".
+report pipe): a line "started PID", "cannot-start ERRNO" or "expired", then any number of
+"output BOOTTIME" (the command wrote something then), then "exit STATUS WHY".
 The command's environment travels over the pipe, never on a command line. The guardian runs
 with `python -S` and imports little (no json, typing, datetime, psutil): it starts in ~40 ms
 with ~11 MB RSS (ADR 0010).
@@ -67,6 +73,7 @@ KILL_WAIT_S = 5.0  # how long SIGKILLed processes may take to go (uninterruptibl
 STARTUP_TIMEOUT_S = 30.0
 ANSWER_S = 3.0  # a guardian silent this long after a stop's grace is killed (stopped, hung)
 MAX_SLEEP_S = 60.0  # the guardian wakes at least this often, whatever the deadline
+OUTPUT_REPORT_S = 0.25  # a watched command's output time is reported at most this often
 LOG_PREFIX = "orion-action guardian: "
 # Started like the action starts the wrapper: the package's own directory first on sys.path
 # and the working directory left off, so nothing in the caller's checkout shadows a module.
@@ -136,14 +143,23 @@ class Guardian:
         self.guardian_pid = proc.pid
         self.status: int | None = None
         self.reason: str | None = None
+        self.last_output: float | None = None  # boottime of the command's last output (when watched)
 
     @classmethod
     def start(
-        cls, command: Sequence[str], env: Mapping[str, str], *, lease_deadline: float, kill_grace: float
+        cls,
+        command: Sequence[str],
+        env: Mapping[str, str],
+        *,
+        lease_deadline: float,
+        kill_grace: float,
+        watch_output: bool = False,
     ) -> Guardian:
         """Start a guardian that runs `command` with `env` until `lease_deadline` (on
         clock.boottime()) unless renewed. Raises CannotStart (an OSError, as Popen would) when
-        the command cannot be executed, LeaseExpired when the lease passed before exec."""
+        the command cannot be executed, LeaseExpired when the lease passed before exec.
+        `watch_output`: pass the command's output through the guardian, which reports when it
+        last wrote (`last_output`)."""
         import subprocess  # here: the guardian process itself never needs it
 
         _require_linux()
@@ -160,7 +176,13 @@ class Guardian:
             raise GuardianError(f"cannot start the guardian process: {exc}") from exc
         os.close(control_r)
         os.close(report_w)
-        spec = {"command": list(command), "env": dict(env), "deadline": lease_deadline, "grace": kill_grace}
+        spec = {
+            "command": list(command),
+            "env": dict(env),
+            "deadline": lease_deadline,
+            "grace": kill_grace,
+            "watch": watch_output,
+        }
         try:
             payload = marshal.dumps(spec)
             _write_all(control_w, b"%d\n" % len(payload) + payload)
@@ -267,7 +289,9 @@ class Guardian:
         while b"\n" in self._buffer:
             line, self._buffer = self._buffer.split(b"\n", 1)
             word, status, why = (line.decode().split(" ") + ["", ""])[:3]
-            if word == "exit":
+            if word == "output":
+                self.last_output = float(status)
+            elif word == "exit":
                 self.status, self.reason = int(status), why
                 with contextlib.suppress(Exception):
                     self._proc.wait(timeout=KILL_WAIT_S)
@@ -337,9 +361,12 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def _spawn(command: Sequence[str], env: Mapping[str, str], deadline: float) -> int:
+def _spawn(
+    command: Sequence[str], env: Mapping[str, str], deadline: float, outputs: Sequence[tuple[int, int]] = ()
+) -> int:
     """Fork and exec the command in a process group of its own, bound to us by PDEATHSIG.
-    The lease is checked in the child just before exec. Raises CannotStart or LeaseExpired."""
+    The lease is checked in the child just before exec. Raises CannotStart or LeaseExpired.
+    `outputs`: (write end, fd) pairs the command gets as its stdout and stderr."""
     result_r, result_w = os.pipe()  # close-on-exec: EOF with no data means exec succeeded
     guardian = os.getpid()
     pid = os.fork()
@@ -352,6 +379,8 @@ def _spawn(command: Sequence[str], env: Mapping[str, str], deadline: float) -> i
                 os._exit(CANNOT_START_STATUS)  # the guardian died before the prctl took hold
             for s in RESET:
                 signal.signal(s, signal.SIG_DFL)
+            for write_end, target in outputs:
+                os.dup2(write_end, target)  # dup2 leaves the copy inheritable
             if boottime() >= deadline:
                 os.write(result_w, b"expired")
             else:
@@ -397,6 +426,10 @@ class _Process:
         self.buffer = b""
         self.pid = 0
         self.wait_status: int | None = None
+        self.outputs: dict[int, int] = {}  # read end of a command's output pipe -> our fd it goes to
+        self.last_output: float | None = None
+        self.reported_output: float | None = None
+        self.next_report = 0.0
         self.wake_r, wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
         os.set_blocking(wake_w, False)
@@ -405,14 +438,24 @@ class _Process:
 
     def run(self, spec: dict) -> None:
         self.deadline, grace = float(spec["deadline"]), float(spec["grace"])
+        pairs: list[tuple[int, int]] = []
+        if spec.get("watch"):
+            for target in (1, 2):
+                read_end, write_end = os.pipe()
+                os.set_blocking(read_end, False)
+                self.outputs[read_end] = target
+                pairs.append((write_end, target))
         try:
-            self.pid = _spawn(spec["command"], spec["env"], self.deadline)
+            self.pid = _spawn(spec["command"], spec["env"], self.deadline, pairs)
         except CannotStart as exc:
             self.say(f"cannot-start {exc.errno}")
             return
         except LeaseExpired:
             self.say("expired")
             return
+        finally:
+            for write_end, _ in pairs:
+                os.close(write_end)
         self.say(f"started {self.pid}")
         why, first, grace = self.supervise(grace)
         if why == "lease":
@@ -421,6 +464,7 @@ class _Process:
             _log(f"the wrapper is gone; stopping the command (pid {self.pid})")
         self.stop_everything(first, grace)
         assert self.wait_status is not None
+        self.drain_outputs()
         self.say(f"exit {exit_status(self.wait_status)} {why}")
 
     def supervise(self, grace: float) -> tuple[str, int, float]:
@@ -500,15 +544,23 @@ class _Process:
     # -- messages -------------------------------------------------------------------------
 
     def next_message(self, timeout: float | None, wake_only: bool = False) -> str | None:
-        """The next control line; None on timeout or a SIGCHLD; "" on EOF (once seen, always)."""
+        """The next control line; None on timeout, a SIGCHLD or output; "" on EOF (once seen, always)."""
         while True:
             if not wake_only and b"\n" in self.buffer:
                 line, self.buffer = self.buffer.split(b"\n", 1)
                 return line.decode()
             if not wake_only and self.control is None:
                 return ""
-            fds = [self.wake_r] + ([] if wake_only or self.control is None else [self.control])
-            ready = select.select(fds, [], [], timeout)[0]
+            fds = [self.wake_r, *self.outputs] + ([] if wake_only or self.control is None else [self.control])
+            wait = timeout
+            if self.last_output != self.reported_output:  # an output time waits to be reported
+                flush_in = max(0.0, self.next_report - boottime())
+                wait = flush_in if wait is None else min(wait, flush_in)
+            ready = select.select(fds, [], [], wait)[0]
+            for fd in ready:
+                if fd in self.outputs:  # output ends the wait like a SIGCHLD: callers loop
+                    self.copy_output(fd)
+            self.report_output()
             if self.wake_r in ready:
                 with contextlib.suppress(OSError):
                     os.read(self.wake_r, 4096)
@@ -521,6 +573,50 @@ class _Process:
                 self.control = None
                 continue
             return None
+
+    def copy_output(self, fd: int) -> bool:
+        """Copy what the command wrote on `fd` to where it goes; False at EOF (or nothing to read)."""
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return False
+        except OSError:
+            data = b""
+        if not data:
+            os.close(fd)
+            del self.outputs[fd]
+            return False
+        self.last_output = boottime()
+        target = self.outputs[fd]
+        while data:
+            try:
+                data = data[os.write(target, data) :]
+            except BlockingIOError:
+                select.select([], [target], [], 1.0)
+            except OSError:
+                break  # our stdout or stderr is gone: nobody can read it any more
+        return True
+
+    def report_output(self, force: bool = False) -> None:
+        """Tell the wrapper when the command last wrote, at most once per OUTPUT_REPORT_S."""
+        if self.last_output is None or self.last_output == self.reported_output:
+            return
+        now = boottime()
+        if force or now >= self.next_report:
+            self.say(f"output {self.last_output!r}")
+            self.reported_output = self.last_output
+            self.next_report = now + OUTPUT_REPORT_S
+
+    def drain_outputs(self) -> None:
+        """Copy what is left in the output pipes: everything that wrote to them is gone (or
+        survived SIGKILL; then stop at the first empty read)."""
+        for fd in list(self.outputs):
+            while fd in self.outputs and self.copy_output(fd):
+                pass
+            if fd in self.outputs:
+                os.close(fd)
+                del self.outputs[fd]
+        self.report_output(force=True)
 
     @staticmethod
     def parse(line: str | None) -> tuple[str, list[str]]:

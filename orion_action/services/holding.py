@@ -34,6 +34,7 @@ FENCE_MAX_PAGES = 2
 PAGE = 100
 # How long a final write waits for a beat in flight before going ahead (and reading back).
 FINAL_LOCK_WAIT_S = 1.0
+TIME_LIMIT_EXIT_CODE = 124  # run.timeout or run.idle_timeout stopped the child (as `timeout` says)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,12 @@ def handed_back(
     )
 
 
+def timed_out(config: Config, attempt: int, why: str) -> Outcome:
+    """A time limit stopped the child: a failed attempt (exit code 124, as `timeout` reports
+    it), back to the queue while the retry budget allows, then failed."""
+    return handed_back(config, attempt, why, code=TIME_LIMIT_EXIT_CODE)
+
+
 def cancelled(config: Config, by: str | None) -> Outcome:
     lab = config.labels
     who = f" by {by}" if by else ""
@@ -97,9 +104,18 @@ def move_labels(gh: GitHubRepo, number: int, add: list[str], remove: list[str], 
     gh.remove_label(number, lock)
 
 
-def ending_due(holding: Holding, child_code: int | None, signum: int | None, fatal: str | None) -> str | None:
+def ending_due(
+    holding: Holding,
+    child_code: int | None,
+    signum: int | None,
+    fatal: str | None,
+    ran_s: float | None = None,
+    idle_s: float | None = None,
+) -> str | None:
     """Which way the run ends now, if any, in the order the supervisor checks them: the child
-    exited, a signal, a rejected token, the claim lost, a cancel, the lease run out."""
+    exited, a signal, a rejected token, the claim lost, a cancel, the lease run out, then the
+    time limits: `ran_s` (how long the child has run) past run.timeout, `idle_s` (how long it
+    has written no output and no progress line) past run.idle_timeout."""
     if child_code is not None:
         return "exited"
     if signum is not None:
@@ -112,6 +128,11 @@ def ending_due(holding: Holding, child_code: int | None, signum: int | None, fat
         return "cancel"
     if holding.lease_left() <= 0:
         return "lease"
+    config = holding.config
+    if config.timeout > 0 and ran_s is not None and ran_s >= config.timeout:
+        return "timeout"
+    if config.idle_timeout > 0 and idle_s is not None and idle_s >= config.idle_timeout:
+        return "idle"
     return None
 
 

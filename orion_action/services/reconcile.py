@@ -306,9 +306,14 @@ def reconcile_command(
                 replace(s.plan, action=Action.REPORT, reason=f"{s.plan.reason}; the write failed: {exc}")
             )
     counts = Counter(p.action.value for p in done)
+    from orion_action.services.dispatch import dispatch_after_pass
+
+    requeued = [p.issue for p in done if p.action is Action.REQUEUE]
+    dispatched = [] if dry_run else dispatch_after_pass(gh, config, requeued, log)
     plan_json = {
         "dry_run": dry_run,
         "actions": [{"issue": p.issue, "action": p.action.value, "reason": p.reason} for p in done],
+        "dispatched": dispatched,
     }
     if as_json:
         print(json.dumps(plan_json, indent=2))

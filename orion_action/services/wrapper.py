@@ -30,9 +30,19 @@ from orion_action.adapters.clock import SYSTEM_CLOCK, Clock
 from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
 from orion_action.core.record import ActionsRun, clean_progress, mentions_orion
-from orion_action.errors import AuthError, ExitCode, GitHubError, NotFound, OrionError
+from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, NotFound, OrionError
 from orion_action.services.claiming import Claim, Claimer
-from orion_action.services.holding import Holding, Outcome, cancelled, ending_due, finished, handed_back
+from orion_action.services.dispatch import dispatch_issues
+from orion_action.services.holding import (
+    TIME_LIMIT_EXIT_CODE,
+    Holding,
+    Outcome,
+    cancelled,
+    ending_due,
+    finished,
+    handed_back,
+    timed_out,
+)
 
 Log = Callable[[str], None]
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -41,7 +51,6 @@ HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 HAND_BACK_DEADLINE_S = 2.5
 HAND_BACK_REQUEST_TIMEOUT_S = 2
 PROGRESS_TAIL_BYTES = 4096
-IDLE_EXIT_CODE = 124  # a time limit stopped the child (as `timeout` reports it)
 
 
 class Interrupted(OrionError):
@@ -115,6 +124,33 @@ def read_progress(path: Path) -> str | None:
     return clean_progress(text)
 
 
+class Activity:
+    """How long the child has run, and how long since it last showed a sign of life: output
+    (as the guardian reports it) or a change to its progress file (a stat per look)."""
+
+    def __init__(self, clock: Clock, progress_file: Path):
+        self.clock, self.progress_file = clock, progress_file
+        self.started = self.last = clock.monotonic()
+        self.seen = self._stamp()
+
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            st = self.progress_file.stat()
+        except OSError:
+            return None
+        return st.st_size, st.st_mtime_ns
+
+    def times(self, last_output: float | None) -> tuple[float, float]:
+        """(seconds run, seconds idle) now. `last_output` is on the clock's monotonic scale."""
+        now = self.clock.monotonic()
+        stamp = self._stamp()
+        if stamp != self.seen:
+            self.seen, self.last = stamp, now
+        if last_output is not None:
+            self.last = max(self.last, last_output)
+        return now - self.started, now - self.last
+
+
 class Heartbeat(threading.Thread):
     """Beats now and then every interval; never touches the child."""
 
@@ -172,10 +208,43 @@ class Wrapper:
         self.here = local.this_machine()
         self.signal_received: int | None = None  # the first signal: it decides the exit code
         self.signals_seen = 0  # every signal: a second one cuts the kill grace short
+        self.draining = False  # run --drain: the loop goes on after a requeue
 
     # -- the process around the run -------------------------------------------------------
 
     def run(self, request: RunRequest) -> int:
+        return self._with_signals(lambda wake: self._run(request, wake))
+
+    def drain(self, request: RunRequest, max_runs: int | None = None) -> int:
+        """`run --next --drain`: claim and run queued issues one after another until the queue
+        is empty (or `max_runs` runs), so one worker job works down a backlog. Exits 0 when
+        every run succeeded or there was nothing to run, else with the first failing run's
+        code; a signal stops the drain once the current issue is handed back."""
+        return self._with_signals(lambda wake: self._drain(request, max_runs, wake))
+
+    def _drain(self, request: RunRequest, max_runs: int | None, wake: socket.socket) -> int:
+        self.draining = True
+        first_failure, runs = 0, 0
+        while max_runs is None or runs < max_runs:
+            try:
+                code = self._run(request, wake)
+            except NotClaimed as exc:
+                self.log(f"drain: {exc}; stopping after {runs} run(s)")
+                break
+            except Interrupted as exc:
+                self.log(f"drain: {exc}")
+                return first_failure or int(exc.exit_code)
+            runs += 1
+            first_failure = first_failure or code
+            if self.signal_received is not None:
+                self.log(f"drain: stopped by {signal.Signals(self.signal_received).name} after {runs} run(s)")
+                break
+            if code == int(ExitCode.USAGE):
+                self.log(f"drain: stopping after {runs} run(s): the last one exited {code}")
+                break
+        return first_failure
+
+    def _with_signals(self, body: Callable[[socket.socket], int]) -> int:
         # Signals are caught from the start: one that arrives while claiming lets the claim
         # finish and then hands the issue back, instead of leaving a half-made claim behind.
         wake_r, wake_w = socket.socketpair()
@@ -185,7 +254,7 @@ class Wrapper:
         previous_chld = signal.signal(signal.SIGCHLD, lambda *_: None)
         previous_fd = signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
         try:
-            return self._run(request, wake_r)
+            return body(wake_r)
         finally:
             signal.set_wakeup_fd(previous_fd)
             signal.signal(signal.SIGCHLD, previous_chld)
@@ -251,7 +320,11 @@ class Wrapper:
         }
         try:
             child = start_child(
-                list(request.command), child_env, holding.lease_until, self.config.kill_grace
+                list(request.command),
+                child_env,
+                holding.lease_until,
+                self.config.kill_grace,
+                watch_output=self.config.idle_timeout > 0,
             )
         except CannotStart as exc:
             self.log(f"#{n}: cannot start {request.command[0]!r}: {exc.strerror}")
@@ -277,7 +350,7 @@ class Wrapper:
         )
         beat.start()
         try:
-            return self._supervise(holding, child, beat, wake)
+            return self._supervise(holding, child, beat, wake, Activity(self.clock, progress_file))
         finally:
             beat.stop.set()
             child.close()
@@ -288,7 +361,9 @@ class Wrapper:
     def _beat_retry(self) -> float:
         return max(1.0, min(self.config.heartbeat_interval, self.config.renew_deadline / 3))
 
-    def _supervise(self, holding: Holding, child: Child, beat: Heartbeat, wake: socket.socket) -> int:
+    def _supervise(
+        self, holding: Holding, child: Child, beat: Heartbeat, wake: socket.socket, activity: Activity
+    ) -> int:
         """The main loop: waits until `ending_due` names a way the run ends, then takes it."""
         while True:
             returncode = child.poll()
@@ -299,7 +374,8 @@ class Wrapper:
                     "the guardian stopped the child when its lease ran out"
                 )
                 return self._fenced(holding, child, why)
-            due = ending_due(holding, returncode, self.signal_received, beat.fatal)
+            ran_s, idle_s = activity.times(child.last_output)
+            due = ending_due(holding, returncode, self.signal_received, beat.fatal, ran_s, idle_s)
             if due is None:
                 pause = min(0.5, max(0.05, holding.lease_left()))
                 select.select([wake.fileno(), child.fileno()], [], [], pause)
@@ -322,11 +398,26 @@ class Wrapper:
             if holding.cancel_requested:
                 self._stop(child, f"the {self.config.labels.cancel} label was added; stopping the child")
                 return self._conclude(holding, cancelled(self.config, None), int(ExitCode.LOST))
+            if due in ("timeout", "idle"):
+                return self._time_limit(holding, child, due, ran_s, idle_s)
             why = (
                 f"no heartbeat completed within the renew deadline ({self.config.renew_deadline:g}s): "
                 f"giving up before anyone presumes us dead"
             )
             return self._fenced(holding, child, why)
+
+    def _time_limit(self, holding: Holding, child: Child, due: str, ran_s: float, idle_s: float) -> int:
+        """run.timeout or run.idle_timeout: stop the child, spend the attempt, exit 124."""
+        if due == "timeout":
+            why = f"run.timeout: the command ran {ran_s:.0f}s (limit {self.config.timeout:g}s)"
+        else:
+            why = (
+                f"run.idle_timeout: the command wrote no output and no progress line for {idle_s:.0f}s "
+                f"(limit {self.config.idle_timeout:g}s)"
+            )
+        self._stop(child, f"#{holding.number}: {why}; stopping the child")
+        outcome = timed_out(self.config, holding.claim.record.attempt, why)
+        return self._conclude(holding, outcome, TIME_LIMIT_EXIT_CODE)
 
     def _second_signal(self) -> Callable[[], bool]:
         already = self.signals_seen
@@ -374,4 +465,9 @@ class Wrapper:
             self.log(f"#{n}: the run ended ({outcome.state.value}), but {why}; leaving the labels")
         else:
             self.log(f"#{n}: {outcome.state.value}" + (f" -> {outcome.add}" if outcome.add else ""))
+            # Immediate pickup: a requeued issue gets a worker run now, unless this drain
+            # (which goes on) picks it up itself.
+            drain_goes_on = self.draining and self.signal_received is None
+            if outcome.add == self.config.labels.queue and not drain_goes_on:
+                dispatch_issues(holding.gh, self.config, [n], self.log)
         return code

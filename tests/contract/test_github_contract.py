@@ -37,6 +37,8 @@ class World(Protocol):
     def delete_comment(self, comment_id: int) -> None: ...
     def advance(self, seconds: int) -> None: ...
     def set_workflow_run(self, run_id: int, status: str) -> None: ...
+    def add_workflow(self, file: str) -> None: ...
+    def dispatches(self) -> list[dict[str, object]]: ...
     def monotonic(self) -> float: ...
 
 
@@ -74,6 +76,12 @@ class MemoryWorld:
 
     def set_workflow_run(self, run_id: int, status: str) -> None:
         self.server.workflow_runs[run_id] = status
+
+    def add_workflow(self, file: str) -> None:
+        self.server.workflows[file] = "orion worker #{issue}"
+
+    def dispatches(self) -> list[dict[str, object]]:
+        return list(self.server.dispatches)
 
     def monotonic(self) -> float:
         return self.server.clock.monotonic()
@@ -132,6 +140,16 @@ class EmulatorWorld:
 
     def set_workflow_run(self, run_id: int, status: str) -> None:
         self.proxy.set_workflow_run(self.repo.owner, self.repo.name, run_id, status)
+
+    def add_workflow(self, file: str) -> None:
+        self.proxy.add_workflow(self.repo.owner, self.repo.name, file)
+
+    def dispatches(self) -> list[dict[str, object]]:
+        return [d for d in self.proxy.dispatches if d["run_id"] in self._runs_of_repo()]
+
+    def _runs_of_repo(self) -> set[int]:
+        return {rid for (o, r, rid) in self.proxy._runs if (o, r) == (self.repo.owner.lower(),
+                                                                      self.repo.name.lower())}
 
     def monotonic(self) -> float:
         return time.monotonic()
@@ -445,3 +463,26 @@ def test_no_request_starts_after_the_deadline(world: World) -> None:
     assert gh.requests == 1
     gh.deadline = None
     assert gh.get_issue(n)[0].comments == 0
+
+
+def test_workflow_dispatch_and_its_runs(world: World) -> None:
+    gh = world.gh
+    with pytest.raises(NotFound):
+        gh.dispatch_workflow("orion-worker.yml", {"issue": "7"})  # no such workflow file
+    world.add_workflow("orion-worker.yml")
+    assert gh.list_workflow_runs("orion-worker.yml", "queued") == []
+    spent = _spent(gh, lambda: gh.dispatch_workflow("orion-worker.yml", {"issue": "7"}))
+    assert spent == 1  # the default branch was read by the failed call above and kept
+    assert _spent(gh, lambda: gh.dispatch_workflow("orion-worker.yml", {"issue": "8"})) == 1
+    sent = world.dispatches()
+    assert [(d["workflow"], d["ref"], d["inputs"]) for d in sent] == [
+        ("orion-worker.yml", "main", {"issue": "7"}),
+        ("orion-worker.yml", "main", {"issue": "8"}),
+    ]
+    queued = gh.list_workflow_runs("orion-worker.yml", "queued")
+    assert [r.title for r in queued] == ["orion worker #8", "orion worker #7"]  # newest first
+    assert all(r.status == "queued" for r in queued)
+    world.set_workflow_run(queued[1].id, "in_progress")
+    assert [r.title for r in gh.list_workflow_runs("orion-worker.yml", "queued")] == ["orion worker #8"]
+    assert [r.id for r in gh.list_workflow_runs("orion-worker.yml", "in_progress")] == [queued[1].id]
+    assert _spent(gh, lambda: gh.list_workflow_runs("orion-worker.yml", "in_progress")) == 1

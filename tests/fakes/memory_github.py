@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from orion_action.core.issue import Comment, Issue
 from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.ports import Budget
+from orion_action.ports import Budget, WorkflowRun
 
 if TYPE_CHECKING:
     from orion_action.ports import GitHubPort
@@ -51,7 +51,7 @@ FIRST_COMMENT_ID = 1_000_001  # far from issue numbers, so mixing them up cannot
 Failure = Literal["unavailable", "ambiguous", "lost"]
 T = TypeVar("T")
 _WRITES = frozenset({"post_comment", "edit_comment", "delete_comment", "add_labels", "remove_label",
-                     "ensure_label"})
+                     "ensure_label", "dispatch_workflow"})
 
 
 class ServerClock:
@@ -115,6 +115,9 @@ class MemoryServer:
         self.on_call: Callable[[str, tuple[object, ...]], None] | None = None
         self.actor_of: Callable[[], str] = lambda: threading.current_thread().name
         self.workflow_runs: dict[int, str] = {}  # run id -> queued/in_progress/completed
+        self.workflows: dict[str, str] = {}  # workflow files that accept workflow_dispatch -> run name
+        self.run_info: dict[int, tuple[str, str]] = {}  # dispatched run id -> (workflow file, title)
+        self.dispatches: list[dict[str, object]] = []  # every workflow_dispatch accepted, in order
         self.labels: dict[str, tuple[str, str]] = {}  # repository labels: name -> (color, description)
         self.spent: dict[str, int] = {}  # requests per login, for the rate-limit budget
         self._issues: dict[int, _Issue] = {}
@@ -315,6 +318,7 @@ class MemoryGitHub:
         self.login = login
         self.monotonic = monotonic or self.server.clock.monotonic
         self._login: str | None = None  # what GET /user said, as the adapter caches it
+        self._default_branch: str | None = None  # what GET /repos/... said, as the adapter caches it
 
     # -- plumbing --------------------------------------------------------------------------------
 
@@ -465,6 +469,38 @@ class MemoryGitHub:
     def remove_label(self, number: int, name: str) -> bool:
         return bool(self._request("remove_label", number, name,
                                   apply=lambda: self.server._remove_label(number, name)))
+
+    def list_workflow_runs(self, workflow: str, status: str) -> list[WorkflowRun]:
+        server = self.server
+
+        def listed() -> list[WorkflowRun]:
+            if workflow not in server.workflows:
+                raise NotFound(f"not found: workflow {workflow}", 404)
+            return [
+                WorkflowRun(rid, server.workflow_runs[rid], title)
+                for rid, (file, title) in sorted(server.run_info.items(), reverse=True)
+                if file == workflow and server.workflow_runs.get(rid) == status
+            ][:PAGE]
+
+        return self._request("list_workflow_runs", workflow, status, apply=listed)
+
+    def dispatch_workflow(self, workflow: str, inputs: dict[str, str]) -> None:
+        server = self.server
+        if self._default_branch is None:
+            self._default_branch = self._request("check_repo", apply=lambda: "main")
+
+        def dispatch() -> None:
+            if workflow not in server.workflows:
+                raise NotFound(f"not found: workflow {workflow}", 404)
+            run_id = 900_001 + len(server.run_info)
+            title = server.workflows[workflow].format(**inputs) if inputs else workflow
+            server.workflow_runs[run_id] = "queued"
+            server.run_info[run_id] = (workflow, title)
+            server.dispatches.append(
+                {"workflow": workflow, "ref": self._default_branch, "inputs": dict(inputs), "run_id": run_id}
+            )
+
+        self._request("dispatch_workflow", workflow, dict(inputs), apply=dispatch)
 
     def workflow_run_status(self, run_id: int) -> str | None:
         return self._request("workflow_run_status", run_id,

@@ -273,6 +273,16 @@ def test_run_failure_fails_the_action_with_the_child_code(runner: CompositeRunne
     assert result.steps[-1].returncode == 3, result.log
 
 
+def test_run_drains_the_queue(runner: CompositeRunner, repo: RepoHandle, tmp_path: Path) -> None:
+    issues = [_queued_issue(repo) for _ in range(3)]
+    seen = tmp_path / "seen.txt"
+    result = runner.run({"command": "run", "next": "true", "drain": "true", "max-runs": "2",
+                         "run": f'echo "$ORION_ISSUE" >> {seen}'})
+    assert result.ok, result.log
+    assert seen.read_text().split() == [str(n) for n in issues[:2]]
+    assert [set(repo.labels(n)) for n in issues] == [{"orion-ready"}, {"orion-ready"}, {"orion"}]
+
+
 def test_run_on_an_empty_queue_is_not_a_failure(runner: CompositeRunner, repo: RepoHandle) -> None:
     result = runner.run({"command": "run", "next": "true", "run": "true"})
     assert result.step("orion").returncode == 75, result.log
@@ -394,7 +404,7 @@ def test_reconcile_empty_pass(runner: CompositeRunner, repo: RepoHandle) -> None
     assert result.ok, result.log
     for name in ("unlocked", "completed", "requeued", "gave-up", "kept", "reported"):
         assert result.outputs[name] == "0", (name, result.outputs, result.log)
-    assert json.loads(result.outputs["plan"]) == {"dry_run": False, "actions": []}
+    assert json.loads(result.outputs["plan"]) == {"dry_run": False, "actions": [], "dispatched": []}
     assert "orion-action reconcile" in result.summary
 
 

@@ -408,7 +408,7 @@ def test_reconcile_of_an_empty_repository(orion: Orion, repo):
     assert "0 issue(s) carrying 'orion-working': nothing to do" in result.stdout
     plan = orion.reconcile()
     plan.pop("_stderr")
-    assert plan == {"dry_run": False, "actions": []}
+    assert plan == {"dry_run": False, "actions": [], "dispatched": []}
 
 
 def test_a_crashed_loser_from_an_earlier_run_does_not_block_a_requeue(orion: Orion, repo):

@@ -43,6 +43,7 @@ SECONDARY_RATE_LIMIT_MESSAGE = (
 DOCS = "https://docs.github.com/rest"
 RUN_STATUSES = {"queued", "in_progress", "completed", "waiting", "requested", "pending"}
 _RUN_PATH = re.compile(r"/repos/([^/]+)/([^/]+)/actions/runs/(\d+)(?:/attempts/(\d+))?")
+_WORKFLOW_PATH = re.compile(r"/repos/([^/]+)/([^/]+)/actions/workflows/([^/]+)/(dispatches|runs)")
 _REPO_COMMENTS = re.compile(r"/repos/([^/]+)/([^/]+)/issues/comments")
 # Headers about one hop, not the message: never copied across the proxy.
 _RESP_HOP = {"connection", "keep-alive", "proxy-connection", "te", "trailer",
@@ -188,6 +189,9 @@ class Proxy:
         self._cv = threading.Condition()  # reentrant: helpers call each other under it
         self._rules: list[Rule] = []
         self._runs: dict[tuple[str, str, int], dict[str, Any]] = {}
+        self._workflows: dict[tuple[str, str, str], str] = {}  # (owner, repo, file) -> run name
+        self.dispatches: list[dict[str, Any]] = []  # every workflow_dispatch accepted, in order
+        self._next_run = 900_000
         self.log: list[LogEntry] = []
         self._cut_off = self._stopping = False
         self._server: _Server | None = None
@@ -302,8 +306,51 @@ class Proxy:
         if status not in RUN_STATUSES:
             raise ValueError(f"unknown workflow run status {status!r}")
         with self._cv:
-            self._runs[(owner.lower(), repo.lower(), int(run_id))] = dict(
-                fields, status=status, conclusion=conclusion, run_attempt=run_attempt)
+            key = (owner.lower(), repo.lower(), int(run_id))
+            self._runs[key] = dict(self._runs.get(key, {}), **fields, status=status, conclusion=conclusion,
+                                   run_attempt=run_attempt)
+
+    def add_workflow(self, owner: str, repo: str, file: str, run_name: str = "orion worker #{issue}") -> None:
+        """A workflow file that accepts workflow_dispatch (the emulator cannot create one):
+        ``POST .../actions/workflows/{file}/dispatches`` then records the dispatch and starts
+        a queued synthetic run titled ``run_name`` (formatted with the inputs, like a
+        workflow's ``run-name``), and ``GET .../actions/workflows/{file}/runs?status=S`` lists
+        those runs; ``set_workflow_run`` moves them on."""
+        with self._cv:
+            self._workflows[(owner.lower(), repo.lower(), file)] = run_name
+
+    def _workflow(self, method: str, path: str, query: str, body: bytes) -> tuple[int, Any] | None:
+        match = _WORKFLOW_PATH.fullmatch(path)
+        if match is None:
+            return None
+        owner, repo, file, what = match.groups()
+        key = (owner.lower(), repo.lower(), file)
+        with self._cv:
+            if key not in self._workflows:
+                return None  # the emulator's answer: it knows no workflow files
+            if what == "dispatches" and method == "POST":
+                sent = json.loads(body or b"{}")
+                inputs = sent.get("inputs") or {}
+                if not isinstance(sent.get("ref"), str):
+                    return 422, {"message": "Invalid request: ref is required", "documentation_url": DOCS}
+                self._next_run += 1
+                title = self._workflows[key].format(**inputs) if inputs else file
+                self._runs[(key[0], key[1], self._next_run)] = dict(
+                    status="queued", conclusion=None, run_attempt=1, display_title=title,
+                    path=f".github/workflows/{file}")
+                self.dispatches.append({"workflow": file, "ref": sent["ref"], "inputs": inputs,
+                                        "run_id": self._next_run})
+                self._cv.notify_all()
+                return 204, None
+            if what == "runs" and method == "GET":
+                status = parse_qs(query).get("status", [None])[0]
+                found = [(rid, run) for (o, r, rid), run in sorted(self._runs.items(), reverse=True)
+                         if (o, r) == key[:2] and run.get("path") == f".github/workflows/{file}"
+                         and status in (None, run["status"])]
+                runs = [self._synthetic_run("GET", f"/repos/{owner}/{repo}/actions/runs/{rid}")
+                        for rid, _ in found]
+                return 200, {"total_count": len(runs), "workflow_runs": runs}
+        return None
 
     # ---- request log -----------------------------------------------------------------
     def matching(self, method: str | None = None, path: str | None = None,
@@ -374,6 +421,11 @@ class Proxy:
         if token is not None and token not in self.tokens:
             denied = {"message": "Bad credentials", "documentation_url": DOCS}
             return self._send(h, entry, 401, _JSON, json.dumps(denied).encode(), "401")
+        answer = self._workflow(h.command, path, h.path.partition("?")[2], body)
+        if answer is not None:
+            code, payload = answer
+            return self._send(h, entry, code, _JSON, b"" if payload is None else json.dumps(payload).encode(),
+                              "synthetic")
         run = self._synthetic_run(h.command, path)
         if run is not None:
             found = run or {"message": "Not Found", "documentation_url": DOCS}

@@ -253,6 +253,13 @@ BAD = [
     ("permission capitalised", {"trigger": {"permission": "Write"}}, "trigger.permission",
      "trigger.permission"),
     ("trigger not a mapping", {"trigger": "write"}, "trigger", "trigger"),
+    ("timeout negative", {"run": {"timeout": -1}}, "run.timeout", "run.timeout"),
+    ("idle_timeout a word", {"run": {"idle_timeout": "soon"}}, "run.idle_timeout", "run.idle_timeout"),
+    ("dispatch workflow a path", {"dispatch": {"workflow": "../x.yml"}}, "dispatch.workflow",
+     "dispatch.workflow"),
+    ("dispatch workflow not yaml", {"dispatch": {"workflow": "worker"}}, "dispatch.workflow",
+     "dispatch.workflow"),
+    ("dispatch max_runs zero", {"dispatch": {"max_runs": 0}}, "dispatch.max_runs", "dispatch.max_runs"),
 ]
 
 

@@ -134,7 +134,9 @@ def test_reconcile_examples(name: str) -> None:
     dispatch = wf["on"]["workflow_dispatch"]["inputs"]["dry-run"]
     assert dispatch["type"] == "boolean" and dispatch["default"] is False
     assert wf["concurrency"] == {"group": "orion-reconcile", "cancel-in-progress": False}
-    assert wf["permissions"] == {"contents": "read", "issues": "write", "actions": "read"}
+    # actions: write for immediate pickup (dispatch.workflow starts the worker workflow).
+    assert wf["permissions"] == {"contents": "read", "issues": "write", "actions": "write"}
+    assert "dispatch: {workflow: orion-worker.yml}" in (EXAMPLES / name).read_text(encoding="utf-8")
     reconcile, keepalive = wf["jobs"]["reconcile"], wf["jobs"]["keepalive"]
     assert "permissions" not in reconcile
     assert reconcile["if"] == f"github.event.schedule != '{KEEPALIVE_CRON}'"
@@ -155,7 +157,9 @@ def test_worker_example() -> None:
     group = wf["concurrency"]["group"]
     assert "github.event.issue.number" in group and "inputs.issue" in group
     assert wf["concurrency"]["cancel-in-progress"] is False
-    assert wf["permissions"] == {"contents": "read", "issues": "write"}
+    assert wf["permissions"] == {"contents": "read", "issues": "write", "actions": "write"}
+    # Immediate pickup: the run name carries the issue, so no second run is dispatched for it.
+    assert "inputs.issue" in wf["run-name"] and "#" in wf["run-name"]
     (job,) = wf["jobs"].values()
     assert "github.event.label.name == 'orion'" in job["if"]
     orion = _orion(wf)
@@ -163,6 +167,7 @@ def test_worker_example() -> None:
     assert "$ORION_ISSUE_FILE" in orion["with"]["run"]
     assert "github.event.issue.number" in orion["with"]["issue"]
     assert "github.event.issue" in orion["with"]["next"]
+    assert orion["with"]["drain"] == orion["with"]["next"], "the schedule drains the queue"
 
 
 @pytest.mark.parametrize("name", sorted(AGENTS))
@@ -171,6 +176,7 @@ def test_agent_examples(name: str) -> None:
     wf = _load(EXAMPLES / name)
     assert wf["on"]["issues"]["types"] == ["labeled"]
     assert wf["on"]["workflow_dispatch"]["inputs"]["issue"]["required"] is True
+    assert "#${{ github.event.issue.number || inputs.issue }}" in wf["run-name"]
     assert "schedule" not in wf["on"], "a schedule would take issues whoever queued them"
     assert wf["permissions"] == {"contents": "write", "pull-requests": "write", "issues": "write",
                                  "actions": "read"}

@@ -1,0 +1,69 @@
+"""Immediate pickup: start the worker workflow for queued issues (docs/design.md section 12).
+
+Labels added with a workflow's GITHUB_TOKEN start no workflow, so an issue requeued by the
+reconciler (or handed back by a wrapper) would wait for the next scheduled drain. With
+`dispatch.workflow` set, they start the worker by workflow_dispatch with the `issue` input,
+keeping at most `dispatch.max_runs` runs of it queued or in progress at once.
+
+Cost: two listings (queued, in progress), the default branch once per process, one request
+per run started. An issue whose number is in the title of a queued or in-progress run (the
+example workflows' `run-name` says `#N`) is not dispatched again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+from orion_action.config import Config
+from orion_action.errors import Forbidden, GitHubError
+from orion_action.ports import GitHubPort
+
+Log = Callable[[str], None]
+ACTIVE = ("queued", "in_progress")
+_ISSUE_IN_TITLE = re.compile(r"#(\d+)\b")
+
+
+def dispatch_issues(gh: GitHubPort, config: Config, numbers: Iterable[int], log: Log) -> list[int]:
+    """Start the worker workflow for `numbers`, in order, while runs are free; returns the
+    issues it started a run for. Never raises for GitHub's answers: a failure is logged and
+    leaves the issues to the next pass or the scheduled drain."""
+    workflow = config.dispatch_workflow
+    wanted = list(dict.fromkeys(numbers))
+    if not workflow or not wanted:
+        return []
+    started: list[int] = []
+    try:
+        active = [run for status in ACTIVE for run in gh.list_workflow_runs(workflow, status)]
+        busy = {int(m) for run in active for m in _ISSUE_IN_TITLE.findall(run.title)}
+        free = config.dispatch_max_runs - len(active)
+        for n in wanted:
+            if free <= 0:
+                break
+            if n in busy:
+                continue
+            gh.dispatch_workflow(workflow, {"issue": str(n)})
+            started.append(n)
+            free -= 1
+    except Forbidden as exc:
+        log(f"dispatch: cannot start {workflow} ({exc}); the token needs actions: write")
+    except GitHubError as exc:
+        log(f"dispatch: starting {workflow} failed ({exc}); the scheduled drain will pick the issues up")
+    if started:
+        log(f"dispatch: started {workflow} for {', '.join(f'#{n}' for n in started)}")
+    return started
+
+
+def dispatch_after_pass(gh: GitHubPort, config: Config, requeued: Iterable[int], log: Log) -> list[int]:
+    """After a reconcile pass: the issues it requeued first, then those waiting in the queue
+    (one more listing, only when a workflow is configured)."""
+    if not config.dispatch_workflow:
+        return []
+    from orion_action.services.claiming import is_queued
+
+    try:
+        waiting = [i.number for i in gh.list_issues(config.labels.queue) if is_queued(i, config)]
+    except GitHubError as exc:
+        log(f"dispatch: could not list the queue ({exc})")
+        waiting = []
+    return dispatch_issues(gh, config, [*requeued, *waiting], log)

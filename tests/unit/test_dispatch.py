@@ -1,0 +1,65 @@
+"""services/dispatch.py on the in-memory GitHub: which issues get a worker run, and how many
+requests that costs (docs/design.md section 12, "Immediate pickup")."""
+
+from __future__ import annotations
+
+from fakes.memory_github import MemoryServer
+
+from orion_action.config import Config
+from orion_action.services.dispatch import dispatch_after_pass, dispatch_issues
+
+WORKER = "orion-worker.yml"
+ON = Config(dispatch_workflow=WORKER, dispatch_max_runs=2)
+
+
+def server() -> MemoryServer:
+    s = MemoryServer()
+    s.workflows[WORKER] = "orion worker #{issue}"
+    return s
+
+
+def issues_sent(s: MemoryServer) -> list[str]:
+    return [str(d["inputs"]["issue"]) for d in s.dispatches]  # type: ignore[index]
+
+
+def test_off_costs_nothing() -> None:
+    s = server()
+    gh = s.client()
+    assert dispatch_issues(gh, Config(), [1, 2], print) == []
+    assert dispatch_after_pass(gh, Config(), [1], print) == []
+    assert gh.requests == 0 and not s.dispatches
+
+
+def test_at_most_max_runs_and_none_twice() -> None:
+    s = server()
+    gh = s.client()
+    assert dispatch_issues(gh, ON, [5, 6, 7], print) == [5, 6]
+    assert gh.requests == 2 + 1 + 2  # two listings, the default branch once, two dispatches
+    assert dispatch_issues(gh, ON, [5, 6, 7], print) == []  # both runs still queued
+    run_of_5 = next(d["run_id"] for d in s.dispatches if d["inputs"] == {"issue": "5"})
+    s.workflow_runs[run_of_5] = "completed"  # it ended without taking #5: #5 may get another
+    assert dispatch_issues(gh, ON, [5, 6, 7], print) == [5]
+    assert issues_sent(s) == ["5", "6", "5"]
+
+
+def test_runs_started_otherwise_count() -> None:
+    s = server()
+    s.workflow_runs[1] = "in_progress"
+    s.run_info[1] = (WORKER, "orion worker #next")
+    assert dispatch_issues(s.client(), ON, [5, 6], print) == [5]
+
+
+def test_a_missing_workflow_is_logged_not_raised() -> None:
+    s = MemoryServer()
+    lines: list[str] = []
+    assert dispatch_issues(s.client(), ON, [5], lines.append) == []
+    assert lines and "dispatch: starting orion-worker.yml failed" in lines[0]
+
+
+def test_after_a_pass_requeued_first_then_the_queue_oldest_first() -> None:
+    s = server()
+    a = s.create_issue("a", ["orion"])
+    b = s.create_issue("b", ["orion"])
+    s.create_issue("held", ["orion-working"])
+    four = Config(dispatch_workflow=WORKER, dispatch_max_runs=4)
+    assert dispatch_after_pass(s.client(), four, [b], print) == [b, a]
