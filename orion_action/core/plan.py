@@ -7,14 +7,14 @@ The service executes the decision; `--dry-run` and `status` only print it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from orion_action.config import Labels
 from orion_action.core.arbitration import ran
 from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
 from orion_action.core.liveness import Liveness, Verdict
-from orion_action.core.record import ReleaseAction, State
+from orion_action.core.record import END_STATES, HOLDER_END, ReleaseAction, State
 
 
 class Action(str, Enum):
@@ -145,6 +145,8 @@ def plan_issue(
         # ran): keep it, take the leftover lock off.
         reason = "the issue is queued; the lock is left over from a claim that never ran its command"
         return move(Action.REQUEUE, reason, None, release[-1] if release else None)
+    if isinstance(last, TombstoneEntry) and last.tombstone.by == HOLDER_END:
+        last = _as_ended(log, last) or last
     if isinstance(last, ClaimEntry) and last.record.state.is_open and last.record.child_pid is None:
         # It won but died before its command started (no pid recorded): back to the queue,
         # no attempt spent.
@@ -197,6 +199,21 @@ def plan_issue(
         return move(Action.REQUEUE, reason, labels.queue, gave_up, Verdict(Liveness.FINISHED, reason))
     reason = "the lock label is on but there is no trusted claim record"
     return Plan(number, Action.REPORT, reason, verdict=Verdict(Liveness.UNKNOWN, reason), notes=notes)
+
+
+def _as_ended(log: IssueLog, marker: TombstoneEntry) -> ClaimEntry | None:
+    """The claim a holder's end marker closes, with the final state the marker records (its
+    own record may have been turned back into "running" by a heartbeat that landed late)."""
+    t = marker.tombstone
+    claim = log.find(t.token)
+    state = END_STATES.get(t.action)
+    if claim is None or state is None:
+        return None
+    code = t.extra.get("exit_code")
+    record = claim.record.with_changes(
+        state=state, exit_code=code if isinstance(code, int) else claim.record.exit_code
+    )
+    return replace(claim, record=record, updated_at=marker.created_at)
 
 
 def _notes(log: IssueLog) -> tuple[str, ...]:

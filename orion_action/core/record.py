@@ -108,6 +108,21 @@ class ReleaseAction(str, Enum):
     REQUEUE = "requeue"
     GIVE_UP = "give_up"
     RELEASE = "release"
+    # A holder's own end marker (by HOLDER_END): posted when a heartbeat it gave up on might
+    # still land and turn its final record back into "running". Appended, so no late edit of
+    # the claim comment can undo it; readers take the run's end from it.
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"
+    CANCELLED = "cancelled"
+
+
+HOLDER_END = "holder"
+# The state a holder's end marker stands for.
+END_STATES = {
+    ReleaseAction.FINISHED: State.FINISHED,
+    ReleaseAction.INTERRUPTED: State.INTERRUPTED,
+    ReleaseAction.CANCELLED: State.CANCELLED,
+}
 
 
 @dataclass(frozen=True)
@@ -203,8 +218,14 @@ def render_tombstone(t: Tombstone, holder_line: str = "") -> str:
         ReleaseAction.REQUEUE: "the issue was returned to the queue",
         ReleaseAction.GIVE_UP: "the retry budget is spent, so the issue was marked failed and needs a person",
         ReleaseAction.RELEASE: "the claim was released by hand",
+        ReleaseAction.FINISHED: "the run finished",
+        ReleaseAction.INTERRUPTED: "the run was interrupted",
+        ReleaseAction.CANCELLED: "the run was cancelled",
     }[t.action]
     holder = f" ({holder_line})" if holder_line else ""
+    if t.by == HOLDER_END:
+        ended = f"**orion run ended** (claim `{t.token}`): {what}; {_md(t.reason)}."
+        return f"{_hidden(RELEASE_MARK, data)}\n{ended}\n"
     return (
         f"{_hidden(RELEASE_MARK, data)}\n**orion released claim `{t.token}`**{holder}: "
         f"{_md(t.reason)}; {what}.\n"

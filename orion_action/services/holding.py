@@ -10,6 +10,7 @@ which brings a reconcile pass back).
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +23,15 @@ from orion_action.config import Config
 from orion_action.core.arbitration import lost_reason
 from orion_action.core.issue import Issue, IssueLog, read_log
 from orion_action.core.liveness import Machine
-from orion_action.core.record import ClaimRecord, State, render_record
+from orion_action.core.record import (
+    HOLDER_END,
+    ClaimRecord,
+    ReleaseAction,
+    State,
+    Tombstone,
+    render_record,
+    render_tombstone,
+)
 from orion_action.errors import GitHubError, NotFound, Unavailable
 from orion_action.services.claiming import Claim
 from orion_action.services.observe import Sight, judge_entry
@@ -270,8 +279,29 @@ class Holding:
             progress=self.progress,
         )
         self._write_final(record)
+        if self._ambiguous_write:
+            self._mark_end(record)
         self.move_labels(add=outcome.add, also_remove=outcome.also_remove)
         return None
+
+    def _mark_end(self, record: ClaimRecord) -> None:
+        """A beat we gave up on may still land and turn the final record back into "running"
+        (defect 11 of the v0.1 audit): append an end marker, which no edit can undo, and from
+        which every reader takes the run's end. One request, only in that case."""
+        action = {
+            State.FINISHED: ReleaseAction.FINISHED,
+            State.INTERRUPTED: ReleaseAction.INTERRUPTED,
+            State.CANCELLED: ReleaseAction.CANCELLED,
+        }[record.state]
+        marker = Tombstone(
+            token=record.token,
+            action=action,
+            reason=record.note or f"exit code {record.exit_code}",
+            counts_attempt=record.state is State.INTERRUPTED and record.counts_attempt,
+            by=HOLDER_END,
+            extra={"exit_code": record.exit_code, "nonce": secrets.token_hex(8)},
+        )
+        self.gh.post_comment(self.number, render_tombstone(marker), marker=marker.extra["nonce"])
 
     def give_up(self, why: str, released: bool) -> None:
         """The claim is lost: say so on our record, unless it was released (the tombstone is the

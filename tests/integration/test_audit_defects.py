@@ -78,6 +78,7 @@ from helpers_run import FAILED, QUEUE, READY, WORKING, claim_comments, records, 
 from namespaces import available, other_machine_cmd
 from rig import Emulator, Proxy, RepoHandle, wait_until
 
+from orion_action.core.issue import Comment, read_log
 from orion_action.core.record import ClaimRecord, State, parse_block, render_record
 
 _why_not = available()
@@ -558,11 +559,25 @@ def test_defect_11_a_beat_that_lands_after_the_final_record_does_not_reopen_it(
         beat.release()  # GitHub applies the beat late
         wait_until(landed, 10, 0.02)
     assert labels(repo, n) == {QUEUE}
-    _, after = claim_of(repo, n, index=0) or pytest.fail("no claim")
-    assert after.state is State.INTERRUPTED, f"the late beat reopened the final record: {after}"
+    # The record itself may read "running" again (GitHub applied the late PATCH over it), but the
+    # wrapper, seeing a beat it gave up on, appended an end marker no edit can undo: every reader
+    # takes the run's end from it (ADR 0014).
+    comment, after = claim_of(repo, n, index=0) or pytest.fail("no claim")
+    log = read_log([_as_comment(c) for c in repo.comments(n)], frozenset({Emulator.OWNER}))
+    assert after.token in log.released_tokens(), f"the late beat reopened the final record: {after}"
+    assert not log.open_claims(), log.open_claims()
+    ends = [t.tombstone for t in log.tombstones if t.tombstone.token == after.token]
+    assert [t.action.value for t in ends] == ["interrupted"] and ends[0].by == "holder", ends
+    assert log.attempts_used() == 1  # the one hand-back, counted once
     b = procs.run("b", cfg, "--issue", str(n), cmd=["true"])
     assert b.wait(60) == 0, b.output
     assert labels(repo, n) == {READY}
+
+
+def _as_comment(c: dict) -> Comment:
+    at = datetime.fromisoformat(c["created_at"].replace("Z", "+00:00"))
+    upd = datetime.fromisoformat((c.get("updated_at") or c["created_at"]).replace("Z", "+00:00"))
+    return Comment(int(c["id"]), c["user"], c["body"], at, upd)
 
 
 # -- 13: system suspend ----------------------------------------------------------------------------

@@ -164,6 +164,16 @@ ROWS = [
         log(claim(1, "a", State.FINISHED, 0), claim(2, "b", child_pid=None)), {"b": DEAD},
         Action.REQUEUE, "died before its command started (no attempt spent)", add=("orion",),
         release=("b",), holder="b"),
+    # Defect 11 of the v0.1 audit: a late beat turned the final record back into "running"; the
+    # holder's end marker (appended) says how the run ended.
+    Row("a holder's end marker beats a record a late beat reopened: complete",
+        log(claim(1, "a"), TombstoneEntry(2, Tombstone("a", ReleaseAction.FINISHED, "exit code 0", False,
+                                                       "holder", {"exit_code": 0}), T0)),
+        {}, Action.COMPLETE, "exit code 0", add=("orion-ready",), holder="a"),
+    Row("a holder's hand-back marker: requeue, its attempt counted",
+        log(claim(1, "a"), TombstoneEntry(2, Tombstone("a", ReleaseAction.INTERRUPTED, "stopped by SIGTERM",
+                                                       True, "holder", {}), T0)),
+        {}, Action.REQUEUE, "interrupted", add=("orion",), holder="a"),
     # the queue label is removed only by a claim that won (defect 7 of the v0.1 audit)
     Row("queue label beside a dead claim that never ran: keep it, take the lock off",
         log(claim(1, "a", State.FINISHED, 0), claim(2, "b", State.CLAIMING)), {"b": DEAD},
