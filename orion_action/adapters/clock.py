@@ -38,13 +38,11 @@ class Clock:
         return utc_now_iso()
 
     def sleep(self, seconds: float, wake: threading.Event | None = None) -> bool:
-        """Sleep, or stop early when `wake` is set; returns whether it was woken."""
+        """Sleep, or stop early when `wake` is set; returns whether it was woken. An Event's wait,
+        not time.sleep: it keeps working where the wall clock is shifted (libfaketime)."""
         if seconds <= 0:
             return bool(wake and wake.is_set())
-        if wake is None:
-            time.sleep(seconds)
-            return False
-        return wake.wait(seconds)
+        return (wake or threading.Event()).wait(seconds)
 
 
 SYSTEM_CLOCK = Clock()

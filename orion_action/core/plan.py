@@ -144,7 +144,10 @@ def plan_issue(
         # it means the issue is wanted again (a person's requeue, or a claim that died before it
         # ran): keep it, take the leftover lock off.
         reason = "the issue is queued; the lock is left over from a claim that never ran its command"
-        return move(Action.REQUEUE, reason, None, release[-1] if release else None)
+        dead = release[-1] if release else None
+        if dead is not None:
+            reason = f"{verdicts[dead.record.token].reason}; {reason}"
+        return move(Action.REQUEUE, reason, None, dead, verdicts.get(dead.record.token) if dead else None)
     if isinstance(last, TombstoneEntry) and last.tombstone.by == HOLDER_END:
         last = _as_ended(log, last) or last
     if isinstance(last, ClaimEntry) and last.record.state.is_open and last.record.child_pid is None:
