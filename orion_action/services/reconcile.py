@@ -24,10 +24,13 @@ from orion_action.core.arbitration import ran
 from orion_action.core.issue import ClaimEntry, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Liveness, Machine, Verdict
 from orion_action.core.plan import Action, Plan, plan_issue
+from orion_action.core.queue import pick_order, priority_of
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
 from orion_action.errors import ExitCode, GitHubError, NotClaimed
+from orion_action.services.claiming import is_queued
 from orion_action.services.holding import move_labels
 from orion_action.services.observe import Sight, judge_entry
+from orion_action.services.pause import read_pause
 
 Log = Callable[[str], None]
 BUDGET_WARN_SHARE = 0.8
@@ -371,22 +374,47 @@ def status_rows(surveys: list[Survey]) -> list[dict[str, str | int | float | Non
                 "heartbeat_age_s": s.heartbeat_age,
                 "stage": rec.stage if rec else None,
                 "attempt": rec.attempt if rec else None,
+                "progress": rec.progress if rec else None,
             }
         )
     return rows
 
 
+def queue_rows(gh: GitHubRepo, config: Config) -> list[dict[str, int | str | None]]:
+    """The queued issues in the order `run --next` takes them (one listing per 100)."""
+    lab = config.labels
+    queued = [i for i in gh.list_issues(lab.queue) if is_queued(i, config)]
+    return [
+        {"issue": i.number, "priority": priority_of(i.labels, lab.priority)}
+        for i in pick_order(queued, lab.priority)
+    ]
+
+
 def status_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, str], *, as_json: bool) -> int:
     surveys = Reconciler(gh, config, log).survey()
     rows = status_rows(surveys)
+    queue = queue_rows(gh, config)
+    paused = read_pause(gh, config)
     if as_json:
-        print(json.dumps({"repo": gh.full_name, "claims": rows}, indent=2))
-    elif rows:
+        doc = {"repo": gh.full_name, "claims": rows, "queue": queue, "paused": paused is not None}
+        print(json.dumps(doc, indent=2))
+    else:
+        _print_claims(rows, config)
+        shown = [f"#{q['issue']}" + (f" ({q['priority']})" if q["priority"] else "") for q in queue]
+        print(f"queue ({len(queue)}, in pick order): {', '.join(shown) if shown else 'empty'}")
+        print(f"paused: yes, {paused.line()}" if paused else "paused: no")
+    for line in cost_lines(gh, config, surveys, env):
+        log(line)
+    return int(ExitCode.OK)
+
+
+def _print_claims(rows: list[dict[str, str | int | float | None]], config: Config) -> None:
+    if rows:
 
         def show(v: object) -> str:
             return "-" if v is None else str(v)
 
-        table = [["ISSUE", "VERDICT", "AGE", "HOST", "PID", "STAGE", "ATTEMPT", "REASON"]] + [
+        table = [["ISSUE", "VERDICT", "AGE", "HOST", "PID", "STAGE", "ATTEMPT", "REASON", "PROGRESS"]] + [
             [
                 f"#{r['issue']}",
                 show(r["verdict"]),
@@ -396,15 +424,13 @@ def status_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, str]
                 show(r["stage"]),
                 show(r["attempt"]),
                 show(r["reason"]),
+                show(r["progress"]),
             ]
             for r in rows
         ]
         print(_table(table))
     else:
         print(f"no issue carries {config.labels.working!r}")
-    for line in cost_lines(gh, config, surveys, env):
-        log(line)
-    return int(ExitCode.OK)
 
 
 def release_command(gh: GitHubRepo, config: Config, log: Log, number: int, *, force: bool) -> int:

@@ -70,6 +70,6 @@ def test_order_is_a_permutation_sorted_by_rank_then_age(found: list[Issue], prio
     assert pick_order(list(reversed(found)), priority) == ordered  # the input order does not matter
     rank = [priority.index(p) if (p := priority_of(i.labels, priority)) else len(priority) for i in ordered]
     assert rank == sorted(rank)
-    for a, b in zip(ordered, ordered[1:]):
+    for a, b in zip(ordered, ordered[1:], strict=False):
         if priority_of(a.labels, priority) == priority_of(b.labels, priority):
             assert (a.created_at, a.number) < (b.created_at, b.number)
