@@ -48,7 +48,7 @@ class Labels:
 
     @property
     def paused(self) -> str:
-        """The repository label whose existence pauses the queue (docs/adr/0016): derived from
+        """The repository label whose existence pauses the queue (docs/adr/0017): derived from
         the queue label, so that one repository can hold several queues, each with its switch."""
         return f"{self.queue}-paused"
 

@@ -1,4 +1,4 @@
-"""`orion-action pause` / `resume`: a queue-wide switch stored on GitHub (docs/adr/0016).
+"""`orion-action pause` / `resume`: a queue-wide switch stored on GitHub (docs/adr/0017).
 
 The queue is paused while the repository has a label named `<queue>-paused` (labels.paused);
 its description is the reason. A person flips the same switch from the web interface by

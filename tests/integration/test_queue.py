@@ -1,5 +1,5 @@
 """Queue order, `--require` and the pause switch against the emulator, with real processes
-(docs/design.md section 12: "Queue order", "Pause"; docs/adr/0016-pause-switch.md)."""
+(docs/design.md section 12: "Queue order", "Pause"; docs/adr/0017-pause-switch.md)."""
 
 from __future__ import annotations
 
