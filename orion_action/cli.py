@@ -53,7 +53,16 @@ def build_parser() -> argparse.ArgumentParser:
     _common(run)
     which = run.add_mutually_exclusive_group(required=True)
     which.add_argument("--issue", type=_issue_number, metavar="N", help="the issue to claim")
-    which.add_argument("--next", action="store_true", help="claim the oldest queued issue")
+    which.add_argument(
+        "--next", action="store_true", help="claim the first queued issue (priority label, then oldest)"
+    )
+    run.add_argument(
+        "--require",
+        action="append",
+        metavar="LABEL",
+        type=_label_name,
+        help="with --next: consider only queued issues carrying LABEL (repeatable: every one)",
+    )
     run.add_argument("--stage", metavar="S", type=_stage_name, help="show orion-stage-S while held")
     run.add_argument(
         "--actor",
@@ -83,7 +92,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     init = sub.add_parser("init", help="create or update the labels")
     _common(init)
+
+    pause = sub.add_parser("pause", help="pause the queue: runs claim nothing until resume")
+    _common(pause)
+    pause.add_argument("--reason", metavar="TEXT", help="why; shown by run, status and on GitHub")
+    resume = sub.add_parser("resume", help="resume a paused queue")
+    _common(resume)
     return parser
+
+
+def _label_name(text: str) -> str:
+    if not text.strip() or "," in text or len(text) > LABEL_MAX:
+        raise argparse.ArgumentTypeError(
+            f"a label name has no commas and 1-{LABEL_MAX} characters, got {text!r}"
+        )
+    return text
 
 
 def _issue_number(text: str) -> int:
@@ -169,13 +192,17 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
                 f"--stage {args.stage}: the label {stage!r} would be {len(stage)} characters; "
                 f"GitHub allows {LABEL_MAX}"
             )
+        if args.require and args.issue is not None:
+            raise UsageError("--require goes with --next: with --issue N the issue is already chosen")
         gh = _connect(args, env)
         trigger.check_trigger(gh, config, args.actor, _log)
         # The command gets GITHUB_TOKEN (documented), never the App's key: with it, any code
         # the command runs could mint tokens for every repository the App is installed on.
         child_env = {k: v for k, v in env.items() if k != "ORION_APP_PRIVATE_KEY"}
         w = wrapper.Wrapper(gh, config, _log, child_env)
-        request = wrapper.RunRequest(command=cmd, issue=args.issue, stage=args.stage)
+        request = wrapper.RunRequest(
+            command=cmd, issue=args.issue, stage=args.stage, require=tuple(args.require or ())
+        )
         if args.drain:
             return w.drain(request, args.max_runs)
         return w.run(request)
@@ -186,6 +213,12 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
         return reconcile.status_command(gh, config, _log, env, as_json=args.json)
     if args.command == "release":
         return reconcile.release_command(gh, config, _log, args.issue, force=args.force)
+    if args.command in ("pause", "resume"):
+        from orion_action.services import pause
+
+        if args.command == "pause":
+            return pause.pause_command(gh, config, _log, args.reason)
+        return pause.resume_command(gh, config, _log)
     if args.command == "init":
         from orion_action.services import setup
 

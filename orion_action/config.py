@@ -41,9 +41,16 @@ class Labels:
     failed: str = "orion-failed"
     stage_prefix: str = "orion-stage-"
     cancel: str = "orion-cancel"  # a person adds it to stop a run (or keep a queued issue from one)
+    priority: tuple[str, ...] = ()  # `run --next` takes issues carrying the first of these first
 
     def stage(self, name: str | None) -> str | None:
         return f"{self.stage_prefix}{name}" if name else None
+
+    @property
+    def paused(self) -> str:
+        """The repository label whose existence pauses the queue (docs/adr/0017): derived from
+        the queue label, so that one repository can hold several queues, each with its switch."""
+        return f"{self.queue}-paused"
 
 
 @dataclass(frozen=True)
@@ -88,7 +95,15 @@ def parse_duration(value: Any, allow_zero: bool = False) -> float:
 
 
 _SCHEMA: dict[str, Any] = {
-    "labels": {"queue": str, "working": str, "ready": str, "failed": str, "stage_prefix": str, "cancel": str},
+    "labels": {
+        "queue": str,
+        "working": str,
+        "ready": str,
+        "failed": str,
+        "stage_prefix": str,
+        "cancel": str,
+        "priority": "labels",
+    },
     "heartbeat": {"interval": "duration", "stale_after": "duration"},
     "retry": {"max_attempts": int},
     "run": {"kill_grace": "duration", "timeout": "limit", "idle_timeout": "limit"},
@@ -145,6 +160,11 @@ def parse_config(data: Any, source: str) -> Config:
                 if item not in PERMISSIONS:
                     raise fail(name, f"expected one of {', '.join(PERMISSIONS)}, got {item!r}")
                 values[name] = item
+            elif kind == "labels":
+                try:
+                    values[name] = _label_list(item)
+                except ValueError as exc:
+                    raise fail(name, str(exc)) from None
             elif kind is int:
                 if isinstance(item, bool) or not isinstance(item, int) or item < 1:
                     raise fail(name, f"expected a whole number of at least 1, got {item!r}")
@@ -221,6 +241,28 @@ def _check_labels(labels: Labels, fail: Callable[[str, str], ConfigError]) -> No
                 f"{labels.stage_prefix!r} begins {key} ({name!r}): that label would be taken for a "
                 f"stage label and removed with the stage",
             )
+    taken = {**{n.casefold(): k for k, n in named.items()}, labels.paused.casefold(): "the pause label"}
+    for name in labels.priority:
+        if name.casefold() in taken or name.casefold().startswith(prefix):
+            what = taken.get(name.casefold(), f"a stage label ({labels.stage_prefix}*)")
+            raise fail("labels.priority", f"{name!r} is also {what}: a priority label must be one of its own")
+
+
+def _label_list(value: Any) -> tuple[str, ...]:
+    """Distinct label names GitHub accepts and a label filter cannot split."""
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list of label names, got {type(value).__name__}")
+    for name in value:
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"expected non-empty label names, got {name!r}")
+        if "," in name or name != name.strip() or len(name) > LABEL_MAX:
+            raise ValueError(
+                f"a label name has no commas, no white space at either end and at most {LABEL_MAX} "
+                f"characters, got {name!r}"
+            )
+    if len({n.casefold() for n in value}) != len(value):
+        raise ValueError("each label may appear once (GitHub ignores case in label names)")
+    return tuple(value)
 
 
 def load_config(path: str | None) -> Config:

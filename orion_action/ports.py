@@ -106,6 +106,14 @@ class GitHubPort(Protocol):
         """workflow_dispatch of the workflow file `workflow` on the default branch."""
         ...
 
+    def get_label(self, name: str) -> tuple[str, str] | None:
+        """A repository label's (color, description), or None if there is none of that name."""
+        ...
+
+    def delete_label(self, name: str) -> bool:
+        """Delete a repository label (and so take it off every issue): True if it existed."""
+        ...
+
     def ensure_label(self, name: str, color: str, description: str) -> str: ...
 
     def clone(self, *, timeout: float | None = None, retry_for: float | None = None) -> GitHubPort:

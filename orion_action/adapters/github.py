@@ -611,6 +611,23 @@ class GitHubRepo:
 
     # -- labels of the repository --------------------------------------------------------------
 
+    def get_label(self, name: str) -> tuple[str, str] | None:
+        """A repository label's (color, description), or None when the repository has none
+        of that name."""
+        try:
+            _, data = self._request("GET", f"{self._repo_path}/labels/{quote(name, safe='')}")
+        except NotFound:
+            return None
+        return str(data.get("color") or ""), str(data.get("description") or "")
+
+    def delete_label(self, name: str) -> bool:
+        """Delete a repository label (GitHub takes it off every issue too): True if it existed."""
+        try:
+            self._request("DELETE", f"{self._repo_path}/labels/{quote(name, safe='')}")
+        except NotFound:
+            return False
+        return True
+
     def ensure_label(self, name: str, color: str, description: str) -> str:
         """Create or update a repository label: returns "created", "updated" or "unchanged"."""
         url = f"{self._repo_path}/labels/{quote(name, safe='')}"

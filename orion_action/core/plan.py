@@ -24,6 +24,7 @@ class Action(str, Enum):
     GIVE_UP = "give_up"
     KEEP = "keep"
     REPORT = "report"
+    CANCEL = "cancel"  # a queued (not held) issue carries the cancel label: unqueue it
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,24 @@ def _as_ended(log: IssueLog, marker: TombstoneEntry) -> ClaimEntry | None:
         state=state, exit_code=code if isinstance(code, int) else claim.record.exit_code
     )
     return replace(claim, record=record, updated_at=marker.created_at)
+
+
+def plan_cancel(number: int, is_open: bool, on_issue: frozenset[str], labels: Labels) -> Plan | None:
+    """An issue carrying the cancel label and not the lock: nothing runs it, so the request is
+    met by taking it out of the queue: the queue label off, then the cancel label (a person
+    re-adds the queue label to run it again). A held issue is its holder's to cancel (its beat
+    reads the labels), or the lock pass's when the holder is dead; a closed one is left alone."""
+    if not is_open or labels.cancel not in on_issue or labels.working in on_issue:
+        return None
+    queued = labels.queue in on_issue
+    reason = (
+        f"cancelled before it ran: the {labels.cancel} label was on a queued issue; "
+        f"add {labels.queue} to run it again"
+        if queued
+        else f"the {labels.cancel} label was on an issue that is neither queued nor held; taken off"
+    )
+    remove = ((labels.queue,) if queued else ()) + (labels.cancel,)
+    return Plan(number, Action.CANCEL, reason, remove_labels=remove)
 
 
 def _notes(log: IssueLog) -> tuple[str, ...]:

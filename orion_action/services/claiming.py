@@ -21,9 +21,11 @@ from orion_action.config import Config
 from orion_action.core.arbitration import SERVER_TIME_SLACK_S, blocker, ran_meanwhile, winner
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine
+from orion_action.core.queue import pick_order
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State, render_record
 from orion_action.errors import GitHubError, NotClaimed, UsageError
 from orion_action.services.observe import Sight, judge_entry
+from orion_action.services.pause import refuse_if_paused
 
 Log = Callable[[str], None]
 # GitHub's comment lists can lag a just-posted comment. A claimer decides only on a list taken
@@ -85,13 +87,18 @@ class Claimer:
     # -- choosing ---------------------------------------------------------------------------
 
     def claim_next(self, stage: str | None, require: Sequence[str] = ()) -> Claim:
-        """Claim the first queued issue we can win, in pick order."""
+        """Claim the first queued issue we can win, in pick order (core/queue.py). Nothing
+        while the queue is paused."""
         lab = self.config.labels
-        queued = [
-            i
-            for i in self.gh.list_issues(lab.queue)
-            if is_queued(i, self.config) and all(r in i.labels for r in require)
-        ]
+        refuse_if_paused(self.gh, self.config)
+        queued = pick_order(
+            (
+                i
+                for i in self.gh.list_issues(lab.queue)
+                if is_queued(i, self.config) and all(r in i.labels for r in require)
+            ),
+            lab.priority,
+        )
         if not queued:
             needs = f" carrying {', '.join(require)}" if require else ""
             raise NotClaimed(f"the queue is empty: no open issue{needs} carries only the {lab.queue!r} label")
@@ -105,6 +112,7 @@ class Claimer:
         )
 
     def claim_number(self, number: int, stage: str | None) -> Claim:
+        refuse_if_paused(self.gh, self.config)
         issue, _ = self.gh.get_issue(number)
         return self.claim(issue, stage)
 

@@ -23,11 +23,14 @@ from orion_action.config import Config
 from orion_action.core.arbitration import ran
 from orion_action.core.issue import ClaimEntry, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Liveness, Machine, Verdict
-from orion_action.core.plan import Action, Plan, plan_issue
+from orion_action.core.plan import Action, Plan, plan_cancel, plan_issue
+from orion_action.core.queue import pick_order, priority_of
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
 from orion_action.errors import ExitCode, GitHubError, NotClaimed
+from orion_action.services.claiming import is_queued
 from orion_action.services.holding import move_labels
 from orion_action.services.observe import Sight, judge_entry
+from orion_action.services.pause import read_pause
 
 Log = Callable[[str], None]
 BUDGET_WARN_SHARE = 0.8
@@ -109,7 +112,29 @@ class Reconciler:
         _ = self.trusted  # one GET /user up front, not in the middle of the pass
         return [self.survey_issue(i) for i in self.gh.list_issues(self.config.labels.working, state="all")]
 
+    def survey_cancels(self) -> list[Plan]:
+        """Open issues carrying the cancel label that no run holds (one listing per 100)."""
+        lab = self.config.labels
+        found = (plan_cancel(i.number, i.is_open, i.labels, lab) for i in self.gh.list_issues(lab.cancel))
+        return [p for p in found if p is not None]
+
     # -- writing --------------------------------------------------------------------------
+
+    def execute_cancel(self, plan: Plan) -> Plan:
+        """The queue label first, then, unless a run took the issue meanwhile (its claim read
+        it before the cancel label came: its holder then sees the label at its next beat), the
+        cancel label. A pass killed in between leaves the cancel label, and the next pass
+        finishes."""
+        lab = self.config.labels
+        n = plan.issue
+        if lab.queue in plan.remove_labels:
+            self.gh.remove_label(n, lab.queue)
+            issue, _ = self.gh.get_issue(n)
+            if lab.working in issue.labels:
+                reason = f"a run took the issue meanwhile; its holder stops at the {lab.cancel} label"
+                return replace(plan, action=Action.KEEP, reason=reason)
+        self.gh.remove_label(n, lab.cancel)
+        return plan
 
     def execute(self, s: Survey) -> Plan:
         """Carry out one plan; returns what was actually done (a plan may turn into `keep`)."""
@@ -305,6 +330,12 @@ def reconcile_command(
             done.append(
                 replace(s.plan, action=Action.REPORT, reason=f"{s.plan.reason}; the write failed: {exc}")
             )
+    for plan in r.survey_cancels():
+        try:
+            done.append(plan if dry_run else r.execute_cancel(plan))
+        except GitHubError as exc:
+            log(f"#{plan.issue}: cancel failed: {exc}; the next pass will retry")
+            done.append(replace(plan, action=Action.REPORT, reason=f"{plan.reason}; the write failed: {exc}"))
     counts = Counter(p.action.value for p in done)
     from orion_action.services.dispatch import dispatch_after_pass
 
@@ -325,9 +356,11 @@ def reconcile_command(
         summary = (
             ", ".join(f"{counts[a.value]} {a.value}" for a in Action if counts[a.value]) or "nothing to do"
         )
+        unheld = len(done) - len(surveys)
+        cancels = f", {unheld} unheld carrying {config.labels.cancel!r}" if unheld else ""
         print(
             f"reconcile{' (dry run: nothing written)' if dry_run else ''}: "
-            f"{len(done)} issue(s) carrying {config.labels.working!r}: {summary}"
+            f"{len(surveys)} issue(s) carrying {config.labels.working!r}{cancels}: {summary}"
         )
     for p in done:
         if p.action in (Action.REPORT, Action.GIVE_UP):
@@ -371,22 +404,47 @@ def status_rows(surveys: list[Survey]) -> list[dict[str, str | int | float | Non
                 "heartbeat_age_s": s.heartbeat_age,
                 "stage": rec.stage if rec else None,
                 "attempt": rec.attempt if rec else None,
+                "progress": rec.progress if rec else None,
             }
         )
     return rows
 
 
+def queue_rows(gh: GitHubRepo, config: Config) -> list[dict[str, int | str | None]]:
+    """The queued issues in the order `run --next` takes them (one listing per 100)."""
+    lab = config.labels
+    queued = [i for i in gh.list_issues(lab.queue) if is_queued(i, config)]
+    return [
+        {"issue": i.number, "priority": priority_of(i.labels, lab.priority)}
+        for i in pick_order(queued, lab.priority)
+    ]
+
+
 def status_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, str], *, as_json: bool) -> int:
     surveys = Reconciler(gh, config, log).survey()
     rows = status_rows(surveys)
+    queue = queue_rows(gh, config)
+    paused = read_pause(gh, config)
     if as_json:
-        print(json.dumps({"repo": gh.full_name, "claims": rows}, indent=2))
-    elif rows:
+        doc = {"repo": gh.full_name, "claims": rows, "queue": queue, "paused": paused is not None}
+        print(json.dumps(doc, indent=2))
+    else:
+        _print_claims(rows, config)
+        shown = [f"#{q['issue']}" + (f" ({q['priority']})" if q["priority"] else "") for q in queue]
+        print(f"queue ({len(queue)}, in pick order): {', '.join(shown) if shown else 'empty'}")
+        print(f"paused: yes, {paused.line()}" if paused else "paused: no")
+    for line in cost_lines(gh, config, surveys, env):
+        log(line)
+    return int(ExitCode.OK)
+
+
+def _print_claims(rows: list[dict[str, str | int | float | None]], config: Config) -> None:
+    if rows:
 
         def show(v: object) -> str:
             return "-" if v is None else str(v)
 
-        table = [["ISSUE", "VERDICT", "AGE", "HOST", "PID", "STAGE", "ATTEMPT", "REASON"]] + [
+        table = [["ISSUE", "VERDICT", "AGE", "HOST", "PID", "STAGE", "ATTEMPT", "REASON", "PROGRESS"]] + [
             [
                 f"#{r['issue']}",
                 show(r["verdict"]),
@@ -396,15 +454,13 @@ def status_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, str]
                 show(r["stage"]),
                 show(r["attempt"]),
                 show(r["reason"]),
+                show(r["progress"]),
             ]
             for r in rows
         ]
         print(_table(table))
     else:
         print(f"no issue carries {config.labels.working!r}")
-    for line in cost_lines(gh, config, surveys, env):
-        log(line)
-    return int(ExitCode.OK)
 
 
 def release_command(gh: GitHubRepo, config: Config, log: Log, number: int, *, force: bool) -> int:

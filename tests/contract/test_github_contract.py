@@ -31,6 +31,7 @@ class World(Protocol):
     def create_issue(self, title: str, labels: tuple[str, ...] = (), body: str = "") -> int: ...
     def create_pull(self) -> int: ...
     def add_label(self, n: int, name: str) -> None: ...
+    def create_label(self, name: str, description: str) -> None: ...
     def close(self, n: int) -> None: ...
     def reopen(self, n: int) -> None: ...
     def comment(self, n: int, body: str, outsider: bool = False) -> int: ...
@@ -58,6 +59,9 @@ class MemoryWorld:
 
     def add_label(self, n: int, name: str) -> None:
         self.server.add_label(n, name)
+
+    def create_label(self, name: str, description: str) -> None:
+        self.server.labels[name] = ("ededed", description)
 
     def close(self, n: int) -> None:
         self.server.close(n)
@@ -116,6 +120,9 @@ class EmulatorWorld:
 
     def add_label(self, n: int, name: str) -> None:
         self.repo.add_label(n, name)
+
+    def create_label(self, name: str, description: str) -> None:
+        self.repo.api("POST", "/labels", json={"name": name, "color": "ededed", "description": description})
 
     def close(self, n: int) -> None:
         self.repo.close(n)
@@ -298,6 +305,21 @@ def test_ensure_label_creates_then_keeps_then_updates(world: World) -> None:
     assert gh.ensure_label(name, "0E8A16", "queued") == "unchanged"
     assert gh.ensure_label(name, "0e8a16", "changed") == "updated"
     assert gh.ensure_label(name, "0e8a16", "changed") == "unchanged"
+
+
+def test_get_and_delete_a_repository_label(world: World) -> None:
+    """What the pause switch rests on: a label a person created is seen with its description
+    for one request; deleting it takes it off the issues too, and a second delete is a no."""
+    gh = world.gh
+    assert _spent(gh, lambda: gh.get_label("orion-paused")) == 1
+    assert gh.get_label("orion-paused") is None
+    world.create_label("orion-paused", "deploy freeze")
+    assert gh.get_label("orion-paused") == ("ededed", "deploy freeze")
+    n = world.create_issue("carries it", ("orion-paused", "a"))
+    assert _spent(gh, lambda: gh.delete_label("orion-paused")) == 1
+    assert gh.get_label("orion-paused") is None
+    assert gh.get_issue(n)[0].labels == frozenset({"a"})
+    assert gh.delete_label("orion-paused") is False
 
 
 def test_workflow_run_status(world: World) -> None:

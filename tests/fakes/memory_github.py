@@ -51,7 +51,7 @@ FIRST_COMMENT_ID = 1_000_001  # far from issue numbers, so mixing them up cannot
 Failure = Literal["unavailable", "ambiguous", "lost"]
 T = TypeVar("T")
 _WRITES = frozenset({"post_comment", "edit_comment", "delete_comment", "add_labels", "remove_label",
-                     "ensure_label", "dispatch_workflow"})
+                     "ensure_label", "dispatch_workflow", "delete_label"})
 
 
 class ServerClock:
@@ -174,6 +174,15 @@ class MemoryServer:
     def remove_label(self, number: int, name: str) -> bool:
         with self._lock:
             return self._remove_label(number, name)
+
+    def delete_label(self, name: str) -> bool:
+        """Delete a repository label; GitHub takes it off every issue and pull request too."""
+        with self._lock:
+            if self.labels.pop(name, None) is None:
+                return False
+            for issue in self._issues.values():
+                issue.labels.discard(name)
+            return True
 
     def close(self, number: int) -> None:
         with self._lock:
@@ -505,6 +514,12 @@ class MemoryGitHub:
     def workflow_run_status(self, run_id: int) -> str | None:
         return self._request("workflow_run_status", run_id,
                              apply=lambda: self.server.workflow_runs.get(run_id))
+
+    def get_label(self, name: str) -> tuple[str, str] | None:
+        return self._request("get_label", name, apply=lambda: self.server.labels.get(name))
+
+    def delete_label(self, name: str) -> bool:
+        return bool(self._request("delete_label", name, apply=lambda: self.server.delete_label(name)))
 
     def ensure_label(self, name: str, color: str, description: str) -> str:
         labels = self.server.labels

@@ -22,7 +22,7 @@ from helpers_reconcile import (
 from orion_action.adapters import machine
 from orion_action.core.record import ReleaseAction, State
 
-CLAIM_KEYS = ["issue", "verdict", "reason", "host", "pid", "heartbeat_age_s", "stage", "attempt"]
+CLAIM_KEYS = ["issue", "verdict", "reason", "host", "pid", "heartbeat_age_s", "stage", "attempt", "progress"]
 
 
 def labels(repo, n: int) -> set[str]:
@@ -41,7 +41,7 @@ def test_status_json_has_the_documented_shape_and_writes_nothing(orion: Orion, r
     hand = repo.create_issue("hand", labels=["orion-working"])
     far = queued_issue(repo, "far")
     post_claim(repo, far, remote_holder("far-away"), stale_after=600, stage="qa")
-    queued_issue(repo, "idle")
+    idle = queued_issue(repo, "idle")
     numbers = [live, dead, hand, far]
     quiet = [dead, hand, far]  # the live holder edits its own record every beat
     before = snapshot(repo, quiet)
@@ -50,7 +50,8 @@ def test_status_json_has_the_documented_shape_and_writes_nothing(orion: Orion, r
     result = orion.run("status", "--json")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert list(doc) == ["repo", "claims"] and doc["repo"] == repo.full_name
+    assert list(doc) == ["repo", "claims", "queue", "paused"] and doc["repo"] == repo.full_name
+    assert doc["queue"] == [{"issue": idle, "priority": None}] and doc["paused"] is False
     assert [list(c) for c in doc["claims"]] == [CLAIM_KEYS] * 4
     by = {c["issue"]: c for c in doc["claims"]}
     assert sorted(by) == sorted(numbers)
@@ -68,7 +69,8 @@ def test_status_json_has_the_documented_shape_and_writes_nothing(orion: Orion, r
     c = by[hand]
     assert c == {"issue": hand, "verdict": "unknown",
                  "reason": "the lock label is on but there is no trusted claim record",
-                 "host": None, "pid": None, "heartbeat_age_s": None, "stage": None, "attempt": None}
+                 "host": None, "pid": None, "heartbeat_age_s": None, "stage": None, "attempt": None,
+                 "progress": None}
 
     c = by[far]
     assert (c["verdict"], c["host"], c["pid"], c["stage"]) == ("alive", "far-away", 4242, "qa")
@@ -90,14 +92,14 @@ def test_status_text_table(orion: Orion, repo):
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert re.split(r"\s{2,}", lines[0]) == ["ISSUE", "VERDICT", "AGE", "HOST", "PID", "STAGE",
-                                               "ATTEMPT", "REASON"]
+                                               "ATTEMPT", "REASON", "PROGRESS"]
     row = re.split(r"\s{2,}", next(line for line in lines if line.startswith(f"#{n} ")))
     assert row[:3] == [f"#{n}", "alive", row[2]] and re.fullmatch(r"\d+s", row[2])
     assert row[3:7] == [machine.this_machine().host, str(w.pid), "build", "1"]
-    assert row[7] == f"wrapper pid {w.pid} is running on this machine"
+    assert row[7:] == [f"wrapper pid {w.pid} is running on this machine", "-"]
     row = re.split(r"\s{2,}", next(line for line in lines if line.startswith(f"#{hand} ")))
     assert row == [f"#{hand}", "unknown", "-", "-", "-", "-", "-",
-                   "the lock label is on but there is no trusted claim record"]
+                   "the lock label is on but there is no trusted claim record", "-"]
     # The columns line up: every value starts where its header does.
     for line in lines[1:3]:
         assert line.index(row[1] if line.startswith(f"#{hand}") else "alive") == lines[0].index("VERDICT")

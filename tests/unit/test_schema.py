@@ -245,6 +245,13 @@ BAD = [
     ("label with a trailing space", {"labels": {"ready": "ready "}}, "labels.ready", "labels.ready"),
     ("stage_prefix of 50 characters", {"labels": {"stage_prefix": "s" * 50}}, "labels.stage_prefix",
      "labels.stage_prefix"),
+    ("priority a string", {"labels": {"priority": "orion-p0"}}, "labels.priority", "labels.priority"),
+    ("priority with an empty name", {"labels": {"priority": [""]}}, "labels.priority", "labels.priority"),
+    ("priority with a comma", {"labels": {"priority": ["p0,p1"]}}, "labels.priority", "labels.priority"),
+    ("priority name too long", {"labels": {"priority": ["p" * 51]}}, "labels.priority", "labels.priority"),
+    ("priority twice", {"labels": {"priority": ["p0", "p0"]}}, "labels.priority", "labels.priority"),
+    ("priority with a leading space", {"labels": {"priority": [" p0"]}}, "labels.priority",
+     "labels.priority"),
     ("trusted_authors a string", {"trusted_authors": "alice"}, "trusted_authors", "trusted_authors"),
     ("trusted_authors with an empty login", {"trusted_authors": [""]}, "trusted_authors", "trusted_authors"),
     ("trusted_authors with a number", {"trusted_authors": [5]}, "trusted_authors", "trusted_authors"),
@@ -285,6 +292,10 @@ LOADER_ONLY = [
     ("kill_grace over 7s", {"run": {"kill_grace": "8s"}}, "run.kill_grace"),
     ("kill_grace not under stale_after / 3", {"heartbeat": {"interval": 1, "stale_after": 6},
                                               "run": {"kill_grace": 2}}, "run.kill_grace"),
+    ("priority is the queue label", {"labels": {"priority": ["orion"]}}, "labels.priority"),
+    ("priority is the pause label", {"labels": {"priority": ["orion-paused"]}}, "labels.priority"),
+    ("priority is a stage label", {"labels": {"priority": ["orion-stage-x"]}}, "labels.priority"),
+    ("priority twice but for case", {"labels": {"priority": ["p0", "P0"]}}, "labels.priority"),
     ("max_attempts a whole float", {"retry": {"max_attempts": 2.0}}, "retry.max_attempts"),
 ]
 
@@ -301,7 +312,7 @@ def test_what_only_the_loader_rejects(why: str, doc: Any, key: str) -> None:
 VALUES = st.sampled_from([
     "2m", "90s", "500ms", "1h", "0s", "0", "-5s", "5d", "5 minutes", "", " ", "orion", "todo",
     "orion-ready", "my-bot", "write", "admin", "none", "Write", 3, 1, 0, -1, 2.5, 600, True, None, [],
-    ["alice"], [""], [3], {"a": 1}, *getattr(loader, "PERMISSIONS", ()),
+    ["alice"], [""], [3], ["orion"], ["a,b"], ["p0", "p0"], {"a": 1}, *getattr(loader, "PERMISSIONS", ()),
 ])
 KEYS = st.sampled_from(sorted(LEAVES) + ["labels.colour", "heartbeats", "run.timeouts"])
 
@@ -317,12 +328,18 @@ def _cross_key_rules_hold(doc: dict[str, Any]) -> bool:
         return False
     durations = (interval >= loader.MIN_INTERVAL and stale >= 3 * interval
                  and grace <= loader.MAX_KILL_GRACE and grace < stale / 3)
-    distinct = [f.name for f in dataclasses.fields(loader.Labels) if f.name != "stage_prefix"]
+    distinct = [f.name for f in dataclasses.fields(loader.Labels)
+                if f.name not in ("stage_prefix", "priority")]
+    given = doc.get("labels", {})
     names = {**{k: getattr(loader.Labels(), k) for k in distinct},
-             **{k: v for k, v in doc.get("labels", {}).items() if k in distinct}}
+             **{k: v for k, v in given.items() if k in distinct}}
     folded = [name.casefold() for name in names.values()]
-    prefix = doc.get("labels", {}).get("stage_prefix", loader.Labels().stage_prefix).casefold()
-    return durations and len(set(folded)) == len(distinct) and not any(n.startswith(prefix) for n in folded)
+    prefix = given.get("stage_prefix", loader.Labels().stage_prefix).casefold()
+    taken = {*folded, f"{names['queue']}-paused".casefold()}
+    own = all(p.casefold() not in taken and not p.casefold().startswith(prefix)
+              for p in given.get("priority", []))
+    return (durations and len(set(folded)) == len(distinct) and not any(n.startswith(prefix) for n in folded)
+            and own)
 
 
 @settings(max_examples=300, deadline=None)

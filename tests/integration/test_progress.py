@@ -1,0 +1,78 @@
+"""Progress (docs/design.md section 12): the last line a real child writes to
+$ORION_PROGRESS_FILE shows in the claim comment's visible line and in `status --json` within
+one beat, and markup or an HTML comment in it cannot break the record."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from helpers_run import BOT, PY, QUEUE, READY, Run, claim_comments, fast_config, only_record, records
+from rig import ROOT, wait_until
+
+from orion_action.core.record import State, parse_block
+
+INTERVAL = 1.0  # helpers_run.FAST
+LINE = "step 3/5: **bold** [x](http://e.x) @someone <!-- x --> --> </details> `code` | a"
+
+# Writes an old line, then the real one when the test says so, then waits to be let go.
+CHILD = textwrap.dedent("""
+    import os, sys, time
+    d = sys.argv[1]
+    path = os.environ["ORION_PROGRESS_FILE"]
+    with open(path, "a") as f:
+        f.write("starting\\n")
+    while not os.path.exists(os.path.join(d, "write")):
+        time.sleep(0.02)
+    with open(path, "a") as f:
+        f.write(sys.argv[2] + "\\n\\n")
+    open(os.path.join(d, "written"), "w").close()
+    while not os.path.exists(os.path.join(d, "go")):
+        time.sleep(0.02)
+""")
+
+
+def status_progress(env: dict[str, str], config: Path, n: int) -> str | None:
+    result = subprocess.run([PY, "-m", "orion_action", "status", "--config", str(config), "--json"],
+                            env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    (claim,) = [c for c in json.loads(result.stdout)["claims"] if c["issue"] == n]
+    return claim["progress"]
+
+
+def test_a_progress_line_shows_within_one_beat_and_cannot_break_the_record(repo, orion_env, tmp_path):
+    config = fast_config(tmp_path)
+    script = tmp_path / "progress_child.py"
+    script.write_text(CHILD)
+    n = repo.create_issue("work", [QUEUE])
+    r = Run(orion_env, tmp_path, "--issue", str(n), cmd=[sys.executable, str(script), str(tmp_path), LINE],
+            config=config)
+    wait_until(lambda: [(x.state, x.progress) for x in records(repo, n)] == [(State.RUNNING, "starting")],
+               10, message=lambda: f"no first progress line:\n{r.stderr}")
+    assert status_progress(orion_env, config, n) == "starting"
+
+    (tmp_path / "write").touch()
+    wait_until(lambda: (tmp_path / "written").exists(), 10)
+    written = time.monotonic()
+    wait_until(lambda: only_record(repo, n).progress == LINE, INTERVAL + 3, 0.02,
+               message=lambda: f"the line never reached the record:\n{r.stderr}")
+    assert time.monotonic() - written <= INTERVAL + 1.5
+
+    (comment,) = claim_comments(repo, n)
+    assert comment["user"] == BOT
+    body = comment["body"]
+    block = parse_block(body)  # the record still parses, with the line as written
+    assert block is not None and block.progress == LINE and block.state is State.RUNNING
+    hidden, visible = body.split("-->", 1)
+    assert LINE not in hidden and "<!--" not in hidden[4:]  # the record cannot be closed early
+    assert "is working on this issue" in visible
+    assert r"Progress: step 3/5: \*\*bold\*\* \[x\]\(http://e.x\) \@someone \<\!-- x --\> --\> " in visible
+    assert status_progress(orion_env, config, n) == LINE
+
+    (tmp_path / "go").touch()
+    assert r.wait(20) == 0, r.stderr
+    assert set(repo.labels(n)) == {READY}
