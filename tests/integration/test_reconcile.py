@@ -70,6 +70,11 @@ def test_sigkilled_wrapper_is_requeued_at_once_on_the_same_machine(orion: Orion,
     tomb = the_tombstone(repo, n)
     assert (tomb.token, tomb.action, tomb.counts_attempt) == (token, ReleaseAction.REQUEUE, True)
     assert f"orion released claim `{token}`" in tombstones(repo, n)[0].body
+    # Issue 9: after the release no comment on the issue still reads as working (the released
+    # claim's visible line is rewritten; the tombstone stays the authority).
+    bodies = [c["body"] for c in repo.comments(n)]
+    assert not [b for b in bodies if "is working on this issue" in b or "is claiming this issue" in b], bodies
+    assert any("orion no longer holds this issue" in b for b in bodies), bodies
     # The next pass has nothing to do with the issue: it no longer carries the lock.
     assert orion.reconcile()["actions"] == []
 
