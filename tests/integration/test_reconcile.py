@@ -225,7 +225,8 @@ def test_dry_run_writes_nothing_and_prints_the_same_plan(orion: Orion, repo):
     result = orion.run("reconcile", "--dry-run", "--json")
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
-    assert set(plan) == {"dry_run", "actions"} and plan["dry_run"] is True
+    assert set(plan) == {"dry_run", "actions", "dispatched"} and plan["dry_run"] is True
+    assert plan["dispatched"] == []  # a dry run dispatches nothing
     assert [set(a) for a in plan["actions"]] == [{"issue", "action", "reason"}] * len(expected)
     assert {a["issue"]: a["action"] for a in plan["actions"]} == expected
     assert all(isinstance(a["issue"], int) and a["reason"] for a in plan["actions"])
