@@ -56,7 +56,11 @@ def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
     runs = {n: orion.run(n, stage="build", child=orion.child_argv(log, seconds=2.5, exit_code=code))
             for n, code in ((ok1, 0), (ok2, 0), (bad, 3))}
     victim = orion.run(killed, stage="build", child=orion.child_argv(log))
-    wait_until_started = wait_child_started(log, n=4, timeout=60)
+    try:
+        wait_until_started = wait_child_started(log, n=4, timeout=60)
+    except AssertionError as exc:
+        ended = {n: (r.poll(), r.stderr()) for n, r in {**runs, killed: victim}.items() if r.poll() is not None}
+        raise AssertionError(f"{exc}; wrappers that ended: {ended}") from None
     assert {int(e["issue"]) for e in wait_until_started} == {ok1, ok2, bad, killed}
     victim.kill(signal.SIGKILL)
     assert victim.wait(10) == -signal.SIGKILL
@@ -79,7 +83,10 @@ def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
                                (killed, "ready", 2)):
         v = assert_consistent(repo, n, outcome)
         assert len(v.log.claims) == claims, f"#{n}: {len(v.log.claims)} claim comments, want {claims}"
-        assert len(v.log.tombstones) == (1 if n == killed else 0), f"#{n}: {v.log.tombstones}"
+        # Releases: one for the killed run. A holder whose beat write got no answer also appends an
+        # end marker (ADR 0014), so that the beat, if it lands late, cannot reopen its record.
+        releases = [t for t in v.log.tombstones if t.tombstone.by != "holder"]
+        assert len(releases) == (1 if n == killed else 0), f"#{n}: {v.log.tombstones}"
         orion_comments = [c for c in v.comments if "<!-- orion-" in c["body"]]
         assert len(orion_comments) == claims + len(v.log.tombstones)
     assert view(repo, killed).log.claims[-1].record.attempt == 2
