@@ -274,7 +274,7 @@ def run_section(bench: Any) -> None:
             proxy, repo, orion, _ = bench.setup(f"pickup-{s.name}-{rep}", s.config_text())
             scenario = Scenario(s, proxy, repo, orion, seed=1000 + rep, other_machine=other)
             outcome = scenario.run()
-            outcomes[s.name].append(outcome)
+            outcomes[s.name].append({**outcome, "rep": rep})
         except BaseException as exc:  # reported after the others finish
             errors.append(exc)
 
@@ -294,7 +294,7 @@ def run_section(bench: Any) -> None:
                            "judge": "another_machine" if other else "same_machine (not root: no unshare)",
                            "repetitions": reps}
     for s in settings:
-        got = outcomes[s.name]
+        got = sorted(outcomes[s.name], key=lambda o: o["rep"])  # rep k: the same random phases in each
         secs = [o["seconds"] for o in got]
         sched = [o["seconds"] - o["product_s"] for o in got]  # the schedule's share, bench seconds
         real_min = [(x * SCALE + o["product_s"]) / 60 for x, o in zip(sched, got, strict=True)]
