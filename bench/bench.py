@@ -1,5 +1,6 @@
 """orion-action benchmark: request costs, reconcile cost and time, recovery latency, the
-wrapper's own footprint, and exactly-once throughput, against the `emulate` GitHub emulator.
+wrapper's own footprint, exactly-once throughput, and SIGKILL to running again on the example
+workflows' schedules (bench/recovery_pickup.py), against the `emulate` GitHub emulator.
 
     python bench/bench.py [--quick]
 
@@ -50,6 +51,9 @@ from faults import (  # noqa: E402
 from rig import Emulator, Proxy, RepoHandle, orion_env, wait_until  # noqa: E402
 
 from orion_action.core.record import ClaimRecord, Holder, State, render_record  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+import recovery_pickup  # noqa: E402
 
 FAST = "heartbeat: {interval: 1, stale_after: 4}\nrun: {kill_grace: 1}\n"  # kill_grace < stale_after / 3
 # Live claims for the reconcile benchmark must stay fresh for the whole pass.
@@ -388,6 +392,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter run (CI): N in {10, 50}, 10 s run")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
+    parser.add_argument("--only", choices=("costs", "reconcile", "recovery", "throughput", "pickup"),
+                        action="append", help="run only these sections (repeatable)")
     args = parser.parse_args()
     t0 = time.monotonic()
     print(f"orion-action benchmark ({'quick' if args.quick else 'full'}) on {os.cpu_count()} CPUs, "
@@ -398,10 +404,12 @@ def main() -> int:
         with Emulator() as emu:
             bench = Bench(emu, work, args.quick)
             try:
-                bench.costs_and_footprint()
-                bench.reconcile_passes()
-                bench.recovery()
-                bench.throughput()
+                sections = {"costs": bench.costs_and_footprint, "reconcile": bench.reconcile_passes,
+                            "recovery": bench.recovery, "throughput": bench.throughput,
+                            "pickup": lambda: recovery_pickup.run_section(bench)}
+                for name, section in sections.items():
+                    if not args.only or name in args.only:
+                        section()
             finally:
                 bench.close()
     finally:
@@ -412,7 +420,9 @@ def main() -> int:
               "machine": machine(), "wall_seconds": round(time.monotonic() - t0, 1),
               "targets": {"heartbeat_requests": 2, "claim_requests": 6,
                           "reconcile_pass_requests": "ceil(N/100) + N + 1",
-                          "wrapper_rss_mb": 60, "wrapper_cpu_share": 0.01},
+                          "wrapper_rss_mb": 60, "wrapper_cpu_share": 0.01,
+                          "sigkill_to_running_again":
+                              "stale_after + one reconcile period + dispatch latency (schedule share)"},
               **bench.results,
               "table": [dict(zip(("figure", "value", "target", "verdict"), r, strict=True))
                         for r in bench.rows],
