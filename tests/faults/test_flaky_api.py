@@ -89,7 +89,9 @@ def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
         assert len(releases) == (1 if n == killed else 0), f"#{n}: {v.log.tombstones}"
         orion_comments = [c for c in v.comments if "<!-- orion-" in c["body"]]
         assert len(orion_comments) == claims + len(v.log.tombstones)
-    assert view(repo, killed).log.claims[-1].record.attempt == 2
+    # The killed run spent an attempt if a beat had recorded its child's pid before the kill; if
+    # the faults ate that first beat, it counts as a run that never started (ADR 0012).
+    assert view(repo, killed).log.claims[-1].record.attempt in (1, 2)
     # About 60 requests at 20 %: some 12 faults; fewer than 3 would mean the rules never fired.
     faults = [e for e in proxy.log if e.action == "fault"]
     assert len(faults) >= 3, f"only {len(faults)} of {len(proxy.log)} requests got a fault"
