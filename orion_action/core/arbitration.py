@@ -31,6 +31,8 @@ def blocker(log: IssueLog, token: str, is_dead: Callable[[ClaimEntry], bool]) ->
     mine = log.find(token)
     if mine is None:
         return "the claim comment is gone"
+    if token in log.released_tokens():
+        return "the claim was released before it started"
     first = winner(log, lambda c: c.record.token != token and is_dead(c))
     if first is not None and first.comment_id < mine.comment_id:
         return f"an earlier live claim (comment {first.comment_id}) holds the issue"

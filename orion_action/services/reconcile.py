@@ -20,7 +20,6 @@ from orion_action.adapters import actions
 from orion_action.adapters import machine as local
 from orion_action.adapters.github import GitHubRepo, Issue
 from orion_action.config import Config
-from orion_action.core.arbitration import ran
 from orion_action.core.issue import ClaimEntry, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Liveness, Machine, Verdict
 from orion_action.core.plan import Action, Plan, plan_cancel, plan_issue
@@ -239,7 +238,8 @@ class Reconciler:
                 f"use --force only if you are sure the run is gone"
             )
         reason = "released by hand with --force" if blocking else "released by hand; the holder is dead"
-        counts = not blocking and any(ran(c) for c in open_claims)
+        # Only a dead run that started its command spends an attempt (ADR 0012).
+        counts = not blocking and any(c.record.child_pid is not None for c in open_claims)
         plan = Plan(
             number,
             Action.REQUEUE,
@@ -250,7 +250,7 @@ class Reconciler:
             add_labels=(lab.queue,) if issue.is_open else (),  # a closed issue is not work
             remove_labels=tuple(x for x in issue.labels if x.startswith(lab.stage_prefix)) + (lab.working,),
         )
-        ordered = tuple(sorted(open_claims, key=lambda c: not ran(c)))  # the one that counts first
+        ordered = tuple(sorted(open_claims, key=lambda c: c.record.child_pid is None))  # counts first
         self._post_tombstones(number, ordered, ReleaseAction.RELEASE, reason, counts, by="release")
         unreadable = s.log.blocking_unreadable()
         if force and unreadable is not None:

@@ -89,6 +89,10 @@ LOST = [
     ("own record judged dead still holds", [(5, rec("me")), (6, rec("them"))], "me", True, True,
      dead("me"), None),
     ("comment gone", [(6, rec("them"))], "me", True, True, NOBODY_DEAD, "claim comment is gone"),
+    # Found by the model checker: a claimer stalled before arbitrating, released by hand with
+    # --force meanwhile, must not win on resuming (a later claimer already runs the issue).
+    ("released before it started", [(5, rec("me", State.CLAIMING)), (6, tomb("me")), (7, rec("them"))],
+     "me", True, True, NOBODY_DEAD, "released"),
 ]
 
 
