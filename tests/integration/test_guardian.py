@@ -382,7 +382,11 @@ def test_the_command_inherits_no_ignored_signal(
     capfd.readouterr()
     child = start(["grep", "^SigIgn:", "/proc/self/status"])
     assert child.wait(5) == 0
-    assert capfd.readouterr().out.split() == ["SigIgn:", "0" * 16]
+    label, mask = capfd.readouterr().out.split()
+    # Only signals a process may set count: glibc reserves 32 and 33 (thread cancellation), and a
+    # CI harness may start us with one of those ignored, which nobody can reset.
+    settable = sum(1 << (s - 1) for s in signal.valid_signals() if s < 65)
+    assert label == "SigIgn:" and int(mask, 16) & settable == 0, mask
 
 
 def test_startup_is_cheap(start: Callable[..., Guardian]) -> None:
