@@ -93,12 +93,6 @@ class ClaimRecord:
     counts_attempt: bool = True
     progress: str | None = None  # the child's last progress line (plain text, capped)
 
-    @property
-    def is_final(self) -> bool:
-        """Finished, interrupted, cancelled or lost: a record in such a state never changes
-        again (a late heartbeat must not turn it back into running)."""
-        return not self.state.is_open
-
     def with_changes(self, **changes: Any) -> ClaimRecord:
         return replace(self, **changes)
 
