@@ -6,14 +6,15 @@ The service executes the decision; `--dry-run` and `status` only print it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from enum import Enum
 
 from orion_action.config import Labels
 from orion_action.core.arbitration import ran
 from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
-from orion_action.core.liveness import Liveness, Verdict
+from orion_action.core.liveness import MISSED_BEAT_FACTOR, Liveness, Verdict
 from orion_action.core.record import END_STATES, HOLDER_END, ReleaseAction, State
 
 
@@ -203,6 +204,44 @@ def plan_issue(
         return move(Action.REQUEUE, reason, labels.queue, gave_up, Verdict(Liveness.FINISHED, reason))
     reason = "the lock label is on but there is no trusted claim record"
     return Plan(number, Action.REPORT, reason, verdict=Verdict(Liveness.UNKNOWN, reason), notes=notes)
+
+
+def keep_on_fresh_beat(
+    number: int,
+    is_open: bool,
+    on_issue: frozenset[str],
+    recent: IssueLog,
+    now: datetime,
+    labels: Labels,
+    judge: Callable[[ClaimEntry], Verdict],
+) -> Plan | None:
+    """`keep`, decided from the repository's recently updated comments alone, or None: read the
+    whole issue (docs/adr/0018-flat-reconcile-cost.md).
+
+    `recent` holds the issue's comments that the repository-wide listing returned (those
+    updated in the last few beat intervals). The shortcut only ever keeps, and only when what
+    a full read would see cannot be anything but a live holder: the issue is open, carries the
+    lock and no label a pass acts on, nothing recent ended or released anything, and exactly one
+    trusted record is recent: a running claim, not marked released, that beat on time by
+    GitHub's clock (so no Actions-run lookup is due) and that `judge` finds alive. A dead holder
+    stops beating, so it drops out of the shortcut within MISSED_BEAT_FACTOR intervals, well
+    before a full read could call it dead from its heartbeat."""
+    if not is_open or labels.working not in on_issue:
+        return None
+    if on_issue & {labels.queue, labels.cancel, labels.ready, labels.failed}:
+        return None
+    if recent.tombstones or recent.unreadable or recent.untrusted_releases or len(recent.claims) != 1:
+        return None
+    entry = recent.claims[0]
+    record = entry.record
+    if record.state is not State.RUNNING or record.released is not None:
+        return None
+    if (now - entry.updated_at).total_seconds() > MISSED_BEAT_FACTOR * record.interval:
+        return None
+    verdict = judge(entry)
+    if verdict.liveness is not Liveness.ALIVE:
+        return None
+    return Plan(number, Action.KEEP, verdict.reason, holder=entry, verdict=verdict)
 
 
 def _as_ended(log: IssueLog, marker: TombstoneEntry) -> ClaimEntry | None:

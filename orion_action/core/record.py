@@ -92,6 +92,9 @@ class ClaimRecord:
     # failed (an outage must not turn healthy issues failed).
     counts_attempt: bool = True
     progress: str | None = None  # the child's last progress line (plain text, capped)
+    # Why a reconciler or a person released this claim, set when they rewrite its visible line:
+    # such an edit moves the comment's updated_at, and must never read as a heartbeat.
+    released: str | None = None
 
     def with_changes(self, **changes: Any) -> ClaimRecord:
         return replace(self, **changes)
@@ -175,6 +178,7 @@ def visible_line(record: ClaimRecord, released: str | None = None) -> str:
     since = _human_time(record.started_at)
     until = _human_time(record.finished_at)
     note = _md(record.note or "")
+    released = released if released is not None else record.released
     if released is not None:
         return f"**orion no longer holds this issue** — {where}{stage}; released: {_md(released)}."
     if record.state is State.FINISHED:
@@ -199,6 +203,8 @@ def visible_line(record: ClaimRecord, released: str | None = None) -> str:
 
 
 def render_record(record: ClaimRecord, released: str | None = None) -> str:
+    if released is not None:
+        record = replace(record, released=released)
     data = asdict(record)
     data["state"] = record.state.value
     return f"{_hidden(CLAIM_MARK, data)}\n{visible_line(record, released)}\n"
@@ -291,6 +297,7 @@ def _record_from(data: dict[str, Any]) -> ClaimRecord:
         note=_get(data, "note", str, optional=True),
         counts_attempt=_flag(data, "counts_attempt", default=True),
         progress=_get(data, "progress", str, optional=True),
+        released=_get(data, "released", str, optional=True),
     )
 
 

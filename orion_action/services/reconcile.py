@@ -1,7 +1,10 @@
 """The reconcile pass, `status` and `release`: judge every issue carrying the lock and repair
 what a dead run left behind (docs/design.md sections 5, 6 and 10).
 
-Survey first (read only), then execute each plan. Before releasing a claim the record is
+Survey first (read only), then execute each plan. The survey reads the repository's recently
+updated comments in one listing and keeps a claim whose holder visibly beats on time without
+reading its issue; every other issue is read in full, and only a full read can lead to a write
+(docs/adr/0018-flat-reconcile-cost.md). Before releasing a claim the record is
 read again and kept if its heartbeat moved; after posting a tombstone the comments are read
 again so that two reconcilers racing over one dead claim leave one tombstone, not two.
 """
@@ -14,18 +17,18 @@ import secrets
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from orion_action.adapters import actions
 from orion_action.adapters import machine as local
 from orion_action.adapters.github import GitHubRepo, Issue
 from orion_action.config import Config
-from orion_action.core.issue import ClaimEntry, IssueLog, read_log, trusted_set
-from orion_action.core.liveness import Liveness, Machine, Verdict
-from orion_action.core.plan import Action, Plan, plan_cancel, plan_issue
+from orion_action.core.issue import ClaimEntry, Comment, IssueLog, read_log, trusted_set
+from orion_action.core.liveness import MISSED_BEAT_FACTOR, Liveness, Machine, Verdict
+from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel, plan_issue
 from orion_action.core.queue import pick_order, priority_of
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
-from orion_action.errors import ExitCode, GitHubError, NotClaimed
+from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed
 from orion_action.services.claiming import is_queued
 from orion_action.services.holding import move_labels
 from orion_action.services.observe import Sight, judge_entry
@@ -36,6 +39,9 @@ BUDGET_WARN_SHARE = 0.8
 DEFAULT_BUDGET = 5000  # requests per hour of a personal or App token
 CONTENT_BUDGET = 500  # content-creation writes per hour per identity (comment edits count)
 REQUESTS_PER_BEAT = 2
+# The repository-wide listing reaches this much further back than a holder beating on time
+# can be: GitHub's whole-second stamps, and a listing that takes a while.
+RECENT_MARGIN_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,7 @@ class Survey:
     now: datetime
     verdicts: dict[str, Verdict]
     plan: Plan
+    full_read: bool = True  # False: kept on a fresh beat seen in the repository listing
 
     @property
     def heartbeat_age(self) -> float | None:
@@ -108,8 +115,53 @@ class Reconciler:
         return Survey(issue, log, now, verdicts, plan)
 
     def survey(self) -> list[Survey]:
+        """Every issue carrying the lock: ceil(N/100) listings, then ceil(C/100) for the
+        repository's recently updated comments (C: about one per live claim), then a full read
+        of each issue the listing cannot show to be held by a live holder."""
         _ = self.trusted  # one GET /user up front, not in the middle of the pass
-        return [self.survey_issue(i) for i in self.gh.list_issues(self.config.labels.working, state="all")]
+        issues = self.gh.list_issues(self.config.labels.working, state="all")
+        recent = self._recent_comments(issues)
+        return [self._kept_on_fresh_beat(i, recent) or self.survey_issue(i) for i in issues]
+
+    def _recent_comments(self, issues: list[Issue]) -> tuple[dict[int, list[Comment]], datetime] | None:
+        """The repository's comments updated within a beat and a half of the lock listing (on
+        GitHub's clock), by issue; None when no open issue carries the lock or the listing
+        failed (then every issue is read in full: slower, never less safe)."""
+        held = [i for i in issues if i.is_open]
+        if not held:
+            return None
+        window = MISSED_BEAT_FACTOR * self.config.heartbeat_interval + RECENT_MARGIN_S
+        since = min(i.read_at for i in held) - timedelta(seconds=window)
+        try:
+            comments, now = self.gh.list_repo_comments(since)
+        except AuthError:
+            raise
+        except GitHubError as exc:
+            self.log(f"the repository-wide comment listing failed ({exc}); reading every issue in full")
+            return None
+        by_issue: dict[int, list[Comment]] = {}
+        for c in comments:
+            if c.issue is not None:
+                by_issue.setdefault(c.issue, []).append(c)
+        return by_issue, now
+
+    def _kept_on_fresh_beat(
+        self, issue: Issue, recent: tuple[dict[int, list[Comment]], datetime] | None
+    ) -> Survey | None:
+        if recent is None or issue.number not in recent[0]:
+            return None
+        now = recent[1]
+        log = read_log(recent[0][issue.number], self.trusted)
+
+        def judge(entry: ClaimEntry) -> Verdict:
+            # No Actions-run lookup: the shortcut only takes holders that beat on time.
+            return judge_entry(entry, now, self.config.stale_after, self.here, None, self.sight)
+
+        lab = self.config.labels
+        plan = keep_on_fresh_beat(issue.number, issue.is_open, issue.labels, log, now, lab, judge)
+        if plan is None or plan.holder is None or plan.verdict is None:
+            return None
+        return Survey(issue, log, now, {plan.holder.record.token: plan.verdict}, plan, full_read=False)
 
     def survey_cancels(self) -> list[Plan]:
         """Open issues carrying the cancel label that no run holds (one listing per 100)."""
@@ -358,9 +410,11 @@ def reconcile_command(
         )
         unheld = len(done) - len(surveys)
         cancels = f", {unheld} unheld carrying {config.labels.cancel!r}" if unheld else ""
+        quick = sum(1 for s in surveys if not s.full_read)
+        shortcut = f" ({quick} kept on a fresh beat without reading the issue)" if quick else ""
         print(
             f"reconcile{' (dry run: nothing written)' if dry_run else ''}: "
-            f"{len(surveys)} issue(s) carrying {config.labels.working!r}{cancels}: {summary}"
+            f"{len(surveys)} issue(s) carrying {config.labels.working!r}{cancels}: {summary}{shortcut}"
         )
     for p in done:
         if p.action in (Action.REPORT, Action.GIVE_UP):

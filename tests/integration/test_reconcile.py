@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ from helpers_reconcile import (
     tombstones,
     write_config,
 )
-from rig import ROOT, RepoHandle, parse_github_output
+from rig import ROOT, RepoHandle, parse_github_output, wait_until
 
 from orion_action.core.record import ClaimRecord, ReleaseAction, State, Tombstone
 
@@ -314,6 +315,47 @@ def _used(stderr: str) -> int:
     return int(m.group(1))
 
 
+def _newest_beat_age(repo: RepoHandle, numbers: tuple[int, ...]) -> float:
+    stamps = [c["updated_at"] for n in numbers for c in repo.comments(n)]
+    newest = max(datetime.fromisoformat(t.replace("Z", "+00:00")) for t in stamps)
+    return time.time() - newest.timestamp()
+
+
+def _kept_quick(stdout: str) -> int:
+    m = re.search(r"\((\d+) kept on a fresh beat without reading the issue\)", stdout)
+    return int(m.group(1)) if m else 0
+
+
+def test_a_pass_over_live_holders_costs_the_same_for_one_or_three(orion: Orion, repo, proxy, tmp_path):
+    """The flat cost (docs/adr/0018): holders that beat on time are kept from one listing of
+    the repository's recent comments, not one read per issue. Every pass's requests are
+    accounted for exactly: 4 fixed (GET /user, the lock listing, the recent-comments listing,
+    the cancel listing) plus one full read per issue the listing could not clear; a pass in
+    which every holder had beaten on time costs 4 whatever the number of claims."""
+    orion.config = write_config(tmp_path, interval=2, stale_after=30)
+    numbers = [queued_issue(repo, f"i{k}") for k in range(3)]
+    wrappers = [orion.running(n) for n in numbers]
+
+    # The holders go through the proxy too (beats, fence reads): count the routes only a pass
+    # uses, and check the pass's own count, which the other tests check against the proxy.
+    listings = r"/user$|/issues$|/issues/comments$"
+
+    def a_pass() -> int | None:
+        before = proxy.count(path=listings)
+        result = orion.run("reconcile")
+        assert result.returncode == 0, result.stderr
+        assert proxy.count(path=listings) - before == 4
+        quick = _kept_quick(result.stdout)
+        spent = _used(result.stderr)
+        assert spent == 4 + (len(numbers) - quick), result.stdout
+        assert "3 keep" in result.stdout, result.stdout
+        return spent if quick == len(numbers) else None
+
+    assert wait_until(a_pass, timeout=30, interval=0.2) == 4
+    assert [w.proc.poll() for w in wrappers] == [None, None, None]
+    assert all(labels(repo, n) == {"orion-working"} and tombstones(repo, n) == [] for n in numbers)
+
+
 def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, proxy, tmp_path):
     # Interval 1 s (the projection's input); stale_after 30 s so that the holders, frozen for
     # a few seconds below, stay inside their renew deadline and carry on when thawed.
@@ -324,6 +366,9 @@ def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, prox
     # proxy's counter sees only the command under test.
     for w in wrappers:
         os.kill(w.pid, signal.SIGSTOP)
+    # Wait until both last beats are older than a beat and a half: then no claim is kept on a
+    # fresh beat from the repository listing, and each issue is read in full.
+    wait_until(lambda: _newest_beat_age(repo, (first, second)) > 2.0, timeout=15)
     try:
         for command in ("status", "reconcile"):
             before = proxy.count()
@@ -331,9 +376,10 @@ def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, prox
             assert result.returncode == 0, result.stderr
             spent = proxy.count() - before
             assert _used(result.stderr) == spent, (command, result.stderr)
-            # GET /user, one page of issues, one list per claim; status also lists the queue and
-            # reads the pause label, a pass also lists the issues carrying the cancel label.
-            assert spent == 1 + 1 + 2 + (2 if command == "status" else 1), command
+            # GET /user, one page of issues, one page of recently updated comments, then one
+            # list per claim (frozen, they missed a beat: no shortcut); status also lists the
+            # queue and reads the pause label, a pass also lists the cancel label's issues.
+            assert spent == 1 + 1 + 1 + 2 + (2 if command == "status" else 1), command
             assert "2 live claim(s) heartbeat every 1s: about 14400 requests/hour" in result.stderr
             assert "7200 comment edits/hour" in result.stderr
             assert "warning: heartbeats would use more than 80% of the token's budget" in result.stderr
