@@ -46,12 +46,6 @@ class Labels:
     def stage(self, name: str | None) -> str | None:
         return f"{self.stage_prefix}{name}" if name else None
 
-    @property
-    def paused(self) -> str:
-        """The repository label whose existence pauses the queue (docs/adr/0017): derived from
-        the queue label, so that one repository can hold several queues, each with its switch."""
-        return f"{self.queue}-paused"
-
 
 @dataclass(frozen=True)
 class Config:
@@ -241,7 +235,7 @@ def _check_labels(labels: Labels, fail: Callable[[str, str], ConfigError]) -> No
                 f"{labels.stage_prefix!r} begins {key} ({name!r}): that label would be taken for a "
                 f"stage label and removed with the stage",
             )
-    taken = {**{n.casefold(): k for k, n in named.items()}, labels.paused.casefold(): "the pause label"}
+    taken = {n.casefold(): k for k, n in named.items()}
     for name in labels.priority:
         if name.casefold() in taken or name.casefold().startswith(prefix):
             what = taken.get(name.casefold(), f"a stage label ({labels.stage_prefix}*)")

@@ -110,10 +110,6 @@ class GitHubPort(Protocol):
         """A repository label's (color, description), or None if there is none of that name."""
         ...
 
-    def delete_label(self, name: str) -> bool:
-        """Delete a repository label (and so take it off every issue): True if it existed."""
-        ...
-
     def ensure_label(self, name: str, color: str, description: str) -> str: ...
 
     def clone(self, *, timeout: float | None = None, retry_for: float | None = None) -> GitHubPort:

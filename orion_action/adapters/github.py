@@ -183,6 +183,9 @@ def _issue(data: dict[str, Any], read_at: datetime) -> Issue:
         is_pull_request="pull_request" in data,
         title=str(data.get("title") or ""),
         body=str(data.get("body") or ""),
+        label_descriptions=tuple(
+            (str(label["name"]), str(label.get("description") or "")) for label in data.get("labels") or []
+        ),
     )
 
 
@@ -619,14 +622,6 @@ class GitHubRepo:
         except NotFound:
             return None
         return str(data.get("color") or ""), str(data.get("description") or "")
-
-    def delete_label(self, name: str) -> bool:
-        """Delete a repository label (GitHub takes it off every issue too): True if it existed."""
-        try:
-            self._request("DELETE", f"{self._repo_path}/labels/{quote(name, safe='')}")
-        except NotFound:
-            return False
-        return True
 
     def ensure_label(self, name: str, color: str, description: str) -> str:
         """Create or update a repository label: returns "created", "updated" or "unchanged"."""

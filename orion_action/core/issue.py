@@ -32,6 +32,12 @@ class Issue:
     is_pull_request: bool = False
     title: str = ""
     body: str = ""
+    # (name, description) of each label, as the read returned them: the queue label's
+    # description carries the pause switch (docs/adr/0022-pause-in-the-queue-label.md).
+    label_descriptions: tuple[tuple[str, str], ...] = ()
+
+    def label_description(self, name: str) -> str | None:
+        return next((d for n, d in self.label_descriptions if n == name), None)
 
 
 @dataclass(frozen=True)

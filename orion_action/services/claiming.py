@@ -88,15 +88,12 @@ class Claimer:
 
     def claim_next(self, stage: str | None, require: Sequence[str] = ()) -> Claim:
         """Claim the first queued issue we can win, in pick order (core/queue.py). Nothing
-        while the queue is paused."""
+        while the queue is paused (the listing shows it: no extra request)."""
         lab = self.config.labels
-        refuse_if_paused(self.gh, self.config)
+        listed = self.gh.list_issues(lab.queue)
+        refuse_if_paused(listed, self.config)
         queued = pick_order(
-            (
-                i
-                for i in self.gh.list_issues(lab.queue)
-                if is_queued(i, self.config) and all(r in i.labels for r in require)
-            ),
+            (i for i in listed if is_queued(i, self.config) and all(r in i.labels for r in require)),
             lab.priority,
         )
         if not queued:
@@ -112,8 +109,8 @@ class Claimer:
         )
 
     def claim_number(self, number: int, stage: str | None) -> Claim:
-        refuse_if_paused(self.gh, self.config)
         issue, _ = self.gh.get_issue(number)
+        refuse_if_paused([issue], self.config)
         return self.claim(issue, stage)
 
     # -- claiming ---------------------------------------------------------------------------
@@ -252,6 +249,7 @@ class Claimer:
             return issue
         self.clock.sleep(need)
         issue, _ = self.gh.get_issue(issue.number)
+        refuse_if_paused([issue], self.config)
         self._require_queued(issue)
         return issue
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
+from orion_action.core.pause import pause_reason
 
 Log = Callable[[str], None]
 
@@ -75,7 +76,13 @@ def init_command(gh: GitHubRepo, config: Config, log: Log) -> int:
     gh.check_repo()  # a missing repository or a bad token fails here, with a clear message
     changed = 0
     for spec in label_specs(config):
-        outcome = gh.ensure_label(spec.name, spec.color, spec.description)
+        description = spec.description
+        if spec.role == "queue":
+            # A paused queue stays paused: the switch is this label's description (ADR 0022).
+            found = gh.get_label(spec.name)
+            if found is not None and pause_reason(found[1]) is not None:
+                description = found[1]
+        outcome = gh.ensure_label(spec.name, spec.color, description)
         if outcome != "unchanged":
             changed += 1
         print(f"label {spec.name!r} ({spec.role}): {outcome} (#{spec.color})", flush=True)

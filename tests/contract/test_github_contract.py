@@ -307,19 +307,21 @@ def test_ensure_label_creates_then_keeps_then_updates(world: World) -> None:
     assert gh.ensure_label(name, "0e8a16", "changed") == "unchanged"
 
 
-def test_get_and_delete_a_repository_label(world: World) -> None:
-    """What the pause switch rests on: a label a person created is seen with its description
-    for one request; deleting it takes it off the issues too, and a second delete is a no."""
+def test_issue_reads_carry_the_label_descriptions(world: World) -> None:
+    """What the pause switch rests on (ADR 0022): a label's description, as it is now, comes
+    with every issue read and listing, so a claim checks the switch for free; `get_label`
+    reads it for one request (status, pause, resume)."""
     gh = world.gh
-    assert _spent(gh, lambda: gh.get_label("orion-paused")) == 1
-    assert gh.get_label("orion-paused") is None
-    world.create_label("orion-paused", "deploy freeze")
-    assert gh.get_label("orion-paused") == ("ededed", "deploy freeze")
-    n = world.create_issue("carries it", ("orion-paused", "a"))
-    assert _spent(gh, lambda: gh.delete_label("orion-paused")) == 1
-    assert gh.get_label("orion-paused") is None
-    assert gh.get_issue(n)[0].labels == frozenset({"a"})
-    assert gh.delete_label("orion-paused") is False
+    assert _spent(gh, lambda: gh.get_label("orion")) == 1
+    assert gh.get_label("orion") is None
+    world.create_label("orion", "queued for orion")
+    n = world.create_issue("carries it", ("orion", "a"))
+    assert gh.get_issue(n)[0].label_description("orion") == "queued for orion"
+    assert gh.ensure_label("orion", "ededed", "paused: deploy freeze") == "updated"
+    assert gh.get_label("orion") == ("ededed", "paused: deploy freeze")
+    assert gh.get_issue(n)[0].label_description("orion") == "paused: deploy freeze"
+    assert [i.label_description("orion") for i in gh.list_issues("orion")] == ["paused: deploy freeze"]
+    assert gh.get_issue(n)[0].label_description("missing") is None
 
 
 def test_workflow_run_status(world: World) -> None:

@@ -51,7 +51,7 @@ FIRST_COMMENT_ID = 1_000_001  # far from issue numbers, so mixing them up cannot
 Failure = Literal["unavailable", "ambiguous", "lost"]
 T = TypeVar("T")
 _WRITES = frozenset({"post_comment", "edit_comment", "delete_comment", "add_labels", "remove_label",
-                     "ensure_label", "dispatch_workflow", "delete_label"})
+                     "ensure_label", "dispatch_workflow"})
 
 
 class ServerClock:
@@ -91,10 +91,13 @@ class _Issue:
     comments: int = 0
     updated_at: datetime | None = None  # every change moves it, as on GitHub
 
-    def freeze(self, read_at: datetime) -> Issue:
+    def freeze(self, read_at: datetime, descriptions: dict[str, tuple[str, str]] | None = None) -> Issue:
+        """As a read returns it; `descriptions`: the repository's labels (name -> colour and
+        description), whose descriptions GitHub embeds in each issue's label objects."""
+        known = descriptions or {}
         return Issue(self.number, self.is_open, frozenset(self.labels), self.comments, self.created_at,
                      read_at, self.updated_at or self.created_at, self.is_pull_request, self.title,
-                     self.body)
+                     self.body, tuple((n, known.get(n, ("", ""))[1]) for n in sorted(self.labels)))
 
 
 @dataclass
@@ -174,15 +177,6 @@ class MemoryServer:
     def remove_label(self, number: int, name: str) -> bool:
         with self._lock:
             return self._remove_label(number, name)
-
-    def delete_label(self, name: str) -> bool:
-        """Delete a repository label; GitHub takes it off every issue and pull request too."""
-        with self._lock:
-            if self.labels.pop(name, None) is None:
-                return False
-            for issue in self._issues.values():
-                issue.labels.discard(name)
-            return True
 
     def close(self, number: int) -> None:
         with self._lock:
@@ -396,7 +390,8 @@ class MemoryGitHub:
 
     def get_issue(self, number: int) -> tuple[Issue, datetime]:
         def get() -> tuple[Issue, datetime]:
-            return self.server._issue(number, pulls=False).freeze(self._date()), self._date()
+            issue = self.server._issue(number, pulls=False)
+            return issue.freeze(self._date(), self.server.labels), self._date()
 
         return self._request("get_issue", number, apply=get)
 
@@ -407,7 +402,8 @@ class MemoryGitHub:
             found = [i for i in self.server._issues.values()
                      if not i.is_pull_request and label in i.labels
                      and (state == "all" or i.is_open == (state == "open"))]
-            return [i.freeze(self._date()) for i in sorted(found, key=lambda i: (i.created_at, i.number))]
+            found.sort(key=lambda i: (i.created_at, i.number))
+            return [i.freeze(self._date(), self.server.labels) for i in found]
 
         return self._pages("list_issues", (label, state), matching)[0]
 
@@ -517,9 +513,6 @@ class MemoryGitHub:
 
     def get_label(self, name: str) -> tuple[str, str] | None:
         return self._request("get_label", name, apply=lambda: self.server.labels.get(name))
-
-    def delete_label(self, name: str) -> bool:
-        return bool(self._request("delete_label", name, apply=lambda: self.server.delete_label(name)))
 
     def ensure_label(self, name: str, color: str, description: str) -> str:
         labels = self.server.labels

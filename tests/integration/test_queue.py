@@ -1,5 +1,5 @@
 """Queue order, `--require` and the pause switch against the emulator, with real processes
-(docs/design.md section 12: "Queue order", "Pause"; docs/adr/0017-pause-switch.md)."""
+(docs/design.md section 12: "Queue order", "Pause"; docs/adr/0022-pause-in-the-queue-label.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from rig import ROOT, wait_until
 
 from orion_action.core.record import ClaimRecord, parse_block
 
-P0, P1, PAUSED = "orion-p0", "orion-p1", "orion-paused"
+P0, P1 = "orion-p0", "orion-p1"
+USUAL = "Queued for an orion worker: add this label to have the issue worked"
 CONFIG = FAST + f"labels: {{priority: [{P0}, {P1}]}}\n"
 
 
@@ -108,7 +109,7 @@ def test_pause_refuses_new_claims_and_resume_lets_them_through(repo, orion_env, 
     waiting = repo.create_issue("waits", [QUEUE])
     paused = orion(orion_env, config, "pause", "--reason", "deploy freeze")
     assert paused.returncode == 0, paused.stderr
-    assert label_on_repo(repo, PAUSED)["description"] == "deploy freeze"
+    assert label_on_repo(repo, QUEUE)["description"] == "paused: deploy freeze"
     assert status(orion_env, config)["paused"] is True
 
     before = snapshot(repo, waiting)
@@ -123,7 +124,7 @@ def test_pause_refuses_new_claims_and_resume_lets_them_through(repo, orion_env, 
 
     resumed = orion(orion_env, config, "resume")
     assert resumed.returncode == 0 and "resumed" in resumed.stdout, resumed.stderr
-    assert label_on_repo(repo, PAUSED) is None
+    assert label_on_repo(repo, QUEUE)["description"] == USUAL
     code, r, log = run_next(orion_env, tmp_path, config, name="after")
     assert code == 0, r.stderr
     assert worked(log) == [waiting]
@@ -136,7 +137,7 @@ def test_a_run_in_flight_goes_on_while_paused(repo, orion_env, tmp_path, config)
     child.wait_started()
     paused = orion(orion_env, config, "pause")
     assert paused.returncode == 0, paused.stderr
-    assert label_on_repo(repo, PAUSED)["description"] == "paused with orion-action pause"
+    assert label_on_repo(repo, QUEUE)["description"] == "paused: paused with orion-action pause"
 
     record = wait_until(lambda: _record(repo, held), 10)
     wait_until(lambda: _record(repo, held).beats > record.beats, 10, message="no beat while paused")
@@ -146,22 +147,26 @@ def test_a_run_in_flight_goes_on_while_paused(repo, orion_env, tmp_path, config)
     assert set(repo.labels(held)) == {READY}
 
 
-def test_a_person_pauses_from_the_web_interface_with_the_label(repo, orion_env, tmp_path, config):
-    """Issues -> Labels -> New label `orion-paused` (the description is the reason), as a person
-    does it: straight through the API with the person's handle, not through orion-action."""
+def test_a_person_pauses_from_the_web_interface_with_the_label(repo, orion_env, tmp_path, config, proxy):
+    """Issues -> Labels -> edit the queue label, description "Paused - ..." (any case, the rest
+    is the reason), as a person does it: straight through the API, not through orion-action.
+    The claim sees it in the read it makes anyway: no request is spent on the switch."""
     n = repo.create_issue("waits", [QUEUE])
     init = orion(orion_env, config, "init")
     assert init.returncode == 0, init.stderr
-    assert label_on_repo(repo, PAUSED) is None  # init never pauses the queue
+    assert label_on_repo(repo, QUEUE)["description"] == USUAL  # init never pauses the queue
 
-    repo.api("POST", "/labels", json={"name": PAUSED, "color": "ededed", "description": ""})
+    repo.api("PATCH", f"/labels/{QUEUE}", json={"description": "Paused - release week"})
+    assert orion(orion_env, config, "init").returncode == 0  # init does not resume it either
+    before = proxy.count()
     c = Child(tmp_path, name="refused", hold=False)
     r = Run(orion_env, tmp_path, "--next", cmd=c.cmd, config=config, name="refused")
-    assert r.wait(30) == NOT_CLAIMED and "the queue is paused" in r.stderr, r.stderr
+    assert r.wait(30) == NOT_CLAIMED and "the queue is paused" in r.stderr and "release week" in r.stderr, r.stderr
+    assert proxy.count() - before == 1  # the queue listing, nothing else
     text = orion(orion_env, config, "status")
     assert "paused: yes" in text.stdout and f"queue (1, in pick order): #{n}" in text.stdout
 
-    repo.api("DELETE", f"/labels/{PAUSED}")
+    repo.api("PATCH", f"/labels/{QUEUE}", json={"description": "release week is over"})
     assert "paused: no" in orion(orion_env, config, "status").stdout
     again = orion(orion_env, config, "resume")
     assert again.returncode == 0 and "not paused" in again.stdout

@@ -293,7 +293,6 @@ LOADER_ONLY = [
     ("kill_grace not under stale_after / 3", {"heartbeat": {"interval": 1, "stale_after": 6},
                                               "run": {"kill_grace": 2}}, "run.kill_grace"),
     ("priority is the queue label", {"labels": {"priority": ["orion"]}}, "labels.priority"),
-    ("priority is the pause label", {"labels": {"priority": ["orion-paused"]}}, "labels.priority"),
     ("priority is a stage label", {"labels": {"priority": ["orion-stage-x"]}}, "labels.priority"),
     ("priority twice but for case", {"labels": {"priority": ["p0", "P0"]}}, "labels.priority"),
     ("max_attempts a whole float", {"retry": {"max_attempts": 2.0}}, "retry.max_attempts"),
