@@ -27,8 +27,8 @@ def emulator() -> Iterator[Emulator]:
 def proxy(emulator: Emulator) -> Iterator[Proxy]:
     """A fault-injecting proxy in front of the session's emulator, with its own rate-limit
     counter; stopped (parked requests dropped, every thread joined) and cleared after."""
-    with Proxy(emulator.url, tokens=emulator.tokens,
-               upstream_tokens=emulator.lease_tokens()) as p:
+    with Proxy(emulator.url, tokens=emulator.tokens, upstream_tokens=emulator.lease_tokens(),
+               helper_tokens=emulator.lease_tokens()) as p:
         yield p
 
 

@@ -397,6 +397,7 @@ def reconcile_command(
         "dry_run": dry_run,
         "actions": [{"issue": p.issue, "action": p.action.value, "reason": p.reason} for p in done],
         "dispatched": dispatched,
+        "read_in_full": sum(1 for s in surveys if s.full_read),
     }
     if as_json:
         print(json.dumps(plan_json, indent=2))

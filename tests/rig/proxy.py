@@ -178,13 +178,20 @@ class Proxy:
     """``Proxy(emulator.url, tokens={"bot_token": "orion-bot"})``, then ``start()``/``stop()``
     or ``with``. ``tokens`` maps each accepted token to a name; ``upstream_tokens`` maps it
     to the token sent on to the emulator (the rig gives each test its own, so rate-limit
-    counters are per test)."""
+    counters are per test). ``helper_tokens`` (the same shape) are what the proxy uses for
+    the reads it makes to build a repository-wide comment listing the emulator lacks, so that
+    the caller's counter is charged one request per page, as GitHub charges it."""
 
     def __init__(self, upstream: str, tokens: dict[str, str] | None = None,
-                 upstream_tokens: dict[str, str] | None = None, seed: int = 0) -> None:
+                 upstream_tokens: dict[str, str] | None = None, seed: int = 0,
+                 helper_tokens: dict[str, str] | None = None) -> None:
         parts = urlsplit(upstream)
         self._up_host, self._up_port = parts.hostname or "localhost", parts.port or 80
         self.tokens, self._up_tokens = dict(tokens or {}), dict(upstream_tokens or {})
+        self._helper_tokens = dict(helper_tokens or {})
+        # The listing built for a page 1, reused for the pages after it (a snapshot, as a
+        # caller paging through quickly sees on GitHub): query without page -> (time, list).
+        self._listings: dict[str, tuple[float, list[dict[str, Any]]]] = {}
         self.random = random.Random(seed)
         self._cv = threading.Condition()  # reentrant: helpers call each other under it
         self._rules: list[Rule] = []
@@ -473,14 +480,20 @@ class Proxy:
         finally:
             conn.close()
 
-    def _upstream_get(self, path: str, token: str | None) -> tuple[int, Any]:
+    def _upstream_get(self, path: str, token: str | None, helper: bool = False,
+                      answer_headers: list[tuple[str, str]] | None = None) -> tuple[int, Any]:
+        """One GET to the emulator: as the caller, or (``helper``) with the caller's helper
+        alias, which no test counts. ``answer_headers`` receives the response's headers."""
         headers = {"Accept": "application/vnd.github+json"}
         if token is not None:
-            headers["Authorization"] = f"token {self._up_tokens.get(token, token)}"
+            alias = self._helper_tokens.get(token) if helper else None
+            headers["Authorization"] = f"token {alias or self._up_tokens.get(token, token)}"
         conn = http.client.HTTPConnection(self._up_host, self._up_port, timeout=60)
         try:
             conn.request("GET", path, headers=headers)
             resp = conn.getresponse()
+            if answer_headers is not None:
+                answer_headers.extend(resp.getheaders())
             return resp.status, json.loads(resp.read() or b"null")
         finally:
             conn.close()
@@ -489,19 +502,53 @@ class Proxy:
                        token: str | None) -> tuple[int, list[tuple[str, str]], bytes]:
         """GET /repos/{o}/{r}/issues/comments as GitHub documents it (since: updated at or
         after, compared as times; sort created|updated; direction; pages of per_page), built
-        from the emulator's per-issue listings. Comments on pull requests are not included."""
+        from the emulator's per-issue listings. Comments on pull requests are not included.
+
+        The caller is charged one request per page, as GitHub charges it: one small read as the
+        caller gives the answer its rate-limit headers, and the listing itself is built with
+        the caller's helper alias (when the proxy has one). Page 1 builds the listing; the
+        pages after it (asked within 30 s) page through that snapshot."""
         q = {k: v[-1] for k, v in parse_qs(query).items()}
+        charged: list[tuple[str, str]] = []
+        status, probe = self._upstream_get(f"{path[:-len('/comments')]}?per_page=1", token,
+                                           answer_headers=charged)
+        if status != 200:
+            return status, _JSON, json.dumps(probe).encode()
+        limits = [(k, v) for k, v in charged if k.lower().startswith("x-ratelimit-")]
+        key = path + "?" + urlencode(sorted((k, v) for k, v in q.items() if k != "page"))
+        page = max(1, int(q.get("page") or 1))
+        with self._cv:
+            cached = self._listings.get(key)
+        if page > 1 and cached is not None and time.time() - cached[0] < 30:
+            found = cached[1]
+        else:
+            built = self._build_repo_comments(path, q, token)
+            if isinstance(built, tuple):
+                return built[0], _JSON, json.dumps(built[1]).encode()
+            found = built
+            with self._cv:
+                self._listings[key] = (time.time(), found)
+        per_page = min(100, max(1, int(q.get("per_page") or 30)))
+        headers = list(_JSON) + limits
+        if page * per_page < len(found):
+            nxt = urlencode({**q, "page": page + 1, "per_page": per_page})
+            headers.append(("Link", f'<{self.url}{path}?{nxt}>; rel="next"'))
+        data = json.dumps(found[(page - 1) * per_page: page * per_page]).encode()
+        return 200, headers, data
+
+    def _build_repo_comments(self, path: str, q: dict[str, str],
+                             token: str | None) -> list[dict[str, Any]] | tuple[int, Any]:
         found: list[dict[str, Any]] = []
         for page in range(1, 1000):
             status, issues = self._upstream_get(
-                f"{path[:-len('/comments')]}?state=all&per_page=100&page={page}", token)
+                f"{path[:-len('/comments')]}?state=all&per_page=100&page={page}", token, helper=True)
             if status != 200:
-                return status, _JSON, json.dumps(issues).encode()
+                return status, issues
             for issue in issues:
                 for cpage in range(1, 1000):
                     _, batch = self._upstream_get(
                         f"{path[:-len('comments')]}{issue['number']}/comments?per_page=100&page={cpage}",
-                        token)
+                        token, helper=True)
                     found += batch
                     if len(batch) < 100:
                         break
@@ -516,14 +563,7 @@ class Proxy:
             found = [c for c in found if when(c["updated_at"]) >= since]
         field_ = "updated_at" if q.get("sort") == "updated" else "created_at"
         found.sort(key=lambda c: (when(c[field_]), c["id"]), reverse=q.get("direction") == "desc")
-        per_page = min(100, max(1, int(q.get("per_page") or 30)))
-        page = max(1, int(q.get("page") or 1))
-        headers = list(_JSON)
-        if page * per_page < len(found):
-            nxt = urlencode({**q, "page": page + 1, "per_page": per_page})
-            headers.append(("Link", f'<{self.url}{path}?{nxt}>; rel="next"'))
-        data = json.dumps(found[(page - 1) * per_page: page * per_page]).encode()
-        return 200, headers, data
+        return found
 
     def _rewrite(self, data: bytes) -> bytes:
         """Bodies and Link headers hold absolute emulator URLs; PyGithub follows them, so
