@@ -262,7 +262,7 @@ class Bench:
             assert all(view(repo, n).has_lock for n in numbers[:3])
             by_log, by_counter = len(proxy.log), before - after - 1
             spent = self._own_count(orion)
-            # Issue 10 / DESIGN.md section 12: flat in N (ADR 0018).
+            # Issue 10, docs/design.md section 10: flat in N (ADR 0018).
             target = 2 * math.ceil(size / 100) + 3
             out[str(size)] = {"requests_by_proxy_log": by_log, "requests_by_rate_limit_counter": by_counter,
                               "requests_reported_by_the_command": spent, "target": target,
