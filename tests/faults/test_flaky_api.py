@@ -59,7 +59,8 @@ def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
     try:
         wait_until_started = wait_child_started(log, n=4, timeout=60)
     except AssertionError as exc:
-        ended = {n: (r.poll(), r.stderr()) for n, r in {**runs, killed: victim}.items() if r.poll() is not None}
+        everyone = {**runs, killed: victim}
+        ended = {n: (r.poll(), r.stderr()) for n, r in everyone.items() if r.poll() is not None}
         raise AssertionError(f"{exc}; wrappers that ended: {ended}") from None
     assert {int(e["issue"]) for e in wait_until_started} == {ok1, ok2, bad, killed}
     victim.kill(signal.SIGKILL)

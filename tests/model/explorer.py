@@ -111,7 +111,7 @@ def episode(rng: random.Random, steps: int, trace: list[str]) -> int:
     """One episode; returns the number of actions taken. Raises InvariantError."""
     world = World()
     try:
-        for n in range(steps):
+        for _n in range(steps):
             acts = _actions(world, rng)
             _, name, act = rng.choices(acts, weights=[a[0] for a in acts])[0]
             trace.append(name)

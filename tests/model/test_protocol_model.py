@@ -13,9 +13,9 @@ import os
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
 from model.explorer import explore
 from model.world import CONFIG, HOSTED, MACHINES, World
-
 from orion_action.services.reconcile import Reconciler
 
 MAX_WORKERS = 4

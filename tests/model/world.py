@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from fakes.memory_github import BOT, PERSON, MemoryServer
-from model.scheduler import SLEEP, START, Crashed, Scheduler, StepResult
 
+from model.scheduler import SLEEP, START, Crashed, Scheduler, StepResult
 from orion_action.adapters.clock import Clock
 from orion_action.config import Config
 from orion_action.core.arbitration import ran
@@ -174,10 +174,8 @@ class World:
 
         def run_pass() -> None:
             for s in reconciler.survey():
-                try:
+                with contextlib.suppress(GitHubError):
                     reconciler.execute(s)
-                except GitHubError:
-                    pass
 
         self.sched.spawn(name, run_pass)
         return name
@@ -407,7 +405,8 @@ class World:
             log = read_log(self.server.comments(ISSUE), TRUSTED)
             last = next((c for c in reversed(log.claims) if c.record.state is not State.LOST), None)
             if self.last_person != "cancel" and (last is None or last.record.state is not State.CANCELLED):
-                raise InvariantError(f"stranded: an open issue with none of queue/ready/failed: {sorted(labels)}")
+                shown = sorted(labels)
+                raise InvariantError(f"stranded: an open issue with none of queue/ready/failed: {shown}")
         if self.requeued_at is not None and LAB.queue not in labels:
             log = read_log(self.server.comments(ISSUE), TRUSTED)
             worked = [c for c in log.claims if c.created_at >= self.requeued_at and ran(c)]
