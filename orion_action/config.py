@@ -46,6 +46,11 @@ class Labels:
     def stage(self, name: str | None) -> str | None:
         return f"{self.stage_prefix}{name}" if name else None
 
+    @property
+    def dashboard(self) -> str:
+        """The label that marks the dashboard issue (docs/adr/0020): one listing finds it."""
+        return f"{self.queue}-dashboard"
+
 
 @dataclass(frozen=True)
 class Config:
@@ -60,6 +65,8 @@ class Config:
     idle_timeout: float = 0.0  # run.idle_timeout: ...or that has been silent this long (0: no limit)
     dispatch_workflow: str = ""  # dispatch.workflow: the worker workflow started for queued issues
     dispatch_max_runs: int = 4  # dispatch.max_runs: at most this many of its runs at once
+    dashboard_enabled: bool = False  # dashboard.enabled: init makes, reconcile keeps a dashboard issue
+    dashboard_title: str = "orion queue"  # dashboard.title: that issue's title
     source: str = "defaults"
 
     @property
@@ -104,7 +111,9 @@ _SCHEMA: dict[str, Any] = {
     "trusted_authors": list,
     "trigger": {"permission": "permission"},
     "dispatch": {"workflow": "workflow", "max_runs": int},
+    "dashboard": {"enabled": bool, "title": "title"},
 }
+TITLE_MAX = 256  # GitHub's limit on an issue title
 # A workflow file name in .github/workflows ("" turns dispatching off).
 _WORKFLOW = re.compile(r"(?:[A-Za-z0-9._-]+\.ya?ml)?")
 
@@ -159,6 +168,15 @@ def parse_config(data: Any, source: str) -> Config:
                     values[name] = _label_list(item)
                 except ValueError as exc:
                     raise fail(name, str(exc)) from None
+            elif kind is bool:
+                if not isinstance(item, bool):
+                    raise fail(name, f"expected true or false, got {item!r}")
+                values[name] = item
+            elif kind == "title":
+                if not isinstance(item, str) or not item.strip() or len(item) > TITLE_MAX:
+                    raise fail(name, f"expected a non-empty title of at most {TITLE_MAX} characters, "
+                                     f"got {item!r}")
+                values[name] = item
             elif kind is int:
                 if isinstance(item, bool) or not isinstance(item, int) or item < 1:
                     raise fail(name, f"expected a whole number of at least 1, got {item!r}")
@@ -181,6 +199,8 @@ def parse_config(data: Any, source: str) -> Config:
         idle_timeout=values.get("run.idle_timeout", defaults.idle_timeout),
         dispatch_workflow=values.get("dispatch.workflow", defaults.dispatch_workflow),
         dispatch_max_runs=values.get("dispatch.max_runs", defaults.dispatch_max_runs),
+        dashboard_enabled=values.get("dashboard.enabled", defaults.dashboard_enabled),
+        dashboard_title=values.get("dashboard.title", defaults.dashboard_title),
         source=source,
     )
     if config.heartbeat_interval < MIN_INTERVAL:
@@ -235,7 +255,8 @@ def _check_labels(labels: Labels, fail: Callable[[str, str], ConfigError]) -> No
                 f"{labels.stage_prefix!r} begins {key} ({name!r}): that label would be taken for a "
                 f"stage label and removed with the stage",
             )
-    taken = {n.casefold(): k for k, n in named.items()}
+    taken = {**{n.casefold(): k for k, n in named.items()},
+             labels.dashboard.casefold(): "the dashboard label"}
     for name in labels.priority:
         if name.casefold() in taken or name.casefold().startswith(prefix):
             what = taken.get(name.casefold(), f"a stage label ({labels.stage_prefix}*)")

@@ -186,6 +186,7 @@ def _issue(data: dict[str, Any], read_at: datetime) -> Issue:
         label_descriptions=tuple(
             (str(label["name"]), str(label.get("description") or "")) for label in data.get("labels") or []
         ),
+        author=str((data.get("user") or {}).get("login") or ""),
     )
 
 
@@ -481,14 +482,38 @@ class GitHubRepo:
             raise NotFound(f"#{number} in {self.full_name} is a pull request, not an issue", 404)
         return issue, self.server_time(headers)
 
-    def list_issues(self, label: str, state: str = "open") -> list[Issue]:
-        """Issues (not pull requests) carrying `label`, oldest first."""
+    def list_issues(self, label: str, state: str = "open", since: datetime | None = None) -> list[Issue]:
+        """Issues (not pull requests) carrying `label`, oldest first (`since`: only those
+        updated at or after it)."""
         params = {"labels": label, "state": state, "sort": "created", "direction": "asc"}
+        if since is not None:
+            params["since"] = since.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         found: list[Issue] = []
         for headers, data, _ in self._pages(f"{self._repo_path}/issues", params):
             read_at = self.server_time(headers)
             found.extend(i for i in (_issue(d, read_at) for d in data) if not i.is_pull_request)
         return found
+
+    def create_issue(self, title: str, body: str, labels: list[str], marker: str | None = None) -> Issue:
+        """Open an issue (the dashboard). With `marker` (a unique string in the body), a retried
+        POST first looks among the issues carrying `labels[0]` for one that already carries it."""
+
+        def already_created() -> Issue | None:
+            if marker is None or not labels:
+                return None
+            return next((i for i in self.list_issues(labels[0], state="all") if marker in i.body), None)
+
+        headers, data = self._request(
+            "POST",
+            f"{self._repo_path}/issues",
+            body={"title": title, "body": body, "labels": labels},
+            before_retry=already_created,
+        )
+        return data if isinstance(data, Issue) else _issue(data, self.server_time(headers))
+
+    def edit_issue(self, number: int, *, title: str, body: str) -> None:
+        """Rewrite an issue's title and body (one PATCH)."""
+        self._request("PATCH", f"{self._repo_path}/issues/{number}", body={"title": title, "body": body})
 
     def list_comments(self, number: int) -> tuple[list[Comment], datetime]:
         """Every comment of the issue, and GitHub's time at the first page."""

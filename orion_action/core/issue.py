@@ -32,6 +32,7 @@ class Issue:
     is_pull_request: bool = False
     title: str = ""
     body: str = ""
+    author: str = ""  # who opened it (the dashboard trusts only its own kind, docs/adr/0020)
     # (name, description) of each label, as the read returned them: the queue label's
     # description carries the pause switch (docs/adr/0022-pause-in-the-queue-label.md).
     label_descriptions: tuple[tuple[str, str], ...] = ()

@@ -440,6 +440,10 @@ def reconcile_command(
             if done
             else f"{title}\n\nNo issue carries `{config.labels.working}`.\n",
         )
+    if not dry_run:
+        from orion_action.services import dashboard
+
+        dashboard.update(gh, config, surveys, log)
     return int(ExitCode.OK)
 
 
@@ -490,6 +494,9 @@ def status_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, str]
         print(f"paused: yes, {paused.line()}" if paused else "paused: no")
     for line in cost_lines(gh, config, surveys, env):
         log(line)
+    from orion_action.services import dashboard
+
+    dashboard.write_summary(gh, config, surveys, env, queue)
     return int(ExitCode.OK)
 
 

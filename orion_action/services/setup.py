@@ -72,7 +72,8 @@ def next_steps(config: Config) -> str:
 
 
 def init_command(gh: GitHubRepo, config: Config, log: Log) -> int:
-    """Create or update the queue, working, ready and failed labels; exit 0."""
+    """Create or update the queue, working, ready and failed labels (and, with
+    dashboard.enabled, the dashboard issue and its label); exit 0."""
     gh.check_repo()  # a missing repository or a bad token fails here, with a clear message
     changed = 0
     for spec in label_specs(config):
@@ -87,6 +88,15 @@ def init_command(gh: GitHubRepo, config: Config, log: Log) -> int:
             changed += 1
         print(f"label {spec.name!r} ({spec.role}): {outcome} (#{spec.color})", flush=True)
     summary = "nothing to change" if changed == 0 else f"{changed} of 4 labels created or updated"
+    if config.dashboard_enabled:
+        from orion_action.services import dashboard  # it reads the pause switch, which needs label_specs
+
+        issue, created = dashboard.ensure(gh, config)
+        print(
+            f"dashboard: issue #{issue.number} "
+            + ("created; the next reconcile pass fills it in" if created else "already exists; reused"),
+            flush=True,
+        )
     log(f"init: {summary} in {gh.full_name} ({gh.requests} requests)")
     print(f"\n{next_steps(config)}", flush=True)
     return 0

@@ -1,0 +1,285 @@
+"""The dashboard: one issue whose body shows the whole queue (docs/adr/0020), and the same
+tables for `status`'s step summary. Pure: plain data and GitHub's `now` in, Markdown out.
+
+The body holds nothing that changes while nothing happens (no "generated at", no ages), so
+a pass over an idle fleet renders the same body and writes nothing. It ends with a hidden
+cache of the failed issues' reasons, so that a pass reads comments only for issues newly
+failed since the last body.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
+from orion_action.core.record import HOLDER_END, ReleaseAction, State
+
+MARKER = "<!-- orion-dashboard v1 -->"  # a dashboard body starts with it
+_CACHE_HEAD = "<!-- orion-dashboard-reasons"
+_CACHE = re.compile(r"\n<!-- orion-dashboard-reasons\n(.*)\n-->\n?\Z", re.DOTALL)
+FINISHED_WINDOW = timedelta(hours=24)
+MAX_ROWS = 100  # per table: a body may hold at most 65,536 characters
+REASON_MAX = 300
+
+
+@dataclass(frozen=True)
+class Queued:
+    issue: int
+    priority: str | None
+
+
+@dataclass(frozen=True)
+class Working:
+    issue: int
+    title: str
+    verdict: str  # the liveness value: alive, dead, unknown, ...
+    host: str | None
+    pid: int | None
+    stage: str | None
+    attempt: int | None
+    started_at: str | None  # the claim record's start (ISO, the holder's clock: display only)
+    progress: str | None
+    heartbeat_age_s: float | None  # volatile: shown in the step summary only
+
+
+@dataclass(frozen=True)
+class Failed:
+    issue: int
+    title: str
+    reason: str | None  # None: not read yet (reads are capped per pass)
+
+
+@dataclass(frozen=True)
+class Finished:
+    issue: int
+    title: str
+    updated_at: datetime
+    is_open: bool
+
+
+@dataclass(frozen=True)
+class Cost:
+    requests: int  # what the pass spent before the dashboard's own requests
+    live: int
+    interval: float
+    requests_per_hour: float
+    edits_per_hour: float
+    budget: int
+
+
+@dataclass(frozen=True)
+class View:
+    paused: bool
+    pause_reason: str
+    queue: Sequence[Queued]
+    working: Sequence[Working]
+    failed: Sequence[Failed]
+    finished: Sequence[Finished]
+    cost: Cost
+    queue_label: str = "orion"
+
+
+@dataclass(frozen=True)
+class CachedReason:
+    comments: int  # the issue's comment count when the reason was read: a new comment re-reads it
+    reason: str
+
+
+def is_dashboard(body: str) -> bool:
+    return body.startswith(MARKER)
+
+
+def _text(value: object) -> str:
+    """A value a person chose (titles, hosts, reasons), safe in a table cell: one line, Markdown
+    and mentions neutralised, so no title can ping anyone or break the table."""
+    line = " ".join(str(value).split())
+    return re.sub(r"([\\`*_{}\[\]<>()#+!|@~])", r"\\\1", line)
+
+
+def _time(value: datetime | str | None) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return _text(value)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _age(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    s = int(seconds)
+    return f"{s}s" if s < 120 else f"{s // 60}m" if s < 7200 else f"{s // 3600}h {s % 3600 // 60}m"
+
+
+def _table(head: list[str], rows: list[list[str]], empty: str) -> list[str]:
+    if not rows:
+        return [f"_{empty}_"]
+    shown = rows[:MAX_ROWS]
+    out = [f"| {' | '.join(head)} |", f"|{'---|' * len(head)}"]
+    out += [f"| {' | '.join(r)} |" for r in shown]
+    if len(rows) > len(shown):
+        out.append(f"\n_… and {len(rows) - len(shown)} more._")
+    return out
+
+
+def finished_recently(finished: Sequence[Finished], now: datetime) -> list[Finished]:
+    """Finished issues updated within the last 24 hours of `now` (GitHub's time)."""
+    return sorted((f for f in finished if f.updated_at >= now - FINISHED_WINDOW), key=lambda f: f.issue)
+
+
+def _sections(view: View, now: datetime, volatile: bool) -> list[str]:
+    """The tables, shared by the dashboard body and the step summary; `volatile` adds the ages
+    (elapsed, heartbeat age) that only a one-off summary may show."""
+    out: list[str] = []
+    if view.paused:
+        why = f": {_text(view.pause_reason)}" if view.pause_reason.strip() else ""
+        out.append(f"**The queue is paused**{why}. Runs claim nothing until `orion-action resume`; "
+                   f"runs in flight go on.")
+    else:
+        out.append("**The queue is running**: workers claim queued issues.")
+
+    out += ["", f"### Queue ({len(view.queue)}, in pick order)", ""]
+    out += _table(
+        ["order", "issue", "priority"],
+        [
+            [str(k), f"#{q.issue}", _text(q.priority) if q.priority else "-"]
+            for k, q in enumerate(view.queue, 1)
+        ],
+        f"Nothing is queued (add the {_text(view.queue_label)} label to an issue).",
+    )
+
+    head = ["issue", "title", "state", "stage", "holder", "attempt", "started"]
+    if volatile:
+        head += ["elapsed", "heartbeat age"]
+    head.append("progress")
+    rows = []
+    for w in sorted(view.working, key=lambda w: w.issue):
+        holder = f"{_text(w.host)} pid {w.pid}" if w.host else "-"
+        row = [f"#{w.issue}", _text(w.title), w.verdict, _text(w.stage) if w.stage else "-", holder,
+               "-" if w.attempt is None else str(w.attempt), _time(w.started_at)]
+        if volatile:
+            started = _parse(w.started_at)
+            row += [_age((now - started).total_seconds()) if started else "-", _age(w.heartbeat_age_s)]
+        row.append(_text(w.progress) if w.progress else "-")
+        rows.append(row)
+    out += ["", f"### Working ({len(view.working)})", ""]
+    out += _table(head, rows, "No issue is held.")
+
+    out += ["", f"### Failed ({len(view.failed)})", ""]
+    out += _table(
+        ["issue", "title", "reason"],
+        [
+            [f"#{f.issue}", _text(f.title), _text(f.reason) if f.reason is not None else "_(not read yet)_"]
+            for f in sorted(view.failed, key=lambda f: f.issue)
+        ],
+        "No issue has failed.",
+    )
+
+    recent = finished_recently(view.finished, now)
+    out += ["", f"### Finished in the last 24 hours ({len(recent)})", ""]
+    out += _table(
+        ["issue", "title", "last update", "state"],
+        [[f"#{f.issue}", _text(f.title), _time(f.updated_at), "open" if f.is_open else "closed"]
+         for f in recent],
+        "Nothing finished in the last 24 hours.",
+    )
+
+    c = view.cost
+    share = c.requests_per_hour / c.budget if c.budget else 0.0
+    out += [
+        "",
+        "### Cost",
+        "",
+        f"- The pass used {c.requests} API requests (the dashboard's own reads and its write come on top).",
+        f"- {c.live} live claim(s) heartbeat every {c.interval:g}s: about {c.requests_per_hour:.0f} "
+        f"requests/hour ({share:.0%} of {c.budget}/h) and {c.edits_per_hour:.0f} comment edits/hour.",
+    ]
+    return out
+
+
+def _parse(iso: str | None) -> datetime | None:
+    if not iso:
+        return None
+    try:
+        value = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def render_body(view: View, now: datetime, reasons: Mapping[int, CachedReason]) -> str:
+    """The dashboard issue's body: the marker, the tables, the hidden reason cache. The same
+    inputs give the same text, so an unchanged fleet leaves the body unchanged."""
+    lines = [MARKER, *_sections(view, now, volatile=False), "",
+             "_Kept by `orion-action reconcile`, rewritten only when something here changes (times are "
+             "UTC). Edits to this body are overwritten._"]
+    cache = {str(n): {"c": r.comments, "r": r.reason} for n, r in sorted(reasons.items())}
+    text = json.dumps(cache, sort_keys=True, separators=(",", ":"))
+    # The JSON cannot end the HTML comment: <, > and & are escaped inside its strings.
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return "\n".join(lines) + f"\n{_CACHE_HEAD}\n{text}\n-->\n"
+
+
+def render_summary(view: View, now: datetime, repo: str) -> str:
+    """The same tables for `$GITHUB_STEP_SUMMARY`, with the ages a one-off report may show."""
+    return "\n".join([f"## orion queue: {_text(repo)}", "", *_sections(view, now, volatile=True)]) + "\n"
+
+
+def parse_reasons(body: str) -> dict[int, CachedReason]:
+    """The reason cache of a dashboard body; anything unreadable counts as no cache."""
+    m = _CACHE.search(body)
+    if not m:
+        return {}
+    try:
+        data = json.loads(m.group(1))
+    except ValueError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    out: dict[int, CachedReason] = {}
+    for key, entry in data.items():
+        if (
+            isinstance(key, str) and key.isdigit() and isinstance(entry, dict)
+            and isinstance(entry.get("c"), int) and not isinstance(entry.get("c"), bool)
+            and isinstance(entry.get("r"), str)
+        ):
+            out[int(key)] = CachedReason(entry["c"], entry["r"][:REASON_MAX])
+    return out
+
+
+def failed_reason(log: IssueLog) -> str:
+    """Why an issue failed, from its latest trusted orion comment (a claim's end or a release)."""
+    events: list[ClaimEntry | TombstoneEntry] = sorted(
+        [*log.claims, *log.tombstones], key=lambda e: e.comment_id
+    )
+    for event in reversed(events):
+        if isinstance(event, TombstoneEntry):
+            t = event.tombstone
+            if t.by != HOLDER_END:
+                return _cut(f"released by {t.by}: {t.reason}")
+            code = t.extra.get("exit_code")
+            if t.action is ReleaseAction.FINISHED and isinstance(code, int):
+                return f"the command exited with code {code}"
+            claim = log.find(t.token)
+            note = claim.record.note if claim else None
+            return _cut(f"the run was {t.action.value}" + (f": {note}" if note else ""))
+        rec = event.record
+        attempt = f" (attempt {rec.attempt})"
+        if rec.state is State.FINISHED:
+            return f"the command exited with code {rec.exit_code}{attempt}"
+        if rec.state in (State.INTERRUPTED, State.CANCELLED, State.LOST):
+            return _cut(f"the run was {rec.state.value}{attempt}" + (f": {rec.note}" if rec.note else ""))
+    return "no trusted orion record on the issue says why"
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= REASON_MAX else text[: REASON_MAX - 1] + "…"

@@ -1,0 +1,190 @@
+"""The dashboard issue (docs/adr/0020): made by `init`, kept by every `reconcile` pass, and the
+same tables in `status`'s step summary.
+
+Found by one listing of its label (bodies included), then by its hidden marker from a trusted
+author: never by title, and never an issue an outsider opened. A pass rewrites the body only
+when the rendered text differs from the current one: at most one write per pass, none while
+nothing changes.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from orion_action.adapters import actions
+from orion_action.adapters.github import GitHubRepo, Issue
+from orion_action.config import Config
+from orion_action.core.dashboard import (
+    FINISHED_WINDOW,
+    MARKER,
+    CachedReason,
+    Cost,
+    Failed,
+    Finished,
+    Queued,
+    View,
+    Working,
+    failed_reason,
+    is_dashboard,
+    parse_reasons,
+    render_body,
+    render_summary,
+)
+from orion_action.core.issue import read_log, trusted_set
+from orion_action.core.liveness import Liveness
+from orion_action.errors import GitHubError
+from orion_action.services.pause import read_pause
+
+if TYPE_CHECKING:
+    from orion_action.services.reconcile import Survey
+
+Log = Callable[[str], None]
+LABEL_COLOR = "5319E7"
+LABEL_DESCRIPTION = "The orion dashboard issue: kept by orion-action reconcile"
+MAX_REASON_READS = 5  # comment listings per pass for newly failed issues; the rest wait a pass
+
+
+def _trusted(gh: GitHubRepo, config: Config) -> frozenset[str]:
+    return trusted_set(gh.own_login(), config.trusted_authors)
+
+
+def find(gh: GitHubRepo, config: Config) -> Issue | None:
+    """The dashboard: the oldest issue carrying the dashboard label whose body starts with the
+    marker and whose author is trusted (one listing per 100 issues carrying the label)."""
+    trusted = _trusted(gh, config)
+    found = [
+        i
+        for i in gh.list_issues(config.labels.dashboard, state="all")
+        if is_dashboard(i.body) and i.author.lower() in trusted
+    ]
+    return min(found, key=lambda i: i.number) if found else None
+
+
+def ensure(gh: GitHubRepo, config: Config) -> tuple[Issue, bool]:
+    """The dashboard issue, made if there is none: (issue, whether it was created now)."""
+    gh.ensure_label(config.labels.dashboard, LABEL_COLOR, LABEL_DESCRIPTION)
+    existing = find(gh, config)
+    if existing is not None:
+        return existing, False
+    nonce = secrets.token_hex(8)
+    body = (
+        f"{MARKER}\n_The next `orion-action reconcile` pass fills this in._\n"
+        f"<!-- orion-dashboard-nonce {nonce} -->\n"
+    )
+    return gh.create_issue(config.dashboard_title, body, [config.labels.dashboard], marker=nonce), True
+
+
+def gather(
+    gh: GitHubRepo,
+    config: Config,
+    surveys: Sequence[Survey],
+    spent: int,
+    now: datetime,
+    cache: Mapping[int, CachedReason],
+    queue: list[dict[str, int | str | None]] | None = None,
+) -> tuple[View, dict[int, CachedReason]]:
+    """Read what the tables show (pause, queue, failed, finished: one request each per 100
+    issues, plus at most MAX_REASON_READS comment listings) and build the view; returns the
+    reasons to cache in the body."""
+    from orion_action.services.reconcile import DEFAULT_BUDGET, REQUESTS_PER_BEAT, queue_rows, status_rows
+
+    lab = config.labels
+    paused = read_pause(gh, config)
+    rows = queue if queue is not None else queue_rows(gh, config)
+    trusted = _trusted(gh, config)
+    reasons: dict[int, CachedReason] = {}
+    failed: list[Failed] = []
+    reads = 0
+    for issue in gh.list_issues(lab.failed):
+        cached = cache.get(issue.number)
+        if cached is not None and cached.comments == issue.comments:
+            reasons[issue.number] = cached
+        elif reads < MAX_REASON_READS:
+            reads += 1
+            comments, _ = gh.list_comments(issue.number)
+            reasons[issue.number] = CachedReason(issue.comments, failed_reason(read_log(comments, trusted)))
+        known = reasons.get(issue.number)
+        failed.append(Failed(issue.number, issue.title, known.reason if known else None))
+    finished = [
+        Finished(i.number, i.title, i.updated_at or i.created_at, i.is_open)
+        for i in gh.list_issues(lab.ready, state="all", since=now - FINISHED_WINDOW)
+    ]
+    working = []
+    for s, row in zip(surveys, status_rows(list(surveys)), strict=True):
+        rec = s.plan.holder.record if s.plan.holder else None
+        working.append(
+            Working(
+                issue=s.issue.number,
+                title=s.issue.title,
+                verdict=str(row["verdict"]),
+                host=rec.holder.host if rec else None,
+                pid=rec.holder.pid if rec else None,
+                stage=rec.stage if rec else None,
+                attempt=rec.attempt if rec else None,
+                started_at=rec.started_at if rec else None,
+                progress=rec.progress if rec else None,
+                heartbeat_age_s=s.heartbeat_age,
+            )
+        )
+    live = sum(1 for s in surveys if s.plan.verdict and s.plan.verdict.liveness is Liveness.ALIVE)
+    beats = live * 3600 / config.heartbeat_interval
+    cost = Cost(spent, live, config.heartbeat_interval, beats * REQUESTS_PER_BEAT, beats,
+                gh.budget.limit or DEFAULT_BUDGET)
+    view = View(
+        paused=paused is not None,
+        pause_reason=paused.reason if paused else "",
+        queue=[Queued(int(q["issue"] or 0), str(q["priority"]) if q["priority"] else None) for q in rows],
+        working=working,
+        failed=failed,
+        finished=finished,
+        cost=cost,
+        queue_label=lab.queue,
+    )
+    return view, reasons
+
+
+def update(gh: GitHubRepo, config: Config, surveys: Sequence[Survey], log: Log) -> None:
+    """After a reconcile pass: rewrite the dashboard if its content changed (at most one
+    write). Never fails the pass: a dashboard GitHub would not update waits for the next one."""
+    if not config.dashboard_enabled:
+        return
+    spent = gh.requests
+    try:
+        dash = find(gh, config)
+        if dash is None:
+            log("dashboard: dashboard.enabled is set but no dashboard issue exists: run `orion-action init`")
+            return
+        now = dash.read_at  # GitHub's time
+        view, reasons = gather(gh, config, surveys, spent, now, parse_reasons(dash.body))
+        body = render_body(view, now, reasons)
+        if body == dash.body and dash.title == config.dashboard_title:
+            log(f"dashboard: #{dash.number} unchanged ({gh.requests - spent} requests)")
+            return
+        gh.edit_issue(dash.number, title=config.dashboard_title, body=body)
+        log(f"dashboard: #{dash.number} updated ({gh.requests - spent} requests, one write)")
+    except GitHubError as exc:
+        log(f"dashboard: not updated ({exc}); the next pass will try again")
+
+
+def write_summary(
+    gh: GitHubRepo,
+    config: Config,
+    surveys: Sequence[Survey],
+    env: Mapping[str, str],
+    queue: list[dict[str, int | str | None]],
+) -> None:
+    """`status`: the dashboard's tables in $GITHUB_STEP_SUMMARY, when it is set (no requests
+    otherwise). Failed reasons come from the dashboard's cache when there is one."""
+    if not env.get("GITHUB_STEP_SUMMARY"):
+        return
+    spent = gh.requests
+    cache: Mapping[int, CachedReason] = {}
+    if config.dashboard_enabled:
+        dash = find(gh, config)
+        cache = parse_reasons(dash.body) if dash else {}
+    now = surveys[0].now if surveys else datetime.now(timezone.utc)
+    view, _ = gather(gh, config, surveys, spent, now, cache, queue=queue)
+    actions.add_summary(env, render_summary(view, now, gh.full_name))
