@@ -97,7 +97,7 @@ def _text(value: object) -> str:
     """A value a person chose (titles, hosts, reasons), safe in a table cell: one line, Markdown
     and mentions neutralised, so no title can ping anyone or break the table."""
     line = " ".join(str(value).split())
-    return re.sub(r"([\\`*_{}\[\]<>()#+!|@~])", r"\\\1", line)
+    return re.sub(r"([\\`*_\[\]<>#|@~])", r"\\\1", line)
 
 
 def _time(value: datetime | str | None) -> str:
