@@ -149,7 +149,21 @@ ERRORS = [
     ("a stage label that is a configured label", {"labels": {"stage_prefix": "s-", "failed": "s-x"}},
      "labels.stage_prefix"),
     ("stage prefix case-folded", {"labels": {"stage_prefix": "ORION-"}}, "labels.stage_prefix"),
+    ("dashboard enabled a string", {"dashboard": {"enabled": "yes"}}, "dashboard.enabled"),
+    ("dashboard enabled a number", {"dashboard": {"enabled": 1}}, "dashboard.enabled"),
+    ("dashboard title empty", {"dashboard": {"title": " "}}, "dashboard.title"),
+    ("dashboard title too long", {"dashboard": {"title": "t" * 257}}, "dashboard.title"),
+    ("dashboard unknown key", {"dashboard": {"label": "x"}}, "dashboard.label"),
+    ("a priority label that is the dashboard label", {"labels": {"priority": ["orion-dashboard"]}},
+     "labels.priority"),
 ]
+
+
+def test_the_dashboard_keys() -> None:
+    config = parse_config({"dashboard": {"enabled": True, "title": "fleet"}}, "t.yml")
+    assert (config.dashboard_enabled, config.dashboard_title) == (True, "fleet")
+    assert (Config().dashboard_enabled, Config().dashboard_title) == (False, "orion queue")
+    assert Labels(queue="todo").dashboard == "todo-dashboard"
 
 
 @pytest.mark.parametrize("why,doc,key", ERRORS, ids=[e[0] for e in ERRORS])

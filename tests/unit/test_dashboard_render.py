@@ -1,0 +1,166 @@
+"""The pure dashboard renderer (orion_action/core/dashboard.py, docs/adr/0020)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from orion_action.core.dashboard import (
+    MARKER,
+    MAX_ROWS,
+    CachedReason,
+    Cost,
+    Failed,
+    Finished,
+    Queued,
+    View,
+    Working,
+    failed_reason,
+    is_dashboard,
+    parse_reasons,
+    render_body,
+    render_summary,
+)
+from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
+from orion_action.core.record import HOLDER_END, ClaimRecord, Holder, ReleaseAction, State, Tombstone
+
+NOW = datetime(2026, 12, 3, 12, 0, tzinfo=timezone.utc)
+COST = Cost(requests=7, live=1, interval=120, requests_per_hour=60, edits_per_hour=30, budget=5000)
+WORKING = Working(17, "build it", "alive", "runner-1", 4242, "build", 2, "2026-12-03T11:30:00+00:00",
+                  "step 3 of 5", heartbeat_age_s=42.5)
+
+
+def view(**changes: object) -> View:
+    base = View(
+        paused=False,
+        pause_reason="",
+        queue=[Queued(5, "orion-p0"), Queued(3, None)],
+        working=[WORKING],
+        failed=[Failed(9, "broke", "the command exited with code 3 (attempt 3)")],
+        finished=[Finished(11, "done", NOW - timedelta(hours=1), False),
+                  Finished(12, "old", NOW - timedelta(hours=25), True)],
+        cost=COST,
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def test_the_body_starts_with_the_marker_and_has_every_section():
+    body = render_body(view(), NOW, {})
+    assert is_dashboard(body) and body.startswith(MARKER + "\n")
+    for heading in ("### Queue (2, in pick order)", "### Working (1)", "### Failed (1)",
+                    "### Finished in the last 24 hours (1)", "### Cost"):
+        assert heading in body
+    assert "| 1 | #5 | orion-p0 |\n| 2 | #3 | - |" in body  # pick order kept as given
+    assert ("| #17 | build it | alive | build | runner-1 pid 4242 | 2 | 2026-12-03 11:30 UTC | step 3 of 5 |"
+            in body)
+    assert "#11" in body and "#12" not in body  # finished more than 24 hours ago: left out
+    assert "The pass used 7 API requests" in body and "about 60 requests/hour (1% of 5000/h)" in body
+    assert "**The queue is running**" in body
+
+
+def test_the_body_holds_nothing_volatile():
+    """Heartbeat ages and elapsed times change every pass: the body shows absolute times only,
+    so the same fleet a minute later renders the same text."""
+    older = replace(WORKING, heartbeat_age_s=3.0)
+    a = render_body(view(), NOW, {})
+    b = render_body(view(working=[older]), NOW + timedelta(minutes=1), {})
+    assert a == b
+    assert "heartbeat age" not in a and "42s" not in a and "30m" not in a
+
+
+def test_the_summary_adds_the_ages():
+    text = render_summary(view(), NOW, "o/r")
+    assert text.startswith("## orion queue: o/r\n") and MARKER not in text
+    assert "| elapsed | heartbeat age |" in text
+    assert "| 30m | 42s |" in text
+
+
+def test_paused_shows_the_reason():
+    body = render_body(view(paused=True, pause_reason="deploy freeze"), NOW, {})
+    assert "**The queue is paused**: deploy freeze." in body
+
+
+def test_empty_tables_say_so():
+    body = render_body(view(queue=[], working=[], failed=[], finished=[]), NOW, {})
+    assert "_Nothing is queued (add the orion label to an issue)._" in body
+    assert "_No issue is held._" in body and "_No issue has failed._" in body
+    assert "_Nothing finished in the last 24 hours._" in body
+
+
+def test_a_reason_not_read_yet_is_marked():
+    body = render_body(view(failed=[Failed(9, "broke", None)]), NOW, {})
+    assert "| #9 | broke | _(not read yet)_ |" in body
+
+
+def test_long_tables_are_cut():
+    body = render_body(view(queue=[Queued(n, None) for n in range(1, MAX_ROWS + 6)]), NOW, {})
+    assert f"| {MAX_ROWS} | #{MAX_ROWS} |" in body and f"#{MAX_ROWS + 1} |" not in body
+    assert "… and 5 more." in body
+
+
+def test_titles_cannot_ping_break_the_table_or_link():
+    hostile = "@everyone | #1 <!-- x --> [a](http://e) `c`\nsecond line"
+    body = render_body(view(failed=[Failed(9, hostile, hostile)], working=[]), NOW, {})
+    row = next(line for line in body.splitlines() if line.startswith("| #9 |"))
+    assert "@everyone" not in row.replace("\\@", "") and row.count(" | ") == 2
+    assert not re.search(r"(?<!\\)[<>\[\]`@#]", row.removeprefix("| #9 |")) and "\\#1" in row
+
+
+def test_the_reason_cache_round_trips_and_cannot_end_the_comment():
+    reasons = {9: CachedReason(4, "exit --> <b> & co"), 12: CachedReason(1, "timeout")}
+    body = render_body(view(), NOW, reasons)
+    assert body.count("-->") == 2  # the marker's and the cache's own end
+    assert parse_reasons(body) == reasons
+
+
+@given(st.dictionaries(st.integers(1, 10**6), st.builds(CachedReason, st.integers(0, 10**4),
+                                                        st.text(max_size=300))))
+def test_any_cache_round_trips(reasons):
+    assert parse_reasons(render_body(view(), NOW, reasons)) == reasons
+
+
+def test_a_damaged_cache_is_no_cache():
+    assert parse_reasons("no cache") == {}
+    assert parse_reasons(f"{MARKER}\n<!-- orion-dashboard-reasons\nnot json\n-->\n") == {}
+    assert parse_reasons(f'{MARKER}\n<!-- orion-dashboard-reasons\n{{"x": {{"c": 1, "r": "a"}}, '
+                         f'"3": {{"c": true, "r": "b"}}, "4": {{"c": 2, "r": "ok"}}}}\n-->\n') == {
+        4: CachedReason(2, "ok")}
+
+
+# -- why an issue failed -------------------------------------------------------------------------
+
+HOLDER = Holder("h", "b", "m", "ns", 1, 0.0)
+
+
+def claim(cid: int, state: State, **kw: object) -> ClaimEntry:
+    rec = ClaimRecord(f"t{cid}", state, HOLDER, "", "", **kw)  # type: ignore[arg-type]
+    return ClaimEntry(cid, rec, NOW, NOW)
+
+
+def tomb(cid: int, token: str, action: ReleaseAction, reason: str, by: str = "reconcile",
+         **extra: object) -> TombstoneEntry:
+    return TombstoneEntry(cid, Tombstone(token, action, reason, by=by, extra=dict(extra)), NOW)
+
+
+def test_failed_reason_takes_the_latest_event():
+    assert failed_reason(IssueLog()) == "no trusted orion record on the issue says why"
+    finished = claim(1, State.FINISHED, exit_code=3, attempt=2)
+    assert failed_reason(IssueLog(claims=(finished,))) == "the command exited with code 3 (attempt 2)"
+    timed_out = claim(2, State.INTERRUPTED, exit_code=124, attempt=3, note="run.timeout (60s) passed")
+    assert failed_reason(IssueLog(claims=(finished, timed_out))) == (
+        "the run was interrupted (attempt 3): run.timeout (60s) passed")
+    running = claim(3, State.RUNNING)
+    gave_up = tomb(4, "t3", ReleaseAction.GIVE_UP, "wrapper pid 9 is gone; attempt 3 of 3 failed")
+    assert failed_reason(IssueLog(claims=(running,), tombstones=(gave_up,))) == (
+        "released by reconcile: wrapper pid 9 is gone; attempt 3 of 3 failed")
+    ended = tomb(5, "t3", ReleaseAction.FINISHED, "", by=HOLDER_END, exit_code=7)
+    assert failed_reason(IssueLog(claims=(running,), tombstones=(ended,))) == "the command exited with code 7"
+
+
+def test_failed_reason_is_capped():
+    long = claim(1, State.INTERRUPTED, note="x" * 1000)
+    assert len(failed_reason(IssueLog(claims=(long,)))) == 300
