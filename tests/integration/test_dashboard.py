@@ -120,7 +120,8 @@ def test_the_dashboard_shows_the_true_state_and_is_written_only_on_change(
     # A second pass with nothing changed writes nothing (the wrapper's beats change no cell).
     writes, comment_reads = dashboard_writes(proxy, number), proxy.count("GET", rf"/issues/{failed}/comments")
     plan = orion.reconcile(config=config)
-    assert f"dashboard: #{number} unchanged" in plan["_stderr"]
+    # docs/design.md section 10: five listings (dashboard, pause, queue, failed, finished), no write
+    assert f"dashboard: #{number} unchanged (5 requests)" in plan["_stderr"]
     assert dashboard_writes(proxy, number) == writes
     assert proxy.count("GET", rf"/issues/{failed}/comments") == comment_reads  # the reason is cached
     assert repo.issue(number)["body"] == body
