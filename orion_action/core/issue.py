@@ -32,10 +32,10 @@ class Issue:
     is_pull_request: bool = False
     title: str = ""
     body: str = ""
-    author: str = ""  # who opened it (the dashboard trusts only its own kind, docs/adr/0020)
     # (name, description) of each label, as the read returned them: the queue label's
     # description carries the pause switch (docs/adr/0022-pause-in-the-queue-label.md).
     label_descriptions: tuple[tuple[str, str], ...] = ()
+    author: str = ""  # who opened it (the dashboard trusts only its own kind, docs/adr/0020)
 
     def label_description(self, name: str) -> str | None:
         return next((d for n, d in self.label_descriptions if n == name), None)
