@@ -10,6 +10,7 @@ failed since the last body.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -199,7 +200,12 @@ def _sections(view: View, now: datetime, volatile: bool) -> list[str]:
         "",
         "### Cost",
         "",
-        f"- The pass used {c.requests} API requests (the dashboard's own reads and its write come on top).",
+        f"- The pass used {c.requests} API requests (the dashboard's own reads and its write come on top)."
+        if volatile
+        # Not the count itself: one more full read (a beat that came late) would rewrite the body.
+        else f"- A pass over {c.live} live claim(s) costs {2 * math.ceil(c.live / 100) + 2} API requests "
+        f"when nothing needs repair, plus one for each issue it reads in full (docs/adr/0018); this "
+        f"dashboard adds 5 reads and at most one write.",
         f"- {c.live} live claim(s) heartbeat every {c.interval:g}s: about {c.requests_per_hour:.0f} "
         f"requests/hour ({share:.0%} of {c.budget}/h) and {c.edits_per_hour:.0f} comment edits/hour.",
     ]

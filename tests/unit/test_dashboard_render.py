@@ -58,7 +58,10 @@ def test_the_body_starts_with_the_marker_and_has_every_section():
     assert ("| #17 | build it | alive | build | runner-1 pid 4242 | 2 | 2026-12-03 11:30 UTC | step 3 of 5 |"
             in body)
     assert "#11" in body and "#12" not in body  # finished more than 24 hours ago: left out
-    assert "The pass used 7 API requests" in body and "about 60 requests/hour (1% of 5000/h)" in body
+    # The body states the flat cost for the number of claims, never the pass's own count (a late
+    # beat costs one more full read, and that must not rewrite the body).
+    assert "costs 4 API requests when nothing needs repair" in body and "The pass used" not in body
+    assert "about 60 requests/hour (1% of 5000/h)" in body
     assert "**The queue is running**" in body
 
 
