@@ -272,6 +272,29 @@ class Bench:
             self.row(f"reconcile pass, N={size}: requests", by_log, "req", f"<= {target}", by_log <= target)
             self.row(f"reconcile pass, N={size}: wall time", wall, "s")
         self.results["reconcile_pass"] = out
+        self.dashboard_pass(50)
+
+    def dashboard_pass(self, size: int) -> None:
+        """The same pass with dashboard.enabled: what the dashboard adds (its reads, and a
+        write only when its content changed: the first pass writes, an idle one does not)."""
+        proxy, repo, orion, _ = self.setup("dashboard", RELAXED + "dashboard: {enabled: true}\n")
+        orion.command("init", timeout=120)
+        self.live_claims(repo, size)
+        figures = {}
+        for name in ("first", "idle"):
+            mark = len(proxy.log)
+            plan = orion.reconcile(timeout=600)
+            assert sum(1 for a in plan["actions"] if a["action"] == "keep") == size, plan
+            log = proxy.log[mark:]
+            figures[name] = {"requests": len(log),
+                             "dashboard_writes": sum(1 for e in log if e.method == "PATCH")}
+        self.results["reconcile_pass_with_dashboard"] = {"claims": size, **figures}
+        base = 2 * math.ceil(size / 100) + 3
+        for name, f in figures.items():
+            writes = f["dashboard_writes"]
+            self.row(f"reconcile pass + dashboard, N={size}, {name}: requests / writes",
+                     f"{f['requests']} / {writes}", "req", f"<= {base} + 5 reads, <= 1 write",
+                     f["requests"] <= base + 5 + 1 and writes <= (1 if name == "first" else 0))
 
     @staticmethod
     def _own_count(orion: Orion) -> int | None:
