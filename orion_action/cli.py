@@ -1,6 +1,7 @@
 """The command line: parse, build adapters, call a service, map errors to exit codes.
 
-Every command takes `--config PATH` and `--repo OWNER/NAME` after its name. Errors are one
+Every command takes `--config PATH` and `--repo OWNER/NAME` after its name (`run --next`,
+`reconcile` and `status` take several: services/fleet.py). Errors are one
 line on stderr (`orion-action: error: ...`) and a documented exit code (docs/design.md section 9).
 """
 
@@ -37,7 +38,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--config", metavar="PATH", help="configuration file (default: .github/orion.yml if present)"
     )
-    p.add_argument("--repo", metavar="OWNER/NAME", help="repository (default: $GITHUB_REPOSITORY)")
+    p.add_argument(
+        "--repo",
+        action="append",
+        metavar="OWNER/NAME",
+        help="repository (default: $GITHUB_REPOSITORY); run --next, reconcile and status take several",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -127,10 +133,33 @@ def _stage_name(text: str) -> str:
     return text
 
 
-def _connect(args: argparse.Namespace, env: dict[str, str]) -> GitHubRepo:
-    repo = args.repo or env.get("GITHUB_REPOSITORY", "")
-    if not repo:
-        raise UsageError("no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY")
+SEVERAL_REPOS = ("reconcile", "status")  # and `run --next`
+
+
+def _repo_names(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
+    """The repositories named by --repo (in order), else $GITHUB_REPOSITORY; several only
+    where the command takes several."""
+    names = list(args.repo or [])
+    if not names:
+        repo = env.get("GITHUB_REPOSITORY", "")
+        if not repo:
+            raise UsageError("no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY")
+        return [repo]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UsageError(f"--repo {twice[0]} is given more than once")
+    if len(names) > 1:
+        if args.command == "run" and not args.next:
+            raise UsageError("run --issue N takes one --repo: the issue number belongs to one repository")
+        if args.command != "run" and args.command not in SEVERAL_REPOS:
+            raise UsageError(f"{args.command} takes one --repo (several: run --next, reconcile, status)")
+    return names
+
+
+def _connect(args: argparse.Namespace, env: dict[str, str]) -> list[GitHubRepo]:
+    """One adapter per repository: each has its own request counter, budget, login and
+    trusted set; the token (or App) is the same."""
+    names = _repo_names(args, env)
     app = _app_credentials(env)
     token = "" if app else env.get("GITHUB_TOKEN", "")
     if env.get("GITHUB_ACTIONS") == "true":  # secrets from elsewhere than `secrets.` are not masked
@@ -150,7 +179,7 @@ def _connect(args: argparse.Namespace, env: dict[str, str]) -> GitHubRepo:
             f"ORION_API_RETRY_SECONDS must be a number of seconds in (0, 3600], got {retry_for!r}"
         )
     api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
-    return GitHubRepo(repo, token, api_url, app=app, retry_for=budget)
+    return [GitHubRepo(name, token, api_url, app=app, retry_for=budget) for name in names]
 
 
 def _app_credentials(env: dict[str, str]) -> AppCredentials | None:
@@ -194,19 +223,33 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
             )
         if args.require and args.issue is not None:
             raise UsageError("--require goes with --next: with --issue N the issue is already chosen")
-        gh = _connect(args, env)
-        trigger.check_trigger(gh, config, args.actor, _log)
+        repos = _connect(args, env)
+        if len(repos) > 1 and args.actor:
+            raise UsageError("--actor goes with one --repo: the label was added in one repository")
+        trigger.check_trigger(repos[0], config, args.actor, _log)
         # The command gets GITHUB_TOKEN (documented), never the App's key: with it, any code
         # the command runs could mint tokens for every repository the App is installed on.
         child_env = {k: v for k, v in env.items() if k != "ORION_APP_PRIVATE_KEY"}
-        w = wrapper.Wrapper(gh, config, _log, child_env)
+        if len(repos) > 1:
+            from orion_action.services.fleet import FleetWrapper
+
+            w: wrapper.Wrapper = FleetWrapper(repos, config, _log, child_env)
+        else:
+            w = wrapper.Wrapper(repos[0], config, _log, child_env)
         request = wrapper.RunRequest(
             command=cmd, issue=args.issue, stage=args.stage, require=tuple(args.require or ())
         )
         if args.drain:
             return w.drain(request, args.max_runs)
         return w.run(request)
-    gh = _connect(args, env)
+    repos = _connect(args, env)
+    if len(repos) > 1:
+        from orion_action.services import fleet
+
+        if args.command == "reconcile":
+            return fleet.reconcile_fleet(repos, config, _log, env, dry_run=args.dry_run, as_json=args.json)
+        return fleet.status_fleet(repos, config, _log, env, as_json=args.json)
+    gh = repos[0]
     if args.command == "reconcile":
         return reconcile.reconcile_command(gh, config, _log, env, dry_run=args.dry_run, as_json=args.json)
     if args.command == "status":

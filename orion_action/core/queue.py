@@ -2,12 +2,15 @@
 
 The highest priority label first (the earliest name in `labels.priority` the issue carries;
 none is lowest), then the oldest (GitHub's creation time, then the number, which GitHub hands
-out in order). Pure: the same issues always come out in the same order.
+out in order). Pure: the same issues always come out in the same order. Across several
+repositories (`run --next --repo A --repo B`) the same key decides, with ties broken by the
+order the repositories were given, then the number.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from orion_action.core.issue import Issue
 
@@ -18,12 +21,21 @@ def priority_of(labels: Iterable[str], priority: Sequence[str]) -> str | None:
     return next((name for name in priority if name in have), None)
 
 
+def _rank(issue: Issue, priority: Sequence[str]) -> tuple[int, datetime]:
+    top = priority_of(issue.labels, priority)
+    return (priority.index(top) if top is not None else len(priority), issue.created_at)
+
+
 def pick_order(issues: Iterable[Issue], priority: Sequence[str]) -> list[Issue]:
     """`issues` in the order `run --next` tries them."""
-    rank = {name: i for i, name in enumerate(priority)}
+    return sorted(issues, key=lambda issue: (*_rank(issue, priority), issue.number))
 
-    def key(issue: Issue) -> tuple[int, object, int]:
-        top = priority_of(issue.labels, priority)
-        return (rank[top] if top is not None else len(priority), issue.created_at, issue.number)
 
-    return sorted(issues, key=key)
+def pick_order_across(
+    queued: Iterable[tuple[str, Issue]], priority: Sequence[str], repos: Sequence[str]
+) -> list[tuple[str, Issue]]:
+    """(repository, issue) pairs in the order `run --next` with several repositories tries
+    them: priority, then age, then the repository's place in `repos`, then the number. Within
+    one repository this is `pick_order`."""
+    place = {name: i for i, name in enumerate(repos)}
+    return sorted(queued, key=lambda pair: (*_rank(pair[1], priority), place[pair[0]], pair[1].number))

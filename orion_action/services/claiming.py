@@ -47,6 +47,22 @@ def is_queued(issue: Issue, config: Config) -> bool:
     )
 
 
+def queued_candidates(gh: GitHubRepo, config: Config, require: Sequence[str] = ()) -> list[Issue]:
+    """The queued issues carrying every `require` label, in pick order (one listing per 100).
+    Raises NotClaimed while the queue is paused (the listing shows it: no extra request)."""
+    listed = gh.list_issues(config.labels.queue)
+    refuse_if_paused(listed, config)
+    return pick_order(
+        (i for i in listed if is_queued(i, config) and all(r in i.labels for r in require)),
+        config.labels.priority,
+    )
+
+
+def empty_queue(config: Config, require: Sequence[str] = ()) -> str:
+    needs = f" carrying {', '.join(require)}" if require else ""
+    return f"the queue is empty: no open issue{needs} carries only the {config.labels.queue!r} label"
+
+
 @dataclass
 class Claim:
     """A claim this process won: what the holder needs to beat, fence and finish."""
@@ -88,17 +104,10 @@ class Claimer:
 
     def claim_next(self, stage: str | None, require: Sequence[str] = ()) -> Claim:
         """Claim the first queued issue we can win, in pick order (core/queue.py). Nothing
-        while the queue is paused (the listing shows it: no extra request)."""
-        lab = self.config.labels
-        listed = self.gh.list_issues(lab.queue)
-        refuse_if_paused(listed, self.config)
-        queued = pick_order(
-            (i for i in listed if is_queued(i, self.config) and all(r in i.labels for r in require)),
-            lab.priority,
-        )
+        while the queue is paused."""
+        queued = queued_candidates(self.gh, self.config, require)
         if not queued:
-            needs = f" carrying {', '.join(require)}" if require else ""
-            raise NotClaimed(f"the queue is empty: no open issue{needs} carries only the {lab.queue!r} label")
+            raise NotClaimed(empty_queue(self.config, require))
         for issue in queued[:MAX_NEXT_CANDIDATES]:
             try:
                 return self.claim(issue, stage)
