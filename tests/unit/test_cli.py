@@ -149,3 +149,27 @@ def test_in_actions_the_app_key_is_masked_line_by_line_and_never_printed_otherwi
 def test_a_repository_that_is_not_owner_slash_name(env, capsys, repo) -> None:
     code = cli.main(["status", "--repo", repo], env)
     _usage_line(capsys, code, "OWNER/NAME")
+
+
+# -- several repositories (services/fleet.py) -----------------------------------------------------
+
+SEVERAL = ["--repo", "octo/a", "--repo", "octo/b"]
+
+
+@pytest.mark.parametrize(("argv", "why"), [
+    (["release", "--issue", "3", *SEVERAL], "release takes one --repo"),
+    (["init", *SEVERAL], "init takes one --repo"),
+    (["pause", *SEVERAL], "pause takes one --repo"),
+    (["resume", *SEVERAL], "resume takes one --repo"),
+    (["run", "--issue", "3", *SEVERAL, "--", "true"], "run --issue N takes one --repo"),
+    (["run", "--next", "--actor", "someone", *SEVERAL, "--", "true"], "--actor goes with one --repo"),
+    (["status", "--repo", "octo/a", "--repo", "octo/a"], "--repo octo/a is given more than once"),
+])
+def test_several_repositories_only_where_the_command_takes_them(env, capsys, argv, why) -> None:
+    _usage_line(capsys, cli.main(argv, env), why)
+
+
+@pytest.mark.parametrize("command", [["status"], ["reconcile"], ["run", "--next", "--", "true"]])
+def test_several_repositories_are_checked_like_one(env, capsys, command) -> None:
+    code = cli.main([*command[:1], "--repo", "octo/a", "--repo", "octo/..", *command[1:]], env)
+    _usage_line(capsys, code, "OWNER/NAME")

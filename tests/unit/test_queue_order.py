@@ -1,4 +1,5 @@
-"""Queue order (orion_action/core/queue.py): priority label first, then age."""
+"""Queue order (orion_action/core/queue.py): priority label first, then age; across several
+repositories the same, then the repositories' order."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orion_action.core.issue import Issue
-from orion_action.core.queue import pick_order, priority_of
+from orion_action.core.queue import pick_order, pick_order_across, priority_of
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 PRIORITY = ("p0", "p1", "p2")
@@ -73,3 +74,43 @@ def test_order_is_a_permutation_sorted_by_rank_then_age(found: list[Issue], prio
     for a, b in zip(ordered, ordered[1:], strict=False):
         if priority_of(a.labels, priority) == priority_of(b.labels, priority):
             assert (a.created_at, a.number) < (b.created_at, b.number)
+
+
+# -- across repositories (run --next --repo A --repo B) -------------------------------------------
+
+
+def test_across_repositories_priority_then_age_then_repository_order_then_number() -> None:
+    pairs = [("o/a", issue(1, age=50)), ("o/b", issue(1, "p1", age=10)), ("o/a", issue(2, "p1", age=20)),
+             ("o/b", issue(2, "p0", age=1)), ("o/b", issue(3, age=50)), ("o/a", issue(3, age=50)),
+             ("o/b", issue(4, age=60))]
+    got = [(r, i.number) for r, i in pick_order_across(pairs, PRIORITY, ["o/b", "o/a"])]
+    # p0 first; then p1, the older first (a#2 is 20 minutes old, b#1 10); then the plain ones
+    # by age: b#4 is oldest, then a#1, a#3, b#3 from the same minute: o/b is named first, so
+    # b#3 before a#1 and a#3, which go by number.
+    assert got == [("o/b", 2), ("o/a", 2), ("o/b", 1), ("o/b", 4), ("o/b", 3), ("o/a", 1), ("o/a", 3)]
+
+
+pairs_st = st.lists(
+    st.tuples(st.sampled_from(["o/a", "o/b", "o/c"]),
+              st.builds(issue, st.integers(1, 60), st.sampled_from(["p0", "p1", "p2", "bug", "x"]),
+                        age=st.integers(0, 30))),
+    max_size=15, unique_by=lambda p: (p[0], p[1].number),
+)
+
+
+@given(pairs_st, st.permutations(PRIORITY), st.permutations(["o/a", "o/b", "o/c"]))
+def test_across_repositories_is_pick_order_within_each_and_ranks_first(
+        pairs: list[tuple[str, Issue]], priority: list[str], repos: list[str]) -> None:
+    ordered = pick_order_across(pairs, priority, repos)
+    assert sorted((r, i.number) for r, i in ordered) == sorted((r, i.number) for r, i in pairs)
+    assert pick_order_across(list(reversed(pairs)), priority, repos) == ordered
+    for name in repos:  # one repository's issues keep the single-repository order
+        assert [i for r, i in ordered if r == name] == pick_order([i for r, i in pairs if r == name], priority)
+
+    def key(pair: tuple[str, Issue]) -> tuple[int, datetime, int, int]:
+        top = priority_of(pair[1].labels, priority)
+        return (priority.index(top) if top else len(priority), pair[1].created_at, repos.index(pair[0]),
+                pair[1].number)
+
+    keys = [key(p) for p in ordered]
+    assert keys == sorted(keys) and len(set(keys)) == len(keys)
