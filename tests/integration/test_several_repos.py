@@ -3,6 +3,8 @@
 repositories whose issue numbers collide on purpose (both start at #1), so that a claim, a
 label or a repair landing in the wrong repository shows."""
 
+# ruff: noqa: F811  (the `runner` fixture is imported, then named as a parameter)
+
 from __future__ import annotations
 
 import json
@@ -13,8 +15,21 @@ from pathlib import Path
 
 import pytest
 from helpers_reconcile import local_holder, post_claim
-from helpers_run import FAST, NOT_CLAIMED, PY, QUEUE, READY, WORKING, Child, Run, fast_config, outputs, records
+from helpers_run import (
+    FAST,
+    NOT_CLAIMED,
+    PY,
+    QUEUE,
+    READY,
+    WORKING,
+    Child,
+    Run,
+    fast_config,
+    outputs,
+    records,
+)
 from rig import ROOT, RepoHandle, wait_until
+from test_action import action_env, runner  # noqa: F401  (fixtures: action.yml as the runner runs it)
 
 P0, P1 = "orion-p0", "orion-p1"
 CONFIG = FAST + f"labels: {{priority: [{P0}, {P1}]}}\n"
@@ -70,8 +85,8 @@ def test_next_takes_priority_then_age_across_both_and_claims_in_the_right_one(
     assert doc["paused"] is False and doc["paused_repos"] == []
 
     log = tmp_path / "worked.jsonl"
-    r = Run(orion_env, tmp_path, "--next", "--drain", *both(a, b), cmd=[sys.executable, "-c", LOG_CHILD, str(log)],
-            config=config, name="drain")
+    r = Run(orion_env, tmp_path, "--next", "--drain", *both(a, b),
+            cmd=[sys.executable, "-c", LOG_CHILD, str(log)], config=config, name="drain")
     assert r.wait(60) == 0, r.stderr
     assert [json.loads(line) for line in log.read_text().splitlines()] == order
     for handle, numbers in ((a, [a_plain, a_p0]), (b, [b_p1, b_plain, b_p1_newer])):
@@ -101,7 +116,8 @@ def test_a_claim_and_its_outputs_are_the_issues_repository(repo, repo_b, orion_e
     assert (got["repo"], got["issue"], got["exit-code"]) == (b.full_name, "1", "0")
 
 
-def test_a_paused_repository_is_skipped_and_all_paused_claims_nothing(repo, repo_b, orion_env, tmp_path, config):
+def test_a_paused_repository_is_skipped_and_all_paused_claims_nothing(
+        repo, repo_b, orion_env, tmp_path, config):
     a, b = repo, repo_b
     top = a.create_issue("A: p0, would go first", [QUEUE, P0])
     plain = b.create_issue("B: plain", [QUEUE])
@@ -123,8 +139,8 @@ def test_a_paused_repository_is_skipped_and_all_paused_claims_nothing(repo, repo
             config=config, name="all-paused")
     assert r.wait(30) == NOT_CLAIMED, r.stderr
     errors = [line for line in r.stderr.splitlines() if line.startswith("orion-action: error:")]
-    assert errors == [f"orion-action: error: every repository's queue is paused ({a.full_name}, {b.full_name}); "
-                      "nothing is claimed"], r.stderr
+    assert errors == ["orion-action: error: every repository's queue is paused "
+                      f"({a.full_name}, {b.full_name}); nothing is claimed"], r.stderr
     assert len(log.read_text().splitlines()) == 1
     st = json.loads(orion(orion_env, config, "status", "--json", *both(a, b)).stdout)
     assert st["paused"] is True and st["paused_repos"] == [a.full_name, b.full_name]
@@ -169,3 +185,16 @@ def test_one_reconcile_pass_repairs_a_dead_claim_in_each_and_reports_a_failing_o
         f"reconcile {a.full_name}: ok", f"reconcile {b.full_name}: ok"]
     for handle in (a, b):
         assert f"{handle.full_name}: " in again.stderr and "API requests (" in again.stderr
+
+
+def test_the_actions_repos_input_takes_several_and_sets_the_repo_output(repo, repo_b, runner, tmp_path):
+    a, b = repo, repo_b
+    n = b.create_issue("B: the only queued issue", [QUEUE])
+    seen = tmp_path / "seen.txt"
+    result = runner.run({"command": "run", "next": "true", "repos": f"{a.full_name}\n  {b.full_name}\n",
+                         "run": f'echo "$ORION_REPO#$ORION_ISSUE" > {seen}'})
+    assert result.ok, result.log
+    assert seen.read_text().split() == [f"{b.full_name}#{n}"]
+    assert (result.outputs["repo"], result.outputs["issue"]) == (b.full_name, str(n)), result.log
+    refused = runner.run({"command": "release", "issue": "1", "repos": f"{a.full_name} {b.full_name}"})
+    assert result.step("orion").returncode == 0 and refused.step("orion").returncode == 64, refused.log

@@ -105,7 +105,8 @@ def test_across_repositories_is_pick_order_within_each_and_ranks_first(
     assert sorted((r, i.number) for r, i in ordered) == sorted((r, i.number) for r, i in pairs)
     assert pick_order_across(list(reversed(pairs)), priority, repos) == ordered
     for name in repos:  # one repository's issues keep the single-repository order
-        assert [i for r, i in ordered if r == name] == pick_order([i for r, i in pairs if r == name], priority)
+        mine = [i for r, i in pairs if r == name]
+        assert [i for r, i in ordered if r == name] == pick_order(mine, priority)
 
     def key(pair: tuple[str, Issue]) -> tuple[int, datetime, int, int]:
         top = priority_of(pair[1].labels, priority)
