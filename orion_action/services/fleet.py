@@ -153,6 +153,7 @@ def reconcile_fleet(
         name = gh.full_name
         if not as_json:
             print(f"== {name}", flush=True)
+        actions.add_summary(env, f"#### {name}\n")  # the pass's own table follows, unnamed
         fd, out_path = tempfile.mkstemp(prefix="orion-outputs-")
         os.close(fd)
         captured = io.StringIO()

@@ -28,7 +28,7 @@ from helpers_run import (
     outputs,
     records,
 )
-from rig import ROOT, RepoHandle, wait_until
+from rig import ROOT, RepoHandle, parse_github_output, wait_until
 from test_action import action_env, runner  # noqa: F401  (fixtures: action.yml as the runner runs it)
 
 P0, P1 = "orion-p0", "orion-p1"
@@ -163,7 +163,9 @@ def test_one_reconcile_pass_repairs_a_dead_claim_in_each_and_reports_a_failing_o
         [(a.full_name, dead_a, "dead"), (b.full_name, dead_b, "dead")])
 
     missing = f"{a.owner}/no-such-repository-{a.name}"
-    result = orion(orion_env, config, "reconcile", "--json", "--repo", a.full_name, "--repo", missing,
+    out, summary = tmp_path / "github_output", tmp_path / "step_summary"
+    env = {**orion_env, "GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(summary)}
+    result = orion(env, config, "reconcile", "--json", "--repo", a.full_name, "--repo", missing,
                    "--repo", b.full_name)
     assert result.returncode == 64, result.stderr  # the missing one's 404, after both others ran
     doc = json.loads(result.stdout)
@@ -173,6 +175,10 @@ def test_one_reconcile_pass_repairs_a_dead_claim_in_each_and_reports_a_failing_o
     assert [(x["repo"], x["issue"], x["action"]) for x in doc["actions"]] == [
         (a.full_name, dead_a, "requeue"), (b.full_name, dead_b, "requeue")]
     assert f"{missing}: the reconcile pass failed" in result.stderr
+    got = parse_github_output(out.read_text())  # the sums over the repositories, last
+    assert (got["requeue"], json.loads(got["plan"])) == ("2", doc) and got["exit-code"] == "64"
+    headers = [line for line in summary.read_text().splitlines() if line.startswith("#### ")]
+    assert headers == [f"#### {a.full_name}", f"#### {missing}", f"#### {b.full_name}"]
     for handle, n in ((a, dead_a), (b, dead_b)):
         assert set(handle.labels(n)) & {QUEUE, WORKING} == {QUEUE}, (handle.full_name, n)
     assert b.labels(1) == ["bug"] and b.comments(1) == []  # B#1 has A's dead issue's number
