@@ -249,7 +249,13 @@ def status_fleet(
             f"{q['repo']}#{q['issue']}" + (f" ({q['priority']})" if q["priority"] else "") for q in queue
         ]
         print(f"queue ({len(queue)}, in pick order): {', '.join(shown) if shown else 'empty'}")
+    from orion_action.services import dashboard
+
     for gh in repos:
         for line in reconcile.cost_lines(gh, config, surveys[gh.full_name], env):
             log(f"{gh.full_name}: {line}")
+        own: list[dict[str, int | str | None]] = [
+            {"issue": q["issue"], "priority": q["priority"]} for q in queue if q["repo"] == gh.full_name
+        ]
+        dashboard.write_summary(gh, config, surveys[gh.full_name], env, own)  # names its repository
     return int(ExitCode.OK)

@@ -76,8 +76,11 @@ def test_next_takes_priority_then_age_across_both_and_claims_in_the_right_one(
     order = [[a.full_name, a_p0], [b.full_name, b_p1], [b.full_name, b_p1_newer], [a.full_name, a_plain],
              [b.full_name, b_plain]]
 
-    st = orion(orion_env, config, "status", "--json", *both(a, b))
+    summary = tmp_path / "step_summary"
+    st = orion({**orion_env, "GITHUB_STEP_SUMMARY": str(summary)}, config, "status", "--json", *both(a, b))
     assert st.returncode == 0, st.stderr
+    titles = [line.replace("\\", "") for line in summary.read_text().splitlines() if line.startswith("## ")]
+    assert titles == [f"## orion queue: {a.full_name}", f"## orion queue: {b.full_name}"]
     doc = json.loads(st.stdout)
     assert doc["repos"] == [a.full_name, b.full_name] and doc["claims"] == []
     assert [[q["repo"], q["issue"]] for q in doc["queue"]] == order
