@@ -183,6 +183,7 @@ def reconcile_fleet(
         if rest.strip():
             print(rest.strip("\n"), flush=True)
         plan = json.loads(outputs.get("plan", "{}"))
+        entry.update((k, v) for k, v in plan.items() if k not in ("dry_run", "actions", "dispatched"))
         actions_all += [{"repo": name, **a} for a in plan.get("actions", [])]
         dispatched += [{"repo": name, "issue": n} for n in plan.get("dispatched", [])]
         for key, value in outputs.items():
