@@ -9,13 +9,9 @@ claims and loops the single-repository commands.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
-import tempfile
+from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import redirect_stdout
 from typing import Any
 
 from orion_action.adapters import actions
@@ -115,24 +111,6 @@ class FleetWrapper(Wrapper):
 # -- reconcile -------------------------------------------------------------------------------
 
 
-def _read_outputs(path: str) -> dict[str, str]:
-    """What actions.set_outputs appended: `k=v` lines and `k<<DELIM` blocks."""
-    out: dict[str, str] = {}
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
-    i = 0
-    while i < len(lines):
-        line, i = lines[i], i + 1
-        key, eq, value = line.partition("=")
-        if "<<" in line and (not eq or line.index("<<") < line.index("=")):
-            key, delim = line.split("<<", 1)
-            end = lines.index(delim, i)
-            out[key], i = "\n".join(lines[i:end]), end + 1
-        elif eq:
-            out[key] = value
-    return out
-
-
 def reconcile_fleet(
     repos: Sequence[GitHubRepo],
     config: Config,
@@ -143,52 +121,38 @@ def reconcile_fleet(
     as_json: bool,
 ) -> int:
     """One pass over every repository in turn. A repository whose pass fails (GitHub, a bad
-    token for it) is reported and the others still run; the exit code is the first failure's."""
+    token for it) is reported and the others still run; the exit code is the first failure's.
+    The outputs are the sums over the repositories; every action names its repository."""
     code = int(ExitCode.OK)
     per_repo: list[dict[str, Any]] = []
     actions_all: list[dict[str, Any]] = []
     dispatched: list[dict[str, Any]] = []
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     for gh in repos:
         name = gh.full_name
         if not as_json:
             print(f"== {name}", flush=True)
-        actions.add_summary(env, f"#### {name}\n")  # the pass's own table follows, unnamed
-        fd, out_path = tempfile.mkstemp(prefix="orion-outputs-")
-        os.close(fd)
-        captured = io.StringIO()
         entry: dict[str, Any] = {"repo": name}
+        actions.add_summary(env, f"#### {name}\n")
         try:
-            # The pass's own step outputs go to a file of ours, summed up below; its JSON (one
-            # document per repository) is taken apart and joined into one.
-            repo_env = {**env, "GITHUB_OUTPUT": out_path}
-            if as_json:
-                with redirect_stdout(captured):
-                    reconcile.reconcile_command(gh, config, log, repo_env, dry_run=dry_run, as_json=True)
-            else:
-                reconcile.reconcile_command(gh, config, log, repo_env, dry_run=dry_run, as_json=False)
-            outputs = _read_outputs(out_path)
+            result = reconcile.reconcile_pass(gh, config, log, dry_run=dry_run)
         except OrionError as exc:
             log(f"{name}: the reconcile pass failed: {exc}; the other repositories still run")
             code = code or int(exc.exit_code)
             entry.update(ok=False, error=str(exc))
-            outputs = {}
+            actions.add_summary(env, f"The pass failed: {reconcile.md_cell(str(exc))}\n")
         else:
-            entry["ok"] = True
-        finally:
-            os.unlink(out_path)
-        rest = captured.getvalue().lstrip()
-        with contextlib.suppress(ValueError):  # after its JSON: workflow commands (annotations)
-            rest = rest[json.JSONDecoder().raw_decode(rest)[1] :]
-        if rest.strip():
-            print(rest.strip("\n"), flush=True)
-        plan = json.loads(outputs.get("plan", "{}"))
-        entry.update((k, v) for k, v in plan.items() if k not in ("dry_run", "actions", "dispatched"))
-        actions_all += [{"repo": name, **a} for a in plan.get("actions", [])]
-        dispatched += [{"repo": name, "issue": n} for n in plan.get("dispatched", [])]
-        for key, value in outputs.items():
-            if key != "plan" and value.isdigit():
-                counts[key] = counts.get(key, 0) + int(value)
+            entry.update(ok=True, read_in_full=result.read_in_full)
+            if not as_json:
+                print("\n".join(result.text(config)), flush=True)
+            result.annotate(env, prefix=name)
+            for line in reconcile.cost_lines(gh, config, result.surveys, env):
+                log(f"{name}: {line}")
+            actions_all += [{"repo": name, **a} for a in result.action_entries()]
+            dispatched += [{"repo": name, "issue": n} for n in result.dispatched]
+            counts += result.counts
+            if actions.in_actions(env):
+                actions.add_summary(env, result.summary_markdown(config, heading="#####"))
         entry.update(requests=gh.requests, budget_left=gh.budget.remaining, budget=gh.budget.limit)
         per_repo.append(entry)
         log(budget_line(gh))
@@ -199,10 +163,7 @@ def reconcile_fleet(
         for e in per_repo:
             state = "ok" if e["ok"] else f"failed: {e['error']}"
             print(f"reconcile {e['repo']}: {state}; {e['requests']} API requests", flush=True)
-    actions.set_outputs(
-        env,
-        {**{k: str(v) for k, v in counts.items()}, "plan": json.dumps(doc, separators=(",", ":"))},
-    )
+    actions.set_outputs(env, reconcile.pass_outputs(counts, doc))
     return code
 
 

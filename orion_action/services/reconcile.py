@@ -361,13 +361,82 @@ def _table(rows: list[list[str]]) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in rows)
 
 
-def _md_cell(text: str) -> str:
+def md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def reconcile_command(
-    gh: GitHubRepo, config: Config, log: Log, env: dict[str, str], *, dry_run: bool, as_json: bool
-) -> int:
+@dataclass(frozen=True)
+class PassResult:
+    """What one reconcile pass over one repository found and did."""
+
+    repo: str
+    dry_run: bool
+    surveys: list[Survey]
+    done: list[Plan]
+    dispatched: list[int]
+
+    @property
+    def counts(self) -> Counter[str]:
+        return Counter(p.action.value for p in self.done)
+
+    def action_entries(self) -> list[dict[str, object]]:
+        return [{"issue": p.issue, "action": p.action.value, "reason": p.reason} for p in self.done]
+
+    def document(self) -> dict[str, object]:
+        """`reconcile --json`, and the `plan` output."""
+        return {
+            "dry_run": self.dry_run,
+            "actions": self.action_entries(),
+            "dispatched": self.dispatched,
+            "read_in_full": self.read_in_full,
+        }
+
+    @property
+    def read_in_full(self) -> int:
+        return sum(1 for s in self.surveys if s.full_read)
+
+    def text(self, config: Config) -> list[str]:
+        """One line per issue (and its notes), then the summary line."""
+        lines = []
+        for p in self.done:
+            lines.append(f"#{p.issue}  {p.action.value:<8}  {p.reason}")
+            lines += [f"      note: {note}" for note in p.notes]
+        counts = self.counts
+        summary = ", ".join(f"{counts[a.value]} {a.value}" for a in Action if counts[a.value])
+        summary = summary or "nothing to do"
+        unheld = len(self.done) - len(self.surveys)
+        cancels = f", {unheld} unheld carrying {config.labels.cancel!r}" if unheld else ""
+        quick = sum(1 for s in self.surveys if not s.full_read)
+        shortcut = f" ({quick} kept on a fresh beat without reading the issue)" if quick else ""
+        lines.append(
+            f"reconcile{' (dry run: nothing written)' if self.dry_run else ''}: "
+            f"{len(self.surveys)} issue(s) carrying {config.labels.working!r}{cancels}: {summary}{shortcut}"
+        )
+        return lines
+
+    def summary_markdown(self, config: Config, heading: str = "###") -> str:
+        title = f"{heading} orion-action reconcile" + (" (dry run)" if self.dry_run else "")
+        if not self.done:
+            return f"{title}\n\nNo issue carries `{config.labels.working}`.\n"
+        rows = "\n".join(f"| #{p.issue} | `{p.action.value}` | {md_cell(p.reason)} |" for p in self.done)
+        return f"{title}\n\n| issue | action | reason |\n|---|---|---|\n{rows}\n"
+
+    def annotate(self, env: dict[str, str], prefix: str = "") -> None:
+        """A warning annotation for every issue that needs a person."""
+        for p in self.done:
+            if p.action in (Action.REPORT, Action.GIVE_UP):
+                annotation = actions.warning(env, f"{prefix}#{p.issue} {p.action.value}: {p.reason}")
+                if annotation:
+                    print(annotation, flush=True)
+
+
+def reconcile_pass(gh: GitHubRepo, config: Config, log: Log, *, dry_run: bool) -> PassResult:
+    """One pass over one repository: survey, execute each plan, sweep the cancel label,
+    dispatch workers for requeued issues, and keep the dashboard. A write that fails turns its
+    plan into `report`; the next pass retries it."""
+    from orion_action.services import dashboard
+    from orion_action.services.dispatch import dispatch_after_pass
+
     r = Reconciler(gh, config, log)
     surveys = r.survey()
     done: list[Plan] = []
@@ -388,62 +457,35 @@ def reconcile_command(
         except GitHubError as exc:
             log(f"#{plan.issue}: cancel failed: {exc}; the next pass will retry")
             done.append(replace(plan, action=Action.REPORT, reason=f"{plan.reason}; the write failed: {exc}"))
-    counts = Counter(p.action.value for p in done)
-    from orion_action.services.dispatch import dispatch_after_pass
-
     requeued = [p.issue for p in done if p.action is Action.REQUEUE]
     dispatched = [] if dry_run else dispatch_after_pass(gh, config, requeued, log)
-    plan_json = {
-        "dry_run": dry_run,
-        "actions": [{"issue": p.issue, "action": p.action.value, "reason": p.reason} for p in done],
-        "dispatched": dispatched,
-        "read_in_full": sum(1 for s in surveys if s.full_read),
-    }
-    if as_json:
-        print(json.dumps(plan_json, indent=2))
-    else:
-        for p in done:
-            print(f"#{p.issue}  {p.action.value:<8}  {p.reason}")
-            for note in p.notes:
-                print(f"      note: {note}")
-        summary = (
-            ", ".join(f"{counts[a.value]} {a.value}" for a in Action if counts[a.value]) or "nothing to do"
-        )
-        unheld = len(done) - len(surveys)
-        cancels = f", {unheld} unheld carrying {config.labels.cancel!r}" if unheld else ""
-        quick = sum(1 for s in surveys if not s.full_read)
-        shortcut = f" ({quick} kept on a fresh beat without reading the issue)" if quick else ""
-        print(
-            f"reconcile{' (dry run: nothing written)' if dry_run else ''}: "
-            f"{len(surveys)} issue(s) carrying {config.labels.working!r}{cancels}: {summary}{shortcut}"
-        )
-    for p in done:
-        if p.action in (Action.REPORT, Action.GIVE_UP):
-            annotation = actions.warning(env, f"#{p.issue} {p.action.value}: {p.reason}")
-            if annotation:
-                print(annotation, flush=True)
-    for line in cost_lines(gh, config, surveys, env):
-        log(line)
-    actions.set_outputs(
-        env,
-        {
-            **{a.value: str(counts[a.value]) for a in Action},
-            "plan": json.dumps(plan_json, separators=(",", ":")),
-        },
-    )
-    if actions.in_actions(env):
-        rows = "\n".join(f"| #{p.issue} | `{p.action.value}` | {_md_cell(p.reason)} |" for p in done)
-        title = "### orion-action reconcile" + (" (dry run)" if dry_run else "")
-        actions.add_summary(
-            env,
-            f"{title}\n\n| issue | action | reason |\n|---|---|---|\n{rows}\n"
-            if done
-            else f"{title}\n\nNo issue carries `{config.labels.working}`.\n",
-        )
     if not dry_run:
-        from orion_action.services import dashboard
-
         dashboard.update(gh, config, surveys, log)
+    return PassResult(gh.full_name, dry_run, surveys, done, dispatched)
+
+
+def pass_outputs(counts: Counter[str], document: object) -> dict[str, str]:
+    """The step outputs of a pass: one count per action, and the plan as JSON."""
+    return {
+        **{a.value: str(counts[a.value]) for a in Action},
+        "plan": json.dumps(document, separators=(",", ":")),
+    }
+
+
+def reconcile_command(
+    gh: GitHubRepo, config: Config, log: Log, env: dict[str, str], *, dry_run: bool, as_json: bool
+) -> int:
+    result = reconcile_pass(gh, config, log, dry_run=dry_run)
+    if as_json:
+        print(json.dumps(result.document(), indent=2))
+    else:
+        print("\n".join(result.text(config)))
+    result.annotate(env)
+    for line in cost_lines(gh, config, result.surveys, env):
+        log(line)
+    actions.set_outputs(env, pass_outputs(result.counts, result.document()))
+    if actions.in_actions(env):
+        actions.add_summary(env, result.summary_markdown(config))
     return int(ExitCode.OK)
 
 

@@ -226,7 +226,8 @@ def test_dry_run_writes_nothing_and_prints_the_same_plan(orion: Orion, repo):
     result = orion.run("reconcile", "--dry-run", "--json")
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
-    assert set(plan) == {"dry_run", "actions", "dispatched"} and plan["dry_run"] is True
+    assert set(plan) == {"dry_run", "actions", "dispatched", "read_in_full"} and plan["dry_run"] is True
+    assert 4 <= plan["read_in_full"] <= 5  # every verdict but `keep` rests on a full read (ADR 0018)
     assert plan["dispatched"] == []  # a dry run dispatches nothing
     assert [set(a) for a in plan["actions"]] == [{"issue", "action", "reason"}] * len(expected)
     assert {a["issue"]: a["action"] for a in plan["actions"]} == expected
@@ -462,7 +463,7 @@ def test_reconcile_of_an_empty_repository(orion: Orion, repo):
     assert "0 issue(s) carrying 'orion-working': nothing to do" in result.stdout
     plan = orion.reconcile()
     plan.pop("_stderr")
-    assert plan == {"dry_run": False, "actions": [], "dispatched": []}
+    assert plan == {"dry_run": False, "actions": [], "dispatched": [], "read_in_full": 0}
 
 
 def test_a_crashed_loser_from_an_earlier_run_does_not_block_a_requeue(orion: Orion, repo):
