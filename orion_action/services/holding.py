@@ -13,7 +13,7 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from orion_action.adapters import machine as local
@@ -296,9 +296,12 @@ class Holding:
     def fresh_check(self) -> tuple[str | None, bool]:
         """Read the issue and its new comments now: (why the claim is lost or None, whether a
         tombstone released it)."""
-        issue, now = self.gh.get_issue(self.number)
-        log = self._read_new_comments(issue)
+        issue, log, now = self._fresh_read()
         return self._lost_reason(issue, log, now), self.claim.record.token in log.released_tokens()
+
+    def _fresh_read(self) -> tuple[Issue, IssueLog, datetime]:
+        issue, now = self.gh.get_issue(self.number)
+        return issue, self._read_new_comments(issue), now
 
     # -- ending ----------------------------------------------------------------------------
 
@@ -397,7 +400,8 @@ class Holding:
 
     def _record_outage_once(self, why: str) -> None:
         """One try of `record_outage`: read, write the record, and move the labels if ours."""
-        lost, _released = self.fresh_check()
+        issue, log, now = self._fresh_read()
+        lost = self._lost_reason(issue, log, now)
         note = f"{why}; GitHub was unreachable, so no attempt is spent"
         if lost is None:
             outcome = handed_back(self.config, self.claim.record.attempt, note, counts=False)
@@ -415,13 +419,42 @@ class Holding:
         # The labels are then no longer ours, and no end marker is posted (it would reorder
         # the issue's fate after whatever ran since).
         self._write_final(record)
-        if lost is not None:
-            self.log(f"#{self.number}: recorded the outage; the claim was already lost ({lost}), labels left")
+        if lost is None:
+            if self._ambiguous_write:
+                self._mark_end(record)
+            self.move_labels(add=self.config.labels.queue)
+            self.log(f"#{self.number}: recorded the outage; back to the queue, no attempt spent")
             return
-        if self._ambiguous_write:
-            self._mark_end(record)
-        self.move_labels(add=self.config.labels.queue)
-        self.log(f"#{self.number}: recorded the outage; back to the queue, no attempt spent")
+        if self._failed_for_our_outage(issue, log, record):
+            lab = self.config.labels
+            self.gh.add_labels(self.number, [lab.queue])
+            self.gh.remove_label(self.number, lab.failed)
+            self.log(
+                f"#{self.number}: recorded the outage; a pass had failed the issue for it: back to the queue"
+            )
+            return
+        self.log(f"#{self.number}: recorded the outage; the claim was already lost ({lost}), labels left")
+
+    def _failed_for_our_outage(self, issue: Issue, log: IssueLog, record: ClaimRecord) -> bool:
+        """Whether a pass turned the issue failed only because it counted our run, which our
+        record now excuses: its give-up released our claim and is the issue's last event, the
+        issue is open and carries the failed label alone of ours, and without our run the
+        budget is not spent."""
+        lab = self.config.labels
+        token = record.token
+        mine = [t for t in log.tombstones if t.tombstone.token == token]
+        events = [c.comment_id for c in log.claims] + [t.comment_id for t in log.tombstones]
+        if not (
+            issue.is_open
+            and lab.failed in issue.labels
+            and not issue.labels & {lab.working, lab.queue, lab.ready, lab.cancel}
+            and len(mine) == 1
+            and mine[0].tombstone.action is ReleaseAction.GIVE_UP
+            and mine[0].comment_id == max(events)
+        ):
+            return False
+        ours = tuple(replace(c, record=record) if c.record.token == token else c for c in log.claims)
+        return replace(log, claims=ours).attempts_used() < self.config.max_attempts
 
     def move_labels(self, add: str | None, also_remove: tuple[str, ...] = ()) -> None:
         lab = self.config.labels

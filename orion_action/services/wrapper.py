@@ -448,9 +448,7 @@ class Wrapper:
         if cause is None:
             return self._fenced(holding, child, why)
         n = holding.number
-        self._stop(
-            child, f"#{n}: the claim is lost: {why}; GitHub did not answer ({cause}); stopping the child"
-        )
+        self._stop(child, f"#{n}: the claim is lost: {why}; {cause}; stopping the child")
         bound = outage_bound(self.config)
         self.log(
             f"#{n}: child stopped; recording the outage so that it spends no attempt (for up to {bound:g}s)"
@@ -466,7 +464,7 @@ class Wrapper:
                     wake.recv(4096)
             return self.signals_seen != seen
 
-        recorded = holding.record_outage(f"{why}; GitHub did not answer: {cause}", bound, pause)
+        recorded = holding.record_outage(why, bound, pause)
         if recorded and not (self.draining and self.signal_received is None):
             dispatch_issues(holding.gh, self.config, [n], self.log)
         self.log(f"#{n}: exiting {int(ExitCode.LOST)}" + ("" if recorded else "; the claim goes stale"))
