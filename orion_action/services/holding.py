@@ -402,6 +402,9 @@ class Holding:
         """One try of `record_outage`: read, write the record, and move the labels if ours."""
         issue, log, now = self._fresh_read()
         lost = self._lost_reason(issue, log, now)
+        by = next((t.tombstone for t in log.tombstones if t.tombstone.token == self.claim.record.token), None)
+        if by is not None:  # say so first: it is why the count is withdrawn (ADR 0019)
+            lost = f"the claim was released by {by.by}: {by.reason}"
         note = f"{why}; GitHub was unreachable, so no attempt is spent"
         if lost is None:
             outcome = handed_back(self.config, self.claim.record.attempt, note, counts=False)
