@@ -196,6 +196,7 @@ class Holding:
         self.unanswered: str | None = None
         self.refused: str | None = None
         self.beating = False
+        self.requeued = False  # record_outage handed the issue back to the queue
 
     @property
     def number(self) -> int:
@@ -426,12 +427,14 @@ class Holding:
             if self._ambiguous_write:
                 self._mark_end(record)
             self.move_labels(add=self.config.labels.queue)
+            self.requeued = True
             self.log(f"#{self.number}: recorded the outage; back to the queue, no attempt spent")
             return
         if self._failed_for_our_outage(issue, log, record):
             lab = self.config.labels
             self.gh.add_labels(self.number, [lab.queue])
             self.gh.remove_label(self.number, lab.failed)
+            self.requeued = True
             self.log(
                 f"#{self.number}: recorded the outage; a pass had failed the issue for it: back to the queue"
             )

@@ -465,7 +465,7 @@ class Wrapper:
             return self.signals_seen != seen
 
         recorded = holding.record_outage(why, bound, pause)
-        if recorded and not (self.draining and self.signal_received is None):
+        if holding.requeued and not (self.draining and self.signal_received is None):
             dispatch_issues(holding.gh, self.config, [n], self.log)
         self.log(f"#{n}: exiting {int(ExitCode.LOST)}" + ("" if recorded else "; the claim goes stale"))
         return int(ExitCode.LOST)

@@ -94,7 +94,7 @@ def test_it_keeps_trying_with_backoff_until_github_answers() -> None:
     rec = record(s, h)
     assert rec.state is State.INTERRUPTED and not rec.counts_attempt and rec.child_pid == 4242
     assert "GitHub was unreachable" in (rec.note or "")
-    assert s.issue(h.number).labels == frozenset({LAB.queue})
+    assert s.issue(h.number).labels == frozenset({LAB.queue}) and h.requeued
     assert read_log(s.comments(h.number), trusted_set("orion-bot", ())).attempts_used() == 0
 
 
@@ -143,7 +143,7 @@ def test_after_a_pass_failed_the_issue_for_it_the_record_excuses_the_run_and_req
     assert rec.state is State.INTERRUPTED and not rec.counts_attempt
     assert "released" in (rec.note or "")
     assert read_log(s.comments(h.number), trusted).attempts_used() == 0
-    assert s.issue(h.number).labels == frozenset({LAB.queue})
+    assert s.issue(h.number).labels == frozenset({LAB.queue}) and h.requeued
 
 
 def test_after_a_pass_requeued_it_the_labels_are_left_alone() -> None:
@@ -154,5 +154,5 @@ def test_after_a_pass_requeued_it_the_labels_are_left_alone() -> None:
     s.add_label(h.number, LAB.queue)
     before = s.issue(h.number).labels
     assert h.record_outage("the renew deadline passed", 600, lambda _s: False)
-    assert s.issue(h.number).labels == before
+    assert s.issue(h.number).labels == before and not h.requeued
     assert read_log(s.comments(h.number), trusted_set("orion-bot", ())).attempts_used() == 0
