@@ -8,6 +8,7 @@ from datetime import datetime
 
 from orion_action.core.record import (
     CLAIM_MARK,
+    HOLDER_END,
     ClaimRecord,
     RecordError,
     State,
@@ -134,9 +135,24 @@ class IssueLog:
     def attempts_used(self) -> int:
         """Attempts spent since the issue last finished: runs released as dead and runs handed
         back (interrupted), each claim once. Claims that never ran, and runs stopped by GitHub's
-        own failures, spend nothing (the tombstone or record says so)."""
+        own failures, spend nothing (the tombstone or record says so).
+
+        The holder's own account beats a reconciler's presumption (ADR 0019): a pass that could
+        not hear from a holder during an outage releases it as dead and counts the attempt, and
+        the holder says afterwards, once GitHub answers again, that it was interrupted without
+        spending one. Its record (interrupted, `counts_attempt` false) or its end marker then
+        excuses the claim, whichever came first."""
         finished = [c.comment_id for c in self.claims if c.record.state is State.FINISHED]
         since = max(finished, default=0)
+        excused = {
+            c.record.token
+            for c in self.claims
+            if c.record.state is State.INTERRUPTED and not c.record.counts_attempt
+        } | {
+            t.tombstone.token
+            for t in self.tombstones
+            if t.tombstone.by == HOLDER_END and not t.tombstone.counts_attempt
+        }
         # Distinct claims, not tombstones: a reconciler killed before it took back its duplicate
         # tombstone leaves two for one death.
         spent = {
@@ -147,7 +163,7 @@ class IssueLog:
             for c in self.claims
             if c.comment_id > since and c.record.state is State.INTERRUPTED and c.record.counts_attempt
         }
-        return len(spent)
+        return len(spent - excused)
 
 
 def read_log(comments: Iterable[Comment], trusted: frozenset[str]) -> IssueLog:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from orion_action.adapters import machine as local
@@ -44,6 +44,17 @@ PAGE = 100
 # How long a final write waits for a beat in flight before going ahead (and reading back).
 FINAL_LOCK_WAIT_S = 1.0
 TIME_LIMIT_EXIT_CODE = 124  # run.timeout or run.idle_timeout stopped the child (as `timeout` says)
+# A holder that gave up because GitHub did not answer keeps trying to say so (ADR 0019) for
+# the longer of this and stale_after, backing off from the first pause to the longest.
+OUTAGE_RECORD_MIN_S = 600.0
+OUTAGE_RETRY_FIRST_S = 1.0
+OUTAGE_RETRY_MAX_S = 30.0
+
+
+def outage_bound(config: Config) -> float:
+    """How long a holder cut off by an outage keeps trying to record it: at least until a
+    pass may have released it (stale_after), and never less than OUTAGE_RECORD_MIN_S."""
+    return max(config.stale_after, OUTAGE_RECORD_MIN_S)
 
 
 @dataclass(frozen=True)
@@ -179,6 +190,13 @@ class Holding:
         self._final = False  # once set, no beat writes the record again
         self._ambiguous_write = False  # a record write may have landed after we gave up on it
         self.final_wait = FINAL_LOCK_WAIT_S
+        # Since the last beat that completed: why GitHub did not answer a beat (5xx, rate
+        # limits, timeouts, no connection), whether one refused (any other error), and whether
+        # a beat is waiting for an answer now. Together they tell an outage (ADR 0019).
+        self.unanswered: str | None = None
+        self.refused: str | None = None
+        self.beating = False
+        self.requeued = False  # record_outage handed the issue back to the queue
 
     @property
     def number(self) -> int:
@@ -190,7 +208,31 @@ class Holding:
         """Edit the record (state running, beat counter, progress), then check the fence. The
         lease is renewed only by a beat that completed and found the claim still ours. `gh`:
         the heartbeat's own client (short timeouts), else the holding's."""
-        gh = gh or self.gh
+        self.beating = True
+        try:
+            self._beat(gh or self.gh)
+        except Unavailable as exc:
+            self.unanswered = str(exc)
+            raise
+        except GitHubError as exc:
+            self.refused = str(exc)
+            raise
+        else:
+            self.unanswered = self.refused = None
+        finally:
+            self.beating = False
+
+    def outage(self) -> str | None:
+        """Why the lease ran out, when GitHub is to blame: no beat since the last that
+        completed was answered (a failure that retrying may cure, or a beat still waiting), and
+        none was refused. None when a beat was refused or none was even tried."""
+        if self.refused is not None:
+            return None
+        if self.unanswered is not None:
+            return self.unanswered
+        return "a heartbeat request got no answer" if self.beating else None
+
+    def _beat(self, gh: GitHubRepo) -> None:
         sent = self.clock.monotonic()
         c = self.claim
         with self._record_lock:
@@ -255,9 +297,12 @@ class Holding:
     def fresh_check(self) -> tuple[str | None, bool]:
         """Read the issue and its new comments now: (why the claim is lost or None, whether a
         tombstone released it)."""
-        issue, now = self.gh.get_issue(self.number)
-        log = self._read_new_comments(issue)
+        issue, log, now = self._fresh_read()
         return self._lost_reason(issue, log, now), self.claim.record.token in log.released_tokens()
+
+    def _fresh_read(self) -> tuple[Issue, IssueLog, datetime]:
+        issue, now = self.gh.get_issue(self.number)
+        return issue, self._read_new_comments(issue), now
 
     # -- ending ----------------------------------------------------------------------------
 
@@ -317,6 +362,105 @@ class Holding:
             )
         except GitHubError as exc:
             self.log(f"#{self.number}: could not record that the claim was lost ({exc})")
+
+    def record_outage(self, why: str, bound_s: float, pause: Callable[[float], bool]) -> bool:
+        """The lease ran out because GitHub did not answer (`outage()`) and the child is
+        stopped: say so on the record, so that the run spends no attempt (ADR 0019), and hand
+        the issue back if the claim is still ours. GitHub may still be down: try again with
+        backoff for `bound_s` seconds; `pause(s)` waits and returns True when a signal says to
+        stop. Returns whether the record was written."""
+        self._stop_beats()
+        n = self.number
+        deadline = self.clock.monotonic() + bound_s
+        delay, tries = OUTAGE_RETRY_FIRST_S, 0
+        while True:
+            tries += 1
+            try:
+                self._record_outage_once(why)
+                return True
+            except Unavailable as exc:
+                left = deadline - self.clock.monotonic()
+                if left <= 0:
+                    self.log(
+                        f"#{n}: GitHub did not answer for {bound_s:g}s ({tries} tries; last: {exc}); "
+                        f"giving up: a reconcile pass will count the attempt"
+                    )
+                    return False
+                wait = min(delay, left)
+                self.log(
+                    f"#{n}: cannot record the outage yet (try {tries}: {exc}); "
+                    f"trying again in {wait:.0f}s, {left:.0f}s left"
+                )
+                if pause(wait):
+                    self.log(f"#{n}: stopped by a signal before the outage was recorded")
+                    return False
+                delay = min(delay * 2, OUTAGE_RETRY_MAX_S)
+            except GitHubError as exc:
+                self.log(f"#{n}: cannot record the outage: {exc}")
+                return False
+
+    def _record_outage_once(self, why: str) -> None:
+        """One try of `record_outage`: read, write the record, and move the labels if ours."""
+        issue, log, now = self._fresh_read()
+        lost = self._lost_reason(issue, log, now)
+        by = next((t.tombstone for t in log.tombstones if t.tombstone.token == self.claim.record.token), None)
+        if by is not None:  # say so first: it is why the count is withdrawn (ADR 0019)
+            lost = f"the claim was released by {by.by}: {by.reason}"
+        note = f"{why}; GitHub was unreachable, so no attempt is spent"
+        if lost is None:
+            outcome = handed_back(self.config, self.claim.record.attempt, note, counts=False)
+            note = outcome.note or note
+        record = self.claim.record.with_changes(
+            state=State.INTERRUPTED,
+            note=note if lost is None else f"{note}; meanwhile {lost}",
+            finished_at=self.clock.now_iso(),
+            counts_attempt=False,
+            child_pid=self.child_pid,
+            progress=self.progress,
+        )
+        # Written even over a released claim (the one final record that is): a pass that could
+        # not hear from us presumed us dead, and our account is what `attempts_used` believes.
+        # The labels are then no longer ours, and no end marker is posted (it would reorder
+        # the issue's fate after whatever ran since).
+        self._write_final(record)
+        if lost is None:
+            if self._ambiguous_write:
+                self._mark_end(record)
+            self.move_labels(add=self.config.labels.queue)
+            self.requeued = True
+            self.log(f"#{self.number}: recorded the outage; back to the queue, no attempt spent")
+            return
+        if self._failed_for_our_outage(issue, log, record):
+            lab = self.config.labels
+            self.gh.add_labels(self.number, [lab.queue])
+            self.gh.remove_label(self.number, lab.failed)
+            self.requeued = True
+            self.log(
+                f"#{self.number}: recorded the outage; a pass had failed the issue for it: back to the queue"
+            )
+            return
+        self.log(f"#{self.number}: recorded the outage; the claim was already lost ({lost}), labels left")
+
+    def _failed_for_our_outage(self, issue: Issue, log: IssueLog, record: ClaimRecord) -> bool:
+        """Whether a pass turned the issue failed only because it counted our run, which our
+        record now excuses: its give-up released our claim and is the issue's last event, the
+        issue is open and carries the failed label alone of ours, and without our run the
+        budget is not spent."""
+        lab = self.config.labels
+        token = record.token
+        mine = [t for t in log.tombstones if t.tombstone.token == token]
+        events = [c.comment_id for c in log.claims] + [t.comment_id for t in log.tombstones]
+        if not (
+            issue.is_open
+            and lab.failed in issue.labels
+            and not issue.labels & {lab.working, lab.queue, lab.ready, lab.cancel}
+            and len(mine) == 1
+            and mine[0].tombstone.action is ReleaseAction.GIVE_UP
+            and mine[0].comment_id == max(events)
+        ):
+            return False
+        ours = tuple(replace(c, record=record) if c.record.token == token else c for c in log.claims)
+        return replace(log, claims=ours).attempts_used() < self.config.max_attempts
 
     def move_labels(self, add: str | None, also_remove: tuple[str, ...] = ()) -> None:
         lab = self.config.labels

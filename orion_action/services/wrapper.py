@@ -41,6 +41,7 @@ from orion_action.services.holding import (
     ending_due,
     finished,
     handed_back,
+    outage_bound,
     timed_out,
 )
 
@@ -50,6 +51,9 @@ HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # the hand-back's writes must fit in what is left. They share one deadline.
 HAND_BACK_DEADLINE_S = 2.5
 HAND_BACK_REQUEST_TIMEOUT_S = 2
+# Each try to record an outage (ADR 0019) is one short request; Holding.record_outage backs off.
+OUTAGE_REQUEST_TIMEOUT_S = 5
+OUTAGE_REQUEST_RETRY_S = 0.5
 PROGRESS_TAIL_BYTES = 4096
 
 
@@ -373,7 +377,7 @@ class Wrapper:
                     f"no heartbeat completed within the renew deadline ({self.config.renew_deadline:g}s): "
                     "the guardian stopped the child when its lease ran out"
                 )
-                return self._fenced(holding, child, why)
+                return self._lease_out(holding, child, why, wake)
             ran_s, idle_s = activity.times(child.last_output)
             due = ending_due(holding, returncode, self.signal_received, beat.fatal, ran_s, idle_s)
             if due is None:
@@ -404,7 +408,7 @@ class Wrapper:
                 f"no heartbeat completed within the renew deadline ({self.config.renew_deadline:g}s): "
                 f"giving up before anyone presumes us dead"
             )
-            return self._fenced(holding, child, why)
+            return self._lease_out(holding, child, why, wake)
 
     def _time_limit(self, holding: Holding, child: Child, due: str, ran_s: float, idle_s: float) -> int:
         """run.timeout or run.idle_timeout: stop the child, spend the attempt, exit 124."""
@@ -434,6 +438,36 @@ class Wrapper:
         holding.gh = quick
         holding.give_up(why, holding.released)
         self.log(f"#{n}: child stopped; exiting {int(ExitCode.LOST)} without touching labels")
+        return int(ExitCode.LOST)
+
+    def _lease_out(self, holding: Holding, child: Child, why: str, wake: socket.socket) -> int:
+        """The lease ran out. When GitHub is to blame (its beats went unanswered), the run must
+        not spend an attempt (ADR 0019): stop the child, then keep trying, bounded, to record
+        the outage and hand the issue back. Either way the exit code is LOST (76)."""
+        cause = holding.outage()
+        if cause is None:
+            return self._fenced(holding, child, why)
+        n = holding.number
+        self._stop(child, f"#{n}: the claim is lost: {why}; {cause}; stopping the child")
+        bound = outage_bound(self.config)
+        self.log(
+            f"#{n}: child stopped; recording the outage so that it spends no attempt (for up to {bound:g}s)"
+        )
+        holding.gh = holding.gh.clone(timeout=OUTAGE_REQUEST_TIMEOUT_S, retry_for=OUTAGE_REQUEST_RETRY_S)
+        seen = self.signals_seen
+
+        def pause(seconds: float) -> bool:
+            """Wait, woken early by a signal; True when one arrived since the outage began."""
+            if self.signals_seen == seen:
+                select.select([wake.fileno()], [], [], seconds)
+                with contextlib.suppress(BlockingIOError):
+                    wake.recv(4096)
+            return self.signals_seen != seen
+
+        recorded = holding.record_outage(why, bound, pause)
+        if holding.requeued and not (self.draining and self.signal_received is None):
+            dispatch_issues(holding.gh, self.config, [n], self.log)
+        self.log(f"#{n}: exiting {int(ExitCode.LOST)}" + ("" if recorded else "; the claim goes stale"))
         return int(ExitCode.LOST)
 
     def _hand_back(self, holding: Holding, child: Child | None, signum: int) -> int:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from rig import Emulator, Proxy, RepoHandle
+from rig import Emulator, Proxy, RepoHandle, wait_until
 
 from faults import (
     STALE_AFTER,
@@ -32,6 +32,7 @@ from faults import (
     wait_child_started,
     wait_children_gone,
 )
+from orion_action.core.record import State
 
 COMMENT = r"/issues/comments/\d+$"
 
@@ -79,9 +80,17 @@ def test_cut_off_holder_stops_before_stale_and_the_next_run_never_overlaps(
     assert second.wait(30) == 0, second.stderr()
     assert_clean_stderr(second)
 
-    # The holder gave up on its own: it stopped the child and exits 76, writing nothing.
+    # The holder gave up on its own and stopped the child; it still runs, trying to record
+    # that GitHub's outage (not the run) ended it (ADR 0019). Nothing of it reached GitHub.
+    wait_until(lambda: "cannot record the outage yet" in holder.stderr() or holder.poll() is not None,
+               10, message=holder.stderr)
+    assert holder.poll() is None, holder.stderr()
+    assert last_write_to(proxy, cid) <= last_beat
+    healed = time.time()
+    proxy.cut_off(False)  # the partition heals: the old holder writes its own record, no label
     assert holder.wait(STALE_AFTER + 15) == 76, holder.stderr()
     assert_clean_stderr(holder)
+    assert not [e for e in proxy.matching() if "/labels" in e.path and e.method != "GET" and e.time >= healed]
     wait_children_gone(log)
     runs = spans(log)
     assert len(runs) == 2 and all(r.end is not None for r in runs), runs
@@ -92,7 +101,8 @@ def test_cut_off_holder_stops_before_stale_and_the_next_run_never_overlaps(
         f"the child ran {first.end - last_beat:.1f}s past the last beat (stale after {STALE_AFTER}s)")
     assert first.end < then.start, f"the two runs overlap: {runs}"
 
-    proxy.cut_off(False)  # the partition heals: the old holder is long gone and writes nothing
     v = assert_consistent(repo, n, "ready")
+    old = v.log.claims[0].record
+    assert old.state is State.INTERRUPTED and old.counts_attempt is False, old
     assert len(v.log.claims) == 2 and len(v.log.tombstones) == 1
     assert v.log.tombstones[0].tombstone.token == v.log.claims[0].record.token

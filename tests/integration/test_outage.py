@@ -1,0 +1,165 @@
+"""GitHub's failures spend no retry budget (ADR 0019), against the real emulator.
+
+A holder whose GitHub goes down past the renew deadline stops its child, keeps trying to say
+why, and once GitHub answers again records "interrupted, no attempt spent" and hands the
+issue back: the next claim gets the same attempt number. When a pass (on another machine,
+which still reaches GitHub) released the claim as dead first, the holder's account still
+wins. A kill -9 still spends an attempt.
+
+Fast configuration: beat every 1 s, stale after 4 s (renew deadline 2.7 s), kill grace 1 s.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from helpers_run import (
+    FAILED,
+    LOST,
+    QUEUE,
+    READY,
+    WORKING,
+    Child,
+    Run,
+    fast_config,
+    only_record,
+    pid_alive,
+    running_record,
+    tombstones,
+)
+from namespaces import available, other_machine_cmd
+from rig import ROOT, Emulator, wait_until
+from rig import orion_env as make_env
+
+from orion_action.core.issue import Comment, read_log, trusted_set
+from orion_action.core.record import ReleaseAction, State
+
+_why_not = available()
+if _why_not:  # a clear failure, never a silent skip
+    raise RuntimeError(f"tests/namespaces.py cannot work here: {_why_not}")
+
+T = datetime(2026, 1, 1)
+
+
+def attempts_used(repo, n: int) -> int:
+    comments = [Comment(c["id"], c["user"], c["body"], T, T) for c in repo.comments(n)]
+    return read_log(comments, trusted_set(Emulator.OWNER, [])).attempts_used()
+
+
+def started(repo, orion_env, tmp_path, config) -> tuple[int, Run, Child]:
+    n = repo.create_issue("work", [QUEUE])
+    child = Child(tmp_path)
+    r = Run(orion_env, tmp_path, "--issue", str(n), cmd=child.cmd, config=config)
+    child.wait_started()
+    wait_until(lambda: running_record(repo, n), message="record never said running")
+    return n, r, child
+
+
+def next_attempt(repo, orion_env, tmp_path, config, n: int) -> str:
+    """Claim and run the issue again: the attempt number the next run is given."""
+    child = Child(tmp_path, name="next", hold=False)
+    r = Run(orion_env, tmp_path, "--issue", str(n), cmd=child.cmd, config=config, name="next")
+    assert r.wait(30) == 0, r.stderr
+    assert READY in repo.labels(n)
+    return child.info()["env"]["ORION_ATTEMPT"]
+
+
+def reconcile(env: dict[str, str], config: Path, *, elsewhere: bool = False) -> str:
+    argv = [sys.executable, "-m", "orion_action", "reconcile", "--config", str(config)]
+    if elsewhere:
+        argv = other_machine_cmd(argv)
+    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    return fast_config(tmp_path)
+
+
+def test_an_outage_past_the_renew_deadline_spends_no_attempt(repo, proxy, orion_env, tmp_path, config):
+    n, r, child = started(repo, orion_env, tmp_path, config)
+    proxy.fail(None, r"/repos/", 503)
+    wait_until(lambda: not pid_alive(child.pid), timeout=8, message="the child outlived the lease")
+    # Still down: the holder keeps trying (and says so) instead of exiting.
+    wait_until(lambda: "cannot record the outage yet" in r.stderr, timeout=10, message=r.stderr)
+    assert r.proc.poll() is None
+    proxy.clear()
+    assert r.wait(20) == LOST, r.stderr
+    rec = only_record(repo, n)
+    assert rec.state is State.INTERRUPTED and rec.counts_attempt is False
+    assert "GitHub was unreachable" in (rec.note or "") and rec.child_pid == child.pid
+    assert set(repo.labels(n)) == {QUEUE}
+    assert attempts_used(repo, n) == 0
+    assert next_attempt(repo, orion_env, tmp_path, config, n) == "1"
+
+
+def test_the_holders_account_beats_a_pass_that_released_it_first(repo, proxy, emulator, orion_env, tmp_path):
+    """GitHub rate-limits the holder only (secondary limits): a pass on another machine,
+    talking to GitHub directly, sees the heartbeat go stale, releases the claim as dead and
+    counts the attempt, which with max_attempts 1 fails the issue. When GitHub answers the
+    holder again, its record says the outage interrupted the run: nothing is spent, and the
+    issue is back in the queue."""
+    config = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 4}\nrun: {kill_grace: 1}\n"
+                                   "retry: {max_attempts: 1}\n")
+    direct = make_env(repo.full_name, emulator.url, Emulator.BOT_TOKEN)
+    n, r, child = started(repo, orion_env, tmp_path, config)
+    proxy.secondary_rate_limit(None, r"/repos/", retry_after=60)
+    wait_until(lambda: not pid_alive(child.pid), timeout=8, message="the child outlived the lease")
+    passes: list[str] = []
+
+    def released() -> bool:
+        passes.append(reconcile(direct, config, elsewhere=True))
+        return WORKING not in repo.labels(n)
+
+    wait_until(released, timeout=20, interval=0.2, message=lambda: f"no pass released the claim: {passes}")
+    [tomb] = tombstones(repo, n)
+    assert tomb.counts_attempt and tomb.by == "reconcile"
+    assert (tomb.action, set(repo.labels(n))) == (ReleaseAction.GIVE_UP, {FAILED})
+    assert attempts_used(repo, n) == 1  # the pass's presumption, until the holder speaks
+    assert r.proc.poll() is None, r.stderr  # still trying to record the outage
+    proxy.clear()
+    assert r.wait(20) == LOST, r.stderr
+    rec = only_record(repo, n)
+    assert rec.state is State.INTERRUPTED and rec.counts_attempt is False
+    assert "released" in (rec.note or "")
+    assert attempts_used(repo, n) == 0
+    assert set(repo.labels(n)) == {QUEUE}
+    assert next_attempt(repo, orion_env, tmp_path, config, n) == "1"
+
+
+def test_a_kill_minus_9_still_spends_an_attempt(repo, orion_env, tmp_path, config):
+    n, r, child = started(repo, orion_env, tmp_path, config)
+    pid = child.pid
+    r.signal(signal.SIGKILL)
+    r.wait(5)
+    wait_until(lambda: not pid_alive(pid), timeout=3, message="the child outlived the wrapper")
+    out = reconcile(orion_env, config)  # same machine: the wrapper's pid is gone, dead at once
+    assert f"#{n}  requeue" in out, out
+    [tomb] = tombstones(repo, n)
+    assert tomb.counts_attempt
+    assert only_record(repo, n).state is State.RUNNING
+    assert attempts_used(repo, n) == 1  # the next claim runs attempt 2
+
+
+def test_a_claim_cut_short_by_a_5xx_is_requeued_without_spending(repo, proxy, orion_env, tmp_path, config):
+    """The claimer's last write (taking the queue label off) fails for good: it marks its
+    claim lost and exits 69 without running; the pass requeues and nothing is spent."""
+    n = repo.create_issue("work", [QUEUE])
+    proxy.fail("DELETE", rf"/issues/{n}/labels/", status=503)
+    child = Child(tmp_path)
+    r = Run(orion_env, tmp_path, "--issue", str(n), cmd=child.cmd, config=config,
+            extra_env={"ORION_API_RETRY_SECONDS": "1"})
+    assert r.wait(30) == 69, r.stderr
+    assert not child.started
+    proxy.clear()
+    out = reconcile(orion_env, config)
+    assert f"#{n}  requeue" in out, out
+    assert all(not t.counts_attempt for t in tombstones(repo, n))
+    assert attempts_used(repo, n) == 0  # the next claim runs attempt 1

@@ -1,0 +1,125 @@
+"""GitHub's failures spend no retry budget (ADR 0019): what `IssueLog.attempts_used` counts
+when a holder's own account of an outage meets a reconciler's presumption that it died, and
+what a pass plans for a claim that GitHub cut short before it ran."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from orion_action.config import Labels
+from orion_action.core.issue import Comment, read_log, trusted_set
+from orion_action.core.liveness import Liveness, Verdict
+from orion_action.core.plan import Action, plan_issue
+from orion_action.core.record import (
+    HOLDER_END,
+    ClaimRecord,
+    Holder,
+    ReleaseAction,
+    State,
+    Tombstone,
+    render_record,
+    render_tombstone,
+)
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+HOLDER = Holder("h", "b", "m", "ns", 10, 1.0)
+BOT, MALLORY = "orion-bot", "mallory"
+TRUSTED = trusted_set(BOT, [])
+
+
+def rec(token: str, state: State = State.RUNNING, counts: bool = True, pid: int | None = 77) -> ClaimRecord:
+    return ClaimRecord(
+        token=token, state=state, holder=HOLDER, started_at="s", heartbeat_at="h",
+        child_pid=pid, counts_attempt=counts,
+    )
+
+
+def outage(token: str) -> ClaimRecord:
+    """The holder's account: interrupted by an outage, no attempt spent."""
+    return rec(token, State.INTERRUPTED, counts=False)
+
+
+def dead(token: str, counts: bool = True, action: ReleaseAction = ReleaseAction.REQUEUE) -> Tombstone:
+    """A reconcile pass's release of a claim it presumed dead."""
+    return Tombstone(token=token, action=action, reason="no heartbeat", counts_attempt=counts)
+
+
+def end(token: str, action: ReleaseAction = ReleaseAction.INTERRUPTED, counts: bool = False) -> Tombstone:
+    """A holder's own end marker."""
+    return Tombstone(token=token, action=action, reason="r", counts_attempt=counts, by=HOLDER_END)
+
+
+def comment(cid: int, block: ClaimRecord | Tombstone, author: str = BOT) -> Comment:
+    body = render_record(block) if isinstance(block, ClaimRecord) else render_tombstone(block)
+    at = T0 + timedelta(seconds=cid)
+    return Comment(cid, author, body, at, at)
+
+
+def used(*blocks: ClaimRecord | Tombstone | tuple[ClaimRecord | Tombstone, str]) -> int:
+    comments = []
+    for i, b in enumerate(blocks):
+        block, author = b if isinstance(b, tuple) else (b, BOT)
+        comments.append(comment(i + 1, block, author))
+    return read_log(comments, TRUSTED).attempts_used()
+
+
+# Each row: the issue's comments in id order (a claim's record shows its final edit), and the
+# attempts spent. The claim comment comes before its tombstone, as on GitHub; a record edited
+# after the tombstone keeps its lower id.
+ROWS = [
+    ("a crash still counts: dead, released", [rec("a"), dead("a")], 1),
+    ("the outage recorded before any pass", [outage("a")], 0),
+    ("the holder's account beats the pass's presumption", [outage("a"), dead("a")], 0),
+    ("the account excuses only its own claim", [outage("a"), dead("a"), rec("b"), dead("b")], 1),
+    ("an end marker excuses like the record",
+     [rec("a"), dead("a"), end("a")], 0),
+    ("an end marker that counts excuses nothing",
+     [rec("a"), dead("a"), end("a", counts=True)], 1),
+    ("a hand-back that counts is not excused by the pass", [rec("a", State.INTERRUPTED), dead("a")], 1),
+    ("a lost record (the write landed before the pass) is not an account",
+     [rec("a", State.LOST), dead("a")], 1),
+    ("two outages in a row spend nothing",
+     [outage("a"), dead("a"), outage("b"), dead("b", action=ReleaseAction.GIVE_UP)], 0),
+    ("an outage among crashes",
+     [rec("a"), dead("a"), outage("b"), dead("b"), rec("c"), dead("c")], 2),
+    ("a finish still resets the budget", [rec("a"), dead("a"), rec("b", State.FINISHED), outage("c")], 0),
+    ("a claim cut short by a 5xx never ran: nothing to count",
+     [rec("a", State.LOST, pid=None)], 0),
+    ("a cut-short claim released by a pass spends nothing",
+     [rec("a", pid=None), dead("a", counts=False)], 0),
+]
+
+
+@pytest.mark.parametrize("why,blocks,spent", ROWS, ids=[r[0] for r in ROWS])
+def test_attempts_used_after_an_outage(why: str, blocks: list, spent: int) -> None:
+    assert used(*blocks) == spent
+
+
+def test_an_untrusted_account_excuses_nothing() -> None:
+    assert used(rec("a"), dead("a"), (end("a"), MALLORY)) == 1
+
+
+def test_an_untrusted_interrupted_record_is_not_the_holders_account() -> None:
+    # A forged record with the same token is set aside: the trusted one (running) stands.
+    assert used(rec("a"), (outage("a"), MALLORY), dead("a")) == 1
+
+
+DEAD = Verdict(Liveness.DEAD, "no heartbeat for 700s (stale after 600s)")
+
+
+@pytest.mark.parametrize("state", [State.CLAIMING, State.RUNNING])
+def test_a_claim_cut_short_by_github_is_requeued_without_spending(state: State) -> None:
+    """The claimer's writes failed (a 5xx) and so did its "lost" note: the record still says
+    claiming or running, with no child pid. A pass requeues it and counts nothing."""
+    log = read_log([comment(1, rec("a", state, pid=None))], TRUSTED)
+    plan = plan_issue(1, True, frozenset({"orion-working"}), log, {"a": DEAD}, Labels(), max_attempts=1)
+    assert plan.action is Action.REQUEUE and not plan.counts_attempt
+    assert plan.add_labels == ("orion",)
+
+
+def test_a_crash_after_the_child_started_counts() -> None:
+    log = read_log([comment(1, rec("a"))], TRUSTED)
+    plan = plan_issue(1, True, frozenset({"orion-working"}), log, {"a": DEAD}, Labels(), max_attempts=3)
+    assert plan.action is Action.REQUEUE and plan.counts_attempt
