@@ -30,7 +30,7 @@ from orion_action.services.claiming import (
     queued_candidates,
 )
 from orion_action.services.pause import Paused, read_pause
-from orion_action.services.wrapper import Wrapper, write_output
+from orion_action.services.wrapper import Wrapper
 
 Log = Callable[[str], None]
 
@@ -105,7 +105,6 @@ class FleetWrapper(Wrapper):
 
     def _won(self, gh: GitHubRepo) -> None:
         self.gh = gh
-        write_output(self.env, "repo", gh.full_name, self.log)
 
 
 # -- reconcile -------------------------------------------------------------------------------

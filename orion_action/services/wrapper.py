@@ -296,6 +296,7 @@ class Wrapper:
             claim = claimer.claim_next(request.stage, request.require)
         n = claim.number
         write_output(self.env, "issue", n, self.log)
+        write_output(self.env, "repo", self.gh.full_name, self.log)  # several repos: the claim's own
         holding = Holding(self.gh, claim, self.config, self.log, self.clock, self.here)
         if self.signal_received is not None:
             return self._hand_back(holding, None, self.signal_received)

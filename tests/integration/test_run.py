@@ -140,7 +140,7 @@ def test_github_output_gets_issue_and_exit_code(repo, orion_env, tmp_path, confi
     assert "exit-code" not in outputs(out)
     child.release()
     assert r.wait() == 5, r.stderr
-    assert out.read_text() == f"earlier=1\nissue={n}\nexit-code=5\n"
+    assert out.read_text() == f"earlier=1\nissue={n}\nrepo={repo.full_name}\nexit-code=5\n"
 
 
 def test_github_output_when_nothing_is_claimed(repo, orion_env, tmp_path, config):
