@@ -104,7 +104,8 @@ def main() -> int:
     rows += [run_one(name, m) for name, m in MUTATIONS.items()]
     for r in rows:
         verdict = "caught" if r.get("broken") else ("ERROR" if r.get("error") else "missed")
-        print(f"{verdict:7} {r.get('actions', '-')!s:>7} actions  {r['mutation']}  {r.get('broken') or r.get('error') or ''}")
+        why = r.get("broken") or r.get("error") or ""
+        print(f"{verdict:7} {r.get('actions', '-')!s:>7} actions  {r['mutation']}  {why}")
     (ROOT / "bench" / "model-mutations.json").write_text(json.dumps(rows, indent=2) + "\n")
     baseline_ok = rows[0].get("broken") is None and not rows[0].get("error")
     return 0 if baseline_ok else 1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's linters, all of them, in one go; exits non-zero if any complains.
 #
-#   ruff + mypy         orion_action/ (configuration in pyproject.toml)
+#   ruff                orion_action/, tests/, bench/ and demo/ (configuration in pyproject.toml)
+#   mypy                orion_action/
 #   actionlint          every workflow (.github/workflows/ and examples/); and action.yml's steps, wrapped in a synthetic
 #                       workflow, because actionlint only understands workflow files (it
 #                       reads action.yml as a workflow and rejects inputs/outputs/runs)
@@ -43,7 +44,7 @@ check() {  # check NAME CMD...: run it, remember a failure, go on with the other
 workflows=(.github/workflows/*.yml examples/*.yml)
 
 section "ruff"
-check ruff "$PYTHON" -m ruff check --output-format concise orion_action
+check ruff "$PYTHON" -m ruff check --output-format concise orion_action tests bench demo
 
 section "mypy"
 check mypy "$PYTHON" -m mypy

@@ -404,7 +404,8 @@ def test_reconcile_empty_pass(runner: CompositeRunner, repo: RepoHandle) -> None
     assert result.ok, result.log
     for name in ("unlocked", "completed", "requeued", "gave-up", "kept", "reported"):
         assert result.outputs[name] == "0", (name, result.outputs, result.log)
-    assert json.loads(result.outputs["plan"]) == {"dry_run": False, "actions": [], "dispatched": [], "read_in_full": 0}
+    empty = {"dry_run": False, "actions": [], "dispatched": [], "read_in_full": 0}
+    assert json.loads(result.outputs["plan"]) == empty
     assert "orion-action reconcile" in result.summary
 
 

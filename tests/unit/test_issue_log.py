@@ -139,7 +139,8 @@ ATTEMPTS = [
      [rec("a"), tomb("a"), rec("b", State.INTERRUPTED).with_changes(counts_attempt=False)], 1),
     ("a late hand-back of a released run counts once",
      [rec("a"), tomb("a"), rec("a", State.INTERRUPTED)], 1),
-    ("a released claim that never ran spends nothing", [rec("a", State.CLAIMING), tomb("a", counts=False)], 0),
+    ("a released claim that never ran spends nothing",
+     [rec("a", State.CLAIMING), tomb("a", counts=False)], 0),
     # A reconciler killed before it took back its duplicate leaves two tombstones for one death.
     ("two tombstones of one death count once", [rec("a"), tomb("a"), tomb("a")], 1),
 ]
