@@ -49,6 +49,8 @@ TIME_LIMIT_EXIT_CODE = 124  # run.timeout or run.idle_timeout stopped the child 
 OUTAGE_RECORD_MIN_S = 600.0
 OUTAGE_RETRY_FIRST_S = 1.0
 OUTAGE_RETRY_MAX_S = 30.0
+# A holder past its lease moves labels only until this long before a judge may presume it dead.
+OUTAGE_LABEL_MARGIN_S = 5.0
 
 
 def outage_bound(config: Config) -> float:
@@ -423,10 +425,20 @@ class Holding:
         # The labels are then no longer ours, and no end marker is posted (it would reorder
         # the issue's fate after whatever ran since).
         self._write_final(record)
+        if lost is None and self.clock.monotonic() >= self._presumable_at():
+            # A judge may already presume us dead and a pass requeue the issue for a new run:
+            # a label move now could take that run's lock off. The record is enough: a pass
+            # reads it and hands the issue back without spending an attempt.
+            self.log(f"#{self.number}: recorded the outage; the next reconcile pass hands the issue back")
+            return
         if lost is None:
-            if self._ambiguous_write:
-                self._mark_end(record)
-            self.move_labels(add=self.config.labels.queue)
+            self.gh.deadline = self._presumable_at()  # no label write starts after it
+            try:
+                if self._ambiguous_write:
+                    self._mark_end(record)
+                self.move_labels(add=self.config.labels.queue)
+            finally:
+                self.gh.deadline = None
             self.requeued = True
             self.log(f"#{self.number}: recorded the outage; back to the queue, no attempt spent")
             return
@@ -440,6 +452,13 @@ class Holding:
             )
             return
         self.log(f"#{self.number}: recorded the outage; the claim was already lost ({lost}), labels left")
+
+    def _presumable_at(self) -> float:
+        """When, on our clock, a judge may first presume us dead: stale_after after our last
+        completed beat was sent (its updated_at is no earlier), less GitHub's whole-second
+        slack and a margin for the request in flight."""
+        last_sent = self.lease_until - self.config.renew_deadline
+        return last_sent + self.config.stale_after - OUTAGE_LABEL_MARGIN_S
 
     def _failed_for_our_outage(self, issue: Issue, log: IssueLog, record: ClaimRecord) -> bool:
         """Whether a pass turned the issue failed only because it counted our run, which our
