@@ -95,6 +95,12 @@ def test_an_outage_past_the_renew_deadline_spends_no_attempt(repo, proxy, orion_
     rec = only_record(repo, n)
     assert rec.state is State.INTERRUPTED and rec.counts_attempt is False
     assert "GitHub was unreachable" in (rec.note or "") and rec.child_pid == child.pid
+    # GitHub answered only after a judge could presume the holder dead (stale_after 4 s): it
+    # leaves the labels (a move now could take a next run's lock off), and a pass hands the
+    # issue back on its record, without spending an attempt.
+    assert "the next reconcile pass hands the issue back" in r.stderr, r.stderr
+    assert WORKING in repo.labels(n)
+    assert "requeue" in reconcile(orion_env, config)
     assert set(repo.labels(n)) == {QUEUE}
     assert attempts_used(repo, n) == 0
     assert next_attempt(repo, orion_env, tmp_path, config, n) == "1"

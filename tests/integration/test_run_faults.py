@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -28,7 +30,7 @@ from helpers_run import (
     records,
     running_record,
 )
-from rig import wait_until
+from rig import ROOT, wait_until
 
 from orion_action.core.record import State
 
@@ -239,8 +241,13 @@ def test_a_holder_cut_off_from_github_stops_before_it_can_be_presumed_dead(
     proxy.clear()
     assert r.wait(40) == LOST, r.stderr
     assert "renew deadline" in r.stderr
-    assert set(repo.labels(n)) == {QUEUE}
     assert only_record(repo, n).counts_attempt is False
+    # Past stale_after the holder leaves the labels to a pass, which requeues on its record.
+    assert WORKING in repo.labels(n)
+    done = subprocess.run([sys.executable, "-m", "orion_action", "reconcile", "--config", str(config)],
+                          env=orion_env, cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and "requeue" in done.stdout, done.stderr
+    assert set(repo.labels(n)) == {QUEUE}
 
 
 def test_transient_heartbeat_errors_are_not_a_lost_lock(repo, proxy, orion_env, tmp_path):
