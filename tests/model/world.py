@@ -32,7 +32,14 @@ from orion_action.core.liveness import Machine, ProcessSighting
 from orion_action.core.record import Holder, ReleaseAction, State
 from orion_action.errors import GitHubError, NotFound, OrionError
 from orion_action.services.claiming import Claim, Claimer
-from orion_action.services.holding import Holding, cancelled, ending_due, finished, handed_back
+from orion_action.services.holding import (
+    Holding,
+    cancelled,
+    ending_due,
+    finished,
+    handed_back,
+    outage_bound,
+)
 from orion_action.services.reconcile import Reconciler
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, kill_grace=1.0, source="model")
@@ -239,6 +246,11 @@ class World:
                     h.conclude(handed_back(CONFIG, h.claim.record.attempt, "stopped by SIGTERM"))
                 elif due == "cancel":
                     h.conclude(cancelled(CONFIG, None))
+                elif due == "lease" and h.lost is None and h.outage() is not None:
+                    # GitHub did not answer (a beat stalled): the wrapper's outage path, which
+                    # records it without spending an attempt and hands back (ADR 0019).
+                    h.record_outage("the lease ran out", outage_bound(CONFIG),
+                                    lambda s: self.clock.sleep(s) and False)
                 else:
                     h.give_up(h.lost or "the lease ran out", h.released)
             except GitHubError:
