@@ -285,6 +285,7 @@ class Demo:
         self.n = Narrator()
         self.wrappers: list[Wrapper] = []
         self.emulator: Any = None
+        self.proxy: Any = None
         self.watcher: Watcher | None = None
         self.tmp = tempfile.TemporaryDirectory(prefix="orion-demo-")
         self.config = Path(self.tmp.name, "orion.yml")
@@ -325,17 +326,22 @@ class Demo:
     # the story --------------------------------------------------------------------------------
     def run(self) -> int:
         sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
-        from rig import Emulator, RepoHandle, orion_env
+        from rig import Emulator, Proxy, RepoHandle, orion_env
 
         self.n.section("1. a GitHub API emulator, a repository, `orion-action init`, three queued issues")
         self.emulator = Emulator(token_pool=4)
         self.emulator.start()
         self.n.say(f"emulate@0.11.2 (GitHub REST API emulator) listening on {self.emulator.url} "
                    f"(pid {self.emulator.pid})")
-        self.repo = RepoHandle.create(self.emulator, self.emulator.url, hint="orion-demo")
-        self.env = orion_env(self.repo.full_name, self.emulator.url, Emulator.BOT_TOKEN)
+        # emulate 0.11.2 lacks GitHub's repository-wide comment listing, which a reconcile pass
+        # reads (ADR 0018); the test rig's proxy serves it and passes everything else through.
+        self.proxy = Proxy(self.emulator.url, tokens=self.emulator.tokens).start()
+        self.n.say(f"a pass-through proxy on {self.proxy.url} adds the one GitHub route emulate lacks "
+                   f"(GET /repos/{{owner}}/{{repo}}/issues/comments)")
+        self.repo = RepoHandle.create(self.emulator, self.proxy.url, hint="orion-demo")
+        self.env = orion_env(self.repo.full_name, self.proxy.url, Emulator.BOT_TOKEN)
         self.config.write_text(CONFIG)
-        self.n.say(f"repository {self.repo.full_name}; GITHUB_API_URL={self.emulator.url}; "
+        self.n.say(f"repository {self.repo.full_name}; GITHUB_API_URL={self.proxy.url}; "
                    f"config: {' '.join(CONFIG.splitlines()[1:])}")
         self.run_command("init", "init")
         numbers = [self.repo.create_issue(title, [LABELS["queue"]],
@@ -481,6 +487,8 @@ class Demo:
             if w.agent_pid is not None and process_gone(w.agent_pid) is None:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(w.agent_pid, signal.SIGKILL)
+        if self.proxy is not None:
+            self.proxy.stop()
         if self.emulator is not None:
             self.emulator.stop()
         self.tmp.cleanup()

@@ -530,3 +530,20 @@ def test_a_pass_killed_between_tombstone_and_labels_is_finished_by_the_next(orio
     assert labels(repo, n) == {"orion"}
     assert len(tombstones(repo, n)) == 1  # no second tombstone, no second attempt spent
     assert orion.running(n).record.attempt == 2
+
+
+def test_without_the_repository_listing_every_issue_is_read_in_full(orion: Orion, repo, proxy):
+    """A GitHub without GET /issues/comments (emulate 0.11.2, an old GitHub Enterprise): the
+    pass says so in one line and reads each issue in full; the verdicts are the same."""
+    alive, dead = queued_issue(repo, "alive"), queued_issue(repo, "dead")
+    w = orion.running(alive)
+    post_claim(repo, dead, local_holder())
+    proxy.fail("GET", r"/issues/comments$", 404)
+    result = orion.run("reconcile", "--json")
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)
+    assert {a["issue"]: a["action"] for a in plan["actions"]} == {alive: "keep", dead: "requeue"}
+    assert plan["read_in_full"] == 2
+    assert "the repository-wide comment listing failed" in result.stderr
+    assert "reading every issue in full" in result.stderr
+    assert w.proc.poll() is None and labels(repo, dead) == {"orion"}
