@@ -44,7 +44,7 @@ bench: deps
 	$(PY) bench/bench.py
 
 bench-quick: deps
-	$(PY) bench/bench.py --quick
+	$(PY) bench/bench.py --quick --out bench/results-quick.json  # the committed results.json is a full run
 
 clean:
 	rm -rf $(VENV) tests/node_modules .pytest_cache .hypothesis
