@@ -51,6 +51,10 @@ OUTAGE_RETRY_FIRST_S = 1.0
 OUTAGE_RETRY_MAX_S = 30.0
 # A holder past its lease moves labels only until this long before a judge may presume it dead.
 OUTAGE_LABEL_MARGIN_S = 5.0
+# After recording an outage, look at the record this many times, this far apart, and put it back
+# if a pass's "released" rewrite landed over it.
+OUTAGE_READ_BACKS = 2
+OUTAGE_READ_BACK_S = 2.0
 
 
 def outage_bound(config: Config) -> float:
@@ -378,7 +382,8 @@ class Holding:
         while True:
             tries += 1
             try:
-                self._record_outage_once(why)
+                record = self._record_outage_once(why)
+                self._keep_outage_record(record)
                 return True
             except Unavailable as exc:
                 left = deadline - self.clock.monotonic()
@@ -401,7 +406,24 @@ class Holding:
                 self.log(f"#{n}: cannot record the outage: {exc}")
                 return False
 
-    def _record_outage_once(self, why: str) -> None:
+    def _keep_outage_record(self, record: ClaimRecord) -> None:
+        """A pass that read our record as `running` before we wrote it may post its tombstone
+        and then rewrite the record's visible line from what it read, undoing our account (and
+        so counting the attempt after all). It does so within a request or two of its
+        tombstone: look again a little later and put our record back if that happened."""
+        body = render_record(record)
+        for _ in range(OUTAGE_READ_BACKS):
+            self.clock.sleep(OUTAGE_READ_BACK_S)
+            try:
+                current, _ = self.gh.get_comment(self.claim.comment_id)
+                if current.body != body:
+                    self.log(f"#{self.number}: our outage record was overwritten; writing it again")
+                    self.gh.edit_comment(self.claim.comment_id, body)
+            except GitHubError as exc:
+                self.log(f"#{self.number}: could not read our outage record back ({exc})")
+                return
+
+    def _record_outage_once(self, why: str) -> ClaimRecord:
         """One try of `record_outage`: read, write the record, and move the labels if ours."""
         issue, log, now = self._fresh_read()
         lost = self._lost_reason(issue, log, now)
@@ -430,7 +452,7 @@ class Holding:
             # a label move now could take that run's lock off. The record is enough: a pass
             # reads it and hands the issue back without spending an attempt.
             self.log(f"#{self.number}: recorded the outage; the next reconcile pass hands the issue back")
-            return
+            return record
         if lost is None:
             self.gh.deadline = self._presumable_at()  # no label write starts after it
             try:
@@ -441,7 +463,7 @@ class Holding:
                 self.gh.deadline = None
             self.requeued = True
             self.log(f"#{self.number}: recorded the outage; back to the queue, no attempt spent")
-            return
+            return record
         if self._failed_for_our_outage(issue, log, record):
             lab = self.config.labels
             self.gh.add_labels(self.number, [lab.queue])
@@ -450,8 +472,9 @@ class Holding:
             self.log(
                 f"#{self.number}: recorded the outage; a pass had failed the issue for it: back to the queue"
             )
-            return
+            return record
         self.log(f"#{self.number}: recorded the outage; the claim was already lost ({lost}), labels left")
+        return record
 
     def _presumable_at(self) -> float:
         """When, on our clock, a judge may first presume us dead: stale_after after our last
