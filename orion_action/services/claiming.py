@@ -166,12 +166,12 @@ class Claimer:
                 else f"the claim could not be completed: {exc}"
             )
             if claim.comment_id:
-                # Say on the issue that this claim will never run: a pass then requeues the
-                # issue without waiting for the claim to go stale.
+                # Say on the issue that this claim will never run (a pass then requeues the
+                # issue without waiting for the claim to go stale), and take our lock off where
+                # that is safe, so that the next claimer can have the issue at once.
                 self._give_up(claim, why)
+                self._tidy_after_giving_up(claim)
             if late:
-                if claim.comment_id:
-                    self._tidy_after_giving_up(claim)
                 raise NotClaimed(f"issue #{n}: {why}") from None
             raise
         finally:
@@ -235,6 +235,7 @@ class Claimer:
         except GitHubError as exc:
             self.gh.deadline = None
             self._give_up(claim, f"the claim could not be completed: {exc}")
+            self._tidy_after_giving_up(claim)
             raise
         finally:
             self.gh.deadline = None

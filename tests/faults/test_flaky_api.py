@@ -133,7 +133,10 @@ def test_flaky_api_under_contention_each_issue_worked_exactly_once(orion, proxy,
     wait_children_gone(log)
     runs = [json.loads(line) for line in results.read_text().splitlines()]
     for r in runs:
-        assert r["rc"] in (0, 75), f"a wrapper exited {r['rc']}:\n{r['stderr']}"
+        # 69: a claim write failed every try within its lease (GitHub's failure, documented);
+        # that claimer ran nothing and took its lock off again, so another worker takes the issue.
+        gave_up = r["rc"] == 69 and "GitHub did not answer" in r["stderr"]
+        assert r["rc"] in (0, 75) or gave_up, f"a wrapper exited {r['rc']}:\n{r['stderr']}"
         assert "Traceback" not in r["stderr"], r["stderr"]
     starts = Counter(int(e["issue"]) for e in child_events(log) if e["event"] == "start")
     assert all(c == 1 for c in starts.values()), f"worked more than once: {starts}"
