@@ -170,7 +170,14 @@ class Claimer:
                 # issue without waiting for the claim to go stale), and take our lock off where
                 # that is safe, so that the next claimer can have the issue at once.
                 self._give_up(claim, why)
-                self._tidy_after_giving_up(claim)
+                if not late:
+                    # No label write of ours may start after the renew deadline (a pass may
+                    # then requeue the issue and a next run take the same lock).
+                    self.gh.deadline = lease_start + self.config.renew_deadline
+                try:
+                    self._tidy_after_giving_up(claim)
+                finally:
+                    self.gh.deadline = None
             if late:
                 raise NotClaimed(f"issue #{n}: {why}") from None
             raise
@@ -235,7 +242,6 @@ class Claimer:
         except GitHubError as exc:
             self.gh.deadline = None
             self._give_up(claim, f"the claim could not be completed: {exc}")
-            self._tidy_after_giving_up(claim)
             raise
         finally:
             self.gh.deadline = None
