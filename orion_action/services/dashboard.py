@@ -34,7 +34,6 @@ from orion_action.core.dashboard import (
     render_summary,
 )
 from orion_action.core.issue import read_log, trusted_set
-from orion_action.core.liveness import Liveness
 from orion_action.errors import GitHubError
 from orion_action.services.pause import read_pause
 
@@ -89,7 +88,13 @@ def gather(
     """Read what the tables show (pause, queue, failed, finished: one request each per 100
     issues, plus at most MAX_REASON_READS comment listings) and build the view; returns the
     reasons to cache in the body."""
-    from orion_action.services.reconcile import DEFAULT_BUDGET, REQUESTS_PER_BEAT, queue_rows, status_rows
+    from orion_action.services.reconcile import (
+        DEFAULT_BUDGET,
+        REQUESTS_PER_BEAT,
+        heartbeat_load,
+        queue_rows,
+        status_rows,
+    )
 
     lab = config.labels
     paused = read_pause(gh, config)
@@ -129,8 +134,7 @@ def gather(
                 heartbeat_age_s=s.heartbeat_age,
             )
         )
-    live = sum(1 for s in surveys if s.plan.verdict and s.plan.verdict.liveness is Liveness.ALIVE)
-    beats = live * 3600 / config.heartbeat_interval
+    live, beats = heartbeat_load(config, surveys)
     cost = Cost(spent, live, config.heartbeat_interval, beats * REQUESTS_PER_BEAT, beats,
                 gh.budget.limit or DEFAULT_BUDGET)
     view = View(

@@ -15,7 +15,7 @@ import json
 import math
 import secrets
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -325,10 +325,15 @@ class Reconciler:
 # -- reporting --------------------------------------------------------------------------------
 
 
+def heartbeat_load(config: Config, surveys: Sequence[Survey]) -> tuple[int, float]:
+    """The live claims among `surveys`, and the heartbeats they make per hour."""
+    live = sum(1 for s in surveys if s.plan.verdict and s.plan.verdict.liveness is Liveness.ALIVE)
+    return live, live * 3600 / config.heartbeat_interval
+
+
 def cost_lines(gh: GitHubRepo, config: Config, surveys: list[Survey], env: dict[str, str]) -> list[str]:
     """What this command spent, and what the live claims' heartbeats will cost per hour."""
-    live = sum(1 for s in surveys if s.plan.verdict and s.plan.verdict.liveness is Liveness.ALIVE)
-    beats = live * 3600 / config.heartbeat_interval
+    live, beats = heartbeat_load(config, surveys)
     budget = gh.budget.limit or DEFAULT_BUDGET
     share = beats * REQUESTS_PER_BEAT / budget
     lines = [
