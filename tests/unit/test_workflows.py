@@ -197,13 +197,42 @@ def test_agent_examples(name: str) -> None:
 
 
 def test_release_workflow() -> None:
+    """From main only; each job its own permissions; a person approves (environment) before
+    anything is tagged; PyPI by trusted publishing, of the files twine checked."""
     wf = _load(WORKFLOWS / "release.yml")
     assert wf["on"]["push"]["tags"] == ["v[0-9]+.[0-9]+.[0-9]+"]
     assert wf["on"]["workflow_dispatch"]["inputs"]["version"]["required"] is True
-    assert wf["permissions"] == {"contents": "write"}
-    runs = "\n".join(s.get("run", "") for s in _steps(wf))
-    assert "scripts/release-check.py" in runs
-    assert "gh release create" in runs and 'git tag --force "v$MAJOR"' in runs
+    assert wf["permissions"] == {}
+    build, release, pypi = wf["jobs"]["build"], wf["jobs"]["release"], wf["jobs"]["pypi"]
+    assert build["if"] == "github.event_name == 'push' || github.ref == 'refs/heads/main'"
+    assert build["permissions"] == {"contents": "read"}
+    runs = "\n".join(s.get("run", "") for s in build["steps"])
+    assert 'git merge-base --is-ancestor "$sha" origin/main' in runs
+    assert "scripts/release-check.py" in runs and "twine check --strict dist/*" in runs
+    assert release["needs"] == "build" and release["environment"] == "release"
+    assert release["permissions"] == {"contents": "write"}
+    assert not any("actions/checkout" in s.get("uses", "") for s in release["steps"])
+    runs = "\n".join(s.get("run", "") for s in release["steps"])
+    assert 'gh release create "$tag" --target "$SHA"' in runs and "refs/tags/v$MAJOR" in runs
+    assert pypi["needs"] == ["build", "release"] and pypi["environment"]["name"] == "pypi"
+    assert pypi["permissions"] == {"id-token": "write"}
+    assert pypi["steps"][-1]["uses"].startswith("pypa/gh-action-pypi-publish@")
+    assert "with" not in pypi["steps"][-1], "trusted publishing: no stored token"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_actions_are_pinned_by_commit_sha(path: Path) -> None:
+    """Except the examples' own placeholder (OWNER/orion-action@vN, .github/zizmor.yml)."""
+    for step in _steps(_load(path)):
+        uses = step.get("uses")
+        if uses and not uses.startswith("./") and not _is_orion(step):
+            assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", uses), f"{path.name}: {uses}"
+
+
+def test_dependabot_keeps_the_pins_and_the_lock_fresh() -> None:
+    config = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text())
+    ecosystems = {(u["package-ecosystem"], u["directory"]) for u in config["updates"]}
+    assert {("github-actions", "/"), ("pip", "/"), ("npm", "/tests")} <= ecosystems
 
 
 def test_ci_workflow() -> None:
