@@ -115,17 +115,31 @@ def test_examples_run_on_linux_and_time_out(path: Path) -> None:
         assert isinstance(job["timeout-minutes"], int) and job["timeout-minutes"] > 0
 
 
-@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
-def test_examples_ask_for_contents_read_at_least(path: Path) -> None:
-    """actions/checkout fails in a private repository without it."""
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_permissions_are_granted_per_job(path: Path) -> None:
+    """Least privilege: the workflow grants nothing (ci.yml: contents: read), each job what it
+    needs; the job running orion-action can read the code (actions/checkout fails in a private
+    repository without it) and write issues."""
     wf = _load(path)
-    assert wf["permissions"]["contents"] in ("read", "write")
-    assert wf["permissions"]["issues"] == "write"
+    assert wf["permissions"] == ({"contents": "read"} if path.name == "ci.yml" else {})
+    for name, job in wf["jobs"].items():
+        if path.name != "ci.yml":
+            assert isinstance(job["permissions"], dict), f"{path.name}: {name}"
+        if any(_is_orion(s) for s in job.get("steps", [])):
+            assert job["permissions"]["contents"] == "read" and job["permissions"]["issues"] == "write"
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
+def test_no_checkout_keeps_a_credential(path: Path) -> None:
+    for step in _steps(_load(path)):
+        if str(step.get("uses", "")).startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False
 
 
 @pytest.mark.parametrize("name", ["orion-reconcile.yml", "orion-reconcile-self-hosted.yml"])
 def test_reconcile_examples(name: str) -> None:
     wf = _load(EXAMPLES / name)
+    text = (EXAMPLES / name).read_text(encoding="utf-8")
     crons = [s["cron"] for s in wf["on"]["schedule"]]
     assert KEEPALIVE_CRON in crons
     (cadence,) = [c for c in crons if c != KEEPALIVE_CRON]
@@ -134,11 +148,12 @@ def test_reconcile_examples(name: str) -> None:
     dispatch = wf["on"]["workflow_dispatch"]["inputs"]["dry-run"]
     assert dispatch["type"] == "boolean" and dispatch["default"] is False
     assert wf["concurrency"] == {"group": "orion-reconcile", "cancel-in-progress": False}
-    # actions: write for immediate pickup (dispatch.workflow starts the worker workflow).
-    assert wf["permissions"] == {"contents": "read", "issues": "write", "actions": "write"}
-    assert "dispatch: {workflow: orion-worker.yml}" in (EXAMPLES / name).read_text(encoding="utf-8")
+    assert "dispatch: {workflow: orion-worker.yml}" in text
+    # The cost formula of docs/operations.md (ADR 0018), not v0.1's N + 1 reads.
+    assert "2 x ceil(N/100) + 2" in text and "N + 1" not in text
     reconcile, keepalive = wf["jobs"]["reconcile"], wf["jobs"]["keepalive"]
-    assert "permissions" not in reconcile
+    # actions: write for immediate pickup (dispatch.workflow starts the worker workflow).
+    assert reconcile["permissions"] == {"contents": "read", "issues": "write", "actions": "write"}
     assert reconcile["if"] == f"github.event.schedule != '{KEEPALIVE_CRON}'"
     orion = _orion({"jobs": {"reconcile": reconcile}})
     assert orion["with"]["command"] == "reconcile" and "inputs.dry-run" in orion["with"]["dry-run"]
@@ -147,6 +162,7 @@ def test_reconcile_examples(name: str) -> None:
     assert "/enable" in keepalive["steps"][0]["run"]
     if name == "orion-reconcile-self-hosted.yml":
         assert "orion-reconcile" in reconcile["runs-on"]
+        assert "never on a machine where coding agents" in text
 
 
 def test_worker_example() -> None:
@@ -154,13 +170,14 @@ def test_worker_example() -> None:
     assert wf["on"]["issues"]["types"] == ["labeled"]
     assert "issue" in wf["on"]["workflow_dispatch"]["inputs"]
     assert wf["on"]["schedule"], "a schedule drains the queue (requeues trigger no event)"
-    group = wf["concurrency"]["group"]
+    assert "concurrency" not in wf, "at job level: a skipped job must not join the group"
+    (job,) = wf["jobs"].values()
+    group = job["concurrency"]["group"]
     assert "github.event.issue.number" in group and "inputs.issue" in group
-    assert wf["concurrency"]["cancel-in-progress"] is False
-    assert wf["permissions"] == {"contents": "read", "issues": "write", "actions": "write"}
+    assert job["concurrency"]["cancel-in-progress"] is False
+    assert job["permissions"] == {"contents": "read", "issues": "write", "actions": "write"}
     # Immediate pickup: the run name carries the issue, so no second run is dispatched for it.
     assert "inputs.issue" in wf["run-name"] and "#" in wf["run-name"]
-    (job,) = wf["jobs"].values()
     assert "github.event.label.name == 'orion'" in job["if"]
     orion = _orion(wf)
     assert orion["with"]["command"] == "run"
@@ -172,28 +189,161 @@ def test_worker_example() -> None:
 
 @pytest.mark.parametrize("name", sorted(AGENTS))
 def test_agent_examples(name: str) -> None:
+    """The agent holds no GitHub token: its job can only read code and write issues, the
+    checkout keeps no credential, its step is given none; the commits leave as a bundle and a
+    second job, on a hosted runner, pushes them and opens the pull request without running
+    anything of the agent's. Its spend is bounded and the header says retries multiply it."""
     command, secret = AGENTS[name]
+    text = (EXAMPLES / name).read_text(encoding="utf-8")
     wf = _load(EXAMPLES / name)
     assert wf["on"]["issues"]["types"] == ["labeled"]
     assert wf["on"]["workflow_dispatch"]["inputs"]["issue"]["required"] is True
     assert "#${{ github.event.issue.number || inputs.issue }}" in wf["run-name"]
     assert "schedule" not in wf["on"], "a schedule would take issues whoever queued them"
-    assert wf["permissions"] == {"contents": "write", "pull-requests": "write", "issues": "write",
-                                 "actions": "read"}
-    assert wf["concurrency"]["cancel-in-progress"] is False
-    (job,) = wf["jobs"].values()
-    assert "github.event.label.name == 'orion'" in job["if"]
-    checkout = next(s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/checkout@"))
-    assert checkout["with"]["persist-credentials"] is True, "git push needs the job token"
-    orion = _orion(wf)
+    assert "concurrency" not in wf, "at job level: a skipped job must not join the group"
+    agent, pull_request = wf["jobs"]["agent"], wf["jobs"]["pull-request"]
+    assert agent["permissions"] == {"contents": "read", "issues": "write"}
+    assert agent["concurrency"] == {
+        "group": "orion-agent-${{ github.event.issue.number || inputs.issue }}", "cancel-in-progress": False}
+    orion = _orion({"jobs": {"agent": agent}})
     assert orion["env"] == {secret: f"${{{{ secrets.{secret} }}}}"}, "the secret goes in by env:"
+    assert "github-token" not in orion["with"] and "app-private-key" not in orion["with"]
     script = orion["with"]["run"]
     assert command in script
-    assert "secrets." not in script
+    assert "secrets." not in script and "GITHUB_TOKEN" not in script and "GH_TOKEN" not in script
+    assert "git push" not in script and "gh " not in script, "pushing is the next job's"
     assert 'jq -r .title "$ORION_ISSUE_FILE"' in script and ".body" in script
-    assert "git push" in script and "gh pr create" in script
     assert "::stop-commands::" in script, "agent output must not issue workflow commands"
+    assert 'git bundle create "$RUNNER_TEMP/orion-agent.bundle"' in script
     assert orion["with"]["command"] == "run" and "next" not in orion["with"]
+    assert "--max-budget-usd" in script if "claude" in command else "timeout 60m " + command in script
+    assert "retry.max_attempts" in text and "max_attempts x" in text
+    assert "--ephemeral" in text and "Keep the reconciler off agent machines" in text
+    upload = next(s for s in agent["steps"] if "upload-artifact" in str(s.get("uses", "")))
+    assert upload["if"] == "steps.orion.outputs.exit-code == '0' && steps.orion.outputs.issue != ''"
+    assert pull_request["needs"] == "agent" and pull_request["runs-on"] == "ubuntu-latest"
+    assert pull_request["permissions"] == {"contents": "write", "pull-requests": "write", "issues": "read"}
+    assert pull_request["if"] == "needs.agent.outputs.exit-code == '0' && needs.agent.outputs.issue != ''"
+    runs = "\n".join(s.get("run", "") for s in pull_request["steps"])
+    assert "git fetch --quiet" in runs and "git push --force origin" in runs and "gh pr create" in runs
+    assert "make" not in runs and "bash " not in runs and "./" not in runs, "nothing of the agent's runs"
+
+
+# GitHub's expression language, the part the examples' job conditions use: enough to decide
+# which jobs a label event starts.
+_TOKEN = re.compile(r"\s*(\|\||&&|==|!=|!|\(|\)|,|'[^']*'|[A-Za-z_][\w.*-]*)")
+
+
+def _evaluate(expression: str, context: dict[str, Any]) -> Any:
+    tokens = []
+    rest = expression.strip()
+    while rest:
+        match = _TOKEN.match(rest)
+        assert match, f"cannot read {rest!r}"
+        tokens.append(match.group(1))
+        rest = rest[match.end():].strip()
+
+    def lookup(path: str) -> Any:
+        value: Any = context
+        for part in path.split("."):
+            if part == "*":
+                return value
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
+
+    def primary(i: int) -> tuple[Any, int]:
+        token = tokens[i]
+        if token == "(":
+            value, i = disjunction(i + 1)
+            assert tokens[i] == ")"
+            return value, i + 1
+        if token == "!":
+            value, i = primary(i + 1)
+            return not value, i
+        if token.startswith("'"):
+            return token[1:-1], i + 1
+        if token == "contains":
+            assert tokens[i + 1] == "("
+            haystack, i = disjunction(i + 2)
+            assert tokens[i] == ","
+            needle, i = disjunction(i + 1)
+            assert tokens[i] == ")"
+            return needle in (haystack or []), i + 1
+        if ".*." in token:  # labels.*.name: the names of a list of objects
+            head, tail = token.split(".*.")
+            return [item.get(tail) for item in lookup(head) or []], i + 1
+        return lookup(token), i + 1
+
+    def comparison(i: int) -> tuple[Any, int]:
+        left, i = primary(i)
+        while i < len(tokens) and tokens[i] in ("==", "!="):
+            op = tokens[i]
+            right, i = primary(i + 1)
+            left = (left == right) if op == "==" else (left != right)
+        return left, i
+
+    def conjunction(i: int) -> tuple[Any, int]:
+        left, i = comparison(i)
+        while i < len(tokens) and tokens[i] == "&&":
+            right, i = comparison(i + 1)
+            left = left and right
+        return left, i
+
+    def disjunction(i: int) -> tuple[Any, int]:
+        left, i = conjunction(i)
+        while i < len(tokens) and tokens[i] == "||":
+            right, i = conjunction(i + 1)
+            left = left or right
+        return left, i
+
+    value, end = disjunction(0)
+    assert end == len(tokens), f"unread: {tokens[end:]}"
+    return value
+
+
+def _label_event(added: str, labels: list[str], number: int = 7) -> dict[str, Any]:
+    return {"github": {"event_name": "issues", "event": {
+        "label": {"name": added}, "issue": {"number": number, "labels": [{"name": n} for n in labels]}}}}
+
+
+def _started(event: dict[str, Any]) -> list[str]:
+    """The agent examples whose agent job this event starts."""
+    return [name for name in sorted(AGENTS)
+            if _evaluate(_load(EXAMPLES / name)["jobs"]["agent"]["if"], event)]
+
+
+def test_the_expression_reader_reads_what_it_is_given() -> None:
+    event = _label_event("bug", ["bug", "orion"])
+    assert _evaluate("github.event.label.name == 'bug' && !contains(github.event.issue.labels.*.name, 'x')",
+                     event) is True
+    assert _evaluate("(github.event_name == 'push' || github.event.label.name == 'orion')", event) is False
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_installing_every_agent_starts_exactly_one_per_issue(name: str) -> None:
+    """One label per agent: whichever order a person adds the queue label and the agent's
+    label, one event starts this agent and no other; adding both at once starts this agent's
+    workflow twice at most, and the two runs share one concurrency group (the second waits,
+    then finds the issue taken). Any other label starts nothing."""
+    agent_label = f"agent:{name.removeprefix('orion-agent-').removesuffix('.yml')}"
+    for order in (["orion", agent_label], [agent_label, "orion"]):
+        runs = [_started(_label_event(added, order[: i + 1])) for i, added in enumerate(order)]
+        assert sorted(sum(runs, [])) == [name], (order, runs)
+    both = [_started(_label_event(added, ["orion", agent_label])) for added in ("orion", agent_label)]
+    assert {n for started in both for n in started} == {name}
+    assert _started(_label_event("bug", ["orion", agent_label, "bug"])) == []
+    assert _started(_label_event("orion", ["orion"])) == [], "no agent label: no agent"
+
+
+def test_a_label_event_never_joins_a_concurrency_group_it_would_skip() -> None:
+    """Concurrency sits on the jobs, whose `if` decides first: a label event for another label
+    (or another agent) cannot cancel or replace a waiting run of this issue."""
+    for path in EXAMPLE_FILES:
+        wf = _load(path)
+        assert "concurrency" not in wf or wf["concurrency"]["group"] == "orion-reconcile", path.name
+        for job in wf["jobs"].values():
+            if "concurrency" in job:
+                assert "if" in job and job["concurrency"]["cancel-in-progress"] is False
 
 
 def test_release_workflow() -> None:
