@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""orion-action, end to end, in about 25 seconds: `make demo` (or `python demo/demo.py`).
+"""orion-action, end to end, in about 20 seconds: `make demo` (or `python demo/demo.py`).
 
 Everything shown is real: the npm `emulate` GitHub API emulator on a free loopback port,
 `orion-action` run as real subprocesses talking HTTP to it, a real SIGKILL, real process

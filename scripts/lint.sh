@@ -144,8 +144,9 @@ check "zizmor (no high finding)" "$ZIZMOR" --offline --no-progress --config .git
   --min-severity=high "${workflows[@]}" action.yml
 
 section "twine check"
-# The package as PyPI would get it; build's isolated environment needs the package index.
-if "$PYTHON" -m build --sdist --wheel --outdir "$work/dist" . >"$work/build.log" 2>&1; then
+# The package as PyPI would get it: the sdist, then the wheel built from it (nothing lands in
+# ./build); build's isolated environment needs the package index.
+if "$PYTHON" -m build --outdir "$work/dist" . >"$work/build.log" 2>&1; then
   check "twine check --strict" "$PYTHON" -m twine check --strict "$work"/dist/*
 else
   cat "$work/build.log"

@@ -63,7 +63,7 @@ def next_steps(config: Config) -> str:
             f"     .github/workflows/ (change OWNER in `uses: OWNER/orion-action@v{MAJOR}` and pin",
             "     a release's commit SHA), and put your own command in the",
             "     worker's `run:` input. The worker needs a self-hosted Linux runner; the reconciler",
-            "     runs on a hosted runner every 15 minutes or on yours every 5 (see the README).",
+            "     runs on a hosted runner every 15 minutes or on yours every 5 (see docs/operations.md).",
             "  2. If the worker and the reconciler use different tokens (e.g. a personal or App token",
             "     on the runner, GITHUB_TOKEN in the reconciler), list BOTH logins under",
             "     `trusted_authors:` in .github/orion.yml: the reconciler must trust the worker's",

@@ -1,8 +1,11 @@
-"""The README documents the whole interface (in the spirit of sqlite-utils' tests/test_docs.py):
-every command and option of the CLI, every exit code, every configuration key. And every
-"docs/design.md section N" cited in the repository exists.
+"""The docs document the whole interface (in the spirit of sqlite-utils' tests/test_docs.py):
+every command and option of the CLI and every exit code (docs/commands.md), every
+configuration key (docs/configuration.md). The README is a short front door that links every
+page; its Examples table agrees with the example workflows (each header's first sentence,
+runners, triggers, permissions per job); every relative link and anchor in the README and
+docs/ resolves; and every "docs/design.md section N" cited in the repository exists.
 
-A failure names what is missing; document it in README.md (or fix the citation).
+A failure names what is missing; document it in the page it names (or fix the link).
 """
 
 from __future__ import annotations
@@ -15,21 +18,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from orion_action.cli import build_parser
 from orion_action.errors import ExitCode
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = ROOT / "docs"
+COMMANDS_PAGE = (DOCS / "commands.md").read_text(encoding="utf-8")
+CONFIGURATION_PAGE = (DOCS / "configuration.md").read_text(encoding="utf-8")
+PAGES = ["configuration.md", "commands.md", "operations.md", "security.md", "troubleshooting.md",
+         "releasing.md", "development.md"]
 SCHEMA = json.loads((ROOT / "orion_action/schema/orion.schema.json").read_text(encoding="utf-8"))
 SOURCE = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "orion_action").rglob("*.py")))
-
-
-def _section(markdown: str, heading: str) -> str:
-    """The text under a `## heading`, up to the next heading of the same level."""
-    match = re.search(rf"(?ms)^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", markdown)
-    assert match, f"README.md has no '## {heading}' section"
-    return match.group(1)
 
 
 def _subcommands() -> dict[str, argparse.ArgumentParser]:
@@ -47,7 +49,7 @@ def _options(parser: argparse.ArgumentParser) -> set[str]:
 
 COMMANDS = _subcommands()
 COMMON = set.intersection(*(_options(p) for p in COMMANDS.values()))
-COMMANDS_SECTION = _section(README, "Commands")
+COMMANDS_SECTION = COMMANDS_PAGE
 
 
 def test_the_parser_has_the_known_commands() -> None:
@@ -59,7 +61,7 @@ def test_the_parser_has_the_known_commands() -> None:
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_every_command_is_documented(command: str) -> None:
     assert re.search(rf"orion-action {command}\b", COMMANDS_SECTION), (
-        f"command `orion-action {command}` is not documented in README.md's Commands section"
+        f"command `orion-action {command}` is not documented in docs/commands.md"
     )
 
 
@@ -69,12 +71,12 @@ def test_every_command_is_documented(command: str) -> None:
 def test_every_option_is_documented(command: str, option: str) -> None:
     if option in COMMON:
         assert f"`{option}" in COMMANDS_SECTION, (
-            f"option {option} (every command has it) is not documented in README.md's Commands section"
+            f"option {option} (every command has it) is not documented in docs/commands.md"
         )
         return
-    lines = [line for line in README.splitlines() if re.search(rf"orion-action {command}\b", line)]
+    lines = [line for line in COMMANDS_PAGE.splitlines() if re.search(rf"orion-action {command}\b", line)]
     assert any(re.search(rf"{re.escape(option)}\b", line) for line in lines), (
-        f"option `orion-action {command} {option}` is not documented in README.md "
+        f"option `orion-action {command} {option}` is not documented in docs/commands.md "
         f"(no line that names `orion-action {command}` mentions {option})"
     )
 
@@ -83,13 +85,13 @@ def test_the_top_level_options_are_documented() -> None:
     top = _options(build_parser())
     assert top, "the top-level parser has no options: is the walk broken?"
     for option in sorted(top):
-        assert f"orion-action {option}" in README, f"`orion-action {option}` is not documented in README.md"
+        assert f"orion-action {option}" in COMMANDS_PAGE, f"`orion-action {option}` is not in commands.md"
 
 
 def _documented_exit_codes() -> set[str]:
-    """The first cell of every row of README's exit-code tables."""
+    """The first cell of every row of docs/commands.md's exit-code tables."""
     codes: set[str] = set()
-    for table in re.findall(r"(?ms)^\| exit code \|.*?(?=^[^|]|\Z)", README):
+    for table in re.findall(r"(?ms)^\| exit code \|.*?(?=^[^|]|\Z)", COMMANDS_PAGE):
         codes |= set(re.findall(r"(?m)^\| ([^|]+?) \|", table))
     return codes
 
@@ -124,7 +126,7 @@ def test_the_exit_code_walk_sees_the_shell_codes() -> None:
 def test_every_exit_code_is_documented(code: int) -> None:
     name = ExitCode(code).name if code in ExitCode._value2member_map_ else SHELL_CODES[code]
     assert str(code) in _documented_exit_codes(), (
-        f"exit code {code} ({name}) is not in README.md's exit-code table"
+        f"exit code {code} ({name}) is not in docs/commands.md's exit-code table"
     )
 
 
@@ -137,8 +139,8 @@ def _config_keys(node: dict[str, Any] = SCHEMA, prefix: str = "") -> list[str]:
 
 @pytest.mark.parametrize("key", _config_keys())
 def test_every_configuration_key_is_documented(key: str) -> None:
-    assert f"`{key}`" in _section(README, "Configuration"), (
-        f"configuration key `{key}` is not documented in README.md's Configuration section"
+    assert f"`{key}`" in CONFIGURATION_PAGE, (
+        f"configuration key `{key}` is not documented in docs/configuration.md"
     )
 
 
@@ -176,3 +178,100 @@ def test_nothing_cites_the_old_design_file() -> None:
     stale = [str(p.relative_to(ROOT)) for p in _repo_files()
              if re.search(r"\bDESIGN(\.md)? section", p.read_text(encoding="utf-8", errors="replace"))]
     assert not stale, f"these files cite DESIGN.md, which is not in the repository: {stale}"
+
+
+def test_the_readme_is_a_short_front_door_that_links_every_page() -> None:
+    """What, why, the two commands, adopt in five minutes, the examples, links: the reference
+    lives in docs/ (a person reads the README in five minutes, not thirty)."""
+    assert len(README.splitlines()) <= 150, "README.md grew: move the reference into a docs/ page"
+    for heading in ("## Try it (two commands)", "## Adopt it in five minutes", "## Examples",
+                    "## Documentation", "## Security"):
+        assert f"\n{heading}\n" in README, heading
+    assert "make demo" in README and "make test" in README and "pipx install orion-action" in README
+    for page in PAGES:
+        assert f"](docs/{page})" in README, f"README.md does not link docs/{page}"
+
+
+def _anchors(markdown: str) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"(?ms)^```.*?^```", "", markdown)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+            for h in re.findall(r"(?m)^#+ (.+)$", text)}
+
+
+MARKDOWN = [ROOT / "README.md", *sorted(DOCS.glob("*.md")), ROOT / "examples" / "arc" / "README.md"]
+
+
+@pytest.mark.parametrize("path", MARKDOWN, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_and_anchor_resolves(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", re.sub(r"(?ms)^```.*?^```", "", text)):
+        if re.match(r"[a-z]+:", target):
+            continue
+        file, _, anchor = target.partition("#")
+        where = (path.parent / file).resolve() if file else path
+        markdown = where.suffix == ".md" and where.exists()
+        if not where.exists() or (anchor and markdown and anchor not in _anchors(where.read_text("utf-8"))):
+            broken.append(target)
+    assert not broken, f"{path.relative_to(ROOT)}: links that go nowhere: {broken}"
+
+
+def _readme_examples() -> dict[str, list[str]]:
+    """README's Examples table: file name -> its cells (what, runner, starts on, permissions)."""
+    rows = {}
+    for line in README.splitlines():
+        found = re.match(r"\| \[`([\w.-]+\.yml)`\]\(examples/[\w.-]+\) \|(.*)\|$", line)
+        if found:
+            rows[found.group(1)] = [cell.strip() for cell in found.group(2).split(" | ")]
+    return rows
+
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.yml"))
+
+
+def _workflow(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as a boolean
+    return dict(data)
+
+
+def _first_sentence(path: Path) -> str:
+    header = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        header.append(line.lstrip("# ").strip())
+    text = " ".join(header)
+    return text[: text.index(". ") + 1] if ". " in text else text
+
+
+def _yaml_list(value: Any) -> str:
+    return f"`[{', '.join(value)}]`" if isinstance(value, list) else f"`{value}`"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_every_example_matches_its_readme_row(path: Path) -> None:
+    """The README row says what the file's header says, and the runners, triggers and
+    per-job permissions the file has."""
+    rows = _readme_examples()
+    assert path.name in rows, f"README.md's Examples table has no row for {path.name}"
+    what, runner, starts_on, permissions = rows[path.name]
+    assert what == _first_sentence(path), f"{path.name}: the header's first sentence and the README differ"
+    wf = _workflow(path)
+    jobs = wf["jobs"]
+    # Jobs on the same runner share one entry: `reconcile`, `keepalive`: `ubuntu-latest`.
+    by_runner: dict[str, list[str]] = {}
+    for name, job in jobs.items():
+        by_runner.setdefault(_yaml_list(job["runs-on"]), []).append(f"`{name}`")
+    assert runner == "; ".join(f"{', '.join(names)}: {where}" for where, names in by_runner.items())
+    expected = "; ".join(
+        f"`{name}`: " + ", ".join(f"`{scope}: {level}`" for scope, level in job["permissions"].items())
+        for name, job in jobs.items())
+    assert permissions == expected, f"{path.name}: the README says {permissions}, the file {expected}"
+    events = {"dispatch": "workflow_dispatch", "schedule": "schedule"}
+    triggers = [t for t in ("dispatch", "schedule") if events[t] in wf["on"]]
+    labels = sorted({label for job in jobs.values()
+                     for label in re.findall(r"label\.name == '([^']+)'", str(job.get("if", "")))})
+    assert sorted(re.findall(r"`([^`]+)`", starts_on)) == labels, f"{path.name}: {starts_on}"
+    assert [t for t in ("dispatch", "schedule") if t in starts_on] == triggers, f"{path.name}: {starts_on}"
