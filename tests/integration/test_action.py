@@ -228,11 +228,11 @@ def test_manifest_keeps_expressions_out_of_scripts() -> None:
     orion = next(s for s in manifest["runs"]["steps"] if s.get("id") == "orion")
     last_line = [line for line in orion["run"].strip().splitlines() if line.strip()][-1]
     assert last_line.strip().startswith('exec "$ORION_PYTHON"'), last_line
-    for key in ("command", "github-token", "config", "issue", "next", "stage", "run",
-                "dry-run", "force"):
+    for key in ("command", "github-token", "config", "issue", "next", "require", "reason", "stage",
+                "run", "dry-run", "force"):
         assert key in manifest["inputs"], key
     for key in ("issue", "exit-code", "unlocked", "completed", "requeued", "gave-up", "kept",
-                "reported", "plan"):
+                "reported", "cancel", "plan"):
         assert key in manifest["outputs"], key
 
 
@@ -324,6 +324,39 @@ def test_bad_inputs_are_usage_errors(runner: CompositeRunner, repo: RepoHandle,
     assert result.outputs["exit-code"] == "64"
     assert result.steps[-1].returncode == 64
     assert set(repo.labels(n)) == {"orion"}, "a usage error must write nothing"
+
+
+def test_require_routes_work_to_the_runners_that_ask_for_it(runner: CompositeRunner,
+                                                            repo: RepoHandle) -> None:
+    """`require` (blank- or newline-separated, as --require): a GPU worker takes only the issue
+    carrying every required label, older plain issues stay for the others; with none left it
+    claims nothing, and stays green."""
+    plain = _queued_issue(repo, "plain")
+    gpu = repo.create_issue("needs a GPU", labels=["orion", "gpu", "big"])
+    result = runner.run({"command": "run", "next": "true", "require": "gpu\n big", "run": "true"})
+    assert result.ok and result.outputs["issue"] == str(gpu), result.log
+    assert set(repo.labels(gpu)) == {"orion-ready", "gpu", "big"}
+    assert set(repo.labels(plain)) == {"orion"}
+    idle = runner.run({"command": "run", "next": "true", "require": "gpu", "run": "true"})
+    assert idle.ok and idle.step("orion").returncode == 75 and idle.outputs["issue"] == "", idle.log
+    assert set(repo.labels(plain)) == {"orion"}
+
+
+def test_pause_and_resume_from_the_action(runner: CompositeRunner, repo: RepoHandle) -> None:
+    """`command: pause` with a `reason`, then `resume`: while paused a run claims nothing."""
+    n = _queued_issue(repo)
+    paused = runner.run({"command": "pause", "reason": "deploy freeze"})
+    assert paused.ok, paused.log
+    description = repo.api("GET", "/labels/orion")["description"]
+    assert description.startswith("paused") and "deploy freeze" in description
+    held = runner.run({"command": "run", "next": "true", "run": "true"})
+    assert held.step("orion").returncode == 75 and "deploy freeze" in held.log, held.log
+    assert set(repo.labels(n)) == {"orion"}
+    resumed = runner.run({"command": "resume"})
+    assert resumed.ok, resumed.log
+    assert not repo.api("GET", "/labels/orion")["description"].startswith("paused")
+    worked = runner.run({"command": "run", "next": "true", "run": "true"})
+    assert worked.ok and worked.outputs["issue"] == str(n), worked.log
 
 
 def test_run_is_the_step_process_and_gets_the_cancel_signal(

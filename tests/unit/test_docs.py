@@ -81,6 +81,18 @@ def test_every_option_is_documented(command: str, option: str) -> None:
     )
 
 
+def test_every_action_input_and_output_is_documented() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    table = re.search(r"(?ms)^\| input \| default \| meaning \|.*?(?=^[^|])", COMMANDS_PAGE)
+    assert table, "docs/commands.md has no action input table"
+    missing = [name for name in action["inputs"] if f"`{name}`" not in table.group(0)]
+    assert not missing, f"action inputs missing from docs/commands.md's input table: {missing}"
+    outputs = re.search(r"(?m)^Outputs: .*(?:\n.+)*", COMMANDS_PAGE)
+    assert outputs, "docs/commands.md does not list the action's outputs"
+    missing = [name for name in action["outputs"] if f"`{name}`" not in outputs.group(0)]
+    assert not missing, f"action outputs missing from docs/commands.md: {missing}"
+
+
 def test_the_top_level_options_are_documented() -> None:
     top = _options(build_parser())
     assert top, "the top-level parser has no options: is the walk broken?"
