@@ -19,6 +19,27 @@ from orion_action.errors import ExitCode, OrionError, UsageError
 
 DEFAULT_RETRY_FOR = 60.0  # seconds a transient GitHub failure is retried before exit 69
 
+# The help's epilog: what every command reads from its environment, and what its exit codes
+# mean (docs/commands.md has the full table; a test keeps both in step with ExitCode).
+ENVIRONMENT = """environment:
+  GITHUB_TOKEN             a token with issues: write (or a GitHub App: ORION_APP_ID,
+                           ORION_APP_PRIVATE_KEY, optionally ORION_APP_INSTALLATION_ID)
+  GITHUB_REPOSITORY        OWNER/NAME, unless --repo
+  GITHUB_API_URL           default https://api.github.com (GitHub Enterprise: its API URL)
+  ORION_API_RETRY_SECONDS  how long transient GitHub failures are retried (default 60)"""
+HELP_EXIT_CODES = """exit codes:
+  0      success
+  N      run: the command's own code when it failed (128+N: killed by signal N)
+  64     usage or configuration error, bad or missing token, an issue that does not exist
+  69     GitHub unreachable after retries
+  75     nothing claimed (not queued, held, lost the race, empty or paused queue, refused)
+  76     the claim was lost while running, or cancelled, and the command was stopped
+  124    run: run.timeout or run.idle_timeout stopped the command
+  127    run: the command could not be started
+  128+N  run: interrupted by signal N; the issue went back to the queue
+The full reference: docs/commands.md and docs/configuration.md in orion-action's repository."""
+EPILOG = f"{ENVIRONMENT}\n\n{HELP_EXIT_CODES}"
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that exits 64 (usage), not 2, with a one-line error."""
@@ -30,8 +51,29 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(int(ExitCode.USAGE))
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps a description to the terminal, keeps an epilog's own lines (its tables)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+# --quiet: `_log` prints nothing (errors, which main prints itself, and the command's own
+# output still appear). Reset by every build_parser(), so one main() never quiets the next.
+_QUIET = {"on": False}
+
+
+class _QuietAction(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        _QUIET["on"] = True
+
+
 def _log(message: str) -> None:
-    print(f"orion-action: {message}", file=sys.stderr, flush=True)
+    if not _QUIET["on"]:
+        print(f"orion-action: {message}", file=sys.stderr, flush=True)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -44,17 +86,24 @@ def _common(p: argparse.ArgumentParser) -> None:
         metavar="OWNER/NAME",
         help="repository (default: $GITHUB_REPOSITORY); run --next, reconcile and status take several",
     )
+    p.add_argument("-q", "--quiet", action=_QuietAction, nargs=0,
+                   help="print errors only: no progress or request-count lines")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="orion-action", description="GitHub issues as a safe work queue.")
     parser.add_argument("--version", action="version", version=f"orion-action {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _QUIET["on"] = False
 
     run = sub.add_parser(
         "run",
         help="claim an issue, run a command, heartbeat, finish",
-        description="Claim an issue, run CMD as a child, heartbeat, finish.",
+        description="Claim an issue (--issue N, or the first queued one with --next), run CMD as a "
+        "child while heartbeating on the issue, and move the labels when it ends. CMD gets "
+        "ORION_ISSUE, ORION_REPO, ORION_ISSUE_FILE (the issue's text, as JSON), ORION_PROGRESS_FILE, "
+        "ORION_ATTEMPT, ORION_STAGE and ORION_CLAIM_TOKEN.",
+        epilog=EPILOG, formatter_class=_HelpFormatter,
     )
     _common(run)
     which = run.add_mutually_exclusive_group(required=True)
@@ -82,27 +131,52 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-runs", type=_positive, metavar="K", help="with --drain: stop after K runs")
     run.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD [ARG...]")
 
-    rec = sub.add_parser("reconcile", help="one reconcile pass over every issue carrying the lock")
+    rec = sub.add_parser(
+        "reconcile", help="one reconcile pass over every issue carrying the lock",
+        description="One repair pass over every issue carrying the lock: requeue claims whose holder "
+        "is provably dead, move finished runs' labels, unlock closed issues, carry out cancel labels; "
+        "report anything uncertain and leave it alone. With dispatch.workflow, start worker runs.",
+        epilog=EPILOG, formatter_class=_HelpFormatter)
     _common(rec)
     rec.add_argument("--dry-run", action="store_true", help="write nothing; print the plan")
     rec.add_argument("--json", action="store_true", help="print the plan as JSON")
 
-    st = sub.add_parser("status", help="every issue carrying the lock, with its verdict")
+    st = sub.add_parser(
+        "status", help="every issue carrying the lock, with its verdict",
+        description="Every issue carrying the lock with its liveness verdict, and the queue in pick "
+        "order; writes nothing.",
+        epilog=EPILOG, formatter_class=_HelpFormatter)
     _common(st)
     st.add_argument("--json", action="store_true", help="print JSON")
 
-    rel = sub.add_parser("release", help="release a claim by hand")
+    rel = sub.add_parser(
+        "release", help="release a claim by hand",
+        description="Release issue N's claim by hand and put the issue back in the queue; refuses a "
+        "holder judged alive unless --force (that run stops at its next heartbeat).",
+        epilog=EPILOG, formatter_class=_HelpFormatter)
     _common(rel)
-    rel.add_argument("--issue", type=_issue_number, metavar="N", required=True)
+    rel.add_argument("--issue", type=_issue_number, metavar="N", required=True, help="the issue to release")
     rel.add_argument("--force", action="store_true", help="release even a holder judged alive")
 
-    init = sub.add_parser("init", help="create or update the labels")
+    init = sub.add_parser(
+        "init", help="create or update the labels",
+        description="Create or update every label the configuration names (queue, working, ready, "
+        "failed, cancel, priority) and, with dashboard.enabled, the dashboard issue; safe to run "
+        "again, and a paused queue stays paused.",
+        epilog=EPILOG, formatter_class=_HelpFormatter)
     _common(init)
 
-    pause = sub.add_parser("pause", help="pause the queue: runs claim nothing until resume")
+    pause = sub.add_parser(
+        "pause", help="pause the queue: runs claim nothing until resume",
+        description="Pause the queue: every run claims nothing (exit 75) until resume; runs in flight "
+        "go on. The switch is the queue label's description, so a person can flip it on GitHub too.",
+        epilog=EPILOG, formatter_class=_HelpFormatter)
     _common(pause)
     pause.add_argument("--reason", metavar="TEXT", help="why; shown by run, status and on GitHub")
-    resume = sub.add_parser("resume", help="resume a paused queue")
+    resume = sub.add_parser(
+        "resume", help="resume a paused queue",
+        description="Resume a paused queue (nothing to do, exit 0, when it is not paused).",
+        epilog=EPILOG, formatter_class=_HelpFormatter)
     _common(resume)
     return parser
 

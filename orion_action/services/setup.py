@@ -1,9 +1,12 @@
 """`orion-action init`: create or update the repository's labels, then say what to do next.
 
-Idempotent: a label that already has the right colour and description is left alone, one with
-another colour or description is updated (and reported, so a person who customised it sees
-what changed), a missing one is created. Stage labels (`orion-stage-<name>`) are not created
-here: adding a label to an issue creates it, and they are display only.
+Every label the configuration names is created, the cancel and priority labels too: in the web
+interface a label must exist before a person can add it to an issue, and those are the ones a
+person adds. Idempotent: a label that already has the right colour and description is left
+alone, one with another colour or description is updated (and reported, so a person who
+customised it sees what changed), a missing one is created. Stage labels (`orion-stage-<name>`)
+are not created here: orion adds them itself (adding a label to an issue creates it), and they
+are display only.
 """
 
 from __future__ import annotations
@@ -31,8 +34,15 @@ class LabelSpec:
 
 
 def label_specs(config: Config) -> list[LabelSpec]:
-    """The four labels orion reads and writes, with the configured names."""
+    """The labels the configuration names: the four orion reads and writes, the cancel label
+    and the priority labels (highest first) a person adds."""
     lab = config.labels
+    count = len(lab.priority)
+    priorities = [
+        LabelSpec("priority", name, "D4C5F9",
+                  f"orion priority {rank} of {count}: queued issues carrying it are worked first")
+        for rank, name in enumerate(lab.priority, 1)
+    ]
     return [
         LabelSpec(
             "queue",
@@ -50,6 +60,10 @@ def label_specs(config: Config) -> list[LabelSpec]:
         LabelSpec(
             "failed", lab.failed, "B60205", "An orion run failed or its retry budget is spent: needs a person"
         ),
+        LabelSpec(
+            "cancel", lab.cancel, "D93F0B", "Stop this issue's orion run, or keep it from starting one"
+        ),
+        *priorities,
     ]
 
 
@@ -77,11 +91,12 @@ def next_steps(config: Config) -> str:
 
 
 def init_command(gh: GitHubRepo, config: Config, log: Log) -> int:
-    """Create or update the queue, working, ready and failed labels (and, with
-    dashboard.enabled, the dashboard issue and its label); exit 0."""
+    """Create or update the labels the configuration names (and, with dashboard.enabled, the
+    dashboard issue and its label); exit 0."""
     gh.check_repo()  # a missing repository or a bad token fails here, with a clear message
     changed = 0
-    for spec in label_specs(config):
+    specs = label_specs(config)
+    for spec in specs:
         description = spec.description
         if spec.role == "queue":
             # A paused queue stays paused: the switch is this label's description (ADR 0022).
@@ -92,7 +107,7 @@ def init_command(gh: GitHubRepo, config: Config, log: Log) -> int:
         if outcome != "unchanged":
             changed += 1
         print(f"label {spec.name!r} ({spec.role}): {outcome} (#{spec.color})", flush=True)
-    summary = "nothing to change" if changed == 0 else f"{changed} of 4 labels created or updated"
+    summary = "nothing to change" if changed == 0 else f"{changed} of {len(specs)} labels created or updated"
     if config.dashboard_enabled:
         from orion_action.services import dashboard  # it reads the pause switch, which needs label_specs
 

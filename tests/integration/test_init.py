@@ -1,5 +1,6 @@
-"""`orion-action init` against the emulator: creates the four labels, is idempotent, and
-repairs a label whose colour is wrong."""
+"""`orion-action init` against the emulator: creates every label the configuration names
+(the four orion moves, the cancel label, the priority labels), is idempotent, and repairs a
+label whose colour is wrong."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ EXPECTED = {
     "orion-working": "fbca04",
     "orion-ready": "0e8a16",
     "orion-failed": "b60205",
+    "orion-cancel": "d93f0b",
 }
 
 
@@ -49,7 +51,7 @@ def test_init_twice_reports_unchanged(repo: RepoHandle, orion_env: dict[str, str
     for name in EXPECTED:
         assert f"label {name!r}" in second.stdout
     lines = [line for line in second.stdout.splitlines() if line.startswith("label ")]
-    assert len(lines) == 4 and all(": unchanged " in line for line in lines), second.stdout
+    assert len(lines) == len(EXPECTED) and all(": unchanged " in line for line in lines), second.stdout
     assert "created" not in second.stdout and "updated" not in second.stdout
     assert _labels(repo) == before
 
@@ -72,11 +74,11 @@ def test_init_updates_a_label_with_a_wrong_colour(repo: RepoHandle,
 def test_init_uses_the_configured_label_names(repo: RepoHandle, orion_env: dict[str, str],
                                                tmp_path: Any) -> None:
     config = tmp_path / "orion.yml"
-    config.write_text("labels: {queue: todo, working: busy, ready: done, failed: broken}\n")
+    config.write_text("labels: {queue: todo, working: busy, ready: done, failed: broken, cancel: stop}\n")
     result = _init(orion_env, "--config", str(config))
     assert result.returncode == 0, result.stderr
     labels = _labels(repo)
-    assert {"todo", "busy", "done", "broken"} <= set(labels)
+    assert {"todo", "busy", "done", "broken", "stop"} <= set(labels)
     assert labels["busy"]["color"].lower() == EXPECTED["orion-working"]
     assert not set(EXPECTED) & set(labels)
 
@@ -87,3 +89,17 @@ def test_init_without_a_token_is_a_usage_error(repo: RepoHandle, orion_env: dict
     assert result.returncode == 64
     assert "GITHUB_TOKEN" in result.stderr
     assert _labels(repo).keys().isdisjoint(EXPECTED)
+
+
+def test_init_creates_the_priority_labels(repo: RepoHandle, orion_env: dict[str, str],
+                                          tmp_path: Any) -> None:
+    """A person adds priority labels in the web interface, where a label must exist first."""
+    config = tmp_path / "orion.yml"
+    config.write_text("labels: {priority: [orion-p0, orion-p1]}\n")
+    result = _init(orion_env, "--config", str(config))
+    assert result.returncode == 0, result.stderr
+    labels = _labels(repo)
+    assert "priority 1 of 2" in labels["orion-p0"]["description"]
+    assert "priority 2 of 2" in labels["orion-p1"]["description"]
+    assert "label 'orion-p1' (priority): created" in result.stdout
+    assert "7 of 7 labels created or updated" in result.stderr

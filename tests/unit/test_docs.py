@@ -81,6 +81,33 @@ def test_every_option_is_documented(command: str, option: str) -> None:
     )
 
 
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_has_a_description_and_an_epilog(command: str) -> None:
+    """`orion-action COMMAND --help` says what it does, what it reads from the environment and
+    what every exit code means (the documented codes of docs/commands.md, from ExitCode)."""
+    parser = COMMANDS[command]
+    assert parser.description and len(parser.description) > 40, command
+    epilog = parser.epilog or ""
+    for variable in ("GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_API_URL", "ORION_APP_ID"):
+        assert variable in epilog, f"{command}: the help's epilog does not name {variable}"
+    codes = set(re.findall(r"(?m)^  (\d+) ", epilog))
+    assert {str(int(code)) for code in ExitCode if int(code) != 70} <= codes, f"{command}: {codes}"
+    assert {"124", "127"} <= codes
+    assert "--quiet" in _options(parser)
+
+
+def test_quiet_silences_the_log_lines_and_only_for_its_own_invocation(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from orion_action import cli
+
+    cli.build_parser().parse_args(["status", "--quiet"])
+    cli._log("this command used 4 API requests")
+    assert capsys.readouterr().err == ""
+    cli.build_parser().parse_args(["status"])
+    cli._log("this command used 4 API requests")
+    assert capsys.readouterr().err == "orion-action: this command used 4 API requests\n"
+
+
 def test_every_action_input_and_output_is_documented() -> None:
     action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
     table = re.search(r"(?ms)^\| input \| default \| meaning \|.*?(?=^[^|])", COMMANDS_PAGE)
