@@ -46,7 +46,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(
-            f"orion-action: error: {message} (see orion-action {self.prog.split()[-1]} --help)\n"
+            f"orion-action: error: {message} (see {self.prog} --help)\n"
         )
         sys.exit(int(ExitCode.USAGE))
 

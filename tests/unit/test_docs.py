@@ -108,6 +108,16 @@ def test_quiet_silences_the_log_lines_and_only_for_its_own_invocation(
     assert capsys.readouterr().err == "orion-action: this command used 4 API requests\n"
 
 
+@pytest.mark.parametrize(("argv", "see"), [([], "see orion-action --help"),
+                                           (["run"], "see orion-action run --help")])
+def test_a_usage_error_points_at_the_right_help(argv: list[str], see: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(argv)
+    assert exit_.value.code == int(ExitCode.USAGE)
+    assert f"({see})" in capsys.readouterr().err
+
+
 def test_every_action_input_and_output_is_documented() -> None:
     action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
     table = re.search(r"(?ms)^\| input \| default \| meaning \|.*?(?=^[^|])", COMMANDS_PAGE)
