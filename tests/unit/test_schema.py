@@ -182,7 +182,8 @@ def example_configs() -> Iterator[tuple[str, str]]:
     for path in sorted(ROOT.rglob("*.yml")) + sorted(ROOT.rglob("*.yaml")):
         if path.name in ("orion.yml", "orion.yaml") and not skip & set(path.relative_to(ROOT).parts):
             yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
-    yield "docs/configuration.md", _yaml_block_after(ROOT / "docs/configuration.md", "## The configuration file")
+    yield "docs/configuration.md", _yaml_block_after(ROOT / "docs/configuration.md",
+                                                     "## The configuration file")
     yield "docs/design.md, section 8", _yaml_block_after(ROOT / "docs/design.md", "## 8. Configuration")
     yield "demo/demo.py CONFIG", _module(ROOT / "demo" / "demo.py").CONFIG
     yield "tests/integration/helpers_run.py FAST", _module(ROOT / "tests/integration/helpers_run.py").FAST
