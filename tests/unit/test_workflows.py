@@ -424,3 +424,32 @@ def test_action_refuses_a_non_linux_runner_before_anything_else() -> None:
 def test_example_config_is_the_defaults() -> None:
     loaded = load_config(str(ROOT / ".github" / "orion.yml"))
     assert {**vars(loaded), "source": ""} == {**vars(Config()), "source": ""}
+
+
+def test_arc_example_keeps_the_agents_ephemeral_and_the_reconciler_outside() -> None:
+    """examples/arc: the agents' scale set gives its pods no Kubernetes credential, runs them
+    unprivileged and leaves a graceful delete time to hand the issue back (the longest
+    run.kill_grace plus the hand-back); the reconciler is a CronJob in a namespace of its own
+    whose passes never overlap."""
+    from orion_action.config import MAX_KILL_GRACE
+
+    arc = EXAMPLES / "arc"
+    values = yaml.safe_load((arc / "values-claude-code.yaml").read_text())
+    spec = values["template"]["spec"]
+    assert values["minRunners"] == 0 and values["maxRunners"] >= 1
+    assert spec["automountServiceAccountToken"] is False
+    assert spec["securityContext"]["runAsNonRoot"] is True
+    assert spec["terminationGracePeriodSeconds"] >= 2 * MAX_KILL_GRACE + 30
+    (runner,) = spec["containers"]
+    assert runner["securityContext"]["allowPrivilegeEscalation"] is False
+    cron = yaml.safe_load((arc / "reconcile-cronjob.yaml").read_text())
+    assert cron["kind"] == "CronJob" and cron["spec"]["concurrencyPolicy"] == "Forbid"
+    assert cron["metadata"]["namespace"] != "orion-runners"
+    pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is False
+    (container,) = pod["containers"]
+    assert container["args"][0] == "reconcile"
+    assert {e["name"] for e in container["env"]} == {"ORION_APP_ID", "ORION_APP_PRIVATE_KEY"}
+    assert "orion-action" in (arc / "Dockerfile.reconcile").read_text()
+    text = (arc / "README.md").read_text()
+    assert "runs-on: orion-claude-code" in text and values["runnerScaleSetName"] == "orion-claude-code"
