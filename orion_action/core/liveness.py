@@ -144,38 +144,56 @@ def judge(
     age = (now - heartbeat_at).total_seconds()
     if age < -FUTURE_TOLERANCE_S:
         return Verdict(Liveness.UNKNOWN, f"the heartbeat is {-age:.0f}s in the future by GitHub's clock")
-    unseen = ""
+    limit = max(stale_after, record.stale_after)
+    missed = age > MISSED_BEAT_FACTOR * record.interval
+    note = ""
     if same_process_table(h, seen.machine) and seen.processes is None:
         # The holder's own process table, but it hides the holder from us (another user under
         # /proc hidepid): no observation, as from another machine; the weaker ones decide.
-        unseen = "; this machine's process table does not show the holder"
+        note = "; this machine's process table does not show the holder"
     elif same_process_table(h, seen.machine):
         p = seen.processes
         assert p is not None
-        if p.wrapper_start is not None and _same_start(p, h):
+        wrapper_runs = p.wrapper_start is not None and _same_start(p, h)
+        # The claim's own process: a drain's wrapper outlives each of its claims, so a claim
+        # whose command was started lives only while that command's process group does.
+        claim_runs = record.child_pid is None or p.child_group_alive
+        if wrapper_runs and claim_runs and age <= limit:
             return Verdict(Liveness.ALIVE, f"wrapper pid {h.pid} is running on this machine")
-        if p.child_group_alive:
+        if wrapper_runs and claim_runs:
+            # Past its own lease the holder has fenced itself: a live pid proves nothing more
+            # (ADR 0028); the heartbeat rule below says dead.
+            note = f"; wrapper pid {h.pid} still runs but no longer beats for this claim"
+        elif p.child_group_alive:
             return Verdict(
                 Liveness.UNKNOWN,
                 f"wrapper pid {h.pid} is gone but its child's process group "
                 f"{record.child_pid} is still running",
             )
-        if p.wrapper_start is not None:
+        elif wrapper_runs and missed:
+            return Verdict(
+                Liveness.DEAD,
+                f"wrapper pid {h.pid} runs on, but this claim's command (process group "
+                f"{record.child_pid}) is gone and a beat was missed",
+            )
+        elif not wrapper_runs and p.wrapper_start is not None:
             return Verdict(Liveness.DEAD, f"pid {h.pid} now belongs to another process (the wrapper is gone)")
-        return Verdict(Liveness.DEAD, f"wrapper pid {h.pid} is not running on this machine")
+        elif not wrapper_runs:
+            return Verdict(Liveness.DEAD, f"wrapper pid {h.pid} is not running on this machine")
     if rebooted(h, seen.machine) and age > MISSED_BEAT_FACTOR * record.interval:
         return Verdict(
             Liveness.DEAD, f"host {h.host} rebooted since the claim (new boot id) and missed a beat"
         )
-    if record.actions and seen.run_status == "completed":
+    if record.actions and seen.run_status == "completed" and age > record.stale_after:
+        # Not before the holder's own promise has run out: a partitioned self-hosted runner's
+        # job is failed by GitHub while its wrapper and command go on (ADR 0029).
         return Verdict(Liveness.DEAD, f"Actions run {record.actions.run_id} has completed")
-    limit = max(stale_after, record.stale_after)
     shown_age = max(age, 0.0)
     if age > limit:
-        return Verdict(Liveness.DEAD, f"no heartbeat for {shown_age:.0f}s (stale after {limit:g}s){unseen}")
+        return Verdict(Liveness.DEAD, f"no heartbeat for {shown_age:.0f}s (stale after {limit:g}s){note}")
     return Verdict(
         Liveness.ALIVE,
-        f"last heartbeat {shown_age:.0f}s ago on GitHub's clock (stale after {limit:g}s){unseen}",
+        f"last heartbeat {shown_age:.0f}s ago on GitHub's clock (stale after {limit:g}s){note}",
     )
 
 

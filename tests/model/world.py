@@ -131,13 +131,15 @@ class World:
         return Machine(host=name, boot_id=self.boots[name], machine_id=f"{name}-id", pid_ns=f"{name}-ns")
 
     def sight(self, machine: str) -> Callable[[int, int | None], ProcessSighting | None]:
-        """That machine's process table: a wrapper is there while its process lives."""
+        """That machine's process table: a wrapper is there while its process lives, its
+        child's process group while the child runs."""
 
         def look(pid: int, _child: int | None) -> ProcessSighting | None:
             for w in self.workers.values():
                 if w.pid == pid and w.machine == machine and w.boot == self.boots[machine]:
                     alive = not (w.crashed or w.done)
-                    return ProcessSighting(wrapper_start=float(pid) if alive else None)
+                    return ProcessSighting(wrapper_start=float(pid) if alive else None,
+                                           child_group_alive=self.child_alive(w))
             return ProcessSighting(wrapper_start=None)
 
         return look
