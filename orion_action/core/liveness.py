@@ -103,16 +103,25 @@ def same_machine(holder: Holder, machine: Machine | None) -> bool:
     )
 
 
+def table_id(pid_ns: str) -> str:
+    """The process table's random id in a record's `pid_ns` ("<namespace inode>:<id>", ADR
+    0028); "" for none, as in an older record's bare inode, which every host's initial PID
+    namespace shares (the kernel constant 4026531836) and snapshot clones do too."""
+    _, colon, ident = pid_ns.partition(":")
+    return ident if colon else ""
+
+
 def same_process_table(holder: Holder, machine: Machine | None) -> bool:
-    """Same machine, same kernel boot *and* same PID namespace, each known on both sides: only
+    """Same machine, same kernel boot *and* same process table, each known on both sides: only
     then do pids mean the same process. Anything less (two hosts with no readable namespace id
-    booted in the same minute, say) could be two process tables that would each judge the
-    other's live holder dead at once."""
+    booted in the same minute, VMs restored from one memory snapshot) could be two process
+    tables that would each judge the other's live holder dead at once. One table is proven
+    only by its random id, never by ids a clone shares."""
     return (
         machine is not None
         and same_machine(holder, machine)
         and same_boot(holder.boot_id, machine.boot_id) is True
-        and bool(holder.pid_ns)
+        and bool(table_id(holder.pid_ns))
         and holder.pid_ns == machine.pid_ns
     )
 

@@ -128,7 +128,8 @@ class World:
     # -- machines ------------------------------------------------------------------------
 
     def machine(self, name: str) -> Machine:
-        return Machine(host=name, boot_id=self.boots[name], machine_id=f"{name}-id", pid_ns=f"{name}-ns")
+        return Machine(host=name, boot_id=self.boots[name], machine_id=f"{name}-id",
+                       pid_ns=f"{name}-ns:{name}-table")
 
     def sight(self, machine: str) -> Callable[[int, int | None], ProcessSighting | None]:
         """That machine's process table: a wrapper is there while its process lives, its
@@ -162,7 +163,8 @@ class World:
         self.next_pid += 1
         w = Worker(f"w{len(self.workers)}", machine, self.next_pid, self.boots[machine])
         self.workers[w.name] = w
-        holder = Holder(machine, self.boots[machine], f"{machine}-id", f"{machine}-ns", w.pid, float(w.pid))
+        holder = Holder(machine, self.boots[machine], f"{machine}-id", f"{machine}-ns:{machine}-table", w.pid,
+                        float(w.pid))
         claimer = Claimer(
             self._gh(), CONFIG, self.log.append, self.clock, self.machine(machine), holder,
             sight=self.sight(machine),

@@ -23,17 +23,18 @@ from orion_action.core.liveness import (
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
-HOLDER = Holder(host="runner-1", boot_id="boot-1", machine_id="machine-1", pid_ns="4026531836",
+TABLE = "4026531836:" + "7" * 32  # the init PID namespace's inode and the table's random id
+HOLDER = Holder(host="runner-1", boot_id="boot-1", machine_id="machine-1", pid_ns=TABLE,
                 pid=4242, pid_start=1_772_000_000.5)
 RECORD = ClaimRecord(token="t0k3n", state=State.RUNNING, holder=HOLDER,
                      started_at="2026-03-01T11:00:00+00:00", heartbeat_at="2026-03-01T11:59:55+00:00",
                      beats=100, interval=10.0, stale_after=60.0, child_pid=4243)
 ACTIONS = replace(RECORD, actions=ActionsRun(run_id=77, run_attempt=1, runner_name="r"))
 
-SAME = Machine(host="runner-1", boot_id="boot-1", machine_id="machine-1", pid_ns="4026531836")
-OTHER = Machine(host="runner-2", boot_id="boot-2", machine_id="machine-2", pid_ns="4026531836")
+SAME = Machine(host="runner-1", boot_id="boot-1", machine_id="machine-1", pid_ns=TABLE)
+OTHER = Machine(host="runner-2", boot_id="boot-2", machine_id="machine-2", pid_ns=TABLE)
 REBOOTED = replace(SAME, boot_id="boot-9")
-CONTAINER = replace(SAME, pid_ns="4026532999")  # same kernel, another PID namespace
+CONTAINER = replace(SAME, pid_ns="4026532999:" + "7" * 32)  # same kernel, another PID namespace
 CLONE = replace(OTHER, machine_id="machine-1")  # a VM cloned from the same image
 
 RUNNING = ProcessSighting(wrapper_start=HOLDER.pid_start, child_group_alive=True)
@@ -237,6 +238,9 @@ def test_snapshot_clones_are_not_one_process_table() -> None:
     a = Machine(**snapshot, pid_ns="4026531836:" + "a" * 32)
     record = replace(RECORD, holder=b)
     assert not same_process_table(b, a)
+    # Ids a clone shares never make one table, whatever they are: an older record's bare inode.
+    old = replace(b, pid_ns="4026531836")
+    assert not same_process_table(old, replace(a, pid_ns="4026531836"))
     verdict = judge(record, heartbeat(5), NOW, 60, obs(a, GONE))
     assert verdict.liveness is Liveness.ALIVE and "last heartbeat 5s ago" in verdict.reason
 
@@ -259,7 +263,7 @@ def test_same_process_table_and_rebooted() -> None:
 
 # -- properties ----------------------------------------------------------------------------------
 
-words = st.sampled_from(["", "a", "b", "runner-1", "boot-1", "machine-1", "4026531836", "x"])
+words = st.sampled_from(["", "a", "b", "runner-1", "boot-1", "machine-1", "4026531836", TABLE, "x"])
 holders = st.builds(Holder, host=words, boot_id=words, machine_id=words, pid_ns=words,
                     pid=st.integers(1, 2**22), pid_start=st.floats(0, 2e9))
 machines = st.none() | st.builds(Machine, host=words, boot_id=words, machine_id=words, pid_ns=words)
