@@ -1,8 +1,10 @@
 """The liveness judgement: is the holder of a claim still alive? (docs/design.md section 5)
 
 A pure function of the record, what the judge could observe, and GitHub's clock. A claim is
-dead when its process is provably gone, and only then; the heartbeat decides where the process
-table cannot be seen. Anything uncertain is `unknown`: reported, never released.
+dead when its process is provably gone (the wrapper, or the claim's own command while the
+wrapper went on), and only then; the heartbeat decides where the process table cannot be
+seen, and a live pid never outlasts it. Anything uncertain is `unknown`: reported, never
+released.
 """
 
 from __future__ import annotations
@@ -185,10 +187,14 @@ def judge(
                 f"wrapper pid {h.pid} runs on, but this claim's command (process group "
                 f"{record.child_pid}) is gone and a beat was missed",
             )
-        elif not wrapper_runs and p.wrapper_start is not None:
-            return Verdict(Liveness.DEAD, f"pid {h.pid} now belongs to another process (the wrapper is gone)")
         elif not wrapper_runs:
+            if p.wrapper_start is not None:
+                return Verdict(
+                    Liveness.DEAD, f"pid {h.pid} now belongs to another process (the wrapper is gone)"
+                )
             return Verdict(Liveness.DEAD, f"wrapper pid {h.pid} is not running on this machine")
+        # Else the wrapper runs on and this claim's command is gone, but no beat was missed yet
+        # (a run that is ending): the heartbeat decides.
     if rebooted(h, seen.machine) and age > MISSED_BEAT_FACTOR * record.interval:
         return Verdict(
             Liveness.DEAD, f"host {h.host} rebooted since the claim (new boot id) and missed a beat"
