@@ -5,7 +5,8 @@ PR_SET_PDEATHSIG reaches only a direct child, and the action runs `bash -c "<run
 bash forks used to survive a SIGKILLed wrapper. The guardian is the wrapper's child; it makes
 itself a child subreaper (orphans anywhere below it, even ones that setsid() or double-fork
 out of the command's process group, reparent to it, not to init) and starts the command in a
-process group of its own, with PR_SET_PDEATHSIG(SIGKILL) bound to the guardian. It signals
+session and process group of its own (no controlling terminal; stdin /dev/null in place of a
+terminal), with PR_SET_PDEATHSIG(SIGKILL) bound to the guardian. It signals
 the group and every descendant, waits the kill grace, SIGKILLs whatever is left, reaps
 everything and reports the command's exit status, when
 
@@ -32,7 +33,8 @@ one that is only ignoring them still stops everything on EOF if the wrapper dies
 SIGTTOU is ignored too, so that a log line written to a terminal from a background group
 cannot stop the guardian. The command gets every disposition back to default before exec.
 Only SIGKILL ends the guardian itself (SIGSTOP pauses it, and `stop` then kills it): the
-wrapper then SIGKILLs the command's group; what escaped the group survives (ADR 0010).
+wrapper then SIGKILLs the command's group and, being a subreaper too (`adopt_orphans`),
+everything that escaped the group, which reparented to it (ADR 0030).
 
 Wire format. Wrapper to guardian (the control pipe): first a line with a length N and N bytes
 of a marshalled dict {"command", "env", "deadline", "grace", "watch"} (both ends run the same
@@ -131,8 +133,10 @@ class Guardian:
     `fileno()` becomes readable when the guardian reports (select() on it); `poll()` then
     gives the command's exit status and `reason` why it ended: "exited" (by itself),
     "stopped" (asked to), "lease" (the lease passed), "orphaned" (the control pipe closed),
-    or "guardian-died" (the guardian itself was killed: the command's group was SIGKILLed
-    from here instead)."""
+    or "guardian-died" (the guardian itself was killed: the command's group, and all this
+    process adopted, was SIGKILLed from here instead)."""
+
+    adopting = False  # this process is a child subreaper whose every descendant is a run's
 
     def __init__(self, proc: subprocess.Popen[bytes], control: int, report: int, pid: int, buffer: bytes):
         self._proc = proc
@@ -297,11 +301,45 @@ class Guardian:
                     self._proc.wait(timeout=KILL_WAIT_S)
 
     def _guardian_died(self) -> None:
-        """No report and no guardian: SIGKILL the command's group from here, the best left."""
+        """No report and no guardian: SIGKILL the command's group from here and, in a process
+        that adopts orphans (the wrapper, `adopt_orphans`), everything below it: what left
+        the group reparented here when the guardian died (ADR 0030)."""
         with contextlib.suppress(OSError):
             os.killpg(self.pgid, signal.SIGKILL)
         self._proc.wait()
+        if Guardian.adopting:
+            survivors = _kill_descendants()
+            if survivors:
+                _log(f"processes {survivors} survived SIGKILL after the guardian died; leaving them")
         self.status, self.reason = 128 + signal.SIGKILL, "guardian-died"
+
+
+def adopt_orphans() -> None:
+    """Make this process (the wrapper) a child subreaper. While a guardian lives, orphans
+    reparent to it, the nearer subreaper; should it be killed, what the command started that
+    left its process group reparents here instead of to init, and `Guardian` kills it all.
+    Only for a process that starts nothing but guardians: every descendant is then a run's."""
+    if sys.platform.startswith("linux"):
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        Guardian.adopting = True
+
+
+def _kill_descendants() -> list[int]:
+    """SIGKILL and reap everything below this process until nothing is left (a process that
+    keeps forking is outrun: as a subreaper, no child means no descendant); the pids still
+    there after KILL_WAIT_S (stuck in uninterruptible sleep)."""
+    give_up = boottime() + KILL_WAIT_S
+    while pids := _descendants(os.getpid()):
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in pids:  # the adopted ones are our children: reap them
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, os.WNOHANG)
+        if boottime() > give_up:
+            return pids
+        select.select([], [], [], 0.01)
+    return []
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -364,7 +402,8 @@ def _descendants(root: int) -> list[int]:
 def _spawn(
     command: Sequence[str], env: Mapping[str, str], deadline: float, outputs: Sequence[tuple[int, int]] = ()
 ) -> int:
-    """Fork and exec the command in a process group of its own, bound to us by PDEATHSIG.
+    """Fork and exec the command in a session (and process group) of its own, bound to us by
+    PDEATHSIG.
     The lease is checked in the child just before exec. Raises CannotStart or LeaseExpired.
     `outputs`: (write end, fd) pairs the command gets as its stdout and stderr."""
     result_r, result_w = os.pipe()  # close-on-exec: EOF with no data means exec succeeded
@@ -373,7 +412,14 @@ def _spawn(
     if pid == 0:  # pragma: no cover - the child, until exec
         try:
             os.close(result_r)
-            os.setpgid(0, 0)
+            # A session of its own, not only a process group: it has no controlling terminal,
+            # so job control can never stop it (SIGTTIN, SIGTTOU) and /dev/tty fails at once;
+            # a terminal as stdin is replaced by /dev/null (ADR 0030).
+            os.setsid()
+            if os.isatty(0):
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)
+                os.close(null)
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             if os.getppid() != guardian:
                 os._exit(CANNOT_START_STATUS)  # the guardian died before the prctl took hold

@@ -1,8 +1,10 @@
 """The liveness judgement: is the holder of a claim still alive? (docs/design.md section 5)
 
 A pure function of the record, what the judge could observe, and GitHub's clock. A claim is
-dead when its process is provably gone, and only then; the heartbeat decides where the process
-table cannot be seen. Anything uncertain is `unknown`: reported, never released.
+dead when its process is provably gone (the wrapper, or the claim's own command while the
+wrapper went on), and only then; the heartbeat decides where the process table cannot be
+seen, and a live pid never outlasts it. Anything uncertain is `unknown`: reported, never
+released.
 """
 
 from __future__ import annotations
@@ -103,16 +105,25 @@ def same_machine(holder: Holder, machine: Machine | None) -> bool:
     )
 
 
+def table_id(pid_ns: str) -> str:
+    """The process table's random id in a record's `pid_ns` ("<namespace inode>:<id>", ADR
+    0028); "" for none, as in an older record's bare inode, which every host's initial PID
+    namespace shares (the kernel constant 4026531836) and snapshot clones do too."""
+    _, colon, ident = pid_ns.partition(":")
+    return ident if colon else ""
+
+
 def same_process_table(holder: Holder, machine: Machine | None) -> bool:
-    """Same machine, same kernel boot *and* same PID namespace, each known on both sides: only
+    """Same machine, same kernel boot *and* same process table, each known on both sides: only
     then do pids mean the same process. Anything less (two hosts with no readable namespace id
-    booted in the same minute, say) could be two process tables that would each judge the
-    other's live holder dead at once."""
+    booted in the same minute, VMs restored from one memory snapshot) could be two process
+    tables that would each judge the other's live holder dead at once. One table is proven
+    only by its random id, never by ids a clone shares."""
     return (
         machine is not None
         and same_machine(holder, machine)
         and same_boot(holder.boot_id, machine.boot_id) is True
-        and bool(holder.pid_ns)
+        and bool(table_id(holder.pid_ns))
         and holder.pid_ns == machine.pid_ns
     )
 
@@ -144,38 +155,60 @@ def judge(
     age = (now - heartbeat_at).total_seconds()
     if age < -FUTURE_TOLERANCE_S:
         return Verdict(Liveness.UNKNOWN, f"the heartbeat is {-age:.0f}s in the future by GitHub's clock")
-    unseen = ""
+    limit = max(stale_after, record.stale_after)
+    missed = age > MISSED_BEAT_FACTOR * record.interval
+    note = ""
     if same_process_table(h, seen.machine) and seen.processes is None:
         # The holder's own process table, but it hides the holder from us (another user under
         # /proc hidepid): no observation, as from another machine; the weaker ones decide.
-        unseen = "; this machine's process table does not show the holder"
+        note = "; this machine's process table does not show the holder"
     elif same_process_table(h, seen.machine):
         p = seen.processes
         assert p is not None
-        if p.wrapper_start is not None and _same_start(p, h):
+        wrapper_runs = p.wrapper_start is not None and _same_start(p, h)
+        # The claim's own process: a drain's wrapper outlives each of its claims, so a claim
+        # whose command was started lives only while that command's process group does.
+        claim_runs = record.child_pid is None or p.child_group_alive
+        if wrapper_runs and claim_runs and age <= limit:
             return Verdict(Liveness.ALIVE, f"wrapper pid {h.pid} is running on this machine")
-        if p.child_group_alive:
+        if wrapper_runs and claim_runs:
+            # Past its own lease the holder has fenced itself: a live pid proves nothing more
+            # (ADR 0028); the heartbeat rule below says dead.
+            note = f"; wrapper pid {h.pid} still runs but no longer beats for this claim"
+        elif p.child_group_alive:
             return Verdict(
                 Liveness.UNKNOWN,
                 f"wrapper pid {h.pid} is gone but its child's process group "
                 f"{record.child_pid} is still running",
             )
-        if p.wrapper_start is not None:
-            return Verdict(Liveness.DEAD, f"pid {h.pid} now belongs to another process (the wrapper is gone)")
-        return Verdict(Liveness.DEAD, f"wrapper pid {h.pid} is not running on this machine")
+        elif wrapper_runs and missed:
+            return Verdict(
+                Liveness.DEAD,
+                f"wrapper pid {h.pid} runs on, but this claim's command (process group "
+                f"{record.child_pid}) is gone and a beat was missed",
+            )
+        elif not wrapper_runs:
+            if p.wrapper_start is not None:
+                return Verdict(
+                    Liveness.DEAD, f"pid {h.pid} now belongs to another process (the wrapper is gone)"
+                )
+            return Verdict(Liveness.DEAD, f"wrapper pid {h.pid} is not running on this machine")
+        # Else the wrapper runs on and this claim's command is gone, but no beat was missed yet
+        # (a run that is ending): the heartbeat decides.
     if rebooted(h, seen.machine) and age > MISSED_BEAT_FACTOR * record.interval:
         return Verdict(
             Liveness.DEAD, f"host {h.host} rebooted since the claim (new boot id) and missed a beat"
         )
-    if record.actions and seen.run_status == "completed":
+    if record.actions and seen.run_status == "completed" and age > record.stale_after:
+        # Not before the holder's own promise has run out: a partitioned self-hosted runner's
+        # job is failed by GitHub while its wrapper and command go on (ADR 0029).
         return Verdict(Liveness.DEAD, f"Actions run {record.actions.run_id} has completed")
-    limit = max(stale_after, record.stale_after)
     shown_age = max(age, 0.0)
     if age > limit:
-        return Verdict(Liveness.DEAD, f"no heartbeat for {shown_age:.0f}s (stale after {limit:g}s){unseen}")
+        return Verdict(Liveness.DEAD, f"no heartbeat for {shown_age:.0f}s (stale after {limit:g}s){note}")
     return Verdict(
         Liveness.ALIVE,
-        f"last heartbeat {shown_age:.0f}s ago on GitHub's clock (stale after {limit:g}s){unseen}",
+        f"last heartbeat {shown_age:.0f}s ago on GitHub's clock (stale after {limit:g}s){note}",
     )
 
 

@@ -8,7 +8,6 @@ from datetime import datetime
 from orion_action.adapters import machine as local
 from orion_action.core.issue import ClaimEntry
 from orion_action.core.liveness import (
-    MISSED_BEAT_FACTOR,
     Liveness,
     Machine,
     Observations,
@@ -35,8 +34,9 @@ def judge_entry(
     """Judge one claim from this machine.
 
     The process table is read only when it is the holder's. The recorded Actions run is looked
-    up (one request) only when a beat has been missed: a holder beating on time is alive
-    whatever the run says, so the steady state costs nothing extra."""
+    up (one request) only when the heartbeat is older than the holder's own stale_after and
+    the judge's larger one still keeps it: only then can `completed` decide (ADR 0029), so
+    the steady state costs nothing extra."""
     record = entry.record
     processes = None
     if same_process_table(record.holder, here):
@@ -49,7 +49,7 @@ def judge_entry(
         and record.actions is not None
         and processes is None
         and verdict.liveness is Liveness.ALIVE
-        and age > MISSED_BEAT_FACTOR * record.interval
+        and age > record.stale_after
     ):
         seen = Observations(here, processes, run_status(record.actions.run_id))
         verdict = judge(record, entry.updated_at, now, stale_after, seen)

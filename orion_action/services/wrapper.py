@@ -28,6 +28,7 @@ from orion_action.adapters import machine as local
 from orion_action.adapters.child import CannotStart, Child, LeaseExpired, start_child
 from orion_action.adapters.clock import SYSTEM_CLOCK, Clock
 from orion_action.adapters.github import GitHubRepo
+from orion_action.adapters.guardian import adopt_orphans
 from orion_action.config import Config
 from orion_action.core.record import ActionsRun, clean_progress, mentions_orion
 from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, NotFound, OrionError
@@ -251,6 +252,7 @@ class Wrapper:
     def _with_signals(self, body: Callable[[socket.socket], int]) -> int:
         # Signals are caught from the start: one that arrives while claiming lets the claim
         # finish and then hands the issue back, instead of leaving a half-made claim behind.
+        adopt_orphans()  # what escapes a killed guardian comes here, to be killed (ADR 0030)
         wake_r, wake_w = socket.socketpair()
         wake_r.setblocking(False)
         wake_w.setblocking(False)
@@ -379,6 +381,9 @@ class Wrapper:
                     "the guardian stopped the child when its lease ran out"
                 )
                 return self._lease_out(holding, child, why, wake)
+            if returncode is not None and child.reason == "guardian-died":
+                beat.stop.set()
+                return self._guardian_died(holding, exit_status(returncode))
             ran_s, idle_s = activity.times(child.last_output)
             due = ending_due(holding, returncode, self.signal_received, beat.fatal, ran_s, idle_s)
             if due is None:
@@ -423,6 +428,15 @@ class Wrapper:
         self._stop(child, f"#{holding.number}: {why}; stopping the child")
         outcome = timed_out(self.config, holding.claim.record.attempt, why)
         return self._conclude(holding, outcome, TIME_LIMIT_EXIT_CODE)
+
+    def _guardian_died(self, holding: Holding, code: int) -> int:
+        """The guardian was killed (the OOM killer, kill -9): the command did not finish, so
+        the run is not `finished` but interrupted and handed back (ADR 0030); everything it
+        started was killed from here (the wrapper adopts what escaped the group)."""
+        why = "the command's guardian process was killed; the command and all it started were stopped"
+        self.log(f"#{holding.number}: {why}")
+        outcome = handed_back(self.config, holding.claim.record.attempt, why, code)
+        return self._conclude(holding, outcome, code)
 
     def _second_signal(self) -> Callable[[], bool]:
         already = self.signals_seen

@@ -128,16 +128,19 @@ class World:
     # -- machines ------------------------------------------------------------------------
 
     def machine(self, name: str) -> Machine:
-        return Machine(host=name, boot_id=self.boots[name], machine_id=f"{name}-id", pid_ns=f"{name}-ns")
+        return Machine(host=name, boot_id=self.boots[name], machine_id=f"{name}-id",
+                       pid_ns=f"{name}-ns:{name}-table")
 
     def sight(self, machine: str) -> Callable[[int, int | None], ProcessSighting | None]:
-        """That machine's process table: a wrapper is there while its process lives."""
+        """That machine's process table: a wrapper is there while its process lives, its
+        child's process group while the child runs."""
 
         def look(pid: int, _child: int | None) -> ProcessSighting | None:
             for w in self.workers.values():
                 if w.pid == pid and w.machine == machine and w.boot == self.boots[machine]:
                     alive = not (w.crashed or w.done)
-                    return ProcessSighting(wrapper_start=float(pid) if alive else None)
+                    return ProcessSighting(wrapper_start=float(pid) if alive else None,
+                                           child_group_alive=self.child_alive(w))
             return ProcessSighting(wrapper_start=None)
 
         return look
@@ -160,7 +163,8 @@ class World:
         self.next_pid += 1
         w = Worker(f"w{len(self.workers)}", machine, self.next_pid, self.boots[machine])
         self.workers[w.name] = w
-        holder = Holder(machine, self.boots[machine], f"{machine}-id", f"{machine}-ns", w.pid, float(w.pid))
+        holder = Holder(machine, self.boots[machine], f"{machine}-id", f"{machine}-ns:{machine}-table", w.pid,
+                        float(w.pid))
         claimer = Claimer(
             self._gh(), CONFIG, self.log.append, self.clock, self.machine(machine), holder,
             sight=self.sight(machine),

@@ -23,20 +23,21 @@ from orion_action.core.liveness import (
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
-HOLDER = Holder(host="runner-1", boot_id="boot-1", machine_id="machine-1", pid_ns="4026531836",
+TABLE = "4026531836:" + "7" * 32  # the init PID namespace's inode and the table's random id
+HOLDER = Holder(host="runner-1", boot_id="boot-1", machine_id="machine-1", pid_ns=TABLE,
                 pid=4242, pid_start=1_772_000_000.5)
 RECORD = ClaimRecord(token="t0k3n", state=State.RUNNING, holder=HOLDER,
                      started_at="2026-03-01T11:00:00+00:00", heartbeat_at="2026-03-01T11:59:55+00:00",
                      beats=100, interval=10.0, stale_after=60.0, child_pid=4243)
 ACTIONS = replace(RECORD, actions=ActionsRun(run_id=77, run_attempt=1, runner_name="r"))
 
-SAME = Machine(host="runner-1", boot_id="boot-1", machine_id="machine-1", pid_ns="4026531836")
-OTHER = Machine(host="runner-2", boot_id="boot-2", machine_id="machine-2", pid_ns="4026531836")
+SAME = Machine(host="runner-1", boot_id="boot-1", machine_id="machine-1", pid_ns=TABLE)
+OTHER = Machine(host="runner-2", boot_id="boot-2", machine_id="machine-2", pid_ns=TABLE)
 REBOOTED = replace(SAME, boot_id="boot-9")
-CONTAINER = replace(SAME, pid_ns="4026532999")  # same kernel, another PID namespace
+CONTAINER = replace(SAME, pid_ns="4026532999:" + "7" * 32)  # same kernel, another PID namespace
 CLONE = replace(OTHER, machine_id="machine-1")  # a VM cloned from the same image
 
-RUNNING = ProcessSighting(wrapper_start=HOLDER.pid_start)
+RUNNING = ProcessSighting(wrapper_start=HOLDER.pid_start, child_group_alive=True)
 GONE = ProcessSighting(wrapper_start=None)
 REUSED = ProcessSighting(wrapper_start=HOLDER.pid_start + 3600)
 ORPHAN = ProcessSighting(wrapper_start=None, child_group_alive=True)
@@ -63,9 +64,24 @@ ROWS = [
     Row("same table, wrapper running: alive", Liveness.ALIVE, "wrapper pid 4242 is running on this machine",
         seen=obs(SAME, RUNNING)),
     Row("same table, start time wobbles within tolerance: alive", Liveness.ALIVE, "is running",
-        seen=obs(SAME, ProcessSighting(HOLDER.pid_start + START_TIME_TOLERANCE_S * 0.9))),
-    Row("same table, running with a stale heartbeat: alive", Liveness.ALIVE, "is running on this machine",
+        seen=obs(SAME, ProcessSighting(HOLDER.pid_start + START_TIME_TOLERANCE_S * 0.9, True))),
+    # Finding 4 of the round-3 protocol audit (ADR 0028): a live wrapper proves its claim alive
+    # only while the claim's own command runs and only within stale_after; a drain's wrapper
+    # outlives the claims it went on from.
+    Row("same table, running with a stale heartbeat: dead by heartbeat", Liveness.DEAD,
+        "no heartbeat for 3600s (stale after 60s); wrapper pid 4242 still runs but no longer beats",
         age=3600, seen=obs(SAME, RUNNING)),
+    Row("same table, wrapper runs, not yet started child, stale: dead by heartbeat", Liveness.DEAD,
+        "no heartbeat for 61s", record=replace(RECORD, child_pid=None), age=61,
+        seen=obs(SAME, ProcessSighting(HOLDER.pid_start))),
+    Row("same table, wrapper runs, no child yet, within stale_after: alive", Liveness.ALIVE,
+        "wrapper pid 4242 is running on this machine", record=replace(RECORD, child_pid=None), age=59,
+        seen=obs(SAME, ProcessSighting(HOLDER.pid_start))),
+    Row("same table, wrapper runs on, this claim's command gone, a beat missed: dead", Liveness.DEAD,
+        "wrapper pid 4242 runs on, but this claim's command (process group 4243) is gone", age=16,
+        seen=obs(SAME, ProcessSighting(HOLDER.pid_start))),
+    Row("same table, wrapper runs, command gone, no beat missed yet (it is ending): heartbeat",
+        Liveness.ALIVE, "last heartbeat 15s ago", age=15, seen=obs(SAME, ProcessSighting(HOLDER.pid_start))),
     Row("same table, pid gone: dead at once", Liveness.DEAD,
         "wrapper pid 4242 is not running on this machine",
         age=0, seen=obs(SAME, GONE)),
@@ -75,13 +91,13 @@ ROWS = [
         seen=obs(SAME, ProcessSighting(HOLDER.pid_start - START_TIME_TOLERANCE_S * 1.5))),
     Row("same table, ticks match though the wall clock was stepped: alive", Liveness.ALIVE, "is running",
         record=replace(RECORD, holder=replace(HOLDER, pid_start_ticks=607359)),
-        seen=obs(SAME, ProcessSighting(HOLDER.pid_start + 30, wrapper_start_ticks=607359))),
+        seen=obs(SAME, ProcessSighting(HOLDER.pid_start + 30, True, wrapper_start_ticks=607359))),
     Row("same table, ticks differ though start times agree: reused pid, dead", Liveness.DEAD,
         "belongs to another process",
         record=replace(RECORD, holder=replace(HOLDER, pid_start_ticks=607359)),
         seen=obs(SAME, ProcessSighting(HOLDER.pid_start, wrapper_start_ticks=607360))),
     Row("same table, record without ticks (older wrapper): start times decide", Liveness.ALIVE, "is running",
-        seen=obs(SAME, ProcessSighting(HOLDER.pid_start, wrapper_start_ticks=607359))),
+        seen=obs(SAME, ProcessSighting(HOLDER.pid_start, True, wrapper_start_ticks=607359))),
     Row("same table, wrapper gone but child group alive: unknown", Liveness.UNKNOWN,
         "wrapper pid 4242 is gone but its child's process group 4243 is still running",
         seen=obs(SAME, ORPHAN)),
@@ -95,7 +111,8 @@ ROWS = [
         "no heartbeat for 61s (stale after 60s); this machine's process table", age=61,
         seen=obs(SAME, None)),
     Row("same table, holder hidden, Actions run completed: dead", Liveness.DEAD,
-        "Actions run 77 has completed", record=ACTIONS, age=20, seen=obs(SAME, None, "completed")),
+        "Actions run 77 has completed", record=ACTIONS, age=61, stale_after=600,
+        seen=obs(SAME, None, "completed")),
     # 2. Rebooted: same machine id and host name, new boot id.
     Row("rebooted and a beat missed: dead", Liveness.DEAD,
         "host runner-1 rebooted since the claim (new boot id) and missed a beat", age=16,
@@ -131,8 +148,9 @@ ROWS = [
     Row("same boot id, other pid ns, stale: dead by heartbeat", Liveness.DEAD,
         "no heartbeat for 61s (stale after 60s)", age=61, seen=obs(CONTAINER, GONE)),
     # 3. The recorded Actions run.
-    Row("Actions run completed: dead before stale", Liveness.DEAD, "Actions run 77 has completed",
-        record=ACTIONS, age=20, seen=obs(OTHER, run="completed")),
+    Row("Actions run completed: dead before the judge's stale_after", Liveness.DEAD,
+        "Actions run 77 has completed", record=ACTIONS, age=90, stale_after=600,
+        seen=obs(OTHER, run="completed")),
     Row("Actions run in progress: heartbeat decides", Liveness.ALIVE, "last heartbeat 20s ago",
         record=ACTIONS, age=20, seen=obs(OTHER, run="in_progress")),
     Row("Actions run queued, stale: dead by heartbeat", Liveness.DEAD, "no heartbeat",
@@ -143,6 +161,14 @@ ROWS = [
         age=20, seen=obs(OTHER, run="completed")),
     Row("same table beats a completed run", Liveness.ALIVE, "is running on this machine",
         record=ACTIONS, seen=obs(SAME, RUNNING, "completed")),
+    # Finding 7 of the round-3 protocol audit (ADR 0029): GitHub fails the job of a partitioned
+    # self-hosted runner while the holder goes on until its own lease runs out.
+    Row("Actions run completed, beat missed but within the holder's stale_after: alive",
+        Liveness.ALIVE, "last heartbeat 59s ago", record=ACTIONS, age=59, stale_after=600,
+        seen=obs(OTHER, run="completed")),
+    Row("Actions run completed past the holder's stale_after, judge's longer: dead", Liveness.DEAD,
+        "Actions run 77 has completed", record=ACTIONS, age=61, stale_after=600,
+        seen=obs(OTHER, run="completed")),
     # 4. Heartbeat age on GitHub's clock.
     Row("heartbeat fresh: alive", Liveness.ALIVE, "last heartbeat 5s ago", seen=obs(OTHER)),
     Row("no observation of any machine: heartbeat", Liveness.ALIVE, "last heartbeat", seen=obs(None)),
@@ -202,6 +228,23 @@ def test_judge_table(row: Row) -> None:
     assert verdict.is_dead is (row.expect is Liveness.DEAD)
 
 
+def test_snapshot_clones_are_not_one_process_table() -> None:
+    """Finding 5 of the round-3 protocol audit (ADR 0028): VMs restored from one memory snapshot
+    share host name, machine id, boot id and the init PID namespace's inode (4026531836); only
+    the table's random id, made after the restore, tells them apart. Each judges the other's
+    beating holder by its heartbeat, never "not running on this machine"."""
+    snapshot = dict(host="runner", boot_id="5b031507", machine_id="3d1219c7")
+    b = Holder(**snapshot, pid_ns="4026531836:" + "b" * 32, pid=4242, pid_start=1_700_000_000.0)
+    a = Machine(**snapshot, pid_ns="4026531836:" + "a" * 32)
+    record = replace(RECORD, holder=b)
+    assert not same_process_table(b, a)
+    # Ids a clone shares never make one table, whatever they are: an older record's bare inode.
+    old = replace(b, pid_ns="4026531836")
+    assert not same_process_table(old, replace(a, pid_ns="4026531836"))
+    verdict = judge(record, heartbeat(5), NOW, 60, obs(a, GONE))
+    assert verdict.liveness is Liveness.ALIVE and "last heartbeat 5s ago" in verdict.reason
+
+
 def test_same_process_table_and_rebooted() -> None:
     assert same_process_table(HOLDER, SAME)
     assert not same_process_table(HOLDER, CONTAINER)
@@ -220,7 +263,7 @@ def test_same_process_table_and_rebooted() -> None:
 
 # -- properties ----------------------------------------------------------------------------------
 
-words = st.sampled_from(["", "a", "b", "runner-1", "boot-1", "machine-1", "4026531836", "x"])
+words = st.sampled_from(["", "a", "b", "runner-1", "boot-1", "machine-1", "4026531836", TABLE, "x"])
 holders = st.builds(Holder, host=words, boot_id=words, machine_id=words, pid_ns=words,
                     pid=st.integers(1, 2**22), pid_start=st.floats(0, 2e9))
 machines = st.none() | st.builds(Machine, host=words, boot_id=words, machine_id=words, pid_ns=words)
@@ -250,6 +293,18 @@ def test_never_dead_while_the_heartbeat_is_fresh_and_the_table_is_not_ours(
     assume(not (record.actions and run == "completed"))
     verdict = judge(record, heartbeat(age), NOW, stale_after, Observations(machine, processes, run))
     assert verdict.liveness is not Liveness.DEAD, verdict
+
+
+@settings(max_examples=300, deadline=None)
+@given(open_records, st.floats(0.001, 1e6), limits, sightings)
+def test_a_live_pid_never_keeps_a_claim_past_stale_after(record, excess, stale_after, processes) -> None:
+    """ADR 0028: on the holder's own process table a live wrapper (or a drain that went on)
+    proves nothing once the heartbeat is stale; at most an orphaned command makes it unknown."""
+    age = max(stale_after, record.stale_after) + excess
+    h = record.holder
+    here = Machine(host=h.host, boot_id=h.boot_id, machine_id=h.machine_id, pid_ns=h.pid_ns)
+    verdict = judge(record, heartbeat(age), NOW, stale_after, Observations(here, processes))
+    assert verdict.liveness is not Liveness.ALIVE, verdict
 
 
 @settings(max_examples=300, deadline=None)
@@ -287,6 +342,32 @@ def test_the_runners_clock_never_matters(record, age, stale_after, machine, proc
 def test_judge_is_total_and_explains_itself(record, age, stale_after, machine, processes, run) -> None:
     verdict = judge(record, heartbeat(age), NOW, stale_after, Observations(machine, processes, run))
     assert verdict.liveness in set(Liveness) and verdict.reason.strip()
+
+
+def test_the_process_table_id_is_random_per_table_and_made_once(monkeypatch, tmp_path) -> None:
+    """ADR 0028: one id per table (every process reads the same), a new one when the file is
+    gone (a new boot empties /dev/shm) or was made for another boot time (a restored snapshot
+    whose clock was set forward), none ("": heartbeat only) where it cannot be kept."""
+    from orion_action.adapters import machine
+
+    path = tmp_path / "table-id"
+    monkeypatch.setattr(machine, "TABLE_ID_PATH", path)
+    first = machine.table_id()
+    assert len(first) == 32 and machine.table_id() == first
+    inode = machine._namespace_inode()
+    assert inode and machine.pid_namespace() == f"{inode}:{first}"
+    assert machine.this_holder().pid_ns == machine.this_machine().pid_ns == f"{inode}:{first}"
+    path.unlink()
+    second = machine.table_id()
+    assert second not in ("", first)
+    boot = float(path.read_text().split()[1])
+    path.write_text(f"{second} {boot - 3600:.0f}\n")  # made for a boot time an hour earlier
+    third = machine.table_id()
+    assert third not in ("", first, second)
+    path.write_text("garbage")
+    assert machine.table_id() not in ("", first, second, third)
+    monkeypatch.setattr(machine, "TABLE_ID_PATH", tmp_path / "no-such-dir" / "table-id")
+    assert machine.table_id() == "" and machine.pid_namespace() == ""
 
 
 def test_the_machine_adapter_falls_back_to_a_boot_time_id(monkeypatch, tmp_path) -> None:
