@@ -35,11 +35,13 @@ Only SIGKILL ends the guardian itself (SIGSTOP pauses it, and `stop` then kills 
 wrapper then SIGKILLs the command's group; what escaped the group survives (ADR 0010).
 
 Wire format. Wrapper to guardian (the control pipe): first a line with a length N and N bytes
-of a marshalled dict {"command", "env", "deadline", "grace", "watch"} (both ends run the same
-interpreter), then lines "renew DEADLINE" or "stop SIGNUM GRACE". Guardian to wrapper (the
+of a marshalled dict {"command", "env", "deadline", "grace", "watch", "user"} (both ends run
+the same interpreter; "user" is None or [uid, gid, groups] for run.user, ADR 0032), then
+lines "renew DEADLINE" or "stop SIGNUM GRACE". Guardian to wrapper (the
 report pipe): a line "started PID", "cannot-start ERRNO" or "expired", then any number of
 "output BOOTTIME" (the command wrote something then), then "exit STATUS WHY".
-The command's environment travels over the pipe, never on a command line. The guardian runs
+The command's environment travels over the pipe, never on a command line, and the guardian
+starts with an environment that holds no credential (ADR 0031). The guardian runs
 with `python -S` and imports little (no json, typing, datetime, psutil): it starts in ~40 ms
 with ~11 MB RSS (ADR 0010).
 """
@@ -154,13 +156,16 @@ class Guardian:
         lease_deadline: float,
         kill_grace: float,
         watch_output: bool = False,
+        user: tuple[int, int, tuple[int, ...]] | None = None,
     ) -> Guardian:
         """Start a guardian that runs `command` with `env` until `lease_deadline` (on
         clock.boottime()) unless renewed. Raises CannotStart (an OSError, as Popen would) when
         the command cannot be executed, LeaseExpired when the lease passed before exec.
         `watch_output`: pass the command's output through the guardian, which reports when it
-        last wrote (`last_output`)."""
-        import subprocess  # here: the guardian process itself never needs it
+        last wrote (`last_output`). `user`: (uid, gid, groups) the command runs as (run.user)."""
+        import subprocess  # here: the guardian process itself never needs these
+
+        from orion_action.credentials import without_credentials
 
         _require_linux()
         control_r, control_w = os.pipe()
@@ -169,6 +174,7 @@ class Guardian:
             proc = subprocess.Popen(
                 [sys.executable, "-S", "-c", _BOOT, _ROOT, str(control_r), str(report_w)],
                 pass_fds=(control_r, report_w),
+                env=without_credentials(os.environ),
             )
         except OSError as exc:
             for fd in (control_r, control_w, report_r, report_w):
@@ -182,6 +188,7 @@ class Guardian:
             "deadline": lease_deadline,
             "grace": kill_grace,
             "watch": watch_output,
+            "user": None if user is None else [user[0], user[1], list(user[2])],
         }
         try:
             payload = marshal.dumps(spec)
@@ -361,12 +368,27 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
+def drop_privileges(uid: int, gid: int, groups: Sequence[int]) -> None:
+    """In a forked child before exec (run.user): become the user for good, saved ids too:
+    supplementary groups as initgroups would set them, then the group, then the user."""
+    os.setgroups(list(groups))
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
+        raise PermissionError(errno_codes.EPERM, "could not drop privileges")
+
+
 def _spawn(
-    command: Sequence[str], env: Mapping[str, str], deadline: float, outputs: Sequence[tuple[int, int]] = ()
+    command: Sequence[str],
+    env: Mapping[str, str],
+    deadline: float,
+    outputs: Sequence[tuple[int, int]] = (),
+    user: Sequence | None = None,
 ) -> int:
     """Fork and exec the command in a process group of its own, bound to us by PDEATHSIG.
     The lease is checked in the child just before exec. Raises CannotStart or LeaseExpired.
-    `outputs`: (write end, fd) pairs the command gets as its stdout and stderr."""
+    `outputs`: (write end, fd) pairs the command gets as its stdout and stderr; `user`:
+    [uid, gid, groups] the command runs as."""
     result_r, result_w = os.pipe()  # close-on-exec: EOF with no data means exec succeeded
     guardian = os.getpid()
     pid = os.fork()
@@ -381,6 +403,8 @@ def _spawn(
                 signal.signal(s, signal.SIG_DFL)
             for write_end, target in outputs:
                 os.dup2(write_end, target)  # dup2 leaves the copy inheritable
+            if user is not None:
+                drop_privileges(*user)
             if boottime() >= deadline:
                 os.write(result_w, b"expired")
             else:
@@ -446,7 +470,7 @@ class _Process:
                 self.outputs[read_end] = target
                 pairs.append((write_end, target))
         try:
-            self.pid = _spawn(spec["command"], spec["env"], self.deadline, pairs)
+            self.pid = _spawn(spec["command"], spec["env"], self.deadline, pairs, spec.get("user"))
         except CannotStart as exc:
             self.say(f"cannot-start {exc.errno}")
             return
