@@ -123,10 +123,19 @@ def _not_dumpable() -> None:
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
+_taken: dict[str, str] | None = None  # what startup_env took over, once per process
+
+
 def startup_env(argv: list[str]) -> dict[str, str]:
     """The environment orion works with: os.environ plus the credentials, which are in no
-    environment block of ours (handover first re-execs when they still are)."""
-    if HANDOVER_FD in os.environ:
-        return {**os.environ, **take_over()}
-    handover(argv)
-    return dict(os.environ)
+    environment block of ours (handover first re-execs when they still are). Idempotent:
+    `python -m orion_action` calls it before the heavy imports, so the image that is
+    replaced has imported little; cli.main calls it again."""
+    global _taken
+    if _taken is None:
+        if HANDOVER_FD in os.environ:
+            _taken = take_over()
+        else:
+            handover(argv)
+            _taken = {}
+    return {**os.environ, **_taken}
