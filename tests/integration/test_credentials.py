@@ -210,3 +210,27 @@ def test_with_run_user_the_command_cannot_even_open_orions_memory(
     assert any(w.endswith("issue.json") for w in where), "the command could not read its issue file"
     assert _leaks(report, _secret_strings(values)) == []
 
+
+
+@pytest.mark.parametrize("command", [["status"], ["reconcile"], ["init"], ["release", "--issue", "1"]])
+def test_no_orion_command_keeps_a_credential_in_its_environment_block(repo, proxy, orion_env, command):
+    """Every command, not only `run`: while its first request to GitHub is parked, the
+    process (the same pid after the re-exec) shows no credential in /proc/PID/environ."""
+    # No App here (this emulator has none): every other credential, the token a real one.
+    values = {k: v for k, v in _secrets("unused").items() if not k.startswith("ORION_APP_")}
+    values["GITHUB_TOKEN"] = orion_env["GITHUB_TOKEN"]
+    held = proxy.hold(None, r".*", count=1)
+    proc = subprocess.Popen([PY, "-m", "orion_action", *command], env={**orion_env, **values},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        held.wait_arrived(timeout=60)
+        block = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")
+    finally:
+        held.release()
+        proc.communicate(timeout=120)
+    names = {item.split(b"=", 1)[0].decode() for item in block if item}
+    assert "GITHUB_REPOSITORY" in names, "not the orion process's block"
+    assert "ORION_CREDENTIALS_FD" in names, "no handover happened: the test would prove nothing"
+    assert not names & set(values), names
+    assert not [v for v in values.values() if any(v.encode() in item for item in block)]
+
