@@ -396,6 +396,8 @@ def _spawn(
         try:
             os.close(result_r)
             os.setpgid(0, 0)
+            if user is not None:  # first: a change of ids clears PR_SET_PDEATHSIG
+                drop_privileges(*user)
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             if os.getppid() != guardian:
                 os._exit(CANNOT_START_STATUS)  # the guardian died before the prctl took hold
@@ -403,8 +405,6 @@ def _spawn(
                 signal.signal(s, signal.SIG_DFL)
             for write_end, target in outputs:
                 os.dup2(write_end, target)  # dup2 leaves the copy inheritable
-            if user is not None:
-                drop_privileges(*user)
             if boottime() >= deadline:
                 os.write(result_w, b"expired")
             else:
