@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
 from orion_action import credentials
+from orion_action.adapters import run_as
 from orion_action.config import parse_config
 from orion_action.errors import ConfigError, UsageError
 
@@ -76,3 +78,25 @@ def test_run_user_and_pass_token_are_parsed() -> None:
 def test_a_bad_run_user_is_refused(value: object) -> None:
     with pytest.raises(ConfigError, match="run.user"):
         parse_config({"run": {"user": value}}, "t.yml")
+
+
+def test_run_user_is_refused_unless_orion_is_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(UsageError, match="must run as root"):
+        run_as.resolve("nobody", "/")
+
+
+def test_run_user_must_exist_not_be_root_and_reach_the_working_directory(tmp_path: Path) -> None:
+    """Asked in a child that has become the user (root's access() says yes to anything)."""
+    if os.geteuid() != 0:
+        raise RuntimeError("run.user needs the tests to run as root (as tests/namespaces.py does)")
+    with pytest.raises(UsageError, match="no user"):
+        run_as.resolve("no-such-user-here", "/")
+    with pytest.raises(UsageError, match="is root"):
+        run_as.resolve("root", "/")
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    with pytest.raises(UsageError, match="cannot enter and read the working directory"):
+        run_as.resolve("nobody", str(closed))
+    user = run_as.resolve("nobody", "/")
+    assert user.uid != 0 and user.env({"HOME": "/root"})["HOME"] == user.home
