@@ -147,9 +147,16 @@ def main() -> None:
     pems = sorted({p for _, text in corpus for p in PEM.findall(text)})
     worked += [f"private key #{i}" for i, pem in enumerate(pems)
                if key_works(emulator, pem, app_id, installation)]
+    try:  # the command's own file still works (run.user: it is the user's)
+        with open(os.environ.get("ORION_PROGRESS_FILE", "/nonexistent"), "a", encoding="utf-8") as f:
+            f.write("probe done\n")
+        progress_written = True
+    except OSError:
+        progress_written = False
     with open(report, "w", encoding="utf-8") as f:
-        json.dump({"uid": os.getuid(), "tried": len(words), "pems": len(pems), "worked": worked,
-                   "environ_read": environ_read, "memory_open": memory_open, "corpus": corpus}, f)
+        json.dump({"uid": os.getuid(), "progress_written": progress_written, "tried": len(words),
+                   "pems": len(pems), "worked": worked, "environ_read": environ_read,
+                   "memory_open": memory_open, "corpus": corpus}, f)
 
 
 if __name__ == "__main__":

@@ -208,6 +208,7 @@ def test_with_run_user_the_command_cannot_even_open_orions_memory(
     assert report["memory_open"] == [] and report["environ_read"] == []
     where = {w for w, _ in report["corpus"]}
     assert any(w.endswith("issue.json") for w in where), "the command could not read its issue file"
+    assert report["progress_written"], "the command could not write its progress file"
     assert _leaks(report, _secret_strings(values)) == []
 
 
