@@ -8,11 +8,10 @@ line on stderr (`orion-action: error: ...`) and a documented exit code (docs/des
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
-from orion_action import __version__
+from orion_action import __version__, credentials
 from orion_action.adapters.github import DEFAULT_API_URL, AppCredentials, GitHubRepo
 from orion_action.config import LABEL_MAX, Config, load_config
 from orion_action.errors import ExitCode, OrionError, UsageError
@@ -301,15 +300,13 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
         if len(repos) > 1 and args.actor:
             raise UsageError("--actor goes with one --repo: the label was added in one repository")
         trigger.check_trigger(repos[0], config, args.actor, _log)
-        # The command gets GITHUB_TOKEN (documented), never the App's key: with it, any code
-        # the command runs could mint tokens for every repository the App is installed on.
-        child_env = {k: v for k, v in env.items() if k != "ORION_APP_PRIVATE_KEY"}
+        # The wrapper gives the command no credential (credentials.command_env).
         if len(repos) > 1:
             from orion_action.services.fleet import FleetWrapper
 
-            w: wrapper.Wrapper = FleetWrapper(repos, config, _log, child_env)
+            w: wrapper.Wrapper = FleetWrapper(repos, config, _log, env)
         else:
-            w = wrapper.Wrapper(repos[0], config, _log, child_env)
+            w = wrapper.Wrapper(repos[0], config, _log, env)
         request = wrapper.RunRequest(
             command=cmd, issue=args.issue, stage=args.stage, require=tuple(args.require or ())
         )
@@ -344,7 +341,15 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
 
 
 def main(argv: Sequence[str] | None = None, env: dict[str, str] | None = None) -> int:
-    env = dict(os.environ if env is None else env)
+    """The entry point. Without `env` (a real process): credentials found in the process's
+    environment are first moved out of it by a re-exec (credentials.startup_env, ADR 0031)."""
+    if env is None:
+        try:
+            env = credentials.startup_env(sys.orig_argv[1:])
+        except OrionError as exc:
+            print(f"orion-action: error: {exc}", file=sys.stderr, flush=True)
+            return int(exc.exit_code)
+    env = dict(env)
     args = build_parser().parse_args(argv)
     code = _main(args, env)
     # The composite action execs this process, so it sets the step's exit-code output itself.

@@ -63,6 +63,8 @@ class Config:
     trigger_permission: str = "write"  # the least access of whoever's label may start a run
     timeout: float = 0.0  # run.timeout: stop a child that has run this long (0: no limit)
     idle_timeout: float = 0.0  # run.idle_timeout: ...or that has been silent this long (0: no limit)
+    pass_token: bool = False  # run.pass_token: the command gets GITHUB_TOKEN and GH_TOKEN (ADR 0031)
+    run_user: str = ""  # run.user: orion runs as root, the command as this user (ADR 0032)
     dispatch_workflow: str = ""  # dispatch.workflow: the worker workflow started for queued issues
     dispatch_max_runs: int = 4  # dispatch.max_runs: at most this many of its runs at once
     dashboard_enabled: bool = False  # dashboard.enabled: init makes, reconcile keeps a dashboard issue
@@ -107,7 +109,13 @@ _SCHEMA: dict[str, Any] = {
     },
     "heartbeat": {"interval": "duration", "stale_after": "duration"},
     "retry": {"max_attempts": int},
-    "run": {"kill_grace": "duration", "timeout": "limit", "idle_timeout": "limit"},
+    "run": {
+        "kill_grace": "duration",
+        "timeout": "limit",
+        "idle_timeout": "limit",
+        "pass_token": bool,
+        "user": "user",
+    },
     "trusted_authors": list,
     "trigger": {"permission": "permission"},
     "dispatch": {"workflow": "workflow", "max_runs": int},
@@ -116,6 +124,7 @@ _SCHEMA: dict[str, Any] = {
 TITLE_MAX = 256  # GitHub's limit on an issue title
 # A workflow file name in .github/workflows ("" turns dispatching off).
 _WORKFLOW = re.compile(r"(?:[A-Za-z0-9._-]+\.ya?ml)?")
+_USER = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_.-]{0,31})?")  # a POSIX user name, or "" (run.user)
 
 
 def parse_config(data: Any, source: str) -> Config:
@@ -159,6 +168,10 @@ def parse_config(data: Any, source: str) -> Config:
                 if not isinstance(item, str) or not _WORKFLOW.fullmatch(item):
                     raise fail(name, f'expected a workflow file name like "worker.yml" or "", got {item!r}')
                 values[name] = item
+            elif kind == "user":
+                if not isinstance(item, str) or not _USER.fullmatch(item):
+                    raise fail(name, f"expected a user name of the machine, got {item!r}")
+                values[name] = item
             elif kind == "permission":
                 if item not in PERMISSIONS:
                     raise fail(name, f"expected one of {', '.join(PERMISSIONS)}, got {item!r}")
@@ -197,6 +210,8 @@ def parse_config(data: Any, source: str) -> Config:
         trigger_permission=values.get("trigger.permission", defaults.trigger_permission),
         timeout=values.get("run.timeout", defaults.timeout),
         idle_timeout=values.get("run.idle_timeout", defaults.idle_timeout),
+        pass_token=values.get("run.pass_token", defaults.pass_token),
+        run_user=values.get("run.user", defaults.run_user),
         dispatch_workflow=values.get("dispatch.workflow", defaults.dispatch_workflow),
         dispatch_max_runs=values.get("dispatch.max_runs", defaults.dispatch_max_runs),
         dashboard_enabled=values.get("dashboard.enabled", defaults.dashboard_enabled),

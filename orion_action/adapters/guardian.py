@@ -37,11 +37,13 @@ wrapper then SIGKILLs the command's group and, being a subreaper too (`adopt_orp
 everything that escaped the group, which reparented to it (ADR 0030).
 
 Wire format. Wrapper to guardian (the control pipe): first a line with a length N and N bytes
-of a marshalled dict {"command", "env", "deadline", "grace", "watch"} (both ends run the same
-interpreter), then lines "renew DEADLINE" or "stop SIGNUM GRACE". Guardian to wrapper (the
+of a marshalled dict {"command", "env", "deadline", "grace", "watch", "user"} (both ends run
+the same interpreter; "user" is None or [uid, gid, groups] for run.user, ADR 0032), then
+lines "renew DEADLINE" or "stop SIGNUM GRACE". Guardian to wrapper (the
 report pipe): a line "started PID", "cannot-start ERRNO" or "expired", then any number of
 "output BOOTTIME" (the command wrote something then), then "exit STATUS WHY".
-The command's environment travels over the pipe, never on a command line. The guardian runs
+The command's environment travels over the pipe, never on a command line, and the guardian
+starts with an environment that holds no credential (ADR 0031). The guardian runs
 with `python -S` and imports little (no json, typing, datetime, psutil): it starts in ~40 ms
 with ~11 MB RSS (ADR 0010).
 """
@@ -158,13 +160,16 @@ class Guardian:
         lease_deadline: float,
         kill_grace: float,
         watch_output: bool = False,
+        user: tuple[int, int, tuple[int, ...]] | None = None,
     ) -> Guardian:
         """Start a guardian that runs `command` with `env` until `lease_deadline` (on
         clock.boottime()) unless renewed. Raises CannotStart (an OSError, as Popen would) when
         the command cannot be executed, LeaseExpired when the lease passed before exec.
         `watch_output`: pass the command's output through the guardian, which reports when it
-        last wrote (`last_output`)."""
-        import subprocess  # here: the guardian process itself never needs it
+        last wrote (`last_output`). `user`: (uid, gid, groups) the command runs as (run.user)."""
+        import subprocess  # here: the guardian process itself never needs these
+
+        from orion_action.credentials import without_credentials
 
         _require_linux()
         control_r, control_w = os.pipe()
@@ -173,6 +178,7 @@ class Guardian:
             proc = subprocess.Popen(
                 [sys.executable, "-S", "-c", _BOOT, _ROOT, str(control_r), str(report_w)],
                 pass_fds=(control_r, report_w),
+                env=without_credentials(os.environ),
             )
         except OSError as exc:
             for fd in (control_r, control_w, report_r, report_w):
@@ -186,6 +192,7 @@ class Guardian:
             "deadline": lease_deadline,
             "grace": kill_grace,
             "watch": watch_output,
+            "user": None if user is None else [user[0], user[1], list(user[2])],
         }
         try:
             payload = marshal.dumps(spec)
@@ -399,13 +406,28 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
+def drop_privileges(uid: int, gid: int, groups: Sequence[int]) -> None:
+    """In a forked child before exec (run.user): become the user for good, saved ids too:
+    supplementary groups as initgroups would set them, then the group, then the user."""
+    os.setgroups(list(groups))
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
+        raise PermissionError(errno_codes.EPERM, "could not drop privileges")
+
+
 def _spawn(
-    command: Sequence[str], env: Mapping[str, str], deadline: float, outputs: Sequence[tuple[int, int]] = ()
+    command: Sequence[str],
+    env: Mapping[str, str],
+    deadline: float,
+    outputs: Sequence[tuple[int, int]] = (),
+    user: Sequence | None = None,
 ) -> int:
     """Fork and exec the command in a session (and process group) of its own, bound to us by
     PDEATHSIG.
     The lease is checked in the child just before exec. Raises CannotStart or LeaseExpired.
-    `outputs`: (write end, fd) pairs the command gets as its stdout and stderr."""
+    `outputs`: (write end, fd) pairs the command gets as its stdout and stderr; `user`:
+    [uid, gid, groups] the command runs as."""
     result_r, result_w = os.pipe()  # close-on-exec: EOF with no data means exec succeeded
     guardian = os.getpid()
     pid = os.fork()
@@ -420,6 +442,8 @@ def _spawn(
                 null = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(null, 0)
                 os.close(null)
+            if user is not None:  # first: a change of ids clears PR_SET_PDEATHSIG
+                drop_privileges(*user)
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             if os.getppid() != guardian:
                 os._exit(CANNOT_START_STATUS)  # the guardian died before the prctl took hold
@@ -492,7 +516,7 @@ class _Process:
                 self.outputs[read_end] = target
                 pairs.append((write_end, target))
         try:
-            self.pid = _spawn(spec["command"], spec["env"], self.deadline, pairs)
+            self.pid = _spawn(spec["command"], spec["env"], self.deadline, pairs, spec.get("user"))
         except CannotStart as exc:
             self.say(f"cannot-start {exc.errno}")
             return

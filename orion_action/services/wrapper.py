@@ -29,8 +29,10 @@ from orion_action.adapters.child import CannotStart, Child, LeaseExpired, start_
 from orion_action.adapters.clock import SYSTEM_CLOCK, Clock
 from orion_action.adapters.github import GitHubRepo
 from orion_action.adapters.guardian import adopt_orphans
+from orion_action.adapters.run_as import RunAs, resolve
 from orion_action.config import Config
 from orion_action.core.record import ActionsRun, clean_progress, mentions_orion
+from orion_action.credentials import command_env
 from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, NotFound, OrionError
 from orion_action.services.claiming import Claim, Claimer
 from orion_action.services.dispatch import dispatch_issues
@@ -210,6 +212,8 @@ class Wrapper:
         self.log = log
         self.env = dict(os.environ if env is None else env)
         self.clock = clock
+        # run.user is checked before anything is claimed (UsageError: exit 64).
+        self.run_as: RunAs | None = resolve(config.run_user, os.getcwd()) if config.run_user else None
         self.here = local.this_machine()
         self.signal_received: int | None = None  # the first signal: it decides the exit code
         self.signals_seen = 0  # every signal: a second one cuts the kill grace short
@@ -303,6 +307,8 @@ class Wrapper:
         if self.signal_received is not None:
             return self._hand_back(holding, None, self.signal_received)
         workdir = Path(tempfile.mkdtemp(prefix=f"orion-{n}-"))
+        if self.run_as is not None:  # the user may enter, not add or replace files (ours stay ours)
+            workdir.chmod(0o711)
         try:
             return self._run_child(request, holding, wake, workdir)
         finally:
@@ -315,8 +321,12 @@ class Wrapper:
         issue_file.write_text(json.dumps(issue_document(claim), indent=1), encoding="utf-8")
         progress_file = workdir / "progress"
         progress_file.touch()
+        if self.run_as is not None:
+            self.run_as.give(str(issue_file))
+            self.run_as.give(str(progress_file))
+        # No credential unless run.pass_token (ADR 0031): the command is not trusted.
         child_env = {
-            **self.env,
+            **command_env(self.env, self.config.pass_token),
             "ORION_ISSUE": str(n),
             "ORION_REPO": self.gh.full_name,
             "ORION_CLAIM_TOKEN": claim.record.token,
@@ -332,6 +342,7 @@ class Wrapper:
                 holding.lease_until,
                 self.config.kill_grace,
                 watch_output=self.config.idle_timeout > 0,
+                run_as=self.run_as,
             )
         except CannotStart as exc:
             self.log(f"#{n}: cannot start {request.command[0]!r}: {exc.strerror}")

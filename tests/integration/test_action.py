@@ -485,13 +485,14 @@ def test_reconcile_requeues_a_killed_worker(runner: CompositeRunner, repo: RepoH
 # -- the real virtual environment ---------------------------------------------------------
 
 
-# Slow: it installs requirements.txt from the package index, twice (more than `make deps` does).
+# Slow: it installs requirements.lock from the package index, twice (more than `make deps` does).
 @pytest.mark.slow
-def test_action_builds_and_reuses_its_own_virtualenv(action_env: dict[str, str], repo: RepoHandle,
-                                                     tmp_path: Path) -> None:
-    """No ORION_ACTION_PYTHON: the action makes a venv with python3 -m venv and pip in the
-    runner's tool cache (which survives jobs on a self-hosted runner), runs from it, reuses
-    it next time, rebuilds it when it is unusable, and never touches the caller's Python."""
+def test_action_builds_a_fresh_virtualenv_for_every_use(action_env: dict[str, str], repo: RepoHandle,
+                                                       tmp_path: Path) -> None:
+    """No ORION_ACTION_PYTHON: the action makes a venv with python3 -m venv and pip under
+    $RUNNER_TEMP and runs from it; the next use builds another and never runs what a command
+    left in the first (a .pth file, as a job on a persistent runner could plant: audit
+    finding 5); the runner's tool cache and the caller's Python are never touched."""
     env = dict(action_env)
     env.pop("ORION_ACTION_PYTHON")
     tool_cache = tmp_path / "tool-cache"
@@ -511,23 +512,23 @@ def test_action_builds_and_reuses_its_own_virtualenv(action_env: dict[str, str],
     first = run({"command": "init"})
     python = first.step("setup").outputs["python"]
     venv = Path(python).parent.parent
-    assert venv.parent == tool_cache / "orion-action"
-    assert (venv / "pyvenv.cfg").exists() and (venv / ".orion-complete").exists()
+    assert venv.parent == Path(env["RUNNER_TEMP"]) / "orion-action"
     assert "Created" in first.step("setup").stdout
     labels = {label["name"] for label in repo.api("GET", "/labels", params={"per_page": 100})}
     assert labels >= {"orion", "orion-working", "orion-ready", "orion-failed"}
-    assert not list(venv.parent.glob(".build-*")), "the build directory was left behind"
-    assert not any(Path(env["RUNNER_TEMP"]).iterdir())
+    planted = tmp_path / "planted-code-ran"
+    site = next(venv.glob("lib/python3*/site-packages"))
+    (site / "zz_planted.pth").write_text(f"import pathlib; pathlib.Path({str(planted)!r}).touch()\n")
+    subprocess.run([python, "-c", "pass"], check=True)
+    assert planted.exists(), "the planted .pth file does not run: the test would prove nothing"
+    planted.unlink()
 
     second = run({"command": "status"})
-    assert "Reusing" in second.step("setup").stdout
-    assert second.step("setup").outputs["python"] == python
-
-    (venv / ".orion-complete").unlink()  # as if a build had been cut short
-    third = run({"command": "status"})
-    assert "Discarding" in third.step("setup").stdout and "Created" in third.step("setup").stdout
-    assert third.step("setup").outputs["python"] == python
-    assert sorted(p.name for p in venv.parent.iterdir()) == [venv.name]
+    assert "Created" in second.step("setup").stdout
+    assert second.step("setup").outputs["python"] != python
+    assert not venv.exists(), "the first environment was left for reuse"
+    assert not planted.exists(), "code left in the first environment ran in the second use"
+    assert not tool_cache.exists()
 
     after = subprocess.run(["python3", "-c", "import sys; print(sys.prefix)"], env=env,
                            capture_output=True, text=True, check=True).stdout.strip()

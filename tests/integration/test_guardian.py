@@ -399,3 +399,41 @@ def test_startup_is_cheap(start: Callable[..., Guardian]) -> None:
     assert took < 2.0
     assert rss_kb < 30_000
     assert child.stop(signal.SIGKILL, 0) == 137
+
+
+# -- run.user -------------------------------------------------------------------------------
+
+
+def test_a_command_run_as_another_user_is_still_bound_to_the_guardian() -> None:
+    """run.user (ADR 0032): the command has the user's ids, groups and nothing more, and still
+    dies with its guardian (a change of ids clears PR_SET_PDEATHSIG: it must be set after)."""
+    import pwd
+    import tempfile
+
+    if os.geteuid() != 0:
+        raise RuntimeError("run.user needs the tests to run as root (as tests/namespaces.py does)")
+    nobody = pwd.getpwnam("nobody")
+    out = Path(tempfile.mkdtemp(prefix="guardian-user-"))
+    out.chmod(0o777)
+    probe = (  # PR_GET_PDEATHSIG is 2
+        "import ctypes, json, os, sys; v = ctypes.c_int(); "
+        "ctypes.CDLL(None).prctl(2, ctypes.byref(v), 0, 0, 0); "
+        "json.dump([os.getresuid(), os.getresgid(), os.getgroups(), v.value], open(sys.argv[1], 'w'))"
+    )
+    try:
+        child = Guardian.start(
+            ["/usr/bin/python3", "-c", probe, str(out / "ids.json")],
+            dict(os.environ),
+            lease_deadline=boottime() + 10,
+            kill_grace=1,
+            user=(nobody.pw_uid, nobody.pw_gid, (nobody.pw_gid,)),
+        )
+        assert child.wait(10) == 0
+        child.close()
+        uids, gids, groups, pdeathsig = json.loads((out / "ids.json").read_text())
+        assert uids == [nobody.pw_uid] * 3 and gids == [nobody.pw_gid] * 3 and groups == [nobody.pw_gid]
+        assert pdeathsig == signal.SIGKILL
+    finally:
+        for path in out.iterdir():
+            path.unlink()
+        out.rmdir()
