@@ -242,10 +242,11 @@ def _login(data: dict[str, Any], key: str, what: str) -> str:
 
 def _comment(data: Any) -> Comment:
     c = _object(data, "a comment")
+    number = _whole(c, "id", "a comment")
     issue = _ISSUE_URL.search(_text(c, "issue_url", "a comment"))
     created = _time(c, "created_at", "a comment")
     return Comment(
-        id=_whole(c, "id", "a comment"),
+        id=number,
         author=_login(c, "user", "a comment"),
         body=_text(c, "body", "a comment"),
         created_at=created,
@@ -256,11 +257,12 @@ def _comment(data: Any) -> Comment:
 
 def _issue(data: Any, read_at: datetime) -> Issue:
     i = _object(data, "an issue")
+    number = _whole(i, "number", "an issue")
     labels = [_object(label, "a label") for label in _array(i.get("labels") or [], "an issue's labels")]
     names = [_text(label, "name", "a label", required=True) for label in labels]
     created = _time(i, "created_at", "an issue")
     return Issue(
-        number=_whole(i, "number", "an issue"),
+        number=number,
         is_open=_text(i, "state", "an issue", required=True) == "open",
         labels=frozenset(names),
         comments=_whole(i, "comments", "an issue", least=0) if i.get("comments") is not None else 0,
