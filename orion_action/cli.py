@@ -341,7 +341,7 @@ def _internal_error(
 ) -> None:
     """One line naming the exception (the traceback before it with --verbose), with every
     secret of the environment blotted out: an exception's text may quote anything."""
-    if exc is None:
+    if exc is None or isinstance(exc, SystemExit):  # a thread's sys.exit() is no error (as by default)
         return
     secrets = [
         line.strip()
@@ -357,9 +357,9 @@ def _internal_error(
 
     if verbose:
         sys.stderr.write(redact("".join(traceback.format_exception(exc))))
-    what = "".join(ch if ch.isprintable() else " " for ch in str(exc))
+    what = "".join(ch if ch.isprintable() else " " for ch in redact(str(exc)))  # redacted before cut
     what = " ".join(what.split())[:300]
     where = f" in thread {thread.name}" if thread is not None else ""
     hint = "" if verbose else " (orion-action --verbose ... prints the traceback)"
     line = f"orion-action: internal error{where}: {type(exc).__name__}{': ' + what if what else ''}{hint}"
-    print(redact(line), file=sys.stderr, flush=True)
+    print(line, file=sys.stderr, flush=True)
