@@ -460,6 +460,29 @@ def test_a_malformed_answer_is_retried_like_an_outage_and_a_good_one_then_counts
     assert fake.served.count(f"GET /repos/{REPO}/issues/1") == 3 and gh.requests == 3
 
 
+def test_a_write_answered_with_garbage_is_looked_for_before_it_is_sent_again(fake) -> None:
+    """A bad answer to a POST is ambiguous (the comment may have landed): the retry first lists
+    the comments for the marker, and finds it, so no second claim comment is posted."""
+    posted: list[dict[str, object]] = []
+
+    def post_lands_answer_is_garbage(h: BaseHTTPRequestHandler) -> None:
+        if h.command == "POST":
+            posted.append({"id": 7, "body": "claim nonce-4c1d", "user": {"login": "orion-bot"},
+                           "created_at": "2026-12-01T00:00:00Z"})
+            return send(h, 200, raw=b"<html>502 from a proxy</html>", ctype="text/html")
+        send(h, 200, posted)
+
+    fake.answers = [(rf"/repos/{REPO}/issues/1/comments", post_lands_answer_is_garbage)]
+    fake.served.clear()
+    try:
+        gh = GitHubRepo(REPO, TOKEN, fake.url, retry_for=30, sleep=lambda _: None)
+        comment = gh.post_comment(1, "claim nonce-4c1d", marker="nonce-4c1d")
+    finally:
+        fake.answers = []
+    assert comment.id == 7 and len(posted) == 1
+    assert fake.served.count(f"POST /repos/{REPO}/issues/1/comments") == 1
+
+
 def test_410_is_not_found_with_its_status(fake) -> None:
     fake.answers = [(ISSUE1, answer(410, {"message": "This issue was deleted"}))]
     try:
