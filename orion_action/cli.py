@@ -2,21 +2,27 @@
 
 Every command takes `--config PATH` and `--repo OWNER/NAME` after its name (`run --next`,
 `reconcile` and `status` take several: services/fleet.py). Errors are one
-line on stderr (`orion-action: error: ...`) and a documented exit code (docs/design.md section 9).
+line on stderr (`orion-action: error: ...`) and a documented exit code (docs/design.md section 9);
+anything else that escapes is a bug, and still one line (`orion-action: internal error: ...`,
+exit 70; the traceback only with `--verbose`: docs/adr/0036-bad-input-is-one-line.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import threading
+import traceback
 from collections.abc import Sequence
 
 from orion_action import __version__, credentials
 from orion_action.adapters.github import DEFAULT_API_URL, AppCredentials, GitHubRepo
-from orion_action.config import LABEL_MAX, Config, load_config
+from orion_action.config import LABEL_MAX, LOGIN, UNSEEN, Config, load_config
 from orion_action.errors import ExitCode, OrionError, UsageError
 
 DEFAULT_RETRY_FOR = 60.0  # seconds a transient GitHub failure is retried before exit 69
+# Environment variables whose values never appear in what orion prints, even in a traceback.
+SECRET_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN", "ORION_APP_PRIVATE_KEY", "ORION_RECORD_KEY")
 
 # The help's epilog: what every command reads from its environment, and what its exit codes
 # mean (docs/commands.md has the full table; a test keeps both in step with ExitCode).
@@ -30,7 +36,8 @@ HELP_EXIT_CODES = """exit codes:
   0      success
   N      run: the command's own code when it failed (128+N: killed by signal N)
   64     usage or configuration error, bad or missing token, an issue that does not exist
-  69     GitHub unreachable after retries
+  69     GitHub unreachable after retries, or an answer orion cannot use
+  70     an unexpected internal error (one line; the traceback with --verbose)
   75     nothing claimed (not queued, held, lost the race, empty or paused queue, refused)
   76     the claim was lost while running, or cancelled, and the command was stopped
   124    run: run.timeout or run.idle_timeout stopped the command
@@ -76,6 +83,8 @@ def _log(message: str) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
+    # also after the command name; SUPPRESS keeps a top-level --verbose from being reset
+    p.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP)
     p.add_argument(
         "--config", metavar="PATH", help="configuration file (default: .github/orion.yml if present)"
     )
@@ -89,9 +98,18 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="print errors only: no progress or request-count lines")
 
 
+VERBOSE_HELP = "on an internal error (exit 70), print the traceback too"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="orion-action", description="GitHub issues as a safe work queue.")
+    parser = _Parser(
+        prog="orion-action",
+        description="GitHub issues as a safe work queue.",
+        epilog=EPILOG,
+        formatter_class=_HelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"orion-action {__version__}")
+    parser.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _QUIET["on"] = False
 
@@ -121,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--actor",
         metavar="LOGIN",
+        type=_login,
         help="who added the label that started this run; the run starts only if they have "
         "trigger.permission (default write) on the repository",
     )
@@ -181,10 +200,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _label_name(text: str) -> str:
-    if not text.strip() or "," in text or len(text) > LABEL_MAX:
+    if not text.strip() or "," in text or len(text) > LABEL_MAX or UNSEEN.search(text):
         raise argparse.ArgumentTypeError(
-            f"a label name has no commas and 1-{LABEL_MAX} characters, got {text!r}"
+            f"a label name has no commas, no control characters and 1-{LABEL_MAX} characters, got {text!r}"
         )
+    return text
+
+
+def _login(text: str) -> str:
+    """A GitHub login: an empty or malformed one would skip or defeat the trigger check."""
+    if not LOGIN.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"expected a GitHub login, got {text!r}")
     return text
 
 
@@ -351,11 +377,16 @@ def main(argv: Sequence[str] | None = None, env: dict[str, str] | None = None) -
             return int(exc.exit_code)
     env = dict(env)
     args = build_parser().parse_args(argv)
-    code = _main(args, env)
+    hook = threading.excepthook  # a thread's crash (the heartbeat's) is one line too
+    threading.excepthook = lambda crash: _internal_error(crash.exc_value, args.verbose, env, crash.thread)
+    try:
+        code = _main(args, env)
+    finally:
+        threading.excepthook = hook
     # The composite action execs this process, so it sets the step's exit-code output itself.
     from orion_action.services.wrapper import write_output
 
-    write_output(env, "exit-code", code, _log)
+    write_output(env, "exit-code", code)
     return code
 
 
@@ -368,3 +399,35 @@ def _main(args: argparse.Namespace, env: dict[str, str]) -> int:
         return int(exc.exit_code)
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug, or input no check foresaw: still one line and a documented code
+        _internal_error(exc, args.verbose, env)
+        return int(ExitCode.INTERNAL)
+
+
+def _internal_error(
+    exc: BaseException | None, verbose: bool, env: dict[str, str], thread: threading.Thread | None = None
+) -> None:
+    """One line naming the exception (the traceback before it with --verbose), with every
+    secret of the environment blotted out: an exception's text may quote anything."""
+    if exc is None or isinstance(exc, SystemExit):  # a thread's sys.exit() is no error (as by default)
+        return
+    secrets = [
+        line.strip()
+        for name in SECRET_VARIABLES
+        for line in env.get(name, "").replace("\\n", "\n").splitlines()
+        if len(line.strip()) >= 8 and not line.strip().startswith("-----")
+    ]
+
+    def redact(text: str) -> str:
+        for secret in secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    if verbose:
+        sys.stderr.write(redact("".join(traceback.format_exception(exc))))
+    what = "".join(ch if ch.isprintable() else " " for ch in redact(str(exc)))  # redacted before cut
+    what = " ".join(what.split())[:300]
+    where = f" in thread {thread.name}" if thread is not None else ""
+    hint = "" if verbose else " (orion-action --verbose ... prints the traceback)"
+    line = f"orion-action: internal error{where}: {type(exc).__name__}{': ' + what if what else ''}{hint}"
+    print(line, file=sys.stderr, flush=True)

@@ -27,6 +27,14 @@ MIN_INTERVAL = 1.0  # a faster beat only burns the token's budget
 # child's grace and the hand-back's writes (wrapper.HAND_BACK_DEADLINE_S) must fit in that.
 MAX_KILL_GRACE = 7.0
 LABEL_MAX = 50  # GitHub's limit on a label name
+# What no name or title may hold: control characters (NUL, newline, ESC...), line and paragraph
+# separators, and bidirectional controls (they make a name read as something it is not). The
+# JSON Schema's `label` pattern excludes the same.
+UNSEEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+# A GitHub login: letters, digits, '-' and '_' (Enterprise Managed Users' logins end in
+# _shortcode), beginning with a letter or digit; an App's bot ends in "[bot]".
+LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}(?:\[bot\])?")
+MAX_DEPTH = 32  # nesting of the YAML document; orion.yml needs 3, and the composer recurses
 
 # Repository permission levels, lowest first (GitHub's role names); `none` in `trigger.permission`
 # turns the trigger check off.
@@ -145,6 +153,10 @@ def parse_config(data: Any, source: str) -> Config:
         if spec is list:
             if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
                 raise fail(section, "expected a list of GitHub logins")
+            bad = next((v for v in value if not LOGIN.fullmatch(v)), None)
+            if bad is not None:
+                raise fail(section, f"{bad!r} is not a GitHub login (letters, digits, '-' and '_', "
+                                    f"at most 64, optionally ending in [bot]): it could never match")
             values[section] = tuple(value)
             continue
         if not isinstance(value, dict):
@@ -186,9 +198,10 @@ def parse_config(data: Any, source: str) -> Config:
                     raise fail(name, f"expected true or false, got {item!r}")
                 values[name] = item
             elif kind == "title":
-                if not isinstance(item, str) or not item.strip() or len(item) > TITLE_MAX:
-                    raise fail(name, f"expected a non-empty title of at most {TITLE_MAX} characters, "
-                                     f"got {item!r}")
+                if (not isinstance(item, str) or not item.strip() or len(item) > TITLE_MAX
+                        or UNSEEN.search(item)):
+                    raise fail(name, f"expected a non-empty title of at most {TITLE_MAX} characters "
+                                     f"and no control characters, got {item!r}")
                 values[name] = item
             elif kind is int:
                 if isinstance(item, bool) or not isinstance(item, int) or item < 1:
@@ -253,6 +266,8 @@ def _check_labels(labels: Labels, fail: Callable[[str, str], ConfigError]) -> No
             raise fail(key, f"must not contain a comma (GitHub's label filter splits on it), got {name!r}")
         if name != name.strip():
             raise fail(key, f"must not start or end with white space, got {name!r}")
+        if UNSEEN.search(name):
+            raise fail(key, f"must not contain control characters or line breaks, got {name!r}")
         limit = LABEL_MAX - 1 if key == "labels.stage_prefix" else LABEL_MAX
         if len(name) > limit:
             raise fail(key, f"must be at most {limit} characters (GitHub's label limit is {LABEL_MAX}), "
@@ -285,14 +300,61 @@ def _label_list(value: Any) -> tuple[str, ...]:
     for name in value:
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"expected non-empty label names, got {name!r}")
-        if "," in name or name != name.strip() or len(name) > LABEL_MAX:
+        if "," in name or name != name.strip() or len(name) > LABEL_MAX or UNSEEN.search(name):
             raise ValueError(
-                f"a label name has no commas, no white space at either end and at most {LABEL_MAX} "
-                f"characters, got {name!r}"
+                f"a label name has no commas, no control characters, no white space at either end "
+                f"and at most {LABEL_MAX} characters, got {name!r}"
             )
     if len({n.casefold() for n in value}) != len(value):
         raise ValueError("each label may appear once (GitHub ignores case in label names)")
     return tuple(value)
+
+
+class _Loader(yaml.SafeLoader):
+    """yaml.safe_load's loader, stricter where a config file must not be ambiguous or costly:
+    a key given twice in one mapping is an error (YAML would silently keep the last, so a
+    reviewer could read `permission: write` above a later `permission: none`); nesting is
+    bounded (the composer recurses: 20,000 '[' overflowed Python's stack); and a value its
+    constructor cannot build (a 5,000-digit integer, a 13th month) is an error at its line."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except ValueError as exc:  # int(), float() and date() refusing a scalar
+            why = str(exc).split(";")[0][:100]
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read this value ({why})", node.start_mark
+            ) from None
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            seen: set[tuple[type, Any]] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base`: overriding is its point
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                if isinstance(key, (str, int, float, bool)) or key is None:
+                    if (type(key), key) in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"duplicate key {str(key)[:60]!r}", key_node.start_mark
+                        )
+                    seen.add((type(key), key))
+        return super().construct_mapping(node, deep)
 
 
 def load_config(path: str | None) -> Config:
@@ -309,7 +371,7 @@ def load_config(path: str | None) -> Config:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{file}: not UTF-8 text (byte {exc.start} cannot be decoded)") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Loader)  # a SafeLoader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

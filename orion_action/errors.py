@@ -15,6 +15,7 @@ class ExitCode(IntEnum):
     OK = 0
     USAGE = 64  # bad arguments, bad configuration, bad token, an issue that does not exist
     UNAVAILABLE = 69  # GitHub unreachable after retries
+    INTERNAL = 70  # an unexpected internal error (EX_SOFTWARE): one line, the traceback with --verbose
     NOT_CLAIMED = 75  # not queued, held by a live claim, lost the race, empty queue, refused
     LOST = 76  # the claim was lost while running and the child was stopped
 

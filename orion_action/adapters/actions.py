@@ -4,6 +4,7 @@ stdout workflow commands). Outside Actions every function here is a no-op."""
 from __future__ import annotations
 
 import secrets
+import sys
 from collections.abc import Mapping
 
 
@@ -28,20 +29,32 @@ def warning(env: Mapping[str, str], message: str, title: str = "orion-action") -
 
 def set_outputs(env: Mapping[str, str], outputs: Mapping[str, str]) -> None:
     """Append step outputs to $GITHUB_OUTPUT; multi-line values use a random delimiter."""
-    path = env.get("GITHUB_OUTPUT")
-    if not path:
-        return
-    with open(path, "a", encoding="utf-8") as f:
-        for key, value in outputs.items():
-            if "\n" in value:
-                delim = f"ORION_{secrets.token_hex(8)}"
-                f.write(f"{key}<<{delim}\n{value}\n{delim}\n")
-            else:
-                f.write(f"{key}={value}\n")
+    text = ""
+    for key, value in outputs.items():
+        if "\n" in value:
+            delim = f"ORION_{secrets.token_hex(8)}"
+            text += f"{key}<<{delim}\n{value}\n{delim}\n"
+        else:
+            text += f"{key}={value}\n"
+    what = f"the {next(iter(outputs))} output" if len(outputs) == 1 else f"the outputs {', '.join(outputs)}"
+    _append(env, "GITHUB_OUTPUT", text, what)
 
 
 def add_summary(env: Mapping[str, str], markdown: str) -> None:
-    path = env.get("GITHUB_STEP_SUMMARY")
-    if path:
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(markdown.rstrip("\n") + "\n")
+    _append(env, "GITHUB_STEP_SUMMARY", markdown.rstrip("\n") + "\n", "the step summary")
+
+
+def _append(env: Mapping[str, str], variable: str, text: str, what: str) -> None:
+    """Append to the runner file that `variable` names, if any. The runner's files are not
+    ours to trust (a directory, a full disk, a path in a missing directory): a failure is one
+    line on stderr, never the end of a command whose real work is done. Text that cannot be
+    encoded (a lone surrogate from an issue's title) is replaced, not fatal."""
+    path = env.get(variable)
+    if not path:
+        return
+    try:
+        with open(path, "a", encoding="utf-8", errors="replace") as f:
+            f.write(text)
+    except OSError as exc:
+        print(f"orion-action: could not write {what} to ${variable}: {exc.strerror or exc}",
+              file=sys.stderr, flush=True)

@@ -141,15 +141,22 @@ class _Transient(Exception):
 
 
 def _when(value: str | None) -> datetime:
+    """A time from a `Date` header (or the local clock when there is none or it is garbage:
+    only used for GitHub's "now")."""
     if not value:
         return datetime.now(timezone.utc)
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return _aware(datetime.fromisoformat(value.replace("Z", "+00:00")))
     except ValueError:
         try:
-            return parsedate_to_datetime(value)
+            return _aware(parsedate_to_datetime(value))
         except (TypeError, ValueError, IndexError, OverflowError):
             return datetime.now(timezone.utc)
+
+
+def _aware(when: datetime) -> datetime:
+    """GitHub's times are UTC; one without a zone must not meet aware times in a comparison."""
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 
 def _header(headers: dict[str, Any] | None, name: str) -> str | None:
@@ -159,35 +166,165 @@ def _header(headers: dict[str, Any] | None, name: str) -> str | None:
     return None
 
 
-def _comment(data: dict[str, Any]) -> Comment:
-    issue = _ISSUE_URL.search(data.get("issue_url") or "")
+class _Malformed(ValueError):
+    """GitHub's answer is not the shape its endpoint documents (an error page with status 200,
+    an empty 204 or a redirect for a GET, cut or nested JSON, a field of the wrong type). It is
+    retried like a transient failure, and ambiguous (a write may have landed): a proxy's error
+    page passes, and a lasting one ends in `Unavailable` (exit 69) naming what was wrong. The
+    message names fields and JSON types only, never the answer's text."""
+
+
+def _kind(value: Any) -> str:
+    """The JSON type of `value`, for a message."""
+    if value is None:
+        return "null or empty"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return "a string" if isinstance(value, str) else type(value).__name__
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _Malformed(f"{what} is {_kind(value)}, not an object")
+    return value
+
+
+def _array(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise _Malformed(f"{what} is {_kind(value)}, not an array")
+    return value
+
+
+def _whole(data: dict[str, Any], key: str, what: str, least: int = 1) -> int:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise _Malformed(f"{what}: {key!r} is {_kind(value) if key in data else 'missing'}, "
+                         f"not a whole number of at least {least}")
+    return value
+
+
+def _text(data: dict[str, Any], key: str, what: str, required: bool = False) -> str:
+    """A string field; null or absent is "" unless `required`."""
+    value = data.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value):
+        raise _Malformed(f"{what}: {key!r} is {_kind(value) if key in data else 'missing'}, "
+                         f"not a{' non-empty' if required else ''} string")
+    return value
+
+
+def _time(data: dict[str, Any], key: str, what: str, default: datetime | None = None) -> datetime:
+    """An ISO 8601 time field. Liveness is judged on these: a missing or unreadable one is a
+    bad answer, never read as "now" (that would make a dead holder look alive)."""
+    value = data.get(key)
+    if value is None and default is not None:
+        return default
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return _aware(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    raise _Malformed(f"{what}: {key!r} is {_kind(value) if key in data else 'missing'}, not an ISO 8601 time")
+
+
+def _login(data: dict[str, Any], key: str, what: str) -> str:
+    """The login of a user field (`user`): null (a deleted account: "ghost") reads as ""."""
+    user = data.get(key)
+    if user is None:
+        return ""
+    return _text(_object(user, f"{what}: {key!r}"), "login", f"{what}: {key!r}")
+
+
+def _comment(data: Any) -> Comment:
+    c = _object(data, "a comment")
+    number = _whole(c, "id", "a comment")
+    issue = _ISSUE_URL.search(_text(c, "issue_url", "a comment"))
+    created = _time(c, "created_at", "a comment")
     return Comment(
-        id=int(data["id"]),
-        author=(data.get("user") or {}).get("login", ""),
-        body=data.get("body") or "",
-        created_at=_when(data.get("created_at")),
-        updated_at=_when(data.get("updated_at") or data.get("created_at")),
+        id=number,
+        author=_login(c, "user", "a comment"),
+        body=_text(c, "body", "a comment"),
+        created_at=created,
+        updated_at=_time(c, "updated_at", "a comment", default=created),
         issue=int(issue.group(1)) if issue else None,
     )
 
 
-def _issue(data: dict[str, Any], read_at: datetime) -> Issue:
+def _issue(data: Any, read_at: datetime) -> Issue:
+    i = _object(data, "an issue")
+    number = _whole(i, "number", "an issue")
+    labels = [_object(label, "a label") for label in _array(i.get("labels") or [], "an issue's labels")]
+    names = [_text(label, "name", "a label", required=True) for label in labels]
+    created = _time(i, "created_at", "an issue")
     return Issue(
-        number=int(data["number"]),
-        is_open=data.get("state") == "open",
-        labels=frozenset(label["name"] for label in data.get("labels") or []),
-        comments=int(data.get("comments") or 0),
-        created_at=_when(data.get("created_at")),
+        number=number,
+        is_open=_text(i, "state", "an issue", required=True) == "open",
+        labels=frozenset(names),
+        comments=_whole(i, "comments", "an issue", least=0) if i.get("comments") is not None else 0,
+        created_at=created,
         read_at=read_at,
-        updated_at=_when(data.get("updated_at") or data.get("created_at")),
-        is_pull_request="pull_request" in data,
-        title=str(data.get("title") or ""),
-        body=str(data.get("body") or ""),
+        updated_at=_time(i, "updated_at", "an issue", default=created),
+        is_pull_request="pull_request" in i,
+        title=_text(i, "title", "an issue"),
+        body=_text(i, "body", "an issue"),
         label_descriptions=tuple(
-            (str(label["name"]), str(label.get("description") or "")) for label in data.get("labels") or []
+            (name, _text(label, "description", "a label")) for name, label in zip(names, labels, strict=True)
         ),
-        author=str((data.get("user") or {}).get("login") or ""),
+        author=_login(i, "user", "an issue"),
     )
+
+
+# Parsers of whole answers, run inside the retry loop (`GitHubRepo._request(parse=...)`):
+# each takes the decoded JSON and the response's headers.
+def _one_issue(data: Any, headers: dict[str, Any]) -> Issue:
+    return _issue(data, GitHubRepo.server_time(headers))
+
+
+def _issues(data: Any, headers: dict[str, Any]) -> list[Issue]:
+    read_at = GitHubRepo.server_time(headers)
+    return [_issue(d, read_at) for d in _array(data, "an issue listing")]
+
+
+def _one_comment(data: Any, headers: dict[str, Any]) -> Comment:
+    return _comment(data)
+
+
+def _comments(data: Any, headers: dict[str, Any]) -> list[Comment]:
+    return [_comment(d) for d in _array(data, "a comment listing")]
+
+
+def _an_object(data: Any, headers: dict[str, Any]) -> dict[str, Any]:
+    return _object(data, "the answer")
+
+
+def _user_login(data: Any, headers: dict[str, Any]) -> str:
+    return _text(_object(data, "the user"), "login", "the user", required=True)
+
+
+def _app_slug(data: Any, headers: dict[str, Any]) -> str:
+    return _text(_object(data, "the App"), "slug", "the App", required=True)
+
+
+def _installation_id(data: Any, headers: dict[str, Any]) -> int:
+    return _whole(_object(data, "the installation"), "id", "the installation")
+
+
+def _workflow_runs(data: Any, headers: dict[str, Any]) -> list[WorkflowRun]:
+    runs = _object(data, "a workflow run listing").get("workflow_runs") or []
+    found = []
+    for r in _array(runs, "a workflow run listing's runs"):
+        run = _object(r, "a workflow run")
+        found.append(WorkflowRun(_whole(run, "id", "a workflow run"), _text(run, "status", "a workflow run"),
+                                 _text(run, "display_title", "a workflow run")))
+    return found
+
+
+_Parse = Callable[[Any, dict[str, Any]], Any]
 
 
 def _message(exc: github.GithubException) -> str:
@@ -253,13 +390,14 @@ class GitHubRepo:
             number = app.installation_id
             if number is None:
                 try:
-                    _, data = self._request("GET", f"{self._repo_path}/installation", jwt=True)
+                    _, data = self._request("GET", f"{self._repo_path}/installation", jwt=True,
+                                            parse=_installation_id)
                 except NotFound:
                     raise AuthError(
                         f"the GitHub App {app.app_id} is not installed on {self.full_name} "
                         f"(GET /repos/{self.full_name}/installation: 404)", 404
                     ) from None
-                number = int(data["id"])
+                number = data
             app.installation = app.jwt.get_installation_auth(number, dict(APP_TOKEN_PERMISSIONS))
         return app.installation
 
@@ -287,7 +425,7 @@ class GitHubRepo:
     # -- plumbing ---------------------------------------------------------------------------
 
     def _once(
-        self, verb: str, url: str, params: dict[str, Any] | None, body: Any, jwt: bool = False
+        self, verb: str, url: str, params: dict[str, Any] | None, body: Any, jwt: bool, parse: _Parse | None
     ) -> tuple[dict[str, Any], Any]:
         self.requests += 1
         requester = self._jwt_requester() if jwt else self._requester
@@ -298,8 +436,25 @@ class GitHubRepo:
             raise self._translate(exc) from None
         except _TRANSPORT_ERRORS as exc:
             raise _Transient(exc, None, ambiguous=True) from None
+        except RecursionError:  # JSON nested too deep to decode, or redirects in a loop
+            raise _Transient(_Malformed("an answer nested or redirected too deep to read"), None,
+                             ambiguous=True) from None
+        except RuntimeError as exc:  # PyGithub follows no redirect to another host or protocol
+            where = "".join(ch if ch.isprintable() else "?" for ch in str(exc).split(", please")[0])[:200]
+            raise GitHubError(
+                f"GitHub redirected {verb} {url.replace(self.api_url, '')} where orion does not follow "
+                f"({where}): is GITHUB_API_URL right?"
+            ) from None
+        except (ValueError, OverflowError) as exc:  # undecodable JSON, unreadable rate-limit headers
+            raise _Transient(_Malformed(f"an unreadable answer ({type(exc).__name__})"), None,
+                             ambiguous=True) from None
         self._note_budget(headers)
-        return headers, data
+        if parse is None:
+            return headers, data
+        try:
+            return headers, parse(data, headers)
+        except _Malformed as exc:
+            raise _Transient(exc, None, ambiguous=True) from None
 
     def _jwt_requester(self) -> Any:
         """Requests as the App itself (a JWT): finding its installation, learning its name."""
@@ -342,8 +497,8 @@ class GitHubRepo:
             if status == 429 or "rate limit" in message.lower():
                 return _Transient(exc, 60.0, ambiguous=False)
             return Forbidden(f"GitHub refused: {message} (403); does the token have issues: write?", status)
-        if status == 404:
-            return NotFound(f"not found: {message}", status)
+        if status in (404, 410):  # 410: the issue was deleted, or the repository's issues are off
+            return NotFound(f"not found: {message}" if status == 404 else f"gone: {message} (410)", status)
         if status >= 500:
             return _Transient(exc, retry_after, ambiguous=True)
         return GitHubError(f"GitHub answered {status}: {message}", status)
@@ -357,9 +512,12 @@ class GitHubRepo:
         *,
         before_retry: Callable[[], Any] | None = None,
         jwt: bool = False,
+        parse: _Parse | None = None,
     ) -> tuple[dict[str, Any], Any]:
         """One logical request, retried on transient failures within `retry_for` seconds.
 
+        `parse` turns the answer into what the caller uses, or rejects it as malformed (then it
+        is retried like a transient failure); without it the answer is returned unread.
         `before_retry` runs before retrying an *ambiguous* failure (the request may have been
         executed); if it returns a value, that value is the result and nothing is re-sent."""
         started = boottime()
@@ -397,25 +555,30 @@ class GitHubRepo:
                         if found is not None:
                             return {}, found
                     try:
-                        return self._once(verb, url, params, body, jwt)
+                        return self._once(verb, url, params, body, jwt, parse)
                     except _Transient as exc:
                         ambiguous = exc.ambiguous
                         raise
         except _Transient as exc:
             cause = exc.cause
-            what = _message(cause) if isinstance(cause, github.GithubException) else type(cause).__name__
+            if isinstance(cause, github.GithubException):
+                what = _message(cause)
+            else:
+                what = str(cause) if isinstance(cause, _Malformed) else type(cause).__name__
             raise Unavailable(
                 f"GitHub did not answer {verb} {url.replace(self.api_url, '')} successfully "
                 f"within {self.retry_for:g}s ({attempt} tries; last: {what})"
             ) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _pages(self, url: str, params: dict[str, Any]) -> Iterator[tuple[dict[str, Any], list[Any], bool]]:
-        """Each page of a listing, and whether another page follows."""
+    def _pages(
+        self, url: str, params: dict[str, Any], parse: _Parse
+    ) -> Iterator[tuple[dict[str, Any], list[Any], bool]]:
+        """Each page of a listing (as `parse` reads it), and whether another page follows."""
         params = {**params, "per_page": 100}
         page = int(params.pop("page", 1))
         while True:
-            headers, data = self._request("GET", url, {**params, "page": page})
+            headers, data = self._request("GET", url, {**params, "page": page}, parse=parse)
             more = 'rel="next"' in (_header(headers, "link") or "") and bool(data)
             yield headers, data, more
             if not more:
@@ -435,13 +598,12 @@ class GitHubRepo:
         Actions bot, which is who its comments are by. A GitHub App: "<its slug>[bot]"."""
         if self._login is None and self._app is not None:
             if self._app.login is None:
-                _, data = self._request("GET", f"{self.api_url}/app", jwt=True)
-                self._app.login = f"{data['slug']}[bot]"
+                _, slug = self._request("GET", f"{self.api_url}/app", jwt=True, parse=_app_slug)
+                self._app.login = f"{slug}[bot]"
             self._login = self._app.login
         if self._login is None:
             try:
-                _, data = self._request("GET", f"{self.api_url}/user")
-                self._login = str(data["login"])
+                _, self._login = self._request("GET", f"{self.api_url}/user", parse=_user_login)
             except (Forbidden, NotFound):
                 self._login = ACTIONS_BOT
         return self._login
@@ -458,7 +620,7 @@ class GitHubRepo:
         (404) is `none`."""
         try:
             _, data = self._request(
-                "GET", f"{self._repo_path}/collaborators/{quote(login, safe='')}/permission"
+                "GET", f"{self._repo_path}/collaborators/{quote(login, safe='')}/permission", parse=_an_object
             )
         except NotFound:
             return "none"
@@ -474,10 +636,10 @@ class GitHubRepo:
 
     def get_issue(self, number: int) -> tuple[Issue, datetime]:
         try:
-            headers, data = self._request("GET", f"{self._repo_path}/issues/{number}")
-        except NotFound:
-            raise NotFound(f"issue #{number} does not exist in {self.full_name}", 404) from None
-        issue = _issue(data, self.server_time(headers))
+            headers, issue = self._request("GET", f"{self._repo_path}/issues/{number}", parse=_one_issue)
+        except NotFound as exc:
+            gone = " (410: deleted, or the repository's issues are turned off)" if exc.status == 410 else ""
+            raise NotFound(f"issue #{number} does not exist in {self.full_name}{gone}", exc.status) from None
         if issue.is_pull_request:
             raise NotFound(f"#{number} in {self.full_name} is a pull request, not an issue", 404)
         return issue, self.server_time(headers)
@@ -489,9 +651,8 @@ class GitHubRepo:
         if since is not None:
             params["since"] = since.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         found: list[Issue] = []
-        for headers, data, _ in self._pages(f"{self._repo_path}/issues", params):
-            read_at = self.server_time(headers)
-            found.extend(i for i in (_issue(d, read_at) for d in data) if not i.is_pull_request)
+        for _, issues, _ in self._pages(f"{self._repo_path}/issues", params, _issues):
+            found.extend(i for i in issues if not i.is_pull_request)
         return found
 
     def create_issue(self, title: str, body: str, labels: list[str], marker: str | None = None) -> Issue:
@@ -503,13 +664,14 @@ class GitHubRepo:
                 return None
             return next((i for i in self.list_issues(labels[0], state="all") if marker in i.body), None)
 
-        headers, data = self._request(
+        _, issue = self._request(
             "POST",
             f"{self._repo_path}/issues",
             body={"title": title, "body": body, "labels": labels},
             before_retry=already_created,
+            parse=_one_issue,
         )
-        return data if isinstance(data, Issue) else _issue(data, self.server_time(headers))
+        return issue
 
     def edit_issue(self, number: int, *, title: str, body: str) -> None:
         """Rewrite an issue's title and body (one PATCH)."""
@@ -528,10 +690,10 @@ class GitHubRepo:
         comments: list[Comment] = []
         now: datetime | None = None
         params = {"page": first_page} if first_page > 1 else {}
-        listing = self._pages(f"{self._repo_path}/issues/{number}/comments", params)
-        for pages, (headers, data, more) in enumerate(listing, start=1):
+        listing = self._pages(f"{self._repo_path}/issues/{number}/comments", params, _comments)
+        for pages, (headers, page, more) in enumerate(listing, start=1):
             now = now or self.server_time(headers)
-            comments.extend(_comment(c) for c in data)
+            comments.extend(page)
             if more and max_pages is not None and pages >= max_pages:
                 return comments, now, True
         return comments, now or datetime.now(timezone.utc), False
@@ -549,17 +711,18 @@ class GitHubRepo:
         params = {"since": floor.strftime("%Y-%m-%dT%H:%M:%SZ"), "sort": "updated", "direction": "asc"}
         found: dict[int, Comment] = {}
         now: datetime | None = None
-        for headers, data, _ in self._pages(f"{self._repo_path}/issues/comments", params):
+        for headers, page, _ in self._pages(f"{self._repo_path}/issues/comments", params, _comments):
             now = now or self.server_time(headers)
-            for c in map(_comment, data):
+            for c in page:
                 found.pop(c.id, None)
                 found[c.id] = c
         kept = [c for c in found.values() if c.updated_at >= since]
         return kept, now or datetime.now(timezone.utc)
 
     def get_comment(self, comment_id: int) -> tuple[Comment, datetime]:
-        headers, data = self._request("GET", f"{self._repo_path}/issues/comments/{comment_id}")
-        return _comment(data), self.server_time(headers)
+        headers, comment = self._request("GET", f"{self._repo_path}/issues/comments/{comment_id}",
+                                         parse=_one_comment)
+        return comment, self.server_time(headers)
 
     def post_comment(self, number: int, body: str, marker: str | None = None) -> Comment:
         """Post a comment. With `marker` (a unique string in the body), a retried POST first
@@ -573,19 +736,21 @@ class GitHubRepo:
             comments, _ = self.list_comments(number)
             return next((c for c in comments if marker in c.body), None)
 
-        headers, data = self._request(
+        _, comment = self._request(
             "POST",
             f"{self._repo_path}/issues/{number}/comments",
             body={"body": body},
             before_retry=already_posted,
+            parse=_one_comment,
         )
-        return data if isinstance(data, Comment) else _comment(data)
+        return comment
 
     def edit_comment(self, comment_id: int, body: str) -> Comment:
-        _, data = self._request(
-            "PATCH", f"{self._repo_path}/issues/comments/{comment_id}", body={"body": body}
+        _, comment = self._request(
+            "PATCH", f"{self._repo_path}/issues/comments/{comment_id}", body={"body": body},
+            parse=_one_comment,
         )
-        return _comment(data)
+        return comment
 
     def delete_comment(self, comment_id: int) -> None:
         with contextlib.suppress(NotFound):
@@ -619,18 +784,14 @@ class GitHubRepo:
         """Runs of the workflow file `workflow` in `status` (queued, in_progress, ...), newest
         first: one request for up to 100."""
         path = f"{self._repo_path}/actions/workflows/{quote(workflow, safe='')}/runs"
-        _, data = self._request("GET", path, {"status": status, "per_page": 100})
-        runs = data.get("workflow_runs") if isinstance(data, dict) else None
-        return [
-            WorkflowRun(int(r["id"]), str(r.get("status") or ""), str(r.get("display_title") or ""))
-            for r in runs or []
-        ]
+        _, runs = self._request("GET", path, {"status": status, "per_page": 100}, parse=_workflow_runs)
+        return runs
 
     def dispatch_workflow(self, workflow: str, inputs: dict[str, str]) -> None:
         """Start the workflow file `workflow` on the default branch (workflow_dispatch)."""
         if self._default_branch is None:
-            _, repo = self._request("GET", self._repo_path)
-            self._default_branch = str(repo.get("default_branch") or "main")
+            _, repo = self._request("GET", self._repo_path, parse=_an_object)
+            self._default_branch = _text(repo, "default_branch", "a repository") or "main"
         self._request(
             "POST",
             f"{self._repo_path}/actions/workflows/{quote(workflow, safe='')}/dispatches",
@@ -643,16 +804,18 @@ class GitHubRepo:
         """A repository label's (color, description), or None when the repository has none
         of that name."""
         try:
-            _, data = self._request("GET", f"{self._repo_path}/labels/{quote(name, safe='')}")
+            _, data = self._request(
+                "GET", f"{self._repo_path}/labels/{quote(name, safe='')}", parse=_an_object
+            )
         except NotFound:
             return None
-        return str(data.get("color") or ""), str(data.get("description") or "")
+        return _text(data, "color", "a label"), _text(data, "description", "a label")
 
     def ensure_label(self, name: str, color: str, description: str) -> str:
         """Create or update a repository label: returns "created", "updated" or "unchanged"."""
         url = f"{self._repo_path}/labels/{quote(name, safe='')}"
         try:
-            _, data = self._request("GET", url)
+            _, data = self._request("GET", url, parse=_an_object)
         except NotFound:
             self._request(
                 "POST",

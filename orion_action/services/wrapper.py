@@ -92,14 +92,10 @@ def actions_run_from_env(env: dict[str, str]) -> ActionsRun | None:
     )
 
 
-def write_output(env: dict[str, str], name: str, value: object, log: Log | None = None) -> None:
+def write_output(env: dict[str, str], name: str, value: object) -> None:
     """Append `name=value` to $GITHUB_OUTPUT when the environment names one: the composite
     action execs the wrapper, so the wrapper itself sets the step's outputs."""
-    try:
-        actions.set_outputs(env, {name: str(value)})
-    except OSError as exc:
-        if log is not None:
-            log(f"could not write the {name} output to $GITHUB_OUTPUT: {exc.strerror}")
+    actions.set_outputs(env, {name: str(value)})
 
 
 def issue_document(claim: Claim) -> dict[str, object]:
@@ -301,8 +297,8 @@ class Wrapper:
         else:
             claim = claimer.claim_next(request.stage, request.require)
         n = claim.number
-        write_output(self.env, "issue", n, self.log)
-        write_output(self.env, "repo", self.gh.full_name, self.log)  # several repos: the claim's own
+        write_output(self.env, "issue", n)
+        write_output(self.env, "repo", self.gh.full_name)  # several repos: the claim's own
         holding = Holding(self.gh, claim, self.config, self.log, self.clock, self.here)
         if self.signal_received is not None:
             return self._hand_back(holding, None, self.signal_received)
