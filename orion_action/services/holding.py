@@ -41,9 +41,6 @@ Log = Callable[[str], None]
 # a beat's cost stays bounded whatever others post (defect 15 of the v0.1 audit).
 FENCE_MAX_PAGES = 2
 PAGE = 100
-# A beat lists the comments at least this often even when the issue's comment count did not
-# move: deleting one comment for each new one keeps the count still (ADR 0023).
-FENCE_RELIST_BEATS = 4
 # How long a final write waits for a beat in flight before going ahead (and reading back).
 FINAL_LOCK_WAIT_S = 1.0
 TIME_LIMIT_EXIT_CODE = 124  # run.timeout or run.idle_timeout stopped the child (as `timeout` says)
@@ -210,7 +207,6 @@ class Holding:
         self.refused: str | None = None
         self.beating = False
         self.requeued = False  # record_outage handed the issue back to the queue
-        self._unlisted_beats = 0  # beats since the fence last listed the comments
         # The outage record once a try sent it: from then on it may be on GitHub, a pass may
         # hand the issue back on it at once, and no later try moves a label (ADR 0024).
         self._outage_record: ClaimRecord | None = None
@@ -267,13 +263,7 @@ class Holding:
         lab = self.config.labels
         if lab.cancel in issue.labels:
             self.cancel_requested = True
-        self._unlisted_beats += 1
-        if (
-            not issue.is_open
-            or lab.working not in issue.labels
-            or issue.comments != len(c.listed)
-            or self._unlisted_beats >= FENCE_RELIST_BEATS
-        ):
+        if not issue.is_open or lab.working not in issue.labels or issue.comments != len(c.listed):
             log = self._read_new_comments(issue, gh)
             self.lost = self._lost_reason(issue, log, now)
             self.released = c.record.token in log.released_tokens()
@@ -313,7 +303,6 @@ class Holding:
             comments, _, _ = gh.list_comments_from(c.number, 1, FENCE_MAX_PAGES)
         c.comments.update({x.id: x for x in comments})
         c.listed = c.listed[:kept] + [x.id for x in comments]
-        self._unlisted_beats = 0
         return read_log(c.comments.values(), c.trusted)
 
     def _lost_reason(self, issue: Issue, log: IssueLog, now: datetime) -> str | None:

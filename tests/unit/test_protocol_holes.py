@@ -201,20 +201,6 @@ def test_an_outsider_deleting_her_comments_does_not_blind_the_fence_to_the_next_
     assert h.released and h.lost == "the claim was released by release: release by hand"
 
 
-def test_deleting_as_many_comments_as_were_posted_blinds_the_fence_for_a_few_beats_at_most() -> None:
-    """The count-neutral variant: one old comment deleted for each new one, so the count never
-    moves. The fence lists anyway every FENCE_RELIST_BEATS (4) beats."""
-    s, h, spam = spammed_holding(150)
-    tombstone(s, h.claim, ReleaseAction.RELEASE, "release")
-    s.delete(spam[0])
-    assert s.issue(1).comments == 150 + 1  # as many as the fence last listed
-    for _ in range(4):
-        if h.lost is None:
-            s.clock.advance(CONFIG.heartbeat_interval)
-            h.beat()
-    assert h.released
-
-
 # -- findings 2 and 11: the outage retry -------------------------------------------------------
 
 
