@@ -248,6 +248,19 @@ def test_an_outage_retry_never_hands_back_an_issue_a_next_run_holds() -> None:
     assert "the next reconcile pass hands the issue back" in logs[-1]
 
 
+def test_no_outage_try_moves_labels_after_one_that_sent_the_record() -> None:
+    """Once a try sent the record, it may be final on GitHub and a pass may act on it at any
+    moment, also between a later try's read and its label writes: later tries leave the labels
+    to the pass, even when their read still shows the claim as ours."""
+    logs: list[str] = []
+    s, h = outage_holding(logs)
+    first_record_write_lands_unanswered(s)
+    assert h.record_outage("the lease ran out", 600, lambda seconds: s.clock.advance(seconds) or False)
+    assert s.issue(1).labels == frozenset({LAB.working}) and not h.requeued
+    assert record_of(s, h.claim.comment_id).state is State.INTERRUPTED
+    assert "the next reconcile pass hands the issue back" in logs[-1]
+
+
 def test_an_outage_retry_does_not_hand_back_when_a_later_claim_exists() -> None:
     """Even a try that sent nothing before does not move labels over a claim after ours."""
     s, h = outage_holding([])
