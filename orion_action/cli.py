@@ -73,8 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--actor",
         metavar="LOGIN",
-        help="who added the label that started this run; the run starts only if they have "
-        "trigger.permission (default write) on the repository",
+        help="who added the label that started this run (saves nothing but a log line: every "
+        "claim asks GitHub who last added the queue label and checks their trigger.permission)",
     )
     run.add_argument(
         "--drain", action="store_true", help="with --next: run queued issues one by one until none is left"
@@ -224,9 +224,9 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
         if args.require and args.issue is not None:
             raise UsageError("--require goes with --next: with --issue N the issue is already chosen")
         repos = _connect(args, env)
+        trigger.check_actor_argument(args.actor)
         if len(repos) > 1 and args.actor:
             raise UsageError("--actor goes with one --repo: the label was added in one repository")
-        trigger.check_trigger(repos[0], config, args.actor, _log)
         # The command gets GITHUB_TOKEN (documented), never the App's key: with it, any code
         # the command runs could mint tokens for every repository the App is installed on.
         child_env = {k: v for k, v in env.items() if k != "ORION_APP_PRIVATE_KEY"}
@@ -236,6 +236,7 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
             w: wrapper.Wrapper = FleetWrapper(repos, config, _log, child_env)
         else:
             w = wrapper.Wrapper(repos[0], config, _log, child_env)
+        w.actor = args.actor  # every claim checks who queued the issue (services/trigger.py)
         request = wrapper.RunRequest(
             command=cmd, issue=args.issue, stage=args.stage, require=tuple(args.require or ())
         )

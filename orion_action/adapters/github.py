@@ -29,7 +29,7 @@ from github import Auth
 from orion_action.adapters.clock import boottime
 from orion_action.core.issue import Comment, Issue
 from orion_action.errors import AuthError, Forbidden, GitHubError, NotFound, Unavailable, UsageError
-from orion_action.ports import Budget, GitHubPort, WorkflowRun
+from orion_action.ports import Budget, GitHubPort, Queued, QueueHistory, WorkflowRun
 
 # Issue, Budget: re-exported
 __all__ = ["ACTIONS_BOT", "DEFAULT_API_URL", "AppCredentials", "Budget", "GitHubRepo", "Issue"]
@@ -38,6 +38,12 @@ DEFAULT_API_URL = "https://api.github.com"
 ACTIONS_BOT = "github-actions[bot]"
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _ISSUE_URL = re.compile(r"/issues/(\d+)$")
+_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
+MAX_EVENT_PAGES = 30  # 3000 events: an issue with more is not one a queue label approves
+_LAST_EDITED = (
+    "query($owner: String!, $name: String!, $number: Int!) "
+    "{ repository(owner: $owner, name: $name) { issue(number: $number) { lastEditedAt } } }"
+)
 _ROLES = ("admin", "maintain", "write", "triage", "read")
 # The legacy `permission` field (and the API's older names for the same levels).
 _LEGACY_PERMISSION = {"admin": "admin", "maintain": "maintain", "write": "write", "push": "write",
@@ -150,6 +156,38 @@ def _when(value: str | None) -> datetime:
             return parsedate_to_datetime(value)
         except (TypeError, ValueError, IndexError, OverflowError):
             return datetime.now(timezone.utc)
+
+
+def _strict_time(value: Any, what: str) -> datetime:
+    """A time GitHub must have sent (a security decision rests on it): GitHubError otherwise."""
+    try:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00")) if isinstance(value, str) else None
+    except ValueError:
+        when = None
+    if when is None or when.tzinfo is None:
+        raise GitHubError(f"GitHub sent {what} that is not a time: {str(value)[:40]!r}")
+    return when
+
+
+def _label_name(event: dict[str, Any]) -> str:
+    label = event.get("label")
+    return str(label.get("name") or "") if isinstance(label, dict) else ""
+
+
+def _queued(event: dict[str, Any], number: int) -> Queued:
+    """A `labeled` event as a Queued: a valid login and time, or GitHubError."""
+    actor = event.get("actor")
+    login = actor.get("login") if isinstance(actor, dict) else None
+    if not isinstance(login, str) or not _LOGIN.fullmatch(login):
+        raise GitHubError(f"GitHub's labeled event of #{number} names no valid login")
+    user_id = actor.get("id") if isinstance(actor, dict) else None
+    event_id = event.get("id")
+    return Queued(
+        login=login,
+        user_id=user_id if type(user_id) is int else None,
+        at=_strict_time(event.get("created_at"), "an event's created_at"),
+        event_id=event_id if type(event_id) is int else 0,
+    )
 
 
 def _header(headers: dict[str, Any] | None, name: str) -> str | None:
@@ -466,6 +504,48 @@ class GitHubRepo:
         if role in _ROLES:
             return role
         return _LEGACY_PERMISSION.get(str(data.get("permission") or ""), "none")
+
+    def queue_history(self, number: int, label: str) -> QueueHistory:
+        """Who added `label` to the issue and when its title or body last changed
+        (docs/adr/0034-the-label-approves-the-text.md). The REST events give the `labeled`
+        events (with the actor's login and id) and the title's `renamed` events; only GraphQL
+        tells when the body was last edited (`Issue.lastEditedAt`). An answer that cannot be
+        read raises GitHubError: no information means no run."""
+        labelled: list[Queued] = []
+        renamed: datetime | None = None
+        url = f"{self._repo_path}/issues/{number}/events"
+        for pages, (_, data, more) in enumerate(self._pages(url, {}), 1):
+            if not isinstance(data, list):
+                raise GitHubError(f"GitHub's events of #{number} are not a list")
+            for event in data:
+                kind = event.get("event") if isinstance(event, dict) else None
+                if kind == "renamed":
+                    at = _strict_time(event.get("created_at"), "an event's created_at")
+                    renamed = max(renamed or at, at)
+                elif kind == "labeled" and _label_name(event).casefold() == label.casefold():
+                    labelled.append(_queued(event, number))
+            if more and pages >= MAX_EVENT_PAGES:
+                raise GitHubError(
+                    f"#{number} has over {MAX_EVENT_PAGES * 100} events: who queued it is unknown"
+                )
+        owner, name = self.full_name.split("/", 1)
+        variables = {"owner": owner, "name": name, "number": number}
+        query = {"query": _LAST_EDITED, "variables": variables}
+        _, answer = self._request("POST", self._graphql_url, body=query)
+        try:
+            edited_raw = answer["data"]["repository"]["issue"]["lastEditedAt"]
+        except (KeyError, TypeError):
+            raise GitHubError(f"GitHub's GraphQL answer for #{number} has no lastEditedAt") from None
+        edited = None if edited_raw is None else _strict_time(edited_raw, "lastEditedAt")
+        changed = max((t for t in (renamed, edited) if t is not None), default=None)
+        return QueueHistory(tuple(labelled), changed)
+
+    @property
+    def _graphql_url(self) -> str:
+        """api.github.com/graphql; GitHub Enterprise Server: https://HOST/api/graphql."""
+        if self.api_url.endswith("/api/v3"):
+            return self.api_url[: -len("/v3")] + "/graphql"
+        return f"{self.api_url}/graphql"
 
     # -- issues -----------------------------------------------------------------------------
 
