@@ -101,10 +101,11 @@ def approve(
                 f"{_code(queued.login)} queued this issue and has {have} access to {gh.full_name}; "
                 f"trigger.permission needs {need} or more to start a run")
     changed = history.text_changed_at
-    # Whole seconds on both sides: an edit in the label's own second may have come after it.
-    if changed is not None and changed >= queued.at:
+    # GitHub's times are whole seconds: an edit in the label's own second may have come after it.
+    labelled_at = queued.at.replace(microsecond=0)
+    if changed is not None and changed.replace(microsecond=0) >= labelled_at:
         _refuse(gh, config, n, f"orion-refused-{queued.event_id}", EDITED)
-    if read_at is not None and read_at < queued.at:
+    if read_at is not None and read_at.replace(microsecond=0) < labelled_at:
         # The issue was read before this label: the text in hand may predate an edit that the
         # person approved; the next attempt reads it again.
         raise NotClaimed(f"trigger: issue #{n} was queued again while being claimed; not running")
