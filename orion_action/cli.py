@@ -164,6 +164,7 @@ def _connect(args: argparse.Namespace, env: dict[str, str]) -> list[GitHubRepo]:
     token = "" if app else env.get("GITHUB_TOKEN", "")
     if env.get("GITHUB_ACTIONS") == "true":  # secrets from elsewhere than `secrets.` are not masked
         secrets = [token] if token else []
+        secrets += [env["ORION_RECORD_KEY"]] if env.get("ORION_RECORD_KEY") else []
         if app:  # a workflow command is one line: mask the key line by line
             secrets = [line.strip() for line in app.private_key.replace("\\n", "\n").splitlines()]
         for secret in secrets:
@@ -179,7 +180,25 @@ def _connect(args: argparse.Namespace, env: dict[str, str]) -> list[GitHubRepo]:
             f"ORION_API_RETRY_SECONDS must be a number of seconds in (0, 3600], got {retry_for!r}"
         )
     api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
-    return [GitHubRepo(name, token, api_url, app=app, retry_for=budget) for name in names]
+    key = _record_key(env)
+    return [GitHubRepo(name, token, api_url, app=app, retry_for=budget, record_key=key) for name in names]
+
+
+RECORD_KEY_MIN = 32  # characters: a random secret, e.g. `openssl rand -hex 32`
+
+
+def _record_key(env: dict[str, str]) -> bytes | None:
+    """ORION_RECORD_KEY (the action's `record-key` input): every record orion writes is sealed
+    with it and only sealed records are believed (docs/adr/0035). Unset or empty: none."""
+    key = env.get("ORION_RECORD_KEY", "")
+    if not key:
+        return None
+    if len(key) < RECORD_KEY_MIN or not key.isprintable() or key != key.strip():
+        raise UsageError(
+            f"ORION_RECORD_KEY must be a secret of at least {RECORD_KEY_MIN} printable characters "
+            f"without surrounding white space (e.g. the output of `openssl rand -hex 32`)"
+        )
+    return key.encode()
 
 
 def _app_credentials(env: dict[str, str]) -> AppCredentials | None:
@@ -229,7 +248,7 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
             raise UsageError("--actor goes with one --repo: the label was added in one repository")
         # The command gets GITHUB_TOKEN (documented), never the App's key: with it, any code
         # the command runs could mint tokens for every repository the App is installed on.
-        child_env = {k: v for k, v in env.items() if k != "ORION_APP_PRIVATE_KEY"}
+        child_env = {k: v for k, v in env.items() if k not in ("ORION_APP_PRIVATE_KEY", "ORION_RECORD_KEY")}
         if len(repos) > 1:
             from orion_action.services.fleet import FleetWrapper
 

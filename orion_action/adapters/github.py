@@ -15,7 +15,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,7 @@ from github import Auth
 
 from orion_action.adapters.clock import boottime
 from orion_action.core.issue import Comment, Issue
+from orion_action.core.record import block_kind, seal, unseal, verify
 from orion_action.errors import AuthError, Forbidden, GitHubError, NotFound, Unavailable, UsageError
 from orion_action.ports import Budget, GitHubPort, Queued, QueueHistory, WorkflowRun
 
@@ -44,6 +45,7 @@ _LAST_EDITED = (
     "query($owner: String!, $name: String!, $number: Int!) "
     "{ repository(owner: $owner, name: $name) { issue(number: $number) { lastEditedAt } } }"
 )
+UNSEALED = "(no valid MAC)"  # appended to the author of a record that does not verify
 _ROLES = ("admin", "maintain", "write", "triage", "read")
 # The legacy `permission` field (and the API's older names for the same levels).
 _LEGACY_PERMISSION = {"admin": "admin", "maintain": "maintain", "write": "write", "push": "write",
@@ -246,7 +248,9 @@ class GitHubRepo:
         timeout: float = 10.0,
         retry_for: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
+        record_key: bytes | None = None,
         _shared_app: _App | None = None,
+        _issue_of: dict[int, int] | None = None,
     ):
         """Authenticate with `token`, or as the GitHub App `app` (then `token` is unused). An
         App without an installation id costs one request here: GET /repos/{repo}/installation."""
@@ -259,6 +263,8 @@ class GitHubRepo:
         self.abort: threading.Event | None = None  # set it to cut retries short
         self.deadline: float | None = None  # clock.boottime() after which no request starts
         self._sleep = sleep
+        self._record_key = record_key  # ORION_RECORD_KEY: records are sealed and verified
+        self._issue_of = {} if _issue_of is None else _issue_of  # comment id -> issue, as read
         self._repo_path = f"{self.api_url}/repos/{full_name}"
         self.requests = 0
         self.budget = Budget()
@@ -311,7 +317,9 @@ class GitHubRepo:
             timeout=self.timeout if timeout is None else timeout,
             retry_for=self.retry_for if retry_for is None else retry_for,
             sleep=self._sleep,
+            record_key=self._record_key,
             _shared_app=self._app,
+            _issue_of=self._issue_of,
         )
         twin._login = self._login
         twin._default_branch = self._default_branch
@@ -611,7 +619,7 @@ class GitHubRepo:
         listing = self._pages(f"{self._repo_path}/issues/{number}/comments", params)
         for pages, (headers, data, more) in enumerate(listing, start=1):
             now = now or self.server_time(headers)
-            comments.extend(_comment(c) for c in data)
+            comments.extend(self._comment(c, number) for c in data)
             if more and max_pages is not None and pages >= max_pages:
                 return comments, now, True
         return comments, now or datetime.now(timezone.utc), False
@@ -631,7 +639,7 @@ class GitHubRepo:
         now: datetime | None = None
         for headers, data, _ in self._pages(f"{self._repo_path}/issues/comments", params):
             now = now or self.server_time(headers)
-            for c in map(_comment, data):
+            for c in map(self._comment, data):
                 found.pop(c.id, None)
                 found[c.id] = c
         kept = [c for c in found.values() if c.updated_at >= since]
@@ -639,7 +647,7 @@ class GitHubRepo:
 
     def get_comment(self, comment_id: int) -> tuple[Comment, datetime]:
         headers, data = self._request("GET", f"{self._repo_path}/issues/comments/{comment_id}")
-        return _comment(data), self.server_time(headers)
+        return self._comment(data), self.server_time(headers)
 
     def post_comment(self, number: int, body: str, marker: str | None = None) -> Comment:
         """Post a comment. With `marker` (a unique string in the body), a retried POST first
@@ -653,19 +661,44 @@ class GitHubRepo:
             comments, _ = self.list_comments(number)
             return next((c for c in comments if marker in c.body), None)
 
+        if self._record_key is not None:
+            body = seal(body, self._record_key, self.full_name, number)
         headers, data = self._request(
             "POST",
             f"{self._repo_path}/issues/{number}/comments",
             body={"body": body},
             before_retry=already_posted,
         )
-        return data if isinstance(data, Comment) else _comment(data)
+        return data if isinstance(data, Comment) else self._comment(data, number)
 
     def edit_comment(self, comment_id: int, body: str) -> Comment:
+        if self._record_key is not None and block_kind(body):
+            number = self._issue_of.get(comment_id)
+            if number is None:  # not read by this process: GitHub says which issue it is on
+                number = self.get_comment(comment_id)[0].issue
+            if number is None:
+                raise GitHubError(f"GitHub did not say which issue comment {comment_id} is on")
+            body = seal(body, self._record_key, self.full_name, number)
         _, data = self._request(
             "PATCH", f"{self._repo_path}/issues/comments/{comment_id}", body={"body": body}
         )
-        return _comment(data)
+        return self._comment(data)
+
+    def _comment(self, data: dict[str, Any], number: int | None = None) -> Comment:
+        """A comment as orion reads it: an orion block without its MAC (docs/adr/0035). With
+        ORION_RECORD_KEY, a block whose MAC does not verify for this repository and issue
+        reads as written by nobody trusted: its author is shown with " (no valid MAC)", which
+        no login can match."""
+        c = _comment(data)
+        number = c.issue or number
+        if number is not None:
+            self._issue_of[c.id] = number
+        if not block_kind(c.body):
+            return c
+        if self._record_key is None:
+            return replace(c, body=unseal(c.body)[0])
+        body, valid = verify(c.body, self._record_key, self.full_name, number or 0)
+        return replace(c, body=body, author=c.author if valid and number else f"{c.author} {UNSEALED}")
 
     def delete_comment(self, comment_id: int) -> None:
         with contextlib.suppress(NotFound):
