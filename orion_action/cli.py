@@ -156,7 +156,7 @@ def _repo_names(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
     return names
 
 
-def _connect(args: argparse.Namespace, env: dict[str, str]) -> list[GitHubRepo]:
+def _connect(args: argparse.Namespace, env: dict[str, str], trusted: tuple[str, ...]) -> list[GitHubRepo]:
     """One adapter per repository: each has its own request counter, budget, login and
     trusted set; the token (or App) is the same."""
     names = _repo_names(args, env)
@@ -181,7 +181,10 @@ def _connect(args: argparse.Namespace, env: dict[str, str]) -> list[GitHubRepo]:
         )
     api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
     key = _record_key(env)
-    return [GitHubRepo(name, token, api_url, app=app, retry_for=budget, record_key=key) for name in names]
+    return [
+        GitHubRepo(name, token, api_url, app=app, retry_for=budget, record_key=key, trusted_logins=trusted)
+        for name in names
+    ]
 
 
 RECORD_KEY_MIN = 32  # characters: a random secret, e.g. `openssl rand -hex 32`
@@ -242,7 +245,7 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
             )
         if args.require and args.issue is not None:
             raise UsageError("--require goes with --next: with --issue N the issue is already chosen")
-        repos = _connect(args, env)
+        repos = _connect(args, env, config.trusted_authors)
         trigger.check_actor_argument(args.actor)
         if len(repos) > 1 and args.actor:
             raise UsageError("--actor goes with one --repo: the label was added in one repository")
@@ -262,7 +265,7 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
         if args.drain:
             return w.drain(request, args.max_runs)
         return w.run(request)
-    repos = _connect(args, env)
+    repos = _connect(args, env, config.trusted_authors)
     if len(repos) > 1:
         from orion_action.services import fleet
 

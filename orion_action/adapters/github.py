@@ -249,6 +249,7 @@ class GitHubRepo:
         retry_for: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
         record_key: bytes | None = None,
+        trusted_logins: tuple[str, ...] = (),
         _shared_app: _App | None = None,
         _issue_of: dict[int, int] | None = None,
     ):
@@ -265,6 +266,8 @@ class GitHubRepo:
         self._sleep = sleep
         self._record_key = record_key  # ORION_RECORD_KEY: records are sealed and verified
         self._issue_of = {} if _issue_of is None else _issue_of  # comment id -> issue, as read
+        self._trusted_logins = trusted_logins  # trusted_authors: matched by their user ids
+        self._resolved: dict[int, str] | None = None  # their ids, once asked
         self._repo_path = f"{self.api_url}/repos/{full_name}"
         self.requests = 0
         self.budget = Budget()
@@ -318,10 +321,12 @@ class GitHubRepo:
             retry_for=self.retry_for if retry_for is None else retry_for,
             sleep=self._sleep,
             record_key=self._record_key,
+            trusted_logins=self._trusted_logins,
             _shared_app=self._app,
             _issue_of=self._issue_of,
         )
         twin._login = self._login
+        twin._resolved = self._resolved
         twin._default_branch = self._default_branch
         return twin
 
@@ -684,12 +689,47 @@ class GitHubRepo:
         )
         return self._comment(data)
 
+    def _by_id(self, c: Comment, data: dict[str, Any]) -> Comment:
+        """Trusted authors are matched by GitHub's numeric user id (docs/adr/0035): a login
+        named in `trusted_authors` can be renamed away and registered by someone else. Each is
+        resolved to its id once; a comment by one of those ids reads as by the configured login
+        (a renamed account stays trusted), and one by a configured login with another id reads
+        as by "<login> (another account, id N)", which no login can match. The token's own
+        login cannot change hands while the token works, so it needs no look-up."""
+        if not self._trusted_logins:
+            return c
+        user = data.get("user")
+        user_id = user.get("id") if isinstance(user, dict) else None
+        ids = self._trusted_ids()
+        if type(user_id) is int and user_id in ids:
+            return replace(c, author=ids[user_id])
+        own = (self._login or "").lower()
+        if c.author.lower() in {n.lower() for n in self._trusted_logins} and c.author.lower() != own:
+            return replace(c, author=f"{c.author} (another account, id {user_id})")
+        return c
+
+    def _trusted_ids(self) -> dict[int, str]:
+        """{user id: login} of `trusted_authors`, asked once per process (GET /users/{login}
+        each); a login GitHub does not know trusts nobody."""
+        if self._resolved is None:
+            resolved: dict[int, str] = {}
+            for login in self._trusted_logins:
+                try:
+                    _, data = self._request("GET", f"{self.api_url}/users/{quote(login, safe='')}")
+                except NotFound:
+                    continue
+                user_id = data.get("id") if isinstance(data, dict) else None
+                if type(user_id) is int:
+                    resolved[user_id] = login
+            self._resolved = resolved
+        return self._resolved
+
     def _comment(self, data: dict[str, Any], number: int | None = None) -> Comment:
         """A comment as orion reads it: an orion block without its MAC (docs/adr/0035). With
         ORION_RECORD_KEY, a block whose MAC does not verify for this repository and issue
         reads as written by nobody trusted: its author is shown with " (no valid MAC)", which
         no login can match."""
-        c = _comment(data)
+        c = self._by_id(_comment(data), data)
         number = c.issue or number
         if number is not None:
             self._issue_of[c.id] = number
