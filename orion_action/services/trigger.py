@@ -21,7 +21,7 @@ from typing import NoReturn, Protocol
 from orion_action.config import PERMISSIONS, Config
 from orion_action.core.issue import trusted_set
 from orion_action.errors import GitHubError, NotClaimed, UsageError
-from orion_action.ports import QueueHistory
+from orion_action.ports import Queued, QueueHistory
 
 Log = Callable[[str], None]
 EDITED = "the issue was edited after it was queued; add the label again to approve the new text"
@@ -75,31 +75,23 @@ def approve(
     A refused issue loses the queue label and gets one comment; a GitHub failure raises
     (nothing is known, nothing runs, the issue stays queued for a retry).
 
-    Who queued it: the last one to add the queue label who is not orion itself (`own()`, the
-    token's login, or a trusted author): orion puts the label back when it requeues an issue,
-    and that carries the approval of the person before it, for the same text. Only when orion's
-    logins alone ever added it is the last of them checked (a person running orion with a
-    token of their own; an Actions token has no access of its own, so its label is refused).
+    Who queued it: the last one to add the queue label, if they have the access; orion puts
+    the label back when it requeues an issue, and when orion's own login (`own()`, or a trusted
+    author) lacks the access, as an Actions token or an App does, that label carries the
+    approval of the one before it, for the same text.
     `actor` (the `issues` event's sender) is who the action believes added the label; GitHub's
     events are the authority, since the label may have been added again since."""
     need = config.trigger_permission
     if need == "none":
         return
     history = gh.queue_history(n, config.labels.queue)
-    orion = trusted_set(own(), config.trusted_authors)
-    people = [q for q in history.labelled if q.login.lower() not in orion]
     if not history.labelled:
         _refuse(gh, config, n, "orion-refused-unknown",
                 f"GitHub lists nobody who added the `{config.labels.queue}` label, so nobody with "
                 f"{need} access approved this issue; add the label again to start a run")
-    queued = (people or list(history.labelled))[-1]
+    queued, have = _approver(gh, config, n, history, own)
     if actor is not None and actor.lower() != queued.login.lower():
-        log(f"#{n}: the queue label was last added by {queued.login}, not {actor}: checking {queued.login}")
-    have = gh.collaborator_permission(queued.login)
-    if not at_least(have, need):
-        _refuse(gh, config, n, f"orion-refused-{queued.event_id}",
-                f"{_code(queued.login)} queued this issue and has {have} access to {gh.full_name}; "
-                f"trigger.permission needs {need} or more to start a run")
+        log(f"#{n}: GitHub says {queued.login} queued it, not {actor}: checking {queued.login}")
     changed = history.text_changed_at
     # GitHub's times are whole seconds: an edit in the label's own second may have come after it.
     labelled_at = queued.at.replace(microsecond=0)
@@ -110,6 +102,27 @@ def approve(
         # person approved; the next attempt reads it again.
         raise NotClaimed(f"trigger: issue #{n} was queued again while being claimed; not running")
     log(f"trigger: {queued.login} has {have} access (trigger.permission: {need}); the text is as queued")
+
+
+def _approver(
+    gh: TriggerSource, config: Config, n: int, history: QueueHistory, own: Callable[[], str | None]
+) -> tuple[Queued, str]:
+    """The `labeled` event that approves issue `n`, and its actor's access; refuses when the
+    last one is by someone without the access (orion's own labels pass the turn back)."""
+    need = config.trigger_permission
+    orion = trusted_set(own(), config.trusted_authors)
+    for queued in reversed(history.labelled):
+        have = gh.collaborator_permission(queued.login)
+        if at_least(have, need):
+            return queued, have
+        if queued.login.lower() not in orion:
+            _refuse(gh, config, n, f"orion-refused-{queued.event_id}",
+                    f"{_code(queued.login)} queued this issue and has {have} access to {gh.full_name}; "
+                    f"trigger.permission needs {need} or more to start a run")
+    last = history.labelled[-1]
+    _refuse(gh, config, n, f"orion-refused-{last.event_id}",
+            f"nobody with {need} access queued this issue: only orion's own login {_code(last.login)} "
+            f"added the `{config.labels.queue}` label, and it has no such access itself")
 
 
 def passes(gh: TriggerSource, config: Config, n: int, log: Log, own: Callable[[], str | None]) -> bool:

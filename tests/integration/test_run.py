@@ -342,6 +342,10 @@ def test_a_stale_claimer_after_an_interrupt_hands_the_issue_back(repo, proxy, or
 
 def test_a_loser_with_another_stage_leaves_no_stage_label(repo, proxy, orion_env, tmp_path,
                                                           config):
+    # B's lease runs while its post is held and A claims (with A's trigger check): room enough
+    # that B decides by the comment order, not by running out of time.
+    config = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 12}\nrun: {kill_grace: 1}\n",
+                         name="roomy.yml")
     n = repo.create_issue("two stages", [QUEUE])
     held = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
     b_child = Child(tmp_path, "b")

@@ -45,7 +45,6 @@ RUN_STATUSES = {"queued", "in_progress", "completed", "waiting", "requested", "p
 _RUN_PATH = re.compile(r"/repos/([^/]+)/([^/]+)/actions/runs/(\d+)(?:/attempts/(\d+))?")
 _WORKFLOW_PATH = re.compile(r"/repos/([^/]+)/([^/]+)/actions/workflows/([^/]+)/(dispatches|runs)")
 _REPO_COMMENTS = re.compile(r"/repos/([^/]+)/([^/]+)/issues/comments")
-_ISSUE_PATH = re.compile(r"/repos/([^/]+)/([^/]+)/issues/(\d+)")
 _ISSUE_EVENTS = re.compile(r"/repos/([^/]+)/([^/]+)/issues/(\d+)/events")
 # Headers about one hop, not the message: never copied across the proxy.
 _RESP_HOP = {"connection", "keep-alive", "proxy-connection", "te", "trailer",
@@ -200,7 +199,6 @@ class Proxy:
         self._runs: dict[tuple[str, str, int], dict[str, Any]] = {}
         self._workflows: dict[tuple[str, str, str], str] = {}  # (owner, repo, file) -> run name
         self.dispatches: list[dict[str, Any]] = []  # every workflow_dispatch accepted, in order
-        self._edited: dict[tuple[str, str, int], str] = {}  # body edits seen: issue -> time
         self._next_run = 900_000
         self.log: list[LogEntry] = []
         self._cut_off = self._stopping = False
@@ -442,7 +440,7 @@ class Proxy:
             return self._send(h, entry, 200 if run else 404, _JSON, json.dumps(found).encode(),
                               "synthetic")
         if h.command == "POST" and path == "/graphql":
-            return self._send(h, entry, 200, _JSON, json.dumps(self._graphql(body, token)).encode(),
+            return self._send(h, entry, 200, _JSON, json.dumps(self._graphql(token, body)).encode(),
                               "synthetic")
         if h.command == "GET" and _REPO_COMMENTS.fullmatch(path):
             status, headers, data = self._repo_comments(path, h.path.partition("?")[2], token)
@@ -450,8 +448,6 @@ class Proxy:
             status, headers, data = self._forward(h, body, token)
             if status == 200 and h.command == "GET" and (m := _ISSUE_EVENTS.fullmatch(path)):
                 data = self._with_creation_labels(m, h.path.partition("?")[2], headers, data, token)
-            if status == 200 and h.command == "PATCH" and (m := _ISSUE_PATH.fullmatch(path)):
-                self._note_edit(m, body, data)
         if action == "drop":
             return self._drop(h, entry, "drop")
         self._send(h, entry, status, headers, data, "forward")
@@ -634,38 +630,21 @@ class Proxy:
                 for label in issue.get("labels") or [] if label["name"] not in seen]
         return json.dumps(made + events).encode()
 
-    def _note_edit(self, m: re.Match[str], body: bytes, data: bytes) -> None:
-        """Remember when a body edit passed through: GraphQL's `lastEditedAt`."""
-        with contextlib.suppress(ValueError):
-            if "body" in json.loads(body or b"{}"):
-                owner, repo, number = m.groups()
-                with self._cv:
-                    self._edited[(owner.lower(), repo.lower(), int(number))] = json.loads(data)["updated_at"]
-
-    def _graphql(self, body: bytes, token: str | None) -> dict[str, Any]:
+    def _graphql(self, token: str | None, body: bytes) -> dict[str, Any]:
         """GitHub's GraphQL answer to the one query orion sends (an issue's `lastEditedAt`),
-        which the emulator lacks: the last body edit that passed through the proxy, or the
-        issue's `updated_at` when nothing else explains it (no event, comment or creation at
-        that time: an edit made on the emulator directly)."""
+        which the emulator lacks: the time of the issue's last `edited` event, which the
+        emulator records for every change of its title or body (GitHub's REST has none)."""
         v = json.loads(body or b"{}").get("variables") or {}
         owner, repo, number = str(v.get("owner")), str(v.get("name")), int(v.get("number") or 0)
-        with self._cv:
-            seen = self._edited.get((owner.lower(), repo.lower(), number))
-        base = f"/repos/{owner}/{repo}/issues/{number}"
-        _, issue = self._upstream_get(base, token, helper=True)
-        _, events = self._upstream_get(f"{base}/events?per_page=100", token, helper=True)
-        _, comments = self._upstream_get(f"{base}/comments?per_page=100", token, helper=True)
-
-        def when(stamp: str) -> datetime:
-            return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-
-        explained = [when(issue["created_at"])] + [when(e["created_at"]) for e in events or []] + [
-            when(c[k]) for c in comments or [] for k in ("created_at", "updated_at")]
-        updated = when(issue["updated_at"])
-        edits = [when(seen)] if seen else []
-        if (updated - max(explained)).total_seconds() > 1:
-            edits.append(updated)
-        last = max(edits, default=None)
+        events: list[dict[str, Any]] = []
+        for page in range(1, 100):
+            path = f"/repos/{owner}/{repo}/issues/{number}/events?per_page=100&page={page}"
+            _, batch = self._upstream_get(path, token, helper=True)
+            events += batch or []
+            if len(batch or []) < 100:
+                break
+        edits = [e["created_at"] for e in events if e.get("event") == "edited"]
+        last = max((datetime.fromisoformat(t.replace("Z", "+00:00")) for t in edits), default=None)
         stamp = last.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if last else None
         return {"data": {"repository": {"issue": {"lastEditedAt": stamp}}}}
 
