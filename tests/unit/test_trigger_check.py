@@ -151,3 +151,31 @@ def test_an_empty_actor_is_a_usage_error() -> None:
         check_actor_argument("")
     check_actor_argument(None)
     check_actor_argument("mallory")
+
+
+def test_every_claim_passes_the_check_before_posting_anything() -> None:
+    """Claimer.claim runs the check first, on the issue as it read it (the text the command
+    gets): `--next` moves past a refused issue to the next one, having posted nothing on it."""
+    from test_outage_holding import ServerTime
+
+    from orion_action.adapters import machine as local
+    from orion_action.services.claiming import Claimer
+
+    s = MemoryServer()
+    refused = s.create_issue("queued by a triager", ["orion"])
+    approved = s.create_issue("queued by a maintainer", ["orion"])
+    s.clock.advance(5)
+    gh = GitHub(s, [])
+    by = {refused: Queued("triager", 1, s.clock.start, 1),
+          approved: Queued("maintainer", 2, s.clock.start, 2)}
+    gh.access = {"triager": "triage", "maintainer": "write"}
+    gh.queue_history = lambda number, label: QueueHistory((by[number],), None)  # type: ignore[method-assign]
+    config = Config(heartbeat_interval=10.0, stale_after=60.0, source="test")
+    claimer = Claimer(gh, config, print, ServerTime(s), local.this_machine(), local.this_holder(), None,
+                      lambda: None)
+    claimer.approval = lambda repo, issue: approve(repo, config, issue.number, issue.read_at, None, print,
+                                                   lambda: BOT)
+    claim = claimer.claim_next(None)
+    assert claim.number == approved and gh.asked == ["triager", "maintainer"]
+    assert [c.body for c in s.comments(refused)] == refusals(s, refused)  # no claim was posted there
+    assert "orion" not in s.issue(refused).labels
