@@ -110,12 +110,12 @@ def _approver(
     """The `labeled` event that approves issue `n`, and its actor's access; refuses when the
     last one is by someone without the access (orion's own labels pass the turn back)."""
     need = config.trigger_permission
-    orion = trusted_set(own(), config.trusted_authors)
     for queued in reversed(history.labelled):
         have = gh.collaborator_permission(queued.login)
         if at_least(have, need):
             return queued, have
-        if queued.login.lower() not in orion:
+        # Asked only now: the token's login may cost a request (GET /user).
+        if queued.login.lower() not in trusted_set(own(), config.trusted_authors):
             _refuse(gh, config, n, f"orion-refused-{queued.event_id}",
                     f"{_code(queued.login)} queued this issue and has {have} access to {gh.full_name}; "
                     f"trigger.permission needs {need} or more to start a run")
