@@ -544,7 +544,13 @@ class GitHubRepo:
         owner, name = self.full_name.split("/", 1)
         variables = {"owner": owner, "name": name, "number": number}
         query = {"query": _LAST_EDITED, "variables": variables}
-        _, answer = self._request("POST", self._graphql_url, body=query)
+        try:
+            _, answer = self._request("POST", self._graphql_url, body=query)
+        except NotFound:
+            raise NotFound(
+                f"GitHub's GraphQL API ({self._graphql_url}) is not there: the trigger check needs it "
+                f"to tell whether #{number} was edited after it was queued", 404
+            ) from None
         try:
             edited_raw = answer["data"]["repository"]["issue"]["lastEditedAt"]
         except (KeyError, TypeError):
