@@ -86,9 +86,10 @@ def approve(
         return
     history = gh.queue_history(n, config.labels.queue)
     if not history.labelled:
-        _refuse(gh, config, n, "orion-refused-unknown",
-                f"GitHub lists nobody who added the `{config.labels.queue}` label, so nobody with "
-                f"{need} access approved this issue; add the label again to start a run")
+        # No information, no run; but the label stays: GitHub's event list may lag a label
+        # just added, and the next attempt asks again.
+        raise NotClaimed(f"trigger: GitHub lists nobody who added the `{config.labels.queue}` label to "
+                         f"#{n} yet, so nobody with {need} access is known to have approved it; not running")
     queued, have = _approver(gh, config, n, history, own)
     if actor is not None and actor.lower() != queued.login.lower():
         log(f"#{n}: GitHub says {queued.login} queued it, not {actor}: checking {queued.login}")
