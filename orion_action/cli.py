@@ -140,8 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--actor",
         metavar="LOGIN",
         type=_login,
-        help="who added the label that started this run; the run starts only if they have "
-        "trigger.permission (default write) on the repository",
+        help="who added the label that started this run (saves nothing but a log line: every "
+        "claim asks GitHub who last added the queue label and checks their trigger.permission)",
     )
     run.add_argument(
         "--drain", action="store_true", help="with --next: run queued issues one by one until none is left"
@@ -255,7 +255,7 @@ def _repo_names(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
     return names
 
 
-def _connect(args: argparse.Namespace, env: dict[str, str]) -> list[GitHubRepo]:
+def _connect(args: argparse.Namespace, env: dict[str, str], trusted: tuple[str, ...]) -> list[GitHubRepo]:
     """One adapter per repository: each has its own request counter, budget, login and
     trusted set; the token (or App) is the same."""
     names = _repo_names(args, env)
@@ -263,6 +263,7 @@ def _connect(args: argparse.Namespace, env: dict[str, str]) -> list[GitHubRepo]:
     token = "" if app else env.get("GITHUB_TOKEN", "")
     if env.get("GITHUB_ACTIONS") == "true":  # secrets from elsewhere than `secrets.` are not masked
         secrets = [token] if token else []
+        secrets += [env["ORION_RECORD_KEY"]] if env.get("ORION_RECORD_KEY") else []
         if app:  # a workflow command is one line: mask the key line by line
             secrets = [line.strip() for line in app.private_key.replace("\\n", "\n").splitlines()]
         for secret in secrets:
@@ -278,7 +279,28 @@ def _connect(args: argparse.Namespace, env: dict[str, str]) -> list[GitHubRepo]:
             f"ORION_API_RETRY_SECONDS must be a number of seconds in (0, 3600], got {retry_for!r}"
         )
     api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
-    return [GitHubRepo(name, token, api_url, app=app, retry_for=budget) for name in names]
+    key = _record_key(env)
+    return [
+        GitHubRepo(name, token, api_url, app=app, retry_for=budget, record_key=key, trusted_logins=trusted)
+        for name in names
+    ]
+
+
+RECORD_KEY_MIN = 32  # characters: a random secret, e.g. `openssl rand -hex 32`
+
+
+def _record_key(env: dict[str, str]) -> bytes | None:
+    """ORION_RECORD_KEY (the action's `record-key` input): every record orion writes is sealed
+    with it and only sealed records are believed (docs/adr/0035). Unset or empty: none."""
+    key = env.get("ORION_RECORD_KEY", "")
+    if not key:
+        return None
+    if len(key) < RECORD_KEY_MIN or not key.isprintable() or key != key.strip():
+        raise UsageError(
+            f"ORION_RECORD_KEY must be a secret of at least {RECORD_KEY_MIN} printable characters "
+            f"without surrounding white space (e.g. the output of `openssl rand -hex 32`)"
+        )
+    return key.encode()
 
 
 def _app_credentials(env: dict[str, str]) -> AppCredentials | None:
@@ -322,10 +344,10 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
             )
         if args.require and args.issue is not None:
             raise UsageError("--require goes with --next: with --issue N the issue is already chosen")
-        repos = _connect(args, env)
+        repos = _connect(args, env, config.trusted_authors)
+        trigger.check_actor_argument(args.actor)
         if len(repos) > 1 and args.actor:
             raise UsageError("--actor goes with one --repo: the label was added in one repository")
-        trigger.check_trigger(repos[0], config, args.actor, _log)
         # The wrapper gives the command no credential (credentials.command_env).
         if len(repos) > 1:
             from orion_action.services.fleet import FleetWrapper
@@ -333,13 +355,14 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
             w: wrapper.Wrapper = FleetWrapper(repos, config, _log, env)
         else:
             w = wrapper.Wrapper(repos[0], config, _log, env)
+        w.actor = args.actor  # every claim checks who queued the issue (services/trigger.py)
         request = wrapper.RunRequest(
             command=cmd, issue=args.issue, stage=args.stage, require=tuple(args.require or ())
         )
         if args.drain:
             return w.drain(request, args.max_runs)
         return w.run(request)
-    repos = _connect(args, env)
+    repos = _connect(args, env, config.trusted_authors)
     if len(repos) > 1:
         from orion_action.services import fleet
 

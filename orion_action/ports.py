@@ -35,6 +35,24 @@ class WorkflowRun:
     title: str = ""
 
 
+@dataclass(frozen=True)
+class Queued:
+    """The last `labeled` event of the queue label: who added it, and when (GitHub's time)."""
+
+    login: str
+    user_id: int | None
+    at: datetime
+    event_id: int
+
+
+@dataclass(frozen=True)
+class QueueHistory:
+    """What GitHub says about how the issue came to be queued and what changed since."""
+
+    labelled: tuple[Queued, ...]  # every `labeled` event of the queue label, oldest first
+    text_changed_at: datetime | None  # the last rename of the title or edit of the body
+
+
 class GitHubPort(Protocol):
     """One repository's issues, comments and labels, as orion needs them.
 

@@ -15,7 +15,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -28,8 +28,9 @@ from github import Auth
 
 from orion_action.adapters.clock import boottime
 from orion_action.core.issue import Comment, Issue
+from orion_action.core.record import block_kind, seal, unseal, verify
 from orion_action.errors import AuthError, Forbidden, GitHubError, NotFound, Unavailable, UsageError
-from orion_action.ports import Budget, GitHubPort, WorkflowRun
+from orion_action.ports import Budget, GitHubPort, Queued, QueueHistory, WorkflowRun
 
 # Issue, Budget: re-exported
 __all__ = ["ACTIONS_BOT", "DEFAULT_API_URL", "AppCredentials", "Budget", "GitHubRepo", "Issue"]
@@ -38,6 +39,13 @@ DEFAULT_API_URL = "https://api.github.com"
 ACTIONS_BOT = "github-actions[bot]"
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _ISSUE_URL = re.compile(r"/issues/(\d+)$")
+_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
+MAX_EVENT_PAGES = 30  # 3000 events: an issue with more is not one a queue label approves
+_LAST_EDITED = (
+    "query($owner: String!, $name: String!, $number: Int!) "
+    "{ repository(owner: $owner, name: $name) { issue(number: $number) { lastEditedAt } } }"
+)
+UNSEALED = "(no valid MAC)"  # appended to the author of a record that does not verify
 _ROLES = ("admin", "maintain", "write", "triage", "read")
 # The legacy `permission` field (and the API's older names for the same levels).
 _LEGACY_PERMISSION = {"admin": "admin", "maintain": "maintain", "write": "write", "push": "write",
@@ -159,6 +167,38 @@ def _aware(when: datetime) -> datetime:
     return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 
+def _strict_time(value: Any, what: str) -> datetime:
+    """A time GitHub must have sent (a security decision rests on it): GitHubError otherwise."""
+    try:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00")) if isinstance(value, str) else None
+    except ValueError:
+        when = None
+    if when is None or when.tzinfo is None:
+        raise GitHubError(f"GitHub sent {what} that is not a time: {str(value)[:40]!r}")
+    return when
+
+
+def _label_name(event: dict[str, Any]) -> str:
+    label = event.get("label")
+    return str(label.get("name") or "") if isinstance(label, dict) else ""
+
+
+def _queued(event: dict[str, Any], number: int) -> Queued:
+    """A `labeled` event as a Queued: a valid login and time, or GitHubError."""
+    actor = event.get("actor")
+    login = actor.get("login") if isinstance(actor, dict) else None
+    if not isinstance(login, str) or not _LOGIN.fullmatch(login):
+        raise GitHubError(f"GitHub's labeled event of #{number} names no valid login")
+    user_id = actor.get("id") if isinstance(actor, dict) else None
+    event_id = event.get("id")
+    return Queued(
+        login=login,
+        user_id=user_id if type(user_id) is int else None,
+        at=_strict_time(event.get("created_at"), "an event's created_at"),
+        event_id=event_id if type(event_id) is int else 0,
+    )
+
+
 def _header(headers: dict[str, Any] | None, name: str) -> str | None:
     for k, v in (headers or {}).items():
         if k.lower() == name:
@@ -252,7 +292,16 @@ def _comment(data: Any) -> Comment:
         created_at=created,
         updated_at=_time(c, "updated_at", "a comment", default=created),
         issue=int(issue.group(1)) if issue else None,
+        author_id=_user_id(c),
     )
+
+
+def _user_id(c: dict[str, Any]) -> int | None:
+    """The numeric id of the comment's author, if GitHub sent one (trusted_authors are
+    matched by it: docs/adr/0035)."""
+    user = c.get("user")
+    user_id = user.get("id") if isinstance(user, dict) else None
+    return user_id if type(user_id) is int else None
 
 
 def _issue(data: Any, read_at: datetime) -> Issue:
@@ -296,6 +345,10 @@ def _one_comment(data: Any, headers: dict[str, Any]) -> Comment:
 
 def _comments(data: Any, headers: dict[str, Any]) -> list[Comment]:
     return [_comment(d) for d in _array(data, "a comment listing")]
+
+
+def _events(data: Any, headers: dict[str, Any]) -> list[Any]:
+    return _array(data, "an event listing")
 
 
 def _an_object(data: Any, headers: dict[str, Any]) -> dict[str, Any]:
@@ -345,7 +398,10 @@ class GitHubRepo:
         timeout: float = 10.0,
         retry_for: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
+        record_key: bytes | None = None,
+        trusted_logins: tuple[str, ...] = (),
         _shared_app: _App | None = None,
+        _issue_of: dict[int, int] | None = None,
     ):
         """Authenticate with `token`, or as the GitHub App `app` (then `token` is unused). An
         App without an installation id costs one request here: GET /repos/{repo}/installation."""
@@ -358,6 +414,10 @@ class GitHubRepo:
         self.abort: threading.Event | None = None  # set it to cut retries short
         self.deadline: float | None = None  # clock.boottime() after which no request starts
         self._sleep = sleep
+        self._record_key = record_key  # ORION_RECORD_KEY: records are sealed and verified
+        self._issue_of = {} if _issue_of is None else _issue_of  # comment id -> issue, as read
+        self._trusted_logins = trusted_logins  # trusted_authors: matched by their user ids
+        self._resolved: dict[int, str] | None = None  # their ids, once asked
         self._repo_path = f"{self.api_url}/repos/{full_name}"
         self.requests = 0
         self.budget = Budget()
@@ -411,9 +471,13 @@ class GitHubRepo:
             timeout=self.timeout if timeout is None else timeout,
             retry_for=self.retry_for if retry_for is None else retry_for,
             sleep=self._sleep,
+            record_key=self._record_key,
+            trusted_logins=self._trusted_logins,
             _shared_app=self._app,
+            _issue_of=self._issue_of,
         )
         twin._login = self._login
+        twin._resolved = self._resolved
         twin._default_branch = self._default_branch
         return twin
 
@@ -629,6 +693,54 @@ class GitHubRepo:
             return role
         return _LEGACY_PERMISSION.get(str(data.get("permission") or ""), "none")
 
+    def queue_history(self, number: int, label: str) -> QueueHistory:
+        """Who added `label` to the issue and when its title or body last changed
+        (docs/adr/0034-the-label-approves-the-text.md). The REST events give the `labeled`
+        events (with the actor's login and id) and the title's `renamed` events; only GraphQL
+        tells when the body was last edited (`Issue.lastEditedAt`). An answer that cannot be
+        read raises GitHubError: no information means no run."""
+        labelled: list[Queued] = []
+        renamed: datetime | None = None
+        url = f"{self._repo_path}/issues/{number}/events"
+        for pages, (_, data, more) in enumerate(self._pages(url, {}, _events), 1):
+            if not isinstance(data, list):
+                raise GitHubError(f"GitHub's events of #{number} are not a list")
+            for event in data:
+                kind = event.get("event") if isinstance(event, dict) else None
+                if kind == "renamed":
+                    at = _strict_time(event.get("created_at"), "an event's created_at")
+                    renamed = max(renamed or at, at)
+                elif kind == "labeled" and _label_name(event).casefold() == label.casefold():
+                    labelled.append(_queued(event, number))
+            if more and pages >= MAX_EVENT_PAGES:
+                raise GitHubError(
+                    f"#{number} has over {MAX_EVENT_PAGES * 100} events: who queued it is unknown"
+                )
+        owner, name = self.full_name.split("/", 1)
+        variables = {"owner": owner, "name": name, "number": number}
+        query = {"query": _LAST_EDITED, "variables": variables}
+        try:
+            _, answer = self._request("POST", self._graphql_url, body=query, parse=_an_object)
+        except NotFound:
+            raise NotFound(
+                f"GitHub's GraphQL API ({self._graphql_url}) is not there: the trigger check needs it "
+                f"to tell whether #{number} was edited after it was queued", 404
+            ) from None
+        try:
+            edited_raw = answer["data"]["repository"]["issue"]["lastEditedAt"]
+        except (KeyError, TypeError):
+            raise GitHubError(f"GitHub's GraphQL answer for #{number} has no lastEditedAt") from None
+        edited = None if edited_raw is None else _strict_time(edited_raw, "lastEditedAt")
+        changed = max((t for t in (renamed, edited) if t is not None), default=None)
+        return QueueHistory(tuple(labelled), changed)
+
+    @property
+    def _graphql_url(self) -> str:
+        """api.github.com/graphql; GitHub Enterprise Server: https://HOST/api/graphql."""
+        if self.api_url.endswith("/api/v3"):
+            return self.api_url[: -len("/v3")] + "/graphql"
+        return f"{self.api_url}/graphql"
+
     # -- issues -----------------------------------------------------------------------------
 
     def check_repo(self) -> None:
@@ -693,7 +805,7 @@ class GitHubRepo:
         listing = self._pages(f"{self._repo_path}/issues/{number}/comments", params, _comments)
         for pages, (headers, page, more) in enumerate(listing, start=1):
             now = now or self.server_time(headers)
-            comments.extend(page)
+            comments.extend(self._trusted_view(c, number) for c in page)
             if more and max_pages is not None and pages >= max_pages:
                 return comments, now, True
         return comments, now or datetime.now(timezone.utc), False
@@ -713,7 +825,7 @@ class GitHubRepo:
         now: datetime | None = None
         for headers, page, _ in self._pages(f"{self._repo_path}/issues/comments", params, _comments):
             now = now or self.server_time(headers)
-            for c in page:
+            for c in map(self._trusted_view, page):
                 found.pop(c.id, None)
                 found[c.id] = c
         kept = [c for c in found.values() if c.updated_at >= since]
@@ -722,11 +834,13 @@ class GitHubRepo:
     def get_comment(self, comment_id: int) -> tuple[Comment, datetime]:
         headers, comment = self._request("GET", f"{self._repo_path}/issues/comments/{comment_id}",
                                          parse=_one_comment)
-        return comment, self.server_time(headers)
+        return self._trusted_view(comment), self.server_time(headers)
 
     def post_comment(self, number: int, body: str, marker: str | None = None) -> Comment:
         """Post a comment. With `marker` (a unique string in the body), a retried POST first
         looks for a comment of ours that already carries it, so no duplicate is left."""
+
+        found: list[Comment] = []
 
         def already_posted() -> Comment | None:
             # The marker is a fresh random token: nobody can have copied it before our POST
@@ -734,8 +848,12 @@ class GitHubRepo:
             if marker is None:
                 return None
             comments, _ = self.list_comments(number)
-            return next((c for c in comments if marker in c.body), None)
+            mine = next((c for c in comments if marker in c.body), None)
+            found.extend([mine] if mine else [])
+            return mine
 
+        if self._record_key is not None:
+            body = seal(body, self._record_key, self.full_name, number)
         _, comment = self._request(
             "POST",
             f"{self._repo_path}/issues/{number}/comments",
@@ -743,14 +861,73 @@ class GitHubRepo:
             before_retry=already_posted,
             parse=_one_comment,
         )
-        return comment
+        # a comment already_posted found was read through _trusted_view already
+        return comment if comment in found else self._trusted_view(comment, number)
 
     def edit_comment(self, comment_id: int, body: str) -> Comment:
+        if self._record_key is not None and block_kind(body):
+            number = self._issue_of.get(comment_id)
+            if number is None:  # not read by this process: GitHub says which issue it is on
+                number = self.get_comment(comment_id)[0].issue
+            if number is None:
+                raise GitHubError(f"GitHub did not say which issue comment {comment_id} is on")
+            body = seal(body, self._record_key, self.full_name, number)
         _, comment = self._request(
             "PATCH", f"{self._repo_path}/issues/comments/{comment_id}", body={"body": body},
             parse=_one_comment,
         )
-        return comment
+        return self._trusted_view(comment)
+
+    def _by_id(self, c: Comment) -> Comment:
+        """Trusted authors are matched by GitHub's numeric user id (docs/adr/0035): a login
+        named in `trusted_authors` can be renamed away and registered by someone else. Each is
+        resolved to its id once; a comment by one of those ids reads as by the configured login
+        (a renamed account stays trusted), and one by a configured login with another id reads
+        as by "<login> (another account, id N)", which no login can match. The token's own
+        login cannot change hands while the token works, so it needs no look-up."""
+        if not self._trusted_logins:
+            return c
+        user_id = c.author_id
+        ids = self._trusted_ids()
+        if type(user_id) is int and user_id in ids:
+            return replace(c, author=ids[user_id])
+        own = (self._login or "").lower()
+        if c.author.lower() in {n.lower() for n in self._trusted_logins} and c.author.lower() != own:
+            return replace(c, author=f"{c.author} (another account, id {user_id})")
+        return c
+
+    def _trusted_ids(self) -> dict[int, str]:
+        """{user id: login} of `trusted_authors`, asked once per process (GET /users/{login}
+        each); a login GitHub does not know trusts nobody."""
+        if self._resolved is None:
+            resolved: dict[int, str] = {}
+            for login in self._trusted_logins:
+                try:
+                    _, data = self._request("GET", f"{self.api_url}/users/{quote(login, safe='')}",
+                                            parse=_an_object)
+                except NotFound:
+                    continue
+                user_id = data.get("id") if isinstance(data, dict) else None
+                if type(user_id) is int:
+                    resolved[user_id] = login
+            self._resolved = resolved
+        return self._resolved
+
+    def _trusted_view(self, comment: Comment, number: int | None = None) -> Comment:
+        """A comment as orion reads it: an orion block without its MAC (docs/adr/0035). With
+        ORION_RECORD_KEY, a block whose MAC does not verify for this repository and issue
+        reads as written by nobody trusted: its author is shown with " (no valid MAC)", which
+        no login can match."""
+        c = self._by_id(comment)
+        number = c.issue or number
+        if number is not None:
+            self._issue_of[c.id] = number
+        if not block_kind(c.body):
+            return c
+        if self._record_key is None:
+            return replace(c, body=unseal(c.body)[0])
+        body, valid = verify(c.body, self._record_key, self.full_name, number or 0)
+        return replace(c, body=body, author=c.author if valid and number else f"{c.author} {UNSEALED}")
 
     def delete_comment(self, comment_id: int) -> None:
         with contextlib.suppress(NotFound):

@@ -52,6 +52,7 @@ class Comment:
     created_at: datetime
     updated_at: datetime
     issue: int | None = None  # the issue's number, when the listing said (repository-wide lists)
+    author_id: int | None = None  # GitHub's numeric user id of the author, when it said
 
 
 @dataclass(frozen=True)

@@ -282,10 +282,11 @@ def _notes(log: IssueLog) -> tuple[str, ...]:
     if log.untrusted:
         notes.append(f"ignored {len(log.untrusted)} orion-looking comment(s) by untrusted authors")
     notes += [f"comment {u.comment_id} is unreadable: {u.why}" for u in log.unreadable]
+    # Anyone can post a release block: it is ignored, and never earns advice to trust its
+    # author (finding 7 of the round-3 security audit).
     notes += [
-        f"comment {r.comment_id} by {r.author}, who is not a trusted author, releases claim {r.token}: "
-        f"if {r.author} is the reconciler's login, add it to trusted_authors (every worker and "
-        f"reconciler login must be listed), or the issue is never worked again"
+        f"ignored comment {r.comment_id} by {r.author}: a release of claim {r.token} by an author "
+        f"who is not trusted"
         for r in log.untrusted_releases
     ]
     return tuple(notes)

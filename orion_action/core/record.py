@@ -8,6 +8,8 @@ holder's comment, so the holder's next heartbeat cannot erase it.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import math
 import re
@@ -16,13 +18,16 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
 
+from orion_action.config import MAX_DURATION, MIN_INTERVAL
+
 VERSION = 1
 CLAIM_MARK = "orion-claim"
 RELEASE_MARK = "orion-release"
 # A block counts only where orion writes it: at the very start of a comment body, as one header
 # line, the JSON on the next line(s), and a line "-->". A block quoted further down a comment
 # (a reply, a code block) is text, never a record.
-_HEADER = re.compile(r"<!-- (orion-claim|orion-release) v(\d{1,4})\r?\Z")
+# With ORION_RECORD_KEY, the header ends " mac=<HMAC-SHA256, hex>" (seal, below).
+_HEADER = re.compile(r"<!-- (orion-claim|orion-release) v(\d{1,4})( mac=[0-9a-f]{64})?\r?\Z")
 _END = "\n-->"
 # Our own blocks are about 1 KB; a body longer than this is not one of ours, and capping it keeps
 # parsing linear and cheap whatever a comment holds (GitHub allows 65,536 characters).
@@ -258,6 +263,16 @@ def _number(data: dict[str, Any], key: str, optional: bool = False) -> Any:
     return value
 
 
+def _bounded(data: dict[str, Any], key: str, least: float) -> float:
+    """A duration a record promises, within the bounds the configuration loader allows: a
+    record that says `stale_after: 1e308` must not keep a claim alive for ever (finding 3 of
+    the round-3 security audit). Out of bounds, the record is unreadable."""
+    value = float(_number(data, key))
+    if not least <= value <= MAX_DURATION:
+        raise RecordError(f"field {key!r} is {value:g}s, outside [{least:g}s, {MAX_DURATION:g}s]")
+    return value
+
+
 def _record_from(data: dict[str, Any]) -> ClaimRecord:
     h = _get(data, "holder", dict)
     try:
@@ -280,8 +295,8 @@ def _record_from(data: dict[str, Any]) -> ClaimRecord:
         started_at=_get(data, "started_at", str),
         heartbeat_at=_get(data, "heartbeat_at", str),
         beats=_get(data, "beats", int),
-        interval=float(_number(data, "interval")),
-        stale_after=float(_number(data, "stale_after")),
+        interval=_bounded(data, "interval", MIN_INTERVAL),
+        stale_after=_bounded(data, "stale_after", MIN_INTERVAL),
         stage=_get(data, "stage", str, optional=True),
         attempt=_get(data, "attempt", int),
         child_pid=_get(data, "child_pid", int, optional=True),
@@ -323,22 +338,60 @@ def _tombstone_from(data: dict[str, Any]) -> Tombstone:
 
 def block_kind(body: str) -> str | None:
     """CLAIM_MARK or RELEASE_MARK when the body starts with an orion block header, else None."""
+    m = _header(body)
+    return m.group(1) if m else None
+
+
+def _header(body: str) -> re.Match[str] | None:
     if not body.startswith("<!-- orion-"):
         return None
-    newline = body.find("\n", 0, 64)
-    m = _HEADER.match(body, 0, newline) if newline > 0 else None
-    return m.group(1) if m else None
+    newline = body.find("\n", 0, 160)
+    return _HEADER.match(body, 0, newline) if newline > 0 else None
+
+
+def _mac(key: bytes, repo: str, number: int, unsealed: str) -> str:
+    """HMAC-SHA256 over the repository, the issue number and the whole unsealed body: a copy
+    on another issue or in another repository does not verify there."""
+    message = f"{repo.lower()}\n{number}\n{unsealed}".encode("utf-8", "surrogatepass")
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def seal(body: str, key: bytes, repo: str, number: int) -> str:
+    """`body` with a MAC in its orion block's header (a body without a block is unchanged).
+    Only orion holds the key (ORION_RECORD_KEY): the command, which may post as orion's own
+    login, cannot make a block that verifies (docs/adr/0035-authenticated-records.md)."""
+    unsealed, _ = unseal(body)
+    m = _header(unsealed)
+    if m is None:
+        return body
+    end = m.end(2)
+    return f"{unsealed[:end]} mac={_mac(key, repo, number, unsealed)}{unsealed[end:]}"
+
+
+def unseal(body: str) -> tuple[str, str | None]:
+    """The body without its MAC, and the MAC (None when its block has none, or no block)."""
+    m = _header(body or "")
+    if m is None or m.group(3) is None:
+        return body, None
+    return body[: m.start(3)] + body[m.end(3) :], m.group(3)[len(" mac=") :]
+
+
+def verify(body: str, key: bytes, repo: str, number: int) -> tuple[str, bool]:
+    """The body without its MAC, and whether that MAC was made with `key` for this issue."""
+    unsealed, mac = unseal(body)
+    return unsealed, mac is not None and hmac.compare_digest(mac, _mac(key, repo, number, unsealed))
 
 
 def parse_block(body: str) -> ClaimRecord | Tombstone | None:
     """The orion block that starts a comment body: None if the body does not start with one;
     RecordError if it does but cannot be read. Linear in the body's length, and capped."""
     body = body or ""
-    mark = block_kind(body)
-    if mark is None:
+    m = _header(body)
+    if m is None:
         return None
+    mark = m.group(1)
     header_end = body.find("\n")
-    version = int(body[len(f"<!-- {mark} v") : header_end].rstrip("\r"))
+    version = int(m.group(2))
     if version != VERSION:
         raise RecordError(f"{mark} version {version} is not understood by this orion-action")
     end = body.find(_END, header_end, MAX_BLOCK_CHARS)

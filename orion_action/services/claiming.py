@@ -23,7 +23,7 @@ from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_l
 from orion_action.core.liveness import Machine
 from orion_action.core.queue import pick_order
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, ReleaseAction, State, render_record
-from orion_action.errors import GitHubError, NotClaimed, UsageError
+from orion_action.errors import GitHubError, NotClaimed
 from orion_action.services.observe import Sight, judge_entry
 from orion_action.services.pause import refuse_if_paused
 
@@ -88,6 +88,9 @@ class Claim:
 class Claimer:
     """Claims one issue for one wrapper process."""
 
+    # The trigger check every claim passes first (the wrapper sets it; services/trigger.py).
+    approval: Callable[[GitHubRepo, Issue], None] | None = None
+
     def __init__(
         self,
         gh: GitHubRepo,
@@ -135,6 +138,7 @@ class Claimer:
         n = issue.number
         self._require_queued(issue)
         issue = self._settled_read(issue)
+        self._check_approval(issue)
         self.check_signal()
         now_iso = self.clock.now_iso()
         record = ClaimRecord(
@@ -194,7 +198,7 @@ class Claimer:
         claim.comments = {c.id: c for c in comments}
         claim.listed = [c.id for c in comments]
 
-        self._refuse_untrusted_release(claim, log)
+        self._note_untrusted_release(claim, log)
 
         def is_dead(e: ClaimEntry) -> bool:
             return (
@@ -293,21 +297,22 @@ class Claimer:
             self.clock.sleep(pause)
             pause = min(pause * 2, 2.0)
 
-    def _refuse_untrusted_release(self, claim: Claim, log: IssueLog) -> None:
-        """A release by an untrusted login of the claim that blocks us is almost always a
-        reconciler running under a login missing from trusted_authors: every claimer would lose
-        to the released claim forever (defect 6 of the v0.1 audit). Say so, and stop."""
+    def _note_untrusted_release(self, claim: Claim, log: IssueLog) -> None:
+        """A release by an author who is not trusted is text: ignored, whatever claim it names
+        (a dead claim is judged as dead anyway, a live one keeps the issue). It never stops a
+        claim, a --next or a drain, and never earns its author advice to be trusted: anyone can
+        post one (finding 7 of the round-3 security audit)."""
         blocking = {c.record.token for c in log.open_claims() if c.record.token != claim.record.token}
         for r in log.untrusted_releases:
             if r.token in blocking:
-                why = f"comment {r.comment_id} by untrusted {r.author} releases the claim in the way"
-                self._give_up(claim, why)
-                self._tidy_after_giving_up(claim)
-                raise UsageError(
-                    f"comment {r.comment_id} by {r.author} releases claim {r.token}, but {r.author} is not "
-                    f"a trusted author: list every worker and reconciler login in trusted_authors "
-                    f"({self.config.source})"
-                )
+                self.log(f"#{claim.number}: ignored comment {r.comment_id} by {r.author}: a release by an "
+                         f"author who is not trusted")
+
+    def _check_approval(self, issue: Issue) -> None:
+        """The trigger check (services/trigger.py), on the issue as read for this claim: the
+        text the command gets. Raises NotClaimed; nothing is posted before it passes."""
+        if self.approval is not None:
+            self.approval(self.gh, issue)
 
     def _give_up(self, claim: Claim, why: str) -> None:
         """A loser marks its own record lost: it never ran, and a pass may requeue at once."""

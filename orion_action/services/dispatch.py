@@ -14,20 +14,31 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from orion_action.config import Config
 from orion_action.errors import Forbidden, GitHubError
 from orion_action.ports import GitHubPort
+from orion_action.services import trigger
+
+if TYPE_CHECKING:
+    from orion_action.adapters.github import GitHubRepo
 
 Log = Callable[[str], None]
+Approved = Callable[[int], bool]
 ACTIVE = ("queued", "in_progress")
 _ISSUE_IN_TITLE = re.compile(r"#(\d+)\b")
 
 
-def dispatch_issues(gh: GitHubPort, config: Config, numbers: Iterable[int], log: Log) -> list[int]:
+def dispatch_issues(
+    gh: GitHubPort, config: Config, numbers: Iterable[int], log: Log, approved: Approved
+) -> list[int]:
     """Start the worker workflow for `numbers`, in order, while runs are free; returns the
-    issues it started a run for. Never raises for GitHub's answers: a failure is logged and
-    leaves the issues to the next pass or the scheduled drain."""
+    issues it started a run for. Only issues that pass the trigger check (`approved`, e.g.
+    `trigger_check(gh, config, log)`) get a run: a dispatched run must never start work nobody
+    with `trigger.permission` approved (finding 1 of the round-3 security audit). Never raises
+    for GitHub's answers: a failure is logged and leaves the issues to the next pass or the
+    scheduled drain."""
     workflow = config.dispatch_workflow
     wanted = list(dict.fromkeys(numbers))
     if not workflow or not wanted:
@@ -40,7 +51,7 @@ def dispatch_issues(gh: GitHubPort, config: Config, numbers: Iterable[int], log:
         for n in wanted:
             if free <= 0:
                 break
-            if n in busy:
+            if n in busy or not approved(n):
                 continue
             gh.dispatch_workflow(workflow, {"issue": str(n)})
             started.append(n)
@@ -54,7 +65,14 @@ def dispatch_issues(gh: GitHubPort, config: Config, numbers: Iterable[int], log:
     return started
 
 
-def dispatch_after_pass(gh: GitHubPort, config: Config, requeued: Iterable[int], log: Log) -> list[int]:
+def trigger_check(gh: GitHubRepo, config: Config, log: Log) -> Approved:
+    """The trigger check as dispatch asks it: one issue number at a time."""
+    return lambda n: trigger.passes(gh, config, n, log, gh.own_login)
+
+
+def dispatch_after_pass(
+    gh: GitHubPort, config: Config, requeued: Iterable[int], log: Log, approved: Approved
+) -> list[int]:
     """After a reconcile pass: the issues it requeued first, then those waiting in the queue
     (one more listing, only when a workflow is configured)."""
     if not config.dispatch_workflow:
@@ -66,4 +84,4 @@ def dispatch_after_pass(gh: GitHubPort, config: Config, requeued: Iterable[int],
     except GitHubError as exc:
         log(f"dispatch: could not list the queue ({exc})")
         waiting = []
-    return dispatch_issues(gh, config, [*requeued, *waiting], log)
+    return dispatch_issues(gh, config, [*requeued, *waiting], log, approved)

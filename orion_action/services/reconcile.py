@@ -440,7 +440,7 @@ def reconcile_pass(gh: GitHubRepo, config: Config, log: Log, *, dry_run: bool) -
     dispatch workers for requeued issues, and keep the dashboard. A write that fails turns its
     plan into `report`; the next pass retries it."""
     from orion_action.services import dashboard
-    from orion_action.services.dispatch import dispatch_after_pass
+    from orion_action.services.dispatch import dispatch_after_pass, trigger_check
 
     r = Reconciler(gh, config, log)
     surveys = r.survey()
@@ -463,7 +463,8 @@ def reconcile_pass(gh: GitHubRepo, config: Config, log: Log, *, dry_run: bool) -
             log(f"#{plan.issue}: cancel failed: {exc}; the next pass will retry")
             done.append(replace(plan, action=Action.REPORT, reason=f"{plan.reason}; the write failed: {exc}"))
     requeued = [p.issue for p in done if p.action is Action.REQUEUE]
-    dispatched = [] if dry_run else dispatch_after_pass(gh, config, requeued, log)
+    approved = trigger_check(gh, config, log)
+    dispatched = [] if dry_run else dispatch_after_pass(gh, config, requeued, log, approved)
     if not dry_run:
         dashboard.update(gh, config, surveys, log)
     return PassResult(gh.full_name, dry_run, surveys, done, dispatched)

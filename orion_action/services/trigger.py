@@ -1,26 +1,50 @@
-"""The trigger check: only a label added by someone with enough access starts a run.
+"""The trigger check: a run starts only on text a person with enough access approved.
 
 Anyone with triage access can add a label, and the worker runs with the workflow's secrets
-(an agent's API key, a token that can push). So before claiming, the person who added the
-label (the `issues` event's sender, passed as `--actor`) must have at least
-`trigger.permission` on the repository: one request to the collaborator permission API.
+(an agent's API key, a token that can push). So every claim, on every path (`--issue`,
+`--next`, `--drain`, several repositories, a dispatched run), asks GitHub who last added the
+queue label and checks that person's access against `trigger.permission`; and because the
+label approves what that person read, the title and body must not have changed since
+(docs/adr/0033-every-claim-checks-who-queued-it.md, docs/adr/0034-the-label-approves-the-text.md).
+
+Cost: the issue's events (one request per 100 events), one GraphQL query for the body's last
+edit, and the collaborator permission: about three requests per claim, none with
+`trigger.permission: none`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from datetime import datetime
+from typing import NoReturn, Protocol
 
 from orion_action.config import PERMISSIONS, Config
-from orion_action.errors import NotClaimed
+from orion_action.core.issue import trusted_set
+from orion_action.errors import GitHubError, NotClaimed, UsageError
+from orion_action.ports import Queued, QueueHistory
+
+Log = Callable[[str], None]
+EDITED = "the issue was edited after it was queued; add the label again to approve the new text"
 
 
-class PermissionSource(Protocol):
-    """The one thing the check needs from GitHub (adapters.github.GitHubRepo has it)."""
+class TriggerSource(Protocol):
+    """What the check needs from GitHub (adapters.github.GitHubRepo has it)."""
 
     full_name: str
 
     def collaborator_permission(self, login: str) -> str: ...
+
+    def queue_history(self, number: int, label: str) -> QueueHistory:
+        """Who last added `label` to the issue and when its title or body last changed."""
+        ...
+
+    def remove_label(self, number: int, name: str) -> bool: ...
+
+    def post_comment(self, number: int, body: str, marker: str | None = None) -> object: ...
+
+
+class Refused(NotClaimed):
+    """The issue may not run: it has left the queue with a comment saying why (exit 75)."""
 
 
 def at_least(have: str, need: str) -> bool:
@@ -29,18 +53,101 @@ def at_least(have: str, need: str) -> bool:
     return rank.get(have, 0) >= rank[need]
 
 
-def check_trigger(
-    gh: PermissionSource, config: Config, actor: str | None, log: Callable[[str], None]
+def check_actor_argument(actor: str | None) -> None:
+    """`--actor ''` would read as "no actor": a usage error, never a skipped check."""
+    if actor is not None and not actor.strip():
+        raise UsageError("--actor needs a login: an empty one cannot be checked (leave --actor out)")
+
+
+def approve(
+    gh: TriggerSource,
+    config: Config,
+    n: int,
+    read_at: datetime | None,
+    actor: str | None,
+    log: Log,
+    own: Callable[[], str | None],
 ) -> None:
-    """Raise NotClaimed (exit 75) when `actor` lacks `trigger.permission`; no actor (a
-    dispatch, a schedule, a person at a terminal) or `permission: none` means no check."""
+    """Raise Refused (exit 75) unless a person with `trigger.permission` queued issue `n` and
+    its title and body have not changed since. The issue's text must have been read (at GitHub
+    time `read_at`; None: no text is used here, as in dispatch) no earlier than that label:
+    the text the command gets is then the text the person approved.
+    A refused issue loses the queue label and gets one comment; a GitHub failure raises
+    (nothing is known, nothing runs, the issue stays queued for a retry).
+
+    Who queued it: the last one to add the queue label, if they have the access; orion puts
+    the label back when it requeues an issue, and when orion's own login (`own()`, or a trusted
+    author) lacks the access, as an Actions token or an App does, that label carries the
+    approval of the one before it, for the same text.
+    `actor` (the `issues` event's sender) is who the action believes added the label; GitHub's
+    events are the authority, since the label may have been added again since."""
     need = config.trigger_permission
-    if not actor or need == "none":
+    if need == "none":
         return
-    have = gh.collaborator_permission(actor)
-    if not at_least(have, need):
-        raise NotClaimed(
-            f"trigger: {actor} has {have} access to {gh.full_name}, and trigger.permission "
-            f"needs {need} or more to start a run; nothing was claimed"
-        )
-    log(f"trigger: {actor} has {have} access (trigger.permission: {need})")
+    history = gh.queue_history(n, config.labels.queue)
+    if not history.labelled:
+        # No information, no run; but the label stays: GitHub's event list may lag a label
+        # just added, and the next attempt asks again.
+        raise NotClaimed(f"trigger: GitHub lists nobody who added the `{config.labels.queue}` label to "
+                         f"#{n} yet, so nobody with {need} access is known to have approved it; not running")
+    queued, have = _approver(gh, config, n, history, own)
+    if actor is not None and actor.lower() != queued.login.lower():
+        log(f"#{n}: GitHub says {queued.login} queued it, not {actor}: checking {queued.login}")
+    changed = history.text_changed_at
+    # GitHub's times are whole seconds: an edit in the label's own second may have come after it.
+    labelled_at = queued.at.replace(microsecond=0)
+    if changed is not None and changed.replace(microsecond=0) >= labelled_at:
+        _refuse(gh, config, n, f"orion-refused-{queued.event_id}", EDITED)
+    if read_at is not None and read_at.replace(microsecond=0) < labelled_at:
+        # The issue was read before this label: the text in hand may predate an edit that the
+        # person approved; the next attempt reads it again.
+        raise NotClaimed(f"trigger: issue #{n} was queued again while being claimed; not running")
+    log(f"trigger: {queued.login} has {have} access (trigger.permission: {need}); the text is as queued")
+
+
+def _approver(
+    gh: TriggerSource, config: Config, n: int, history: QueueHistory, own: Callable[[], str | None]
+) -> tuple[Queued, str]:
+    """The `labeled` event that approves issue `n`, and its actor's access; refuses when the
+    last one is by someone without the access (orion's own labels pass the turn back)."""
+    need = config.trigger_permission
+    for queued in reversed(history.labelled):
+        have = gh.collaborator_permission(queued.login)
+        if at_least(have, need):
+            return queued, have
+        # Asked only now: the token's login may cost a request (GET /user).
+        if queued.login.lower() not in trusted_set(own(), config.trusted_authors):
+            _refuse(gh, config, n, f"orion-refused-{queued.event_id}",
+                    f"{_code(queued.login)} queued this issue and has {have} access to {gh.full_name}; "
+                    f"trigger.permission needs {need} or more to start a run")
+    last = history.labelled[-1]
+    _refuse(gh, config, n, f"orion-refused-{last.event_id}",
+            f"nobody with {need} access queued this issue: only orion's own login {_code(last.login)} "
+            f"added the `{config.labels.queue}` label, and it has no such access itself")
+
+
+def passes(gh: TriggerSource, config: Config, n: int, log: Log, own: Callable[[], str | None]) -> bool:
+    """For dispatch: whether a run for issue `n` would pass the check (a refused issue leaves
+    the queue with its comment, as a run's refusal does). GitHub failures count as no."""
+    try:
+        approve(gh, config, n, None, None, log, own)
+    except NotClaimed as exc:
+        log(f"dispatch: not starting a run for #{n}: {exc}")
+        return False
+    except GitHubError as exc:
+        log(f"dispatch: not starting a run for #{n}: the trigger check failed ({exc})")
+        return False
+    return True
+
+
+def _code(login: str) -> str:
+    """A login shown without mentioning (and so notifying) anyone."""
+    return f"`{login.replace('`', '')}`"
+
+
+def _refuse(gh: TriggerSource, config: Config, number: int, marker: str, why: str) -> NoReturn:
+    """Take the issue out of the queue and say why, once: only the refuser whose removal found
+    the label comments, so that racing claimers leave one comment between them."""
+    if gh.remove_label(number, config.labels.queue):
+        gh.post_comment(number, f"<!-- {marker} -->\n**orion did not start a run**: {why}.\n", marker=marker)
+    raise Refused(f"trigger: issue #{number}: {why}; the {config.labels.queue!r} label is off")

@@ -34,8 +34,9 @@ from orion_action.config import Config
 from orion_action.core.record import ActionsRun, clean_progress, mentions_orion
 from orion_action.credentials import command_env
 from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, NotFound, OrionError
+from orion_action.services import trigger
 from orion_action.services.claiming import Claim, Claimer
-from orion_action.services.dispatch import dispatch_issues
+from orion_action.services.dispatch import dispatch_issues, trigger_check
 from orion_action.services.holding import (
     TIME_LIMIT_EXIT_CODE,
     Holding,
@@ -214,6 +215,7 @@ class Wrapper:
         self.signal_received: int | None = None  # the first signal: it decides the exit code
         self.signals_seen = 0  # every signal: a second one cuts the kill grace short
         self.draining = False  # run --drain: the loop goes on after a requeue
+        self.actor: str | None = None  # --actor: who the action believes queued the issue
 
     # -- the process around the run -------------------------------------------------------
 
@@ -278,8 +280,12 @@ class Wrapper:
         if self.signal_received is not None:
             raise Interrupted(self.signal_received)
 
+    def _dispatch(self, gh: GitHubRepo, n: int) -> None:
+        """Immediate pickup of the issue just handed back, if it still passes the trigger check."""
+        dispatch_issues(gh, self.config, [n], self.log, trigger_check(gh, self.config, self.log))
+
     def claimer(self) -> Claimer:
-        return Claimer(
+        claimer = Claimer(
             self.gh,
             self.config,
             self.log,
@@ -289,6 +295,11 @@ class Wrapper:
             actions_run_from_env(self.env),
             self._check_signal,
         )
+        # Every claim, on every path, passes the trigger check first (docs/adr/0033).
+        claimer.approval = lambda gh, issue: trigger.approve(
+            gh, self.config, issue.number, issue.read_at, self.actor, self.log, gh.own_login
+        )
+        return claimer
 
     def _run(self, request: RunRequest, wake: socket.socket) -> int:
         claimer = self.claimer()
@@ -488,7 +499,7 @@ class Wrapper:
 
         recorded = holding.record_outage(why, bound, pause)
         if holding.requeued and not (self.draining and self.signal_received is None):
-            dispatch_issues(holding.gh, self.config, [n], self.log)
+            self._dispatch(holding.gh, n)
         self.log(f"#{n}: exiting {int(ExitCode.LOST)}" + ("" if recorded else "; the claim goes stale"))
         return int(ExitCode.LOST)
 
@@ -525,5 +536,5 @@ class Wrapper:
             # (which goes on) picks it up itself.
             drain_goes_on = self.draining and self.signal_received is None
             if outcome.add == self.config.labels.queue and not drain_goes_on:
-                dispatch_issues(holding.gh, self.config, [n], self.log)
+                self._dispatch(holding.gh, n)
         return code

@@ -29,7 +29,7 @@ from typing import Any
 import psutil
 import pytest
 import yaml
-from rig import ROOT, RepoHandle, parse_github_output, wait_until
+from rig import ROOT, Emulator, RepoHandle, parse_github_output, wait_until
 
 ACTION = ROOT / "action.yml"
 EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
@@ -392,10 +392,12 @@ def test_run_is_the_step_process_and_gets_the_cancel_signal(
 
 def test_an_issues_event_checks_who_added_the_label(action_env: dict[str, str], repo: RepoHandle,
                                                     tmp_path: Path) -> None:
-    """On an `issues` event the action passes the sender as --actor: a label added by someone
-    without write access starts nothing (a green step, like an empty queue, with one line
-    saying who lacked what); the repository's owner starts the run."""
-    n = _queued_issue(repo)
+    """On an `issues` event the action passes the sender as --actor; the run asks GitHub who
+    added the label (docs/adr/0033): a triager's label starts nothing (a green step, like an
+    empty queue) and leaves the queue with a comment; the owner's label starts the run."""
+    n = repo.create_issue("work")
+    repo.api("PUT", "/collaborators/mallory", json={"permission": "triage"})
+    repo.api("POST", f"/issues/{n}/labels", token=Emulator.OUTSIDER_TOKEN, json={"labels": ["orion"]})
     ran = tmp_path / "ran"
     (tmp_path / "workspace").mkdir()
     results = {}
@@ -405,9 +407,12 @@ def test_an_issues_event_checks_who_added_the_label(action_env: dict[str, str], 
         runner = CompositeRunner(action_env, tmp_path / "workspace", temp,
                                  event={"event_name": "issues", "event.sender.login": sender})
         results[sender] = runner.run({"command": "run", "issue": str(n), "run": f"touch {ran}"})
+        if sender == "mallory":
+            assert set(repo.labels(n)) == set(), "the refused issue is still queued"
+            repo.add_label(n, "orion")  # the owner reads it and queues it
     denied = results["mallory"]
     assert denied.ok and denied.outputs["exit-code"] == "75", denied.log
-    assert "trigger: mallory has none access" in denied.step("orion").stderr, denied.log
+    assert "`mallory` queued this issue and has triage access" in denied.step("orion").stderr, denied.log
     allowed = results["orion-bot"]
     assert allowed.ok and allowed.outputs["exit-code"] == "0", allowed.log
     assert ran.exists() and set(repo.labels(n)) == {"orion-ready"}

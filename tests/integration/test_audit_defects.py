@@ -20,7 +20,7 @@ Each test below, and how it fails on v0.1 (618f72e):
 - 5 (livelock after a late final write): test_defect_5_after_a_late_final_write_a_dead_next_run_is_
   released_and_the_next_claimer_wins. Fails on v0.1: three rounds of exit 75 and "requeue:
   finishing an earlier release whose label move did not happen"; B's dead claim is never released.
-- 6 (two tokens): test_defect_6_a_release_by_an_untrusted_reconciler_login_is_a_loud_usage_error.
+- 6 (two tokens): test_defect_6_a_requeue_by_an_untrusted_reconciler_login_is_refused_loudly.
   Fails on v0.1: the claimer exits 75 ("comment N ran the issue while this claim was being made
   (it is running)"), not 64.
 - 7 (a late loser undoes a person's requeue): test_defect_7_a_late_loser_leaves_a_persons_requeue_
@@ -473,7 +473,7 @@ def test_defect_5_after_a_late_final_write_a_dead_next_run_is_released_and_the_n
 # -- 6: two tokens, only the worker trusted --------------------------------------------------------
 
 
-def test_defect_6_a_release_by_an_untrusted_reconciler_login_is_a_loud_usage_error(
+def test_defect_6_a_requeue_by_an_untrusted_reconciler_login_is_refused_loudly(
         repo: RepoHandle, proxy: Proxy, procs: Procs, children: Children, tmp_path: Path,
         orion_env: dict[str, str]):
     cfg = config(tmp_path, interval=1, stale_after=4, extra="trusted_authors: [orion-bot]\n")
@@ -488,11 +488,15 @@ def test_defect_6_a_release_by_an_untrusted_reconciler_login_is_a_loud_usage_err
     assert entry["action"] == "requeue", entry
     assert labels(repo, n) == {QUEUE}
 
+    # The label the untrusted login put back approves nothing (docs/adr/0033): the next run
+    # refuses, takes the issue out of the queue and says who queued it; it never advises
+    # trusting that login (anyone can post a release block).
     b = procs.run("b", cfg, "--issue", str(n), cmd=["true"])
     code = b.wait(60)
-    lines = [line for line in b.output.splitlines() if Emulator.OUTSIDER in line]
-    assert code == 64, b.output
-    assert lines and "trusted_authors" in lines[-1], b.output
+    assert code == 75, b.output
+    assert f"`{Emulator.OUTSIDER}` queued this issue and has none access" in b.output, b.output
+    assert "trusted_authors" not in b.output
+    assert labels(repo, n) == set()
 
 
 # -- 7: a late loser undoes a person's requeue -----------------------------------------------------

@@ -17,7 +17,7 @@ from helpers_reconcile import (
     post_claim,
     queued_issue,
 )
-from rig import wait_until
+from rig import Emulator, wait_until
 
 WORKER = "orion-worker.yml"
 
@@ -113,3 +113,20 @@ def test_a_run_stopped_by_its_time_limit_dispatches_the_issue(orion: Orion, repo
     assert labels(repo, n) == {"orion"}
     wait_until(lambda: sent(orion), message="no dispatch")
     assert sent(orion) == [(WORKER, "main", {"issue": str(n)})]
+
+
+def test_a_pass_dispatches_no_run_for_a_triagers_label(orion: Orion, repo, tmp_path):
+    """A triager queues an issue and no labelled run refuses it (an `issue_comment` workflow, an
+    issue form): the pass's dispatch checks who queued it, starts nothing, and takes the issue
+    out of the queue with the refusal comment (finding 1 of the round-3 security audit)."""
+    orion.config = dispatch_config(tmp_path)
+    orion.proxy.add_workflow(repo.owner, repo.name, WORKER)
+    mine = repo.create_issue("queued by a triager")
+    repo.api("PUT", f"/collaborators/{Emulator.OUTSIDER}", json={"permission": "triage"})
+    repo.api("POST", f"/issues/{mine}/labels", token=Emulator.OUTSIDER_TOKEN, json={"labels": ["orion"]})
+    theirs = queued_issue(repo)  # queued by the owner
+    plan = orion.reconcile()
+    assert plan["dispatched"] == [theirs]
+    assert sent(orion) == [(WORKER, "main", {"issue": str(theirs)})]
+    assert labels(repo, mine) == set()
+    assert [c for c in repo.comments(mine) if "has triage access" in c["body"]]

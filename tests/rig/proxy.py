@@ -45,6 +45,7 @@ RUN_STATUSES = {"queued", "in_progress", "completed", "waiting", "requested", "p
 _RUN_PATH = re.compile(r"/repos/([^/]+)/([^/]+)/actions/runs/(\d+)(?:/attempts/(\d+))?")
 _WORKFLOW_PATH = re.compile(r"/repos/([^/]+)/([^/]+)/actions/workflows/([^/]+)/(dispatches|runs)")
 _REPO_COMMENTS = re.compile(r"/repos/([^/]+)/([^/]+)/issues/comments")
+_ISSUE_EVENTS = re.compile(r"/repos/([^/]+)/([^/]+)/issues/(\d+)/events")
 # Headers about one hop, not the message: never copied across the proxy.
 _RESP_HOP = {"connection", "keep-alive", "proxy-connection", "te", "trailer",
              "transfer-encoding", "upgrade"}
@@ -438,10 +439,15 @@ class Proxy:
             found = run or {"message": "Not Found", "documentation_url": DOCS}
             return self._send(h, entry, 200 if run else 404, _JSON, json.dumps(found).encode(),
                               "synthetic")
+        if h.command == "POST" and path == "/graphql":
+            return self._send(h, entry, 200, _JSON, json.dumps(self._graphql(token, body)).encode(),
+                              "synthetic")
         if h.command == "GET" and _REPO_COMMENTS.fullmatch(path):
             status, headers, data = self._repo_comments(path, h.path.partition("?")[2], token)
         else:
             status, headers, data = self._forward(h, body, token)
+            if status == 200 and h.command == "GET" and (m := _ISSUE_EVENTS.fullmatch(path)):
+                data = self._with_creation_labels(m, h.path.partition("?")[2], headers, data, token)
         if action == "drop":
             return self._drop(h, entry, "drop")
         self._send(h, entry, status, headers, data, "forward")
@@ -605,6 +611,42 @@ class Proxy:
         with self._cv:
             entry.status, entry.action = status, action
             self._cv.notify_all()
+
+    def _with_creation_labels(self, m: re.Match[str], query: str, headers: list[tuple[str, str]],
+                              data: bytes, token: str | None) -> bytes:
+        """GitHub records a `labeled` event (by the issue's author, at its creation) for each
+        label an issue is opened with; the emulator records none. Added to a one-page answer."""
+        if int(parse_qs(query).get("page", ["1"])[-1]) != 1 or any(
+                k.lower() == "link" and 'rel="next"' in v for k, v in headers):
+            return data
+        events = json.loads(data or b"[]")
+        owner, repo, number = m.groups()
+        status, issue = self._upstream_get(f"/repos/{owner}/{repo}/issues/{number}", token, helper=True)
+        if status != 200:
+            return data
+        seen = {(e.get("label") or {}).get("name") for e in events if e.get("event") == "labeled"}
+        made = [{"id": 0, "event": "labeled", "actor": issue.get("user"), "created_at": issue["created_at"],
+                 "label": {"name": label["name"], "color": label.get("color", "")}}
+                for label in issue.get("labels") or [] if label["name"] not in seen]
+        return json.dumps(made + events).encode()
+
+    def _graphql(self, token: str | None, body: bytes) -> dict[str, Any]:
+        """GitHub's GraphQL answer to the one query orion sends (an issue's `lastEditedAt`),
+        which the emulator lacks: the time of the issue's last `edited` event, which the
+        emulator records for every change of its title or body (GitHub's REST has none)."""
+        v = json.loads(body or b"{}").get("variables") or {}
+        owner, repo, number = str(v.get("owner")), str(v.get("name")), int(v.get("number") or 0)
+        events: list[dict[str, Any]] = []
+        for page in range(1, 100):
+            path = f"/repos/{owner}/{repo}/issues/{number}/events?per_page=100&page={page}"
+            _, batch = self._upstream_get(path, token, helper=True)
+            events += batch or []
+            if len(batch or []) < 100:
+                break
+        edits = [e["created_at"] for e in events if e.get("event") == "edited"]
+        last = max((datetime.fromisoformat(t.replace("Z", "+00:00")) for t in edits), default=None)
+        stamp = last.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if last else None
+        return {"data": {"repository": {"issue": {"lastEditedAt": stamp}}}}
 
     def _synthetic_run(self, method: str, path: str) -> dict[str, Any] | None:
         """The run to answer; {} for an attempt that does not exist (404); None: not ours."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orion_action.config import Labels
-from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry, Unreadable
+from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry, Unreadable, UntrustedRelease
 from orion_action.core.liveness import Liveness, Verdict
 from orion_action.core.plan import Action, Plan, plan_issue
 from orion_action.core.record import CLAIM_MARK, ClaimRecord, Holder, ReleaseAction, State, Tombstone
@@ -157,6 +157,12 @@ ROWS = [
     Row("untrusted copies are noted, never believed", log(untrusted=(5, 6)), {}, Action.REPORT,
         "no trusted claim record", remove=(),
         notes=("ignored 2 orion-looking comment(s) by untrusted authors",)),
+    Row("an outsider's release is noted, never advised into trusted_authors",
+        replace(log(claim(1, "a")), untrusted=(8,),
+                untrusted_releases=(UntrustedRelease(8, "mallory", "a"),)),
+        {"a": ALIVE}, Action.KEEP, "running", remove=(), holder="a",
+        notes=("ignored 1 orion-looking comment(s) by untrusted authors",
+               "ignored comment 8 by mallory: a release of claim a by an author who is not trusted")),
     Row("unreadable records are noted", log(claim(1, "a"), unreadable=((7, "invalid JSON"),)),
         {"a": ALIVE}, Action.KEEP, "running", remove=(), holder="a",
         notes=("comment 7 is unreadable: invalid JSON",)),

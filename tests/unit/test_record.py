@@ -25,6 +25,8 @@ from orion_action.core.record import (
     parse_block,
     render_record,
     render_tombstone,
+    seal,
+    verify,
     visible_line,
 )
 
@@ -41,6 +43,7 @@ NASTY = ["-->", "--!>", "<!-- orion-claim v1\n{}\n-->", "**bold** `code` [x](y)"
 
 texts = st.one_of(st.sampled_from(NASTY), st.text(max_size=60))
 finite = st.floats(allow_nan=False, allow_infinity=False)
+durations = st.floats(min_value=1.0, max_value=7 * 24 * 3600.0)  # the configuration's bounds
 ints = st.integers(min_value=-(2**63), max_value=2**63)
 
 holders = st.builds(Holder, host=texts, boot_id=texts, machine_id=texts, pid_ns=texts,
@@ -53,8 +56,8 @@ records = st.builds(
     started_at=texts,
     heartbeat_at=texts,
     beats=st.integers(min_value=0, max_value=2**40),
-    interval=finite,
-    stale_after=finite,
+    interval=durations,
+    stale_after=durations,
     stage=st.none() | texts,
     attempt=st.integers(min_value=1, max_value=1000),
     child_pid=st.none() | st.integers(min_value=1, max_value=2**31),
@@ -185,6 +188,10 @@ UNREADABLE = [
     ("beats a boolean", _body(_with("beats", False))),
     ("interval a string", _body(_with("interval", "120"))),
     ("interval not finite", _body(_good() | {"interval": "NaN"}).replace('"NaN"', "NaN")),
+    ("stale_after beyond a week (keeps a forged claim alive)", _body(_with("stale_after", 1e308))),
+    ("stale_after zero", _body(_with("stale_after", 0))),
+    ("interval below a second", _body(_with("interval", 0.001))),
+    ("interval beyond a week", _body(_with("interval", 8 * 24 * 3600))),
     ("pid_start infinite", _body(_with("holder.pid_start", 1e999))),
     ("pid_start out of range", _body(_with("holder.pid_start", 10**400))),
     ("holder a list", _body(_with("holder", []))),
@@ -256,3 +263,30 @@ def test_adversarial_bodies_are_rejected_quickly(why: str, body: str) -> None:
     for _ in range(20):
         with contextlib.suppress(RecordError):
             assert parse_block(body) is None
+
+
+KEY = b"k" * 32
+
+
+def test_a_sealed_block_verifies_only_on_its_own_issue_and_repository() -> None:
+    """The MAC binds the content, the repository and the issue number (docs/adr/0035): a
+    perfect copy on another issue or repository, or a block edited by hand, does not verify."""
+    body = render_tombstone(Tombstone("t0", ReleaseAction.GIVE_UP, "budget spent", counts_attempt=True))
+    sealed = seal(body, KEY, "o/r", 7)
+    assert sealed != body and sealed.startswith(f"<!-- {RELEASE_MARK} v{VERSION} mac=")
+    assert verify(sealed, KEY, "o/r", 7) == (body, True)
+    assert verify(sealed, KEY, "O/R", 7) == (body, True)  # GitHub's names ignore case
+    assert verify(sealed, KEY, "o/r", 8) == (body, False)
+    assert verify(sealed, KEY, "o/other", 7) == (body, False)
+    assert verify(sealed, b"another key", "o/r", 7) == (body, False)
+    assert verify(body, KEY, "o/r", 7) == (body, False)  # no MAC at all
+    assert verify(sealed.replace("budget spent", "budget spenT"), KEY, "o/r", 7)[1] is False
+    assert parse_block(sealed) == parse_block(body)  # readers without the key still read it
+    assert seal(sealed, KEY, "o/r", 7) == sealed  # sealing again replaces, never stacks
+    assert seal("just a comment", KEY, "o/r", 7) == "just a comment"
+
+
+@given(records)
+def test_any_record_seals_and_verifies(record: ClaimRecord) -> None:
+    body = render_record(record)
+    assert verify(seal(body, KEY, "o/r", 1), KEY, "o/r", 1) == (body, True)

@@ -1,0 +1,183 @@
+"""services/trigger.py on the in-memory GitHub (docs/adr/0033, 0034): who queued the issue,
+what happens to a refused one, and the text the label approved. The issue's events and
+permissions are what the test says GitHub answers."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+from fakes.memory_github import BOT, MemoryGitHub, MemoryServer
+
+from orion_action.config import Config
+from orion_action.errors import NotClaimed
+from orion_action.ports import Queued, QueueHistory
+from orion_action.services.trigger import EDITED, Refused, approve, check_actor_argument, passes
+
+WRITE = Config(trigger_permission="write")
+
+
+class GitHub(MemoryGitHub):
+    """The in-memory GitHub with the issue's `labeled` events and collaborators' access."""
+
+    def __init__(self, server: MemoryServer, labelled: list[Queued], edited: datetime | None = None,
+                 access: dict[str, str] | None = None):
+        super().__init__(server)
+        self.history = QueueHistory(tuple(labelled), edited)
+        self.access = access or {}
+        self.asked: list[str] = []
+
+    def queue_history(self, number: int, label: str) -> QueueHistory:
+        self.asked.append("history")
+        return self.history
+
+    def collaborator_permission(self, login: str) -> str:
+        self.asked.append(login)
+        return self.access.get(login, "none")
+
+
+def world(*labelled: tuple[str, float], edited: float | None = None,
+          access: dict[str, str] | None = None) -> tuple[MemoryServer, GitHub, int, datetime]:
+    """An issue queued by `labelled` (login, seconds after the issue was opened)."""
+    s = MemoryServer()
+    n = s.create_issue("Fix a typo", ["orion"], body="teh -> the")
+    t0 = s.clock.now
+    events = [Queued(login, i, t0 + timedelta(seconds=at), 100 + i) for i, (login, at) in enumerate(labelled)]
+    at_edit = None if edited is None else t0 + timedelta(seconds=edited)
+    return s, GitHub(s, events, at_edit, access), n, t0
+
+
+def check(gh: GitHub, n: int, read_at: datetime, actor: str | None = None,
+          lines: list[str] | None = None) -> None:
+    approve(gh, WRITE, n, read_at, actor, (lines if lines is not None else []).append, lambda: BOT)
+
+
+def refusals(s: MemoryServer, n: int) -> list[str]:
+    return [c.body for c in s.comments(n) if "orion did not start a run" in c.body]
+
+
+def test_a_writers_label_passes() -> None:
+    s, gh, n, t0 = world(("maintainer", 5), access={"maintainer": "write"})
+    lines: list[str] = []
+    check(gh, n, t0 + timedelta(seconds=9), lines=lines)
+    assert lines == ["trigger: maintainer has write access (trigger.permission: write); "
+                     "the text is as queued"]
+    assert "orion" in s.issue(n).labels and not refusals(s, n)
+
+
+def test_a_triagers_label_is_refused_the_issue_leaves_the_queue_with_one_comment() -> None:
+    s, gh, n, t0 = world(("maintainer", 1), ("triager", 5),
+                         access={"maintainer": "admin", "triager": "triage"})
+    with pytest.raises(Refused, match="triager"):
+        check(gh, n, t0 + timedelta(seconds=9))
+    assert "orion" not in s.issue(n).labels
+    (said,) = refusals(s, n)
+    assert "`triager` queued this issue and has triage access" in said and "needs write or more" in said
+    assert "@" not in said  # no mention: nobody is notified by name
+    with pytest.raises(Refused):  # a second claimer racing the first: the label was already off
+        check(gh, n, t0 + timedelta(seconds=9))
+    assert len(refusals(s, n)) == 1
+
+
+def test_the_actor_named_by_the_event_is_not_the_authority() -> None:
+    s, gh, n, t0 = world(("triager", 5), access={"triager": "triage", "maintainer": "admin"})
+    with pytest.raises(Refused):
+        check(gh, n, t0 + timedelta(seconds=9), actor="maintainer")
+    assert "maintainer" not in gh.asked
+
+
+def test_orions_own_requeue_without_access_carries_the_approval_before_it() -> None:
+    """github-actions[bot] has no access of its own: its label passes the turn back."""
+    s, gh, n, t0 = world(("maintainer", 1), (BOT, 5), access={"maintainer": "write"})
+    check(gh, n, t0 + timedelta(seconds=9))
+    assert gh.asked == ["history", BOT, "maintainer"]
+
+
+def test_only_orions_own_labels_approve_nothing() -> None:
+    s, gh, n, t0 = world((BOT, 1), (BOT, 5))
+    with pytest.raises(Refused, match="only orion's own login"):
+        check(gh, n, t0 + timedelta(seconds=9))
+
+
+def test_no_labelled_event_means_no_run_and_the_label_stays() -> None:
+    """GitHub's event list may lag a label just added: no run, and the next attempt asks again."""
+    s, gh, n, t0 = world()
+    with pytest.raises(NotClaimed, match="nobody") as caught:
+        check(gh, n, t0 + timedelta(seconds=9))
+    assert not isinstance(caught.value, Refused)
+    assert "orion" in s.issue(n).labels and not refusals(s, n)
+
+
+@pytest.mark.parametrize("edited,refused", [(0.5, False), (4.9, False), (5.0, True), (5.4, True), (7, True)],
+                         ids=["before", "the second before", "the same instant", "the same second", "after"])
+def test_an_edit_at_or_after_the_labels_second_refuses(edited: float, refused: bool) -> None:
+    s, gh, n, t0 = world(("maintainer", 5.0), edited=edited, access={"maintainer": "write"})
+    t0_whole = t0.replace(microsecond=0)
+    assert t0 == t0_whole, "the in-memory clock starts on a whole second"
+    if not refused:
+        check(gh, n, t0 + timedelta(seconds=9))
+        return
+    with pytest.raises(Refused, match="edited after it was queued"):
+        check(gh, n, t0 + timedelta(seconds=9))
+    (said,) = refusals(s, n)
+    assert EDITED in said and "orion" not in s.issue(n).labels
+
+
+def test_text_read_before_the_label_is_not_used() -> None:
+    """The claim read the issue before a later label: it stops without refusing, and the next
+    attempt reads the text again."""
+    s, gh, n, t0 = world(("maintainer", 5), access={"maintainer": "write"})
+    with pytest.raises(NotClaimed) as caught:
+        check(gh, n, t0 + timedelta(seconds=4))
+    assert not isinstance(caught.value, Refused)
+    assert "orion" in s.issue(n).labels and not refusals(s, n)
+
+
+def test_permission_none_asks_nothing() -> None:
+    s, gh, n, t0 = world(("triager", 5), access={"triager": "triage"})
+    approve(gh, Config(trigger_permission="none"), n, t0, None, print, lambda: BOT)
+    assert gh.asked == [] and gh.requests == 0
+
+
+def test_dispatch_asks_the_same_check() -> None:
+    s, gh, n, _ = world(("triager", 5), access={"triager": "triage"})
+    assert passes(gh, WRITE, n, print, lambda: BOT) is False
+    s2, gh2, n2, _ = world(("maintainer", 5), access={"maintainer": "maintain"})
+    assert passes(gh2, WRITE, n2, print, lambda: BOT) is True
+
+
+def test_an_empty_actor_is_a_usage_error() -> None:
+    from orion_action.errors import UsageError
+
+    with pytest.raises(UsageError):
+        check_actor_argument("")
+    check_actor_argument(None)
+    check_actor_argument("mallory")
+
+
+def test_every_claim_passes_the_check_before_posting_anything() -> None:
+    """Claimer.claim runs the check first, on the issue as it read it (the text the command
+    gets): `--next` moves past a refused issue to the next one, having posted nothing on it."""
+    from test_outage_holding import ServerTime
+
+    from orion_action.adapters import machine as local
+    from orion_action.services.claiming import Claimer
+
+    s = MemoryServer()
+    refused = s.create_issue("queued by a triager", ["orion"])
+    approved = s.create_issue("queued by a maintainer", ["orion"])
+    s.clock.advance(5)
+    gh = GitHub(s, [])
+    by = {refused: Queued("triager", 1, s.clock.start, 1),
+          approved: Queued("maintainer", 2, s.clock.start, 2)}
+    gh.access = {"triager": "triage", "maintainer": "write"}
+    gh.queue_history = lambda number, label: QueueHistory((by[number],), None)  # type: ignore[method-assign]
+    config = Config(heartbeat_interval=10.0, stale_after=60.0, source="test")
+    claimer = Claimer(gh, config, print, ServerTime(s), local.this_machine(), local.this_holder(), None,
+                      lambda: None)
+    claimer.approval = lambda repo, issue: approve(repo, config, issue.number, issue.read_at, None, print,
+                                                   lambda: BOT)
+    claim = claimer.claim_next(None)
+    assert claim.number == approved and gh.asked == ["triager", "maintainer"]
+    assert [c.body for c in s.comments(refused)] == refusals(s, refused)  # no claim was posted there
+    assert "orion" not in s.issue(refused).labels
