@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orion_action.adapters.github import UNSEALED, GitHubRepo
+from orion_action.adapters.github import UNSEALED, GitHubRepo, _comment
 from orion_action.core.issue import read_log, trusted_set
 from orion_action.core.record import ReleaseAction, Tombstone, render_tombstone, seal
 
@@ -29,7 +29,7 @@ def data(body: str, login: str = "orion-bot", user_id: int = 1, issue: int = 7,
 
 
 def trusted_tombstones(repo: GitHubRepo, *comments: dict[str, Any]) -> list[str]:
-    log = read_log([repo._comment(c) for c in comments], trusted_set("orion-bot", ("helper",)))
+    log = read_log([repo._trusted_view(_comment(c)) for c in comments], trusted_set("orion-bot", ("helper",)))
     return [t.tombstone.token for t in log.tombstones]
 
 
@@ -37,12 +37,12 @@ def test_with_a_key_only_a_block_sealed_for_this_issue_is_trusted() -> None:
     repo = gh()
     good = data(seal(TOMB, KEY, REPO, 7))
     assert trusted_tombstones(repo, good) == ["t1"]
-    assert repo._comment(good).body == TOMB  # readers compare bodies without the MAC
+    assert repo._trusted_view(_comment(good)).body == TOMB  # readers compare bodies without the MAC
     copied = data(seal(TOMB, KEY, REPO, 8), cid=11)  # a perfect copy of #8's block
     unsigned = data(TOMB, cid=12)  # what a command with orion's token can post
     other_key = data(seal(TOMB, b"x" * 40, REPO, 7), cid=13)
     assert trusted_tombstones(repo, copied, unsigned, other_key) == []
-    assert repo._comment(unsigned).author == f"orion-bot {UNSEALED}"
+    assert repo._trusted_view(_comment(unsigned)).author == f"orion-bot {UNSEALED}"
 
 
 def test_without_a_key_trust_is_by_author_alone() -> None:
@@ -52,7 +52,7 @@ def test_without_a_key_trust_is_by_author_alone() -> None:
 
 
 def test_plain_comments_are_untouched_by_the_key() -> None:
-    assert gh()._comment(data("just a comment")).author == "orion-bot"
+    assert gh()._trusted_view(_comment(data("just a comment"))).author == "orion-bot"
 
 
 def test_trusted_authors_are_matched_by_user_id() -> None:
@@ -64,6 +64,6 @@ def test_trusted_authors_are_matched_by_user_id() -> None:
     assert trusted_tombstones(repo, by_helper) == ["t1"]
     assert trusted_tombstones(repo, renamed) == ["t1"]
     assert trusted_tombstones(repo, squatter) == []
-    assert repo._comment(squatter).author == "helper (another account, id 666)"
+    assert repo._trusted_view(_comment(squatter)).author == "helper (another account, id 666)"
     # The token's own login needs no look-up: it cannot change hands while the token works.
     assert trusted_tombstones(repo, data(TOMB, login="orion-bot", user_id=1, cid=13)) == ["t1"]
