@@ -82,7 +82,7 @@ def search() -> tuple[list[tuple[str, str]], list[int], list[int]]:
     tmp = tempfile.gettempdir()
     dirs.update(os.path.join(tmp, name) for name in os.listdir(tmp) if WRAPPER_TEMP.match(name))
     for name in ("ORION_ISSUE_FILE", "ORION_PROGRESS_FILE"):  # readable even where the directory is not
-        text = read(os.environ.get(name, "") or "/nonexistent")
+        text = read(os.environ[name]) if os.environ.get(name) else None
         if text is not None:
             corpus.append((os.environ[name], text))
     for top in sorted(dirs):
@@ -147,12 +147,14 @@ def main() -> None:
     pems = sorted({p for _, text in corpus for p in PEM.findall(text)})
     worked += [f"private key #{i}" for i, pem in enumerate(pems)
                if key_works(emulator, pem, app_id, installation)]
-    try:  # the command's own file still works (run.user: it is the user's)
-        with open(os.environ.get("ORION_PROGRESS_FILE", "/nonexistent"), "a", encoding="utf-8") as f:
-            f.write("probe done\n")
-        progress_written = True
-    except OSError:
-        progress_written = False
+    progress_written = False
+    if os.environ.get("ORION_PROGRESS_FILE"):  # the command's own file still works (run.user)
+        try:
+            with open(os.environ["ORION_PROGRESS_FILE"], "a", encoding="utf-8") as f:
+                f.write("probe done\n")
+            progress_written = True
+        except OSError:
+            pass
     with open(report, "w", encoding="utf-8") as f:
         json.dump({"uid": os.getuid(), "progress_written": progress_written, "tried": len(words),
                    "pems": len(pems), "worked": worked, "environ_read": environ_read,

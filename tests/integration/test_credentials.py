@@ -37,7 +37,8 @@ from rig import ROOT, Emulator, Proxy, RepoHandle, orion_env
 
 APP_ID, SLUG, INSTALLATION = 4242, "orion-app", 777
 PROBE = Path(__file__).with_name("hostile_probe.py")
-CONFIG = "heartbeat: {interval: 1, stale_after: 6}\nrun: {kill_grace: 1%s}\n"
+# The App emulator has no GraphQL for the trigger check (test_trigger.py covers it): off here.
+CONFIG = "heartbeat: {interval: 1, stale_after: 6}\nrun: {kill_grace: 1%s}\ntrigger: {permission: none}\n"
 
 
 @pytest.fixture(scope="module")
