@@ -147,6 +147,7 @@ class Guardian:
         self._buffer = buffer
         self.pid = self.pgid = pid
         self.guardian_pid = proc.pid
+        self.guardian_started = _start_ticks(proc.pid)
         self.status: int | None = None
         self.reason: str | None = None
         self.last_output: float | None = None  # boottime of the command's last output (when watched)
@@ -314,8 +315,8 @@ class Guardian:
         with contextlib.suppress(OSError):
             os.killpg(self.pgid, signal.SIGKILL)
         self._proc.wait()
-        if Guardian.adopting:
-            survivors = _kill_descendants()
+        if Guardian.adopting and self.guardian_started is not None:
+            survivors = _kill_descendants(self.guardian_started)
             if survivors:
                 _log(f"processes {survivors} survived SIGKILL after the guardian died; leaving them")
         self.status, self.reason = 128 + signal.SIGKILL, "guardian-died"
@@ -331,12 +332,15 @@ def adopt_orphans() -> None:
         Guardian.adopting = True
 
 
-def _kill_descendants() -> list[int]:
-    """SIGKILL and reap everything below this process until nothing is left (a process that
-    keeps forking is outrun: as a subreaper, no child means no descendant); the pids still
-    there after KILL_WAIT_S (stuck in uninterruptible sleep)."""
+def _kill_descendants(since: int) -> list[int]:
+    """SIGKILL and reap what escaped the run (a process that keeps forking is outrun: as a
+    subreaper, no child means no descendant); the pids still there after KILL_WAIT_S (stuck in
+    uninterruptible sleep). What escaped reparented here when the guardian died, so it is a
+    child of ours started after the guardian (`since`, in clock ticks since boot),
+    with its own descendants; a child this process started before the guardian (whatever
+    else embeds the wrapper, such as a test's emulator) is never touched."""
     give_up = boottime() + KILL_WAIT_S
-    while pids := _descendants(os.getpid()):
+    while pids := _descendants(os.getpid(), since):
         for pid in pids:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
@@ -378,9 +382,21 @@ def _log(message: str) -> None:
         os.write(2, (LOG_PREFIX + message + "\n").encode())
 
 
-def _descendants(root: int) -> list[int]:
+def _start_ticks(pid: int) -> int | None:
+    """A process's start time in clock ticks since boot (/proc/PID/stat field 22)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return int(stat[stat.rfind(b")") + 2 :].split()[19])
+
+
+def _descendants(root: int, since: int | None = None) -> list[int]:
     """Every live process below `root`, from /proc: what psutil's children(recursive=True)
-    does, without psutil's import time and RSS (ADR 0010)."""
+    does, without psutil's import time and RSS (ADR 0010). With `since`, only the subtrees of
+    `root`'s children that started after that tick (a tick is 10 ms; what the command starts
+    comes tens of milliseconds after the guardian, which first execs python and the command)."""
     try:
         if os.readlink("/proc/self") != str(os.getpid()):
             return []  # the /proc of another PID namespace: its pids are not ours to signal
@@ -395,8 +411,9 @@ def _descendants(root: int) -> list[int]:
                 stat = f.read()
         except OSError:
             continue
-        state, ppid = stat[stat.rfind(b")") + 2 :].split()[:2]
-        if state != b"Z":
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        state, ppid = fields[:2]
+        if state != b"Z" and (since is None or int(ppid) != root or int(fields[19]) > since):
             children.setdefault(int(ppid), []).append(int(name))
     found, todo = [], [root]
     while todo:

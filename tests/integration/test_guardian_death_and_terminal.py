@@ -131,3 +131,27 @@ def test_a_command_started_from_a_terminal_is_never_stopped_by_it(tmp_path: Path
     text = out.decode(errors="replace")
     assert "read:1" in text and "tty:1" in text, text  # EOF on stdin; no terminal to open
     assert "status 0 exited" in text, text
+
+
+def test_the_sweep_after_a_guardian_death_spares_what_the_process_started_before_it(tmp_path: Path) -> None:
+    """The wrapper embedded in another process (a test, or any program calling it) adopts
+    orphans too; when a guardian dies, only what escaped that run is killed, never a child the
+    process started before the guardian (the regression: a test's emulator was swept)."""
+    import subprocess
+
+    from orion_action.adapters.guardian import Guardian, adopt_orphans
+
+    older = subprocess.Popen(["sleep", "300"])
+    try:
+        adopt_orphans()
+        guardian = Guardian.start(escaping_command(tmp_path), dict(os.environ), lease_deadline=1e12,
+                                  kill_grace=1)
+        pids = escaped(tmp_path)
+        os.kill(guardian.guardian_pid, signal.SIGKILL)
+        wait_until(lambda: guardian.wait(0.2) is not None, timeout=30, message="the death never noticed")
+        assert guardian.reason == "guardian-died"
+        assert not any(alive(pid) for pid in pids)
+        assert older.poll() is None, "a child started before the guardian was killed"
+    finally:
+        older.kill()
+        older.wait()
