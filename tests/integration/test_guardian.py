@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -296,10 +295,9 @@ def test_a_command_that_cannot_start_reports_127_and_why(
 def test_stop_ends_the_whole_group_within_the_grace(start: Callable[..., Guardian]) -> None:
     child = start(["bash", "-c", "sleep 300 & wait"], grace=1.0)
     sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"), timeout=5)
-    began = boottime()
-    assert child.stop(signal.SIGTERM, 20) == 143
+    assert child.stop(signal.SIGTERM, 20) == 143  # ended by the signal, not by the grace's SIGKILL
     assert child.reason == "stopped"
-    assert boottime() - began < 5 and not alive(sleeper)
+    assert not alive(sleeper)
 
 
 def test_stop_kills_what_ignores_the_first_signal_after_the_grace_or_sooner_when_told(
@@ -317,9 +315,10 @@ def test_stop_kills_what_ignores_the_first_signal_after_the_grace_or_sooner_when
     child = start([PY, stubborn, str(ready)])
     wait_until(ready.exists, timeout=5)
     began = boottime()
-    # A second signal to the wrapper cuts a long grace short.
-    assert child.stop(signal.SIGTERM, 60, cut_short=lambda: boottime() > began + 0.3) == 137
-    assert 0.3 < boottime() - began < 4
+    # A second signal to the wrapper cuts a long grace short: the grace is an hour, so the stop
+    # returns within the test's timeout only if it was cut short (no clock bound needed).
+    assert child.stop(signal.SIGTERM, 3600, cut_short=lambda: boottime() > began + 0.3) == 137
+    assert boottime() - began > 0.3
 
 
 def test_stop_kills_a_guardian_that_does_not_answer_and_the_group_with_it(
@@ -328,10 +327,8 @@ def test_stop_kills_a_guardian_that_does_not_answer_and_the_group_with_it(
     child = start(["bash", "-c", "sleep 300 & wait"])
     sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"), timeout=5)
     os.kill(child.guardian_pid, signal.SIGSTOP)
-    began = boottime()
-    assert child.stop(signal.SIGTERM, 0.2) == 128 + signal.SIGKILL
+    assert child.stop(signal.SIGTERM, 0.2) == 128 + signal.SIGKILL  # returns: it does not wait on it
     assert child.reason == "guardian-died"
-    assert boottime() - began < 4
     wait_until(lambda: not alive(sleeper), timeout=3, message="the group outlived its stopped guardian")
 
 
@@ -390,12 +387,10 @@ def test_the_command_inherits_no_ignored_signal(
 
 
 def test_startup_is_cheap(start: Callable[..., Guardian]) -> None:
-    """Generous bounds (2 shared CPUs); the measured figures are in ADR 0010."""
-    began = time.perf_counter()
+    """A small guardian (memory does not depend on the machine's load). Its start-up time is
+    measured, not asserted, in ADR 0010 and bench/test-times.md."""
     child = start(["sleep", "300"])
-    took = time.perf_counter() - began
     with open(f"/proc/{child.guardian_pid}/status") as f:
         rss_kb = int(next(line.split()[1] for line in f if line.startswith("VmRSS:")))
-    assert took < 2.0
     assert rss_kb < 30_000
     assert child.stop(signal.SIGKILL, 0) == 137

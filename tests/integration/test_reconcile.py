@@ -53,7 +53,8 @@ def the_tombstone(repo: RepoHandle, n: int) -> Tombstone:
 
 
 def test_sigkilled_wrapper_is_requeued_at_once_on_the_same_machine(orion: Orion, repo, tmp_path):
-    orion.config = write_config(tmp_path, interval=1, stale_after=30)
+    # stale_after is an hour: a requeue within the test cannot have waited for it (no clock bound).
+    orion.config = write_config(tmp_path, interval=1, stale_after=3600)
     n = queued_issue(repo)
     w = orion.running(n, stage="build")
     token = w.record.token
@@ -61,12 +62,10 @@ def test_sigkilled_wrapper_is_requeued_at_once_on_the_same_machine(orion: Orion,
 
     w.kill()  # the wrapper with SIGKILL; its child dies with it (PR_SET_PDEATHSIG)
     entry = orion.action(n)
-    elapsed = time.monotonic() - w.killed_at
 
     assert entry["action"] == "requeue", entry
     assert f"wrapper pid {w.pid} is not running on this machine" in entry["reason"]
     assert "attempt 1 of 3" in entry["reason"]
-    assert elapsed < 10, f"requeue took {elapsed:.1f}s: it must not wait for stale_after (30s)"
     assert labels(repo, n) == {"orion"}  # lock and stage label gone, back in the queue
     tomb = the_tombstone(repo, n)
     assert (tomb.token, tomb.action, tomb.counts_attempt) == (token, ReleaseAction.REQUEUE, True)
