@@ -385,22 +385,17 @@ def test_an_outsiders_copy_of_a_live_claim_does_not_block(repo, orion_env, tmp_p
 
 # -- bad input: exit 64, one clear line, nothing written --------------------------------------
 
+# One case per kind of refusal, end to end as a user meets it (no GitHub request, no child,
+# nothing written). Each rule has its own case in unit/test_config.py, and the one line with
+# exit 64 for every command is proven in-process by unit/test_cli.py
+# (test_a_bad_config_is_one_line_and_64). The cases once here and now only there: invalid YAML,
+# wrong type, stale_after too short, interval a microsecond, kill_grace an hour, a comma in a
+# label, stage prefix begins the queue label, not UTF-8 (issue 17, ADR 0040).
 BAD_CONFIGS = [
-    ("invalid YAML", "heartbeat: {interval: 1\n", "invalid YAML"),
     ("unknown key", "heartbeat: {interval: 1, stale_after: 4, jitter: 2}\n", "heartbeat.jitter"),
-    ("wrong type", "retry: {max_attempts: many}\n", "retry.max_attempts"),
-    ("stale_after too short", "heartbeat: {interval: 2, stale_after: 5}\n",
-     "heartbeat.stale_after"),
-    # Defect 16 of the v0.1 audit: these ran (NaN wrote a record nobody can read and stranded
-    # the issue) or crashed with a traceback.
+    # Defect 16 of the v0.1 audit: this ran (NaN wrote a record nobody can read and stranded
+    # the issue).
     ("stale_after NaN", "heartbeat: {interval: 1, stale_after: .nan}\n", "heartbeat.stale_after"),
-    ("interval a microsecond", "heartbeat: {interval: 0.000001, stale_after: 0.000003}\n",
-     "heartbeat.interval"),
-    ("kill_grace an hour", "heartbeat: {interval: 1, stale_after: 4}\nrun: {kill_grace: 3600}\n",
-     "run.kill_grace"),
-    ("a comma in a label", "labels: {working: 'orion,working'}\n", "labels.working"),
-    ("stage prefix begins the queue label", "labels: {stage_prefix: orion}\n", "labels.stage_prefix"),
-    ("not UTF-8", b"labels:\n  queue: \xff\xfe\n", "not UTF-8"),
 ]
 
 
@@ -421,7 +416,7 @@ def test_a_bad_config_exits_64_naming_file_and_key(repo, proxy, orion_env, tmp_p
     n = repo.create_issue("work", [QUEUE])
     before = snapshot(repo, n)
     bad = tmp_path / "bad.yml"
-    bad.write_bytes(text if isinstance(text, bytes) else text.encode())
+    bad.write_text(text)
     child = Child(tmp_path)
     r = run(orion_env, tmp_path, bad, "--issue", str(n), cmd=child.cmd)
     _assert_usage_error(r, str(bad), key)
