@@ -436,16 +436,6 @@ def test_a_missing_issue_exits_64(repo, proxy, orion_env, tmp_path, config):
     assert proxy.count("POST") == proxy.count("PATCH") == proxy.count("DELETE") == 0
 
 
-def test_no_command_after_the_separator_exits_64(repo, proxy, orion_env, tmp_path, config):
-    n = repo.create_issue("work", [QUEUE])
-    before = snapshot(repo, n)
-    for args in (["--issue", str(n), "--"], ["--issue", str(n)]):
-        r = Run(orion_env, tmp_path, *args, cmd=None, config=config, name="nocmd")
-        _assert_usage_error(r, "no command")
-    assert snapshot(repo, n) == before
-    assert proxy.log == []
-
-
 def test_a_missing_token_exits_64(repo, proxy, orion_env, tmp_path, config):
     n = repo.create_issue("work", [QUEUE])
     before = snapshot(repo, n)
@@ -479,14 +469,6 @@ def test_a_bad_token_in_actions_is_masked_not_printed(repo, proxy, orion_env, tm
     # The only place the token may appear is the mask command the runner swallows.
     assert r.stdout.splitlines() == ["::add-mask::not-a-real-token"]
     assert "not-a-real-token" not in r.stderr
-
-
-def test_bad_arguments_exit_64(repo, proxy, orion_env, tmp_path, config):
-    for args in (["--issue", "x"], ["--issue", "0"], ["--stage", "a b", "--next"], [],
-                 ["--issue", "1", "--next"]):
-        r = Run(orion_env, tmp_path, *args, cmd=["true"], config=config, name="badargs")
-        _assert_usage_error(r)
-    assert proxy.log == []
 
 
 def test_the_child_reads_the_issue_from_orion_issue_file(repo, orion_env, tmp_path, config):
