@@ -127,6 +127,14 @@ def test_two_reconcilers_at_once_requeue_each_dead_claim_once(orion: Orion, prox
     wait_until(lambda: all(len(view(repo, n).log.tombstones) == 1 for n in numbers), 5)
 
 
+def _patient(orion: Orion) -> None:
+    """Parked requests, not time, order the scenarios below; but a claim that outlives its
+    renew deadline (2/3 of stale_after) gives up (270d29c), and a loaded machine stretches a
+    parked claim past the fast configuration's 2.7 s. A renew deadline of 40 s keeps the
+    interleaving the test chose (no test below waits for a claim to go stale)."""
+    orion.config.write_text("heartbeat: {interval: 1, stale_after: 60}\nrun: {kill_grace: 1}\n")
+
+
 def test_a_late_claimer_meeting_a_finishing_run_leaves_the_issue_ready(orion: Orion, proxy: Proxy,
                                                                          repo: RepoHandle):
     """Exact interleaving (found by the flaky contention test): claimer L read the issue as
@@ -134,6 +142,7 @@ def test_a_late_claimer_meeting_a_finishing_run_leaves_the_issue_ready(orion: Or
     ran meanwhile, gives up and takes its stale lock off -- just before W, about to move the
     labels, re-reads the issue. W finds the lock gone and leaves the labels; the issue was
     left with no label at all (neither queued nor ready), where no reconcile pass looks."""
+    _patient(orion)
     n = repo.create_issue("late claimer", ["orion"])
     log, go = orion.workdir / "children.log", orion.workdir / "go"
     late_post = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
@@ -164,6 +173,7 @@ def test_two_late_claimers_after_a_finished_run_take_their_lock_off(orion: Orion
     happened meanwhile and gives up; the other lost to it and, as a loser, touches no label.
     So the lower one must take the lock off although the other is still open (it once left the
     lock to the other, and nobody took it off until a reconcile pass)."""
+    _patient(orion)
     n = repo.create_issue("two late claimers", ["orion"])
     log = orion.workdir / "children.log"
     posts = proxy.hold("POST", rf"/issues/{n}/comments$", count=2)
@@ -190,6 +200,7 @@ def test_a_late_claimer_losing_to_another_loser_takes_its_lock_off(orion: Orion,
     lands now: it re-adds the lock and loses to L1 (still open). Neither learnt from arbitration
     that the run is over; the one that marks itself lost last must see it and take the lock
     off (it once stayed on until a reconcile pass)."""
+    _patient(orion)
     n = repo.create_issue("late losers", ["orion"])
     log, go = orion.workdir / "children.log", orion.workdir / "go"
     first = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
