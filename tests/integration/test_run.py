@@ -340,8 +340,10 @@ def test_a_stale_claimer_after_an_interrupt_hands_the_issue_back(repo, proxy, or
     assert set(repo.labels(n)) == {READY}
 
 
-def test_a_loser_with_another_stage_leaves_no_stage_label(repo, proxy, orion_env, tmp_path,
-                                                          config):
+def test_a_loser_with_another_stage_leaves_no_stage_label(repo, proxy, orion_env, tmp_path):
+    # B's claim is parked while A claims and starts: a renew deadline of 40 s keeps a loaded
+    # machine from cutting B's claim short (then B would give up as too late, not lose the race).
+    config = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 60}\nrun: {kill_grace: 1}\n")
     n = repo.create_issue("two stages", [QUEUE])
     held = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
     b_child = Child(tmp_path, "b")
