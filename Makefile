@@ -24,8 +24,12 @@ system-deps:
 	@command -v faketime >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq faketime >/dev/null; }
 
+# Parallel workers (pytest-xdist): most integration tests wait on their subprocesses, so more
+# workers than cores pay off (bench/test-times.md). TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 4
+
 test: deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 test-slow: deps system-deps
 	$(PY) -m pytest -q -m slow || [ $$? -eq 5 ]

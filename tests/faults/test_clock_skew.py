@@ -51,11 +51,12 @@ def test_faketime_really_shifts_the_clock_of_the_product(orion: Orion):
     assert shutil.which("faketime"), "faketime is missing: run `make system-deps`"
     log = orion.workdir / "skewed.log"
     started = time.time()
+    # A faked monotonic clock would make the child's 0.3 s sleep last 600 s: the timeout (a
+    # hang guard far from both) catches that without a clock bound that load could break.
     subprocess.run([*faketime_prefix("+10m"), *orion.child_argv(log, seconds=0.3)], check=True,
-                   timeout=30)
+                   timeout=120)
     (start,) = [e for e in child_events(log) if e["event"] == "start"]
     assert start["t"] - started > SKEW_S - 30
-    assert time.time() - started < 20  # a faked monotonic clock would have slept 600 s
 
 
 @pytest.mark.parametrize("judge_skew", ["-10m", "+10m"])

@@ -127,11 +127,18 @@ def test_two_reconcilers_at_once_requeue_each_dead_claim_once(orion: Orion, prox
     wait_until(lambda: all(len(view(repo, n).log.tombstones) == 1 for n in numbers), 5)
 
 
+# How long the scenarios below wait for a parked request: a hang guard, not a budget (a
+# request that never comes fails the test either way; load stretches the ones that do).
+HANG = 60.0
+
+
 def roomy(orion: Orion) -> Orion:
-    """The same runner with stale_after 12 s: a late claimer's lease (counted from before its
-    held POST) must outlast the hold and the settle counted from the POST's answer (ADR 0023)."""
+    """The same runner with stale_after 60 s: a late claimer's lease (counted from before its
+    held POST) must outlast the hold and the settle counted from the POST's answer (ADR 0023),
+    and a loaded machine stretches a parked claim; parked requests, not time, order these
+    scenarios (no test below waits for a claim to go stale)."""
     config = orion.workdir / "roomy.yml"
-    config.write_text("heartbeat: {interval: 1, stale_after: 12}\nrun: {kill_grace: 1}\n")
+    config.write_text("heartbeat: {interval: 1, stale_after: 60}\nrun: {kill_grace: 1}\n")
     twin = Orion(orion.env, config, orion.workdir, orion.child)
     twin.procs = orion.procs  # one list: the fixture cleans up after both
     return twin
@@ -149,13 +156,13 @@ def test_a_late_claimer_meeting_a_finishing_run_leaves_the_issue_ready(orion: Or
     log, go = orion.workdir / "children.log", orion.workdir / "go"
     late_post = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
     late = orion.run(n, child=orion.child_argv(log, seconds=0))
-    late_post.wait_arrived(timeout=20)  # L read the issue as queued; its claim is parked
+    late_post.wait_arrived(timeout=HANG)  # L read the issue as queued; its claim is parked
     winner = orion.run(n, child=orion.child_argv(log, until=go))
     wait_child_started(log)
-    proxy.wait_for("PATCH", r"/issues/comments/\d+$", n=1, status=200, timeout=20)
+    proxy.wait_for("PATCH", r"/issues/comments/\d+$", n=1, status=200, timeout=HANG)
     finish_read = proxy.hold("GET", rf"/issues/{n}$", count=1)  # W's next read: a beat's or its finish's
     go.touch()
-    finish_read.wait_arrived(timeout=20)
+    finish_read.wait_arrived(timeout=HANG)
     late_post.release()
     assert late.wait(30) == 75, late.stderr()
     assert "lost the race" in late.stderr()  # W ran meanwhile, or still held it
@@ -175,17 +182,18 @@ def test_two_late_claimers_after_a_finished_run_take_their_lock_off(orion: Orion
     happened meanwhile and gives up; the other lost to it and, as a loser, touches no label.
     So the lower one must take the lock off although the other is still open (it once left the
     lock to the other, and nobody took it off until a reconcile pass)."""
+    orion = roomy(orion)
     n = repo.create_issue("two late claimers", ["orion"])
     log = orion.workdir / "children.log"
     posts = proxy.hold("POST", rf"/issues/{n}/comments$", count=2)
     late = [orion.run(n, child=orion.child_argv(log, seconds=0)) for _ in range(2)]
-    posts.wait_arrived(n=2, timeout=20)
+    posts.wait_arrived(n=2, timeout=HANG)
     winner = orion.run(n, child=orion.child_argv(log, seconds=0))
     assert winner.wait(30) == 0, winner.stderr()
     assert_consistent(repo, n, "ready")
     lists = proxy.hold("GET", rf"/issues/{n}/comments$", count=2)  # both arbitrate seeing both
     posts.release()
-    lists.wait_arrived(n=2, timeout=20)
+    lists.wait_arrived(n=2, timeout=HANG)
     lists.release()
     for proc in late:
         assert proc.wait(30) == 75, proc.stderr()
@@ -206,20 +214,20 @@ def test_a_late_claimer_losing_to_another_loser_takes_its_lock_off(orion: Orion,
     log, go = orion.workdir / "children.log", orion.workdir / "go"
     first = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
     l1 = orion.run(n, child=orion.child_argv(log, seconds=0))
-    first.wait_arrived(timeout=20)
+    first.wait_arrived(timeout=HANG)
     second = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
     l2 = orion.run(n, child=orion.child_argv(log, seconds=0))
-    second.wait_arrived(timeout=20)
+    second.wait_arrived(timeout=HANG)
     w = orion.run(n, child=orion.child_argv(log, until=go))
     wait_child_started(log)
 
     l1_lock = proxy.hold("POST", rf"/issues/{n}/labels$", count=1)
     first.release()  # L1's claim lands while W runs
-    l1_lock.wait_arrived(timeout=20)
+    l1_lock.wait_arrived(timeout=HANG)
     l1_id = max(c.comment_id for c in view(repo, n).log.claims)
     l1_lost = proxy.hold("PATCH", rf"/issues/comments/{l1_id}$")  # L1 is slow to say "lost"
     l1_lock.release()
-    l1_lost.wait_arrived(timeout=20)
+    l1_lost.wait_arrived(timeout=HANG)
 
     go.touch()
     assert w.wait(30) == 0, w.stderr()  # W finished and moved the labels

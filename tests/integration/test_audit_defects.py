@@ -631,7 +631,7 @@ def test_defect_13_the_wrappers_clock_and_its_request_deadlines_count_suspend(
 
 def test_defect_14_a_token_revoked_mid_run_stops_the_child_and_exits_64_at_once(
         repo: RepoHandle, proxy: Proxy, procs: Procs, children: Children, tmp_path: Path):
-    stale_after = 30  # renew deadline 20 s: retrying a 401 until then would be slow to see
+    stale_after = 600  # renew deadline 400 s: retrying a 401 until then outlasts the wait below
     cfg = config(tmp_path, interval=1, stale_after=stale_after)
     n = repo.create_issue("work", [QUEUE])
     a = procs.run("a", cfg, "--issue", str(n), child="a")
@@ -639,11 +639,8 @@ def test_defect_14_a_token_revoked_mid_run_stops_the_child_and_exits_64_at_once(
     wait_until(lambda: (x := claim_of(repo, n, index=0)) and x[1].beats >= 1, 10, 0.05)
     with proxy._cv:  # the token expires: from now on GitHub answers 401 Bad credentials
         del proxy.tokens[Emulator.BOT_TOKEN]
-    revoked = time.monotonic()
-    code = a.wait(10)  # v0.1 retried the 401 until its renew deadline (20 s)
-    took = time.monotonic() - revoked
+    code = a.wait(60)  # v0.1 retried the 401 until its renew deadline (here 400 s)
     assert code == 64, a.output
-    assert took < 8, f"exited {took:.1f}s after the token was revoked:\n{a.output}"
     assert children.stopped("a") and not children.alive("a"), children.events()
     assert "401" in a.output and "token" in a.output, a.output
     assert proxy.count(status=401) <= 2, [(e.method, e.path) for e in proxy.matching(status=401)]

@@ -62,15 +62,13 @@ def test_a_401_is_an_auth_error_at_once_never_retried(repo, proxy, verb):
     n = repo.create_issue("work")
     comment = repo.comment(n, "hello")
     gh, sleeps = _adapter(repo, proxy, token="revoked-token")
-    started = time.monotonic()
     with pytest.raises(AuthError) as info:
         if verb == "GET":
             gh.get_issue(n)
         else:
             gh.edit_comment(comment, "changed")
     assert info.value.status == 401 and "rejected the token" in str(info.value)
-    assert len(proxy.matching()) == 1 and sleeps.waits == []
-    assert time.monotonic() - started < 5
+    assert len(proxy.matching()) == 1 and sleeps.waits == []  # one request, no wait: not retried
 
 
 class _BrokenServer:
@@ -131,11 +129,12 @@ def test_a_broken_transport_is_retried_then_unavailable(mode):
 def test_a_token_rejected_mid_run_ends_the_run_at_once_not_at_the_renew_deadline(repo, proxy, orion_env,
                                                                                  tmp_path):
     """Defect 14: a 401 in the heartbeat used to be retried until the renew deadline (here
-    20 s). Now the first rejected beat stops the child and the run exits 64."""
+    400 s, far beyond the wait below, so no clock bound is needed). Now the first rejected
+    beat stops the child and the run exits 64."""
     from helpers_run import QUEUE, USAGE, Child, Run, fast_config, pid_alive, running_record
     from rig import wait_until
 
-    config = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 30}\n")
+    config = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 600}\n")
     n = repo.create_issue("work", [QUEUE])
     child = Child(tmp_path)
     r = Run(orion_env, tmp_path, "--issue", str(n), cmd=child.cmd, config=config)
@@ -143,8 +142,7 @@ def test_a_token_rejected_mid_run_ends_the_run_at_once_not_at_the_renew_deadline
     wait_until(lambda: running_record(repo, n), message="record never said running")
     pid = child.pid
     proxy.fail(None, "/", 401, {"message": "Bad credentials", "documentation_url": "https://docs.github.com"})
-    started = time.monotonic()
-    assert r.wait(20) == USAGE, r.stderr
-    assert time.monotonic() - started < 8, r.stderr  # a beat or two, far from the 20 s deadline
+    assert r.wait(60) == USAGE, r.stderr
+    assert proxy.count(status=401) <= 2, r.stderr  # a beat or two, not retried until the deadline
     assert not pid_alive(pid)
     assert "the token expired or was revoked" in r.stderr

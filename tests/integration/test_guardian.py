@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -25,8 +24,11 @@ from rig import wait_until
 from orion_action.adapters.clock import boottime
 from orion_action.adapters.guardian import CannotStart, Guardian, LeaseExpired
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)
 PY = sys.executable
+# A hang guard for every wait below, not a budget: each waits on a condition whose failure
+# takes minutes (a `sleep 300`, a stubborn child), and load stretches the rest (ADR 0040).
+GUARD = 30.0
 
 # Stands in for the wrapper: starts the guardian, prints "GUARDIAN_PID COMMAND_PID", renews
 # the lease every quarter of it until the command ends, then prints "STATUS REASON".
@@ -94,7 +96,7 @@ def kill_tree(pid: int) -> None:
     for p in family:
         with contextlib.suppress(psutil.NoSuchProcess):
             p.kill()
-    psutil.wait_procs(family, timeout=5)
+    psutil.wait_procs(family, timeout=GUARD)
 
 
 @pytest.fixture
@@ -127,7 +129,7 @@ def driver(tmp_path: Path) -> Iterator[Callable[..., tuple[subprocess.Popen[str]
         proc = subprocess.Popen([PY, path, str(lease), str(grace), *command], stdout=subprocess.PIPE,
                                 text=True)
         drivers.append(proc)
-        guardian, pid = map(int, read_line(proc, 10).split())
+        guardian, pid = map(int, read_line(proc, GUARD).split())
         guardians.append(guardian)
         return proc, guardian, pid
 
@@ -183,13 +185,14 @@ def test_sigkill_of_the_wrapper_kills_the_command_its_grandchild_and_an_escaped_
         return None
 
     # The escaped process left the group and the session, and reparented to the guardian.
-    command, sleeper, escaped = wait_until(family, timeout=5, message="the command's processes never all ran")
+    command, sleeper, escaped = wait_until(family, timeout=GUARD,
+                                           message="the command's processes never all ran")
     assert os.getpgid(sleeper.pid) == pid
     assert os.getpgid(escaped.pid) != pid and os.getsid(escaped.pid) != os.getsid(pid)
 
     proc.kill()
     processes = [command, sleeper, escaped, psutil.Process(guardian)]
-    wait_until(lambda: not any(map(alive, processes)), timeout=3,
+    wait_until(lambda: not any(map(alive, processes)), timeout=GUARD,
                message=lambda: f"still alive: {[p.pid for p in processes if alive(p)]}")
 
 
@@ -200,18 +203,18 @@ def test_sigstop_of_the_wrapper_still_ends_the_command_at_its_lease(
     command = psutil.Process(pid)
     os.kill(proc.pid, signal.SIGSTOP)
     try:
-        wait_until(lambda: not alive(command), timeout=4, message="the command outlived the lease")
+        wait_until(lambda: not alive(command), timeout=GUARD, message="the command outlived the lease")
     finally:
         os.kill(proc.pid, signal.SIGCONT)
     # Resumed, the wrapper learns why: it must not go on as if it still held the claim.
-    assert read_line(proc, 5) == "143 lease"
-    assert proc.wait(5) == 0
+    assert read_line(proc, GUARD) == "143 lease"
+    assert proc.wait(GUARD) == 0
 
 
 def test_lease_expiry_without_renewal_stops_the_command(start: Callable[..., Guardian]) -> None:
     began = boottime()
     child = start(["bash", "-c", "sleep 300 & wait"], lease=0.5, grace=1.0)
-    assert child.wait(4) == 143
+    assert child.wait(GUARD) == 143
     assert child.reason == "lease"
     assert boottime() - began >= 0.5
 
@@ -221,10 +224,10 @@ def test_lease_expiry_kills_a_command_that_ignores_sigterm_after_the_grace(
 ) -> None:
     ready = tmp_path / "ready"
     child = start([PY, script(tmp_path, "stubborn.py", STUBBORN), str(ready)], lease=10, grace=0.5)
-    wait_until(ready.exists, timeout=5, message="the command never ignored SIGTERM")
+    wait_until(ready.exists, timeout=GUARD, message="the command never ignored SIGTERM")
     deadline = boottime() + 0.2
     child.renew(deadline)
-    assert child.wait(4) == 128 + signal.SIGKILL
+    assert child.wait(GUARD) == 128 + signal.SIGKILL
     assert child.reason == "lease"
     assert boottime() >= deadline + 0.5  # SIGTERM at the deadline, SIGKILL a grace later
 
@@ -236,7 +239,7 @@ def test_renewals_keep_the_command_alive_past_its_first_deadline(start: Callable
         assert child.wait(0.1) is None, f"ended with {child.poll()} ({child.reason}) despite renewals"
         child.renew(boottime() + 1.0)
     assert alive(psutil.Process(child.pid))
-    assert child.wait(3) == 143 and child.reason == "lease"  # renewals stopped: the lease ends it
+    assert child.wait(GUARD) == 143 and child.reason == "lease"  # renewals stopped: the lease ends it
 
 
 @pytest.mark.parametrize("lease", [-1.0, 0.001], ids=["already-passed", "passes-during-start"])
@@ -249,7 +252,7 @@ def test_an_expired_lease_never_starts_the_command(
         start(command, lease=lease)
     assert not marker.exists()
     child = start(command, lease=10)  # the same command under a live lease does run
-    assert child.wait(5) == 0
+    assert child.wait(GUARD) == 0
     assert marker.exists()
 
 
@@ -257,11 +260,11 @@ def test_a_killed_guardian_is_noticed_and_the_group_killed_from_the_wrapper(
     start: Callable[..., Guardian]
 ) -> None:
     child = start(["bash", "-c", "sleep 300 & wait"])
-    sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"), timeout=5)
+    sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"), timeout=GUARD)
     os.kill(child.guardian_pid, signal.SIGKILL)
-    assert child.wait(3) == 128 + signal.SIGKILL
+    assert child.wait(GUARD) == 128 + signal.SIGKILL
     assert child.reason == "guardian-died"
-    wait_until(lambda: not alive(sleeper), timeout=3, message="the group outlived its guardian")
+    wait_until(lambda: not alive(sleeper), timeout=GUARD, message="the group outlived its guardian")
 
 
 # -- exit status and stop -----------------------------------------------------------------
@@ -273,7 +276,7 @@ def test_a_killed_guardian_is_noticed_and_the_group_killed_from_the_wrapper(
 )
 def test_the_exit_status_comes_back_exactly(start: Callable[..., Guardian], line: str, status: int) -> None:
     child = start(["bash", "-c", line])
-    assert child.wait(5) == status
+    assert child.wait(GUARD) == status
     assert child.reason == "exited"
 
 
@@ -295,11 +298,10 @@ def test_a_command_that_cannot_start_reports_127_and_why(
 
 def test_stop_ends_the_whole_group_within_the_grace(start: Callable[..., Guardian]) -> None:
     child = start(["bash", "-c", "sleep 300 & wait"], grace=1.0)
-    sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"), timeout=5)
-    began = boottime()
-    assert child.stop(signal.SIGTERM, 20) == 143
+    sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"), timeout=GUARD)
+    assert child.stop(signal.SIGTERM, 20) == 143  # ended by the signal, not by the grace's SIGKILL
     assert child.reason == "stopped"
-    assert boottime() - began < 5 and not alive(sleeper)
+    assert not alive(sleeper)
 
 
 def test_stop_kills_what_ignores_the_first_signal_after_the_grace_or_sooner_when_told(
@@ -308,31 +310,30 @@ def test_stop_kills_what_ignores_the_first_signal_after_the_grace_or_sooner_when
     stubborn = script(tmp_path, "stubborn.py", STUBBORN)
     ready = tmp_path / "ready"
     child = start([PY, stubborn, str(ready)])
-    wait_until(ready.exists, timeout=5)
+    wait_until(ready.exists, timeout=GUARD)
     began = boottime()
     assert child.stop(signal.SIGTERM, 0.5) == 137
     assert boottime() - began >= 0.5
 
     ready.unlink()
     child = start([PY, stubborn, str(ready)])
-    wait_until(ready.exists, timeout=5)
+    wait_until(ready.exists, timeout=GUARD)
     began = boottime()
-    # A second signal to the wrapper cuts a long grace short.
-    assert child.stop(signal.SIGTERM, 60, cut_short=lambda: boottime() > began + 0.3) == 137
-    assert 0.3 < boottime() - began < 4
+    # A second signal to the wrapper cuts a long grace short: the grace is an hour, so the stop
+    # returns within the test's timeout only if it was cut short (no clock bound needed).
+    assert child.stop(signal.SIGTERM, 3600, cut_short=lambda: boottime() > began + 0.3) == 137
+    assert boottime() - began > 0.3
 
 
 def test_stop_kills_a_guardian_that_does_not_answer_and_the_group_with_it(
     start: Callable[..., Guardian]
 ) -> None:
     child = start(["bash", "-c", "sleep 300 & wait"])
-    sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"), timeout=5)
+    sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"), timeout=GUARD)
     os.kill(child.guardian_pid, signal.SIGSTOP)
-    began = boottime()
-    assert child.stop(signal.SIGTERM, 0.2) == 128 + signal.SIGKILL
+    assert child.stop(signal.SIGTERM, 0.2) == 128 + signal.SIGKILL  # returns: it does not wait on it
     assert child.reason == "guardian-died"
-    assert boottime() - began < 4
-    wait_until(lambda: not alive(sleeper), timeout=3, message="the group outlived its stopped guardian")
+    wait_until(lambda: not alive(sleeper), timeout=GUARD, message="the group outlived its stopped guardian")
 
 
 def test_leftovers_of_a_finished_command_are_gone_before_its_exit_is_reported(
@@ -340,7 +341,7 @@ def test_leftovers_of_a_finished_command_are_gone_before_its_exit_is_reported(
 ) -> None:
     pid_file = tmp_path / "sleeper"
     child = start(["bash", "-c", f"sleep 300 & echo $! > {pid_file}; exit 0"])
-    assert child.wait(5) == 0
+    assert child.wait(GUARD) == 0
     assert child.reason == "exited"
     leftover = int(pid_file.read_text())
     assert not psutil.pid_exists(leftover) or not alive(psutil.Process(leftover))
@@ -367,7 +368,7 @@ def test_the_command_runs_in_its_own_group_with_its_environment_and_our_stdout(
     out = tmp_path / "self.json"
     env = {**os.environ, "ORION_TEST_VAR": "a value\nwith a newline"}
     child = start([PY, script(tmp_path, "report.py", SELF_REPORT), str(out)], env=env)
-    assert child.wait(5) == 0
+    assert child.wait(GUARD) == 0
     info = json.loads(out.read_text())
     assert info["pid"] == info["pgid"] == child.pid == child.pgid
     assert info["var"] == "a value\nwith a newline"
@@ -381,7 +382,7 @@ def test_the_command_inherits_no_ignored_signal(
     ignored signal would survive exec, and the command could not be stopped by SIGTERM."""
     capfd.readouterr()
     child = start(["grep", "^SigIgn:", "/proc/self/status"])
-    assert child.wait(5) == 0
+    assert child.wait(GUARD) == 0
     label, mask = capfd.readouterr().out.split()
     # Only signals a process may set count: glibc reserves 32 and 33 (thread cancellation), and a
     # CI harness may start us with one of those ignored, which nobody can reset.
@@ -390,13 +391,11 @@ def test_the_command_inherits_no_ignored_signal(
 
 
 def test_startup_is_cheap(start: Callable[..., Guardian]) -> None:
-    """Generous bounds (2 shared CPUs); the measured figures are in ADR 0010."""
-    began = time.perf_counter()
+    """A small guardian (memory does not depend on the machine's load). Its start-up time is
+    measured, not asserted, in ADR 0010 and bench/test-times.md."""
     child = start(["sleep", "300"])
-    took = time.perf_counter() - began
     with open(f"/proc/{child.guardian_pid}/status") as f:
         rss_kb = int(next(line.split()[1] for line in f if line.startswith("VmRSS:")))
-    assert took < 2.0
     assert rss_kb < 30_000
     assert child.stop(signal.SIGKILL, 0) == 137
 

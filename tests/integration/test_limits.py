@@ -80,7 +80,7 @@ def test_a_child_that_runs_too_long_is_stopped_with_124_and_requeued(repo, orion
     began = time.monotonic()
     r = start(orion_env, tmp_path, config, n, child.cmd)
     child.wait_started()
-    assert r.wait(20) == TIMED_OUT, r.stderr
+    assert r.wait() == TIMED_OUT, r.stderr
     assert time.monotonic() - began >= 1.5
     assert child.gone()
     assert set(repo.labels(n)) == {QUEUE}  # attempt 1 of 2 spent: back to the queue
@@ -96,7 +96,7 @@ def test_a_run_that_times_out_every_time_ends_failed(repo, orion_env, tmp_path):
     for attempt in (1, 2):
         child = Child(tmp_path, name=f"child{attempt}")
         r = start(orion_env, tmp_path, config, n, child.cmd, name=f"run{attempt}")
-        assert r.wait(20) == TIMED_OUT, r.stderr
+        assert r.wait() == TIMED_OUT, r.stderr
         assert child.gone()
     assert set(repo.labels(n)) == {FAILED}
     last = records(repo, n)[-1]
@@ -109,7 +109,7 @@ def test_with_one_attempt_a_timeout_ends_failed_at_once(repo, orion_env, tmp_pat
     n = repo.create_issue("work", [QUEUE])
     child = Child(tmp_path)
     r = start(orion_env, tmp_path, config, n, child.cmd)
-    assert r.wait(20) == TIMED_OUT, r.stderr
+    assert r.wait() == TIMED_OUT, r.stderr
     assert set(repo.labels(n)) == {FAILED}
     assert "attempt 1 of 1" in (only_record(repo, n).note or "")
 
@@ -120,7 +120,7 @@ def test_a_child_that_goes_silent_is_stopped(repo, orion_env, tmp_path):
     cmd, pid_file = talker(tmp_path, "talk", "2", "0.1", "quiet")
     began = time.monotonic()
     r = start(orion_env, tmp_path, config, n, cmd)
-    assert r.wait(20) == TIMED_OUT, r.stderr
+    assert r.wait() == TIMED_OUT, r.stderr
     assert time.monotonic() - began >= 1.5
     assert "line 0" in r.stdout and "line 1" in r.stderr  # the output passed through
     rec = only_record(repo, n)
@@ -136,7 +136,7 @@ def test_a_child_that_keeps_printing_is_not_stopped_and_loses_no_output(repo, or
     n = repo.create_issue("work", [QUEUE])
     cmd, _ = talker(tmp_path, "talk", "12", "0.25", "burst", "512")
     r = start(orion_env, tmp_path, config, n, cmd)
-    assert r.wait(20) == 0, r.stderr
+    assert r.wait() == 0, r.stderr
     out = r.out.read_bytes()
     said = [x for x in r.stdout.splitlines() if x.startswith("line ")]
     assert said == [f"line {i}" for i in range(0, 12, 2)]
@@ -151,7 +151,7 @@ def test_progress_lines_count_as_activity(repo, orion_env, tmp_path):
     n = repo.create_issue("work", [QUEUE])
     cmd, _ = talker(tmp_path, "progress", "12", "0.25")
     r = start(orion_env, tmp_path, config, n, cmd)
-    assert r.wait(20) == 0, r.stderr
+    assert r.wait() == 0, r.stderr
     assert only_record(repo, n).state is State.FINISHED
 
 
@@ -164,7 +164,7 @@ def test_an_issue_interrupted_every_time_ends_failed(repo, orion_env, tmp_path):
         child.wait_started()
         wait_until(lambda: running_record(repo, n), message="never recorded running")
         r.signal(signal.SIGTERM)
-        assert r.wait(20) == 128 + signal.SIGTERM, r.stderr
+        assert r.wait() == 128 + signal.SIGTERM, r.stderr
         assert child.gone()
         assert set(repo.labels(n)) == ({QUEUE} if attempt == 1 else {FAILED})
         assert WORKING not in repo.labels(n)

@@ -133,16 +133,16 @@ def test_another_machine_keeps_a_killed_claim_until_stale_then_requeues(orion: O
 def test_a_reboot_requeues_after_one_missed_beat(orion: Orion, repo, tmp_path):
     """A new boot id on the same machine proves the holder gone only together with a missed
     beat: clones of one image share machine id and host name (defect 12 of the v0.1 audit)."""
-    orion.config = write_config(tmp_path, interval=1, stale_after=30)
+    # stale_after is an hour: a release within the test cannot have waited for it (no clock bound).
+    orion.config = write_config(tmp_path, interval=1, stale_after=3600)
     n = queued_issue(repo)
     w = orion.running(n)
     w.kill()  # a reboot takes every process with it
-    passes = _until_released(orion, n, w, rebooted_cmd, limit=15)
-    *kept, (at, entry) = passes
+    passes = _until_released(orion, n, w, rebooted_cmd, limit=60)
+    *kept, (_, entry) = passes
     assert entry["action"] == "requeue", entry
     assert f"host {machine.this_machine().host} rebooted since the claim" in entry["reason"]
-    assert "missed a beat" in entry["reason"]
-    assert at < 10  # long before stale_after (30 s)
+    assert "missed a beat" in entry["reason"]  # long before stale_after (an hour)
     assert all(e["action"] == "keep" for _, e in kept), passes
     assert labels(repo, n) == {"orion"}
 

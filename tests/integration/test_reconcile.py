@@ -31,7 +31,7 @@ from helpers_reconcile import (
     tombstones,
     write_config,
 )
-from rig import ROOT, RepoHandle, parse_github_output, wait_until
+from rig import ROOT, Emulator, RepoHandle, parse_github_output, wait_until
 
 from orion_action.core.record import ClaimRecord, ReleaseAction, State, Tombstone
 
@@ -53,7 +53,8 @@ def the_tombstone(repo: RepoHandle, n: int) -> Tombstone:
 
 
 def test_sigkilled_wrapper_is_requeued_at_once_on_the_same_machine(orion: Orion, repo, tmp_path):
-    orion.config = write_config(tmp_path, interval=1, stale_after=30)
+    # stale_after is an hour: a requeue within the test cannot have waited for it (no clock bound).
+    orion.config = write_config(tmp_path, interval=1, stale_after=3600)
     n = queued_issue(repo)
     w = orion.running(n, stage="build")
     token = w.record.token
@@ -61,12 +62,10 @@ def test_sigkilled_wrapper_is_requeued_at_once_on_the_same_machine(orion: Orion,
 
     w.kill()  # the wrapper with SIGKILL; its child dies with it (PR_SET_PDEATHSIG)
     entry = orion.action(n)
-    elapsed = time.monotonic() - w.killed_at
 
     assert entry["action"] == "requeue", entry
     assert f"wrapper pid {w.pid} is not running on this machine" in entry["reason"]
     assert "attempt 1 of 3" in entry["reason"]
-    assert elapsed < 10, f"requeue took {elapsed:.1f}s: it must not wait for stale_after (30s)"
     assert labels(repo, n) == {"orion"}  # lock and stage label gone, back in the queue
     tomb = the_tombstone(repo, n)
     assert (tomb.token, tomb.action, tomb.counts_attempt) == (token, ReleaseAction.REQUEUE, True)
@@ -357,7 +356,7 @@ def test_a_pass_over_live_holders_costs_the_same_for_one_or_three(orion: Orion, 
     assert all(labels(repo, n) == {"orion-working"} and tombstones(repo, n) == [] for n in numbers)
 
 
-def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, proxy, tmp_path):
+def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, proxy, emulator, tmp_path):
     # Interval 1 s (the projection's input); stale_after 90 s so that the holders, frozen for
     # a few seconds below (longer on a loaded machine), stay inside their renew deadline: their
     # commands run on, so every judge here counts them live (ADR 0028), and they carry on when
@@ -372,12 +371,22 @@ def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, prox
     # Wait until both last beats are older than a beat and a half: then no claim is kept on a
     # fresh beat from the repository listing, and each issue is read in full.
     wait_until(lambda: _newest_beat_age(repo, (first, second)) > 2.0, timeout=15)
+    # The command under test speaks with a token of its own (the same login), and only its
+    # requests are counted: a holder's beat still in flight when it was frozen cannot count.
+    own = emulator.lease_tokens()[Emulator.BOT_TOKEN]
+    with proxy._cv:
+        proxy.tokens[own] = "cost-probe"
+    probe = {**orion.env, "GITHUB_TOKEN": own}
+
+    def probed() -> int:
+        return sum(e.token == "cost-probe" for e in proxy.matching())
+
     try:
         for command in ("status", "reconcile"):
-            before = proxy.count()
-            result = orion.run(command)
+            before = probed()
+            result = orion.run(command, env=probe)
             assert result.returncode == 0, result.stderr
-            spent = proxy.count() - before
+            spent = probed() - before
             assert _used(result.stderr) == spent, (command, result.stderr)
             # GET /user, one page of issues, one page of recently updated comments, then one
             # list per claim (frozen, they missed a beat: no shortcut); status also lists the

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 from github import BadCredentialsException, GithubException
-from rig import ROOT, Emulator, Proxy, wait_until
+from rig import ROOT, SITE, Emulator, Proxy, wait_until
 from rig import orion_env as make_env
 
 BOT = {"Authorization": f"token {Emulator.BOT_TOKEN}"}
@@ -314,12 +314,13 @@ def test_orion_env_and_wait_until(repo, proxy, orion_env):
     assert orion_env["GITHUB_API_URL"] == proxy.url
     assert orion_env["GITHUB_TOKEN"] == Emulator.BOT_TOKEN
     assert orion_env["GITHUB_REPOSITORY"] == repo.full_name
-    assert orion_env["PYTHONPATH"] == str(ROOT) and (ROOT / "pyproject.toml").is_file()
+    assert orion_env["PYTHONPATH"].split(os.pathsep)[0] == str(ROOT) and (ROOT / "pyproject.toml").is_file()
     env = make_env("o/r", proxy.url, base={"GITHUB_ACTIONS": "true", "GITHUB_RUN_ID": "9",
                                             "GITHUB_OUTPUT": "/x", "GITHUB_STEP_SUMMARY": "/y",
                                             "HOME": "/home"})
     assert env == {"HOME": "/home", "GITHUB_API_URL": proxy.url, "GITHUB_TOKEN": "bot_token",
-                   "GITHUB_REPOSITORY": "o/r", "PYTHONPATH": str(ROOT)}
+                   "GITHUB_REPOSITORY": "o/r", "PYTHONPATH": f"{ROOT}{os.pathsep}{SITE}",
+                   "ORION_TEST_LIST_SETTLE_S": "0"}
     out = subprocess.run([sys.executable, "-c", "import os, sys; print(sys.path[1])"],
                          env=orion_env, capture_output=True, text=True, check=True, timeout=30)
     assert out.stdout.strip() == str(ROOT)
@@ -328,3 +329,18 @@ def test_orion_env_and_wait_until(repo, proxy, orion_env):
     assert wait_until(lambda: calls.append(1) or len(calls) >= 3, timeout=5, interval=0) is True
     with pytest.raises(AssertionError, match="never: 1"):
         wait_until(lambda: False, timeout=0.05, message=lambda: f"never: {len(calls) - 2}")
+
+
+def test_the_settle_seam_reaches_only_the_rigs_product_processes(orion_env):
+    """rig/site/sitecustomize.py: a product process started with `orion_env` claims without
+    the 1 s list settle; one started without it (the composite action's tests, a user) keeps
+    the product's constant, and the product reads no variable for it."""
+    show = [sys.executable, "-c", "from orion_action.services import claiming; print(claiming.LIST_SETTLE_S)"]
+
+    def settle(env: dict[str, str]) -> str:
+        return subprocess.run(show, env=env, cwd=ROOT, capture_output=True, text=True, check=True,
+                              timeout=30).stdout.strip()
+
+    assert settle(orion_env) == "0.0"
+    assert settle({**orion_env, "PYTHONPATH": str(ROOT)}) == "1.0"  # the variable alone does nothing
+    assert settle({k: v for k, v in orion_env.items() if k != "ORION_TEST_LIST_SETTLE_S"}) == "1.0"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 
 from helpers_reconcile import (
     Orion,
@@ -33,6 +34,7 @@ def labels(repo, n: int) -> set[str]:
 
 
 def test_status_json_has_the_documented_shape_and_writes_nothing(orion: Orion, repo):
+    began = time.time()
     live = queued_issue(repo, "live")
     w = orion.running(live, stage="build")
     dead = queued_issue(repo, "dead")
@@ -60,7 +62,9 @@ def test_status_json_has_the_documented_shape_and_writes_nothing(orion: Orion, r
     assert (c["verdict"], c["host"], c["pid"], c["stage"], c["attempt"]) == (
         "alive", machine.this_machine().host, w.pid, "build", 1)
     assert f"wrapper pid {w.pid} is running on this machine" == c["reason"]
-    assert isinstance(c["heartbeat_age_s"], (int, float)) and 0 <= c["heartbeat_age_s"] < 4
+    # Bounded by the claim's own age (GitHub's times have whole seconds), not by a figure load can break.
+    age = c["heartbeat_age_s"]
+    assert isinstance(age, (int, float)) and 0 <= age <= time.time() - began + 1
 
     c = by[dead]
     assert (c["verdict"], c["pid"], c["stage"], c["attempt"]) == ("dead", dead_holder.pid, None, 1)
