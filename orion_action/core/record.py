@@ -202,12 +202,19 @@ def visible_line(record: ClaimRecord, released: str | None = None) -> str:
     )
 
 
-def render_record(record: ClaimRecord, released: str | None = None) -> str:
+def render_record(record: ClaimRecord, released: str | None = None, result: str | None = None) -> str:
+    """The claim comment's body. `result`: the command's result, already made safe by
+    core/result.clean_result, shown under the visible line of a final record (ADR 0041)."""
     if released is not None:
         record = replace(record, released=released)
     data = asdict(record)
     data["state"] = record.state.value
-    return f"{_hidden(CLAIM_MARK, data)}\n{visible_line(record, released)}\n"
+    return f"{_hidden(CLAIM_MARK, data)}\n{visible_line(record, released)}\n{result_section(result)}"
+
+
+def result_section(result: str | None) -> str:
+    """The "Result" part of a final claim comment (empty without a result)."""
+    return f"\n### Result\n\n{result}\n" if result else ""
 
 
 def render_tombstone(t: Tombstone, holder_line: str = "") -> str:

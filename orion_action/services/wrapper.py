@@ -17,6 +17,7 @@ import select
 import shutil
 import signal
 import socket
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -30,6 +31,7 @@ from orion_action.adapters.clock import SYSTEM_CLOCK, Clock
 from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
 from orion_action.core.record import ActionsRun, clean_progress, mentions_orion
+from orion_action.core.result import RESULT_MAX_BYTES, clean_result, run_summary
 from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, NotFound, OrionError
 from orion_action.services.claiming import Claim, Claimer
 from orion_action.services.dispatch import dispatch_issues
@@ -55,6 +57,7 @@ HAND_BACK_REQUEST_TIMEOUT_S = 2
 OUTAGE_REQUEST_TIMEOUT_S = 5
 OUTAGE_REQUEST_RETRY_S = 0.5
 PROGRESS_TAIL_BYTES = 4096
+RESULT_FILE_NAME = "result.md"
 
 
 class Interrupted(OrionError):
@@ -115,6 +118,24 @@ def issue_document(claim: Claim) -> dict[str, object]:
             if c.author.lower() in claim.trusted and not mentions_orion(c.body)
         ],
     }
+
+
+def read_result(path: Path) -> str | None:
+    """The command's result file, made safe (core/result.py), or None. The command is not
+    trusted: a symbolic link is not followed and a FIFO or device is not opened for reading
+    (either could hand us another file or block the run's end)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return clean_result(os.read(fd, RESULT_MAX_BYTES + 1))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def read_progress(path: Path) -> str | None:
@@ -213,6 +234,8 @@ class Wrapper:
         self.signal_received: int | None = None  # the first signal: it decides the exit code
         self.signals_seen = 0  # every signal: a second one cuts the kill grace short
         self.draining = False  # run --drain: the loop goes on after a requeue
+        self.result_file: Path | None = None  # this run's $ORION_RESULT_FILE, once the child has one
+        self.run_started = 0.0  # clock.monotonic() when this run's claim was won
 
     # -- the process around the run -------------------------------------------------------
 
@@ -295,6 +318,7 @@ class Wrapper:
         else:
             claim = claimer.claim_next(request.stage, request.require)
         n = claim.number
+        self.result_file, self.run_started = None, self.clock.monotonic()
         write_output(self.env, "issue", n, self.log)
         write_output(self.env, "repo", self.gh.full_name, self.log)  # several repos: the claim's own
         holding = Holding(self.gh, claim, self.config, self.log, self.clock, self.here)
@@ -313,6 +337,7 @@ class Wrapper:
         issue_file.write_text(json.dumps(issue_document(claim), indent=1), encoding="utf-8")
         progress_file = workdir / "progress"
         progress_file.touch()
+        self.result_file = workdir / RESULT_FILE_NAME
         child_env = {
             **self.env,
             "ORION_ISSUE": str(n),
@@ -322,6 +347,7 @@ class Wrapper:
             "ORION_ATTEMPT": str(claim.record.attempt),
             "ORION_ISSUE_FILE": str(issue_file),
             "ORION_PROGRESS_FILE": str(progress_file),
+            "ORION_RESULT_FILE": str(self.result_file),
         }
         try:
             child = start_child(
@@ -491,6 +517,8 @@ class Wrapper:
     def _conclude(self, holding: Holding, outcome: Outcome, code: int) -> int:
         """End the run on the issue: the final record and the label move, if still ours."""
         n = holding.number
+        holding.result = read_result(self.result_file) if self.result_file else None
+        self._summarise(holding, outcome)
         try:
             why = holding.conclude(outcome)
         except GitHubError as exc:
@@ -506,3 +534,26 @@ class Wrapper:
             if outcome.add == self.config.labels.queue and not drain_goes_on:
                 dispatch_issues(holding.gh, self.config, [n], self.log)
         return code
+
+    def _summarise(self, holding: Holding, outcome: Outcome) -> None:
+        """The run's job summary ($GITHUB_STEP_SUMMARY, when the runner gives one; ADR 0042):
+        written before the final record, so a GitHub failure there does not lose it."""
+        if not self.env.get("GITHUB_STEP_SUMMARY"):
+            return
+        what = outcome.state.value + (f", exit code {outcome.exit_code}" if outcome.exit_code is not None else "")
+        if outcome.add:
+            what += f"; labelled {outcome.add}"
+        text = run_summary(
+            self.gh.full_name,
+            holding.number,
+            holding.claim.issue.title,
+            what,
+            holding.claim.record.attempt,
+            self.clock.monotonic() - self.run_started,
+            holding.result,
+            self.env.get("GITHUB_SERVER_URL") or "https://github.com",
+        )
+        try:
+            actions.add_summary(self.env, text)
+        except OSError as exc:
+            self.log(f"#{holding.number}: could not write the job summary: {exc.strerror}")
