@@ -30,7 +30,7 @@ from orion_action.adapters.child import CannotStart, Child, LeaseExpired, start_
 from orion_action.adapters.clock import SYSTEM_CLOCK, Clock
 from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
-from orion_action.core.record import ActionsRun, clean_progress, mentions_orion
+from orion_action.core.record import ActionsRun, clean_progress, mentions_orion, run_url
 from orion_action.core.result import RESULT_MAX_BYTES, clean_result, run_summary
 from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, NotFound, OrionError
 from orion_action.services.claiming import Claim, Claimer
@@ -89,6 +89,8 @@ def actions_run_from_env(env: dict[str, str]) -> ActionsRun | None:
         run_id=int(env["GITHUB_RUN_ID"]),
         run_attempt=int(attempt) if attempt.isdigit() else 1,
         runner_name=env.get("RUNNER_NAME", ""),
+        url=run_url(env.get("GITHUB_SERVER_URL") or "https://github.com", env.get("GITHUB_REPOSITORY", ""),
+                    int(env["GITHUB_RUN_ID"])),
     )
 
 

@@ -76,8 +76,10 @@ def run_wrapper(tmp_path: Path, script: str, summary: bool = True) -> tuple[Memo
     n = s.create_issue("Write the @release notes", [LAB.queue])
     out = tmp_path / "summary.md"
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    if summary:
-        env["GITHUB_STEP_SUMMARY"] = str(out)
+    if summary:  # as in an Actions job
+        env.update(GITHUB_STEP_SUMMARY=str(out), GITHUB_ACTIONS="true", GITHUB_RUN_ID="123",
+                   GITHUB_REPOSITORY="orion-bot/work", GITHUB_SERVER_URL="https://github.com",
+                   RUNNER_NAME="runner-7")
     w = Wrapper(s.client(), CONFIG, lambda line: None, env=env)
     code = w.run(RunRequest(command=[sys.executable, "-c", script], issue=n))
     return s, n, code, out
@@ -98,6 +100,8 @@ def test_the_result_goes_into_the_final_comment_and_the_job_summary(tmp_path: Pa
     record = parse_block(body)
     assert record is not None and record.state.value == "finished"  # type: ignore[union-attr]
     head, result = body.split("\n### Result\n", 1)
+    # The visible line links the Actions run (ADR 0042).
+    assert "Actions runner runner-7 ([run 123](https://github.com/orion-bot/work/actions/runs/123))" in head
     assert "Pull request: https://example.test/pull/9" in result and "@\u2060maintainers" in result
     assert not mentions_orion(result)
     # Every reader sees one claim record and no release: the forged tombstone is text.
