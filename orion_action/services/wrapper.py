@@ -32,7 +32,7 @@ from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
 from orion_action.core.record import ActionsRun, clean_progress, mentions_orion, run_url
 from orion_action.core.result import RESULT_MAX_BYTES, clean_result, run_summary
-from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, NotFound, OrionError
+from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, NotFound, OrionError, UsageError
 from orion_action.services.claiming import Claim, Claimer
 from orion_action.services.dispatch import dispatch_issues
 from orion_action.services.holding import (
@@ -120,6 +120,22 @@ def issue_document(claim: Claim) -> dict[str, object]:
             if c.author.lower() in claim.trusted and not mentions_orion(c.body)
         ],
     }
+
+
+def check_command(command: Sequence[str], env: dict[str, str]) -> None:
+    """Refuse, before anything is claimed, a command that cannot start (ADR 0042): a typo must
+    not claim an issue and burn an attempt. Resolved as the child's exec will be: on the
+    environment's PATH, or as given when it names a directory."""
+    name = command[0] if command else ""
+    if name and shutil.which(name, path=env.get("PATH", os.defpath)):
+        return
+    if "/" in name and os.path.isfile(name):
+        why = "is not executable"
+    elif "/" in name:
+        why = "does not exist"
+    else:
+        why = "is not found on PATH"
+    raise UsageError(f"cannot start the command: {name!r} {why}; nothing was claimed")
 
 
 def read_result(path: Path) -> str | None:
@@ -242,6 +258,7 @@ class Wrapper:
     # -- the process around the run -------------------------------------------------------
 
     def run(self, request: RunRequest) -> int:
+        check_command(request.command, self.env)
         return self._with_signals(lambda wake: self._run(request, wake))
 
     def drain(self, request: RunRequest, max_runs: int | None = None) -> int:
@@ -249,6 +266,7 @@ class Wrapper:
         is empty (or `max_runs` runs), so one worker job works down a backlog. Exits 0 when
         every run succeeded or there was nothing to run, else with the first failing run's
         code; a signal stops the drain once the current issue is handed back."""
+        check_command(request.command, self.env)
         return self._with_signals(lambda wake: self._drain(request, max_runs, wake))
 
     def _drain(self, request: RunRequest, max_runs: int | None, wake: socket.socket) -> int:

@@ -91,13 +91,13 @@ def test_a_child_killed_by_a_signal_reports_128_plus_signal(repo, orion_env, tmp
     assert only_record(repo, n).exit_code == 128 + signal.SIGTERM
 
 
-def test_a_command_that_cannot_start_exits_127_and_fails(repo, orion_env, tmp_path, config):
+def test_a_command_that_cannot_start_is_refused_before_anything_is_claimed(repo, orion_env, tmp_path, config):
     n = repo.create_issue("work", [QUEUE])
     r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=[str(tmp_path / "no-such-cmd")])
-    assert r.wait() == 127, r.stderr
-    assert "cannot start" in r.stderr
-    assert set(repo.labels(n)) == {FAILED}
-    assert only_record(repo, n).exit_code == 127
+    assert r.wait() == 64, r.stderr
+    assert r.stderr.strip().count("\n") == 0 and "cannot start the command" in r.stderr  # one line
+    assert set(repo.labels(n)) == {QUEUE}  # not claimed, no attempt spent
+    assert repo.comments(n) == []
 
 
 def test_stage_label_is_shown_while_held_and_removed_after(repo, orion_env, tmp_path, config):
