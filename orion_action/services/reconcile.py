@@ -521,7 +521,7 @@ def queue_rows(gh: GitHubRepo, config: Config) -> list[dict[str, int | str | Non
     lab = config.labels
     queued = [i for i in gh.list_issues(lab.queue) if is_queued(i, config)]
     return [
-        {"issue": i.number, "priority": priority_of(i.labels, lab.priority)}
+        {"issue": i.number, "priority": priority_of(i.labels, lab.priority), "title": i.title}
         for i in pick_order(queued, lab.priority)
     ]
 
@@ -532,7 +532,8 @@ def status_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, str]
     queue = queue_rows(gh, config)
     paused = read_pause(gh, config)
     if as_json:
-        doc = {"repo": gh.full_name, "claims": rows, "queue": queue, "paused": paused is not None}
+        shown = [{"issue": q["issue"], "priority": q["priority"]} for q in queue]  # the documented keys
+        doc = {"repo": gh.full_name, "claims": rows, "queue": shown, "paused": paused is not None}
         print(json.dumps(doc, indent=2))
     else:
         _print_claims(rows, config)
