@@ -229,7 +229,8 @@ def _sections(view: View, now: datetime, volatile: bool, issue_url: str = "") ->
             "",
             "### Cost",
             "",
-            f"- The pass used {c.requests} API requests (the dashboard's own reads and its write come on top).",
+            f"- The pass used {c.requests} API requests "
+            f"(the dashboard's own reads and its write come on top).",
             f"- {c.live} live claim(s) heartbeat every {c.interval:g}s: about {c.requests_per_hour:.0f} "
             f"requests/hour ({share:.0%} of {c.budget}/h) and {c.edits_per_hour:.0f} comment edits/hour.",
         ]

@@ -193,7 +193,8 @@ def visible_line(record: ClaimRecord, released: str | None = None) -> str:
         run = f"run {record.actions.run_id}"
         if RUN_URL.match(record.actions.url):
             run = f"[{run}]({record.actions.url})"
-        runner = f"Actions runner {_md(record.actions.runner_name)} " if record.actions.runner_name else "Actions "
+        name = record.actions.runner_name
+        runner = f"Actions runner {_md(name)} " if name else "Actions "
         where += f", {runner}({run})"
     stage = f", stage {_md(record.stage)}" if record.stage else ""
     since = _human_time(record.started_at)

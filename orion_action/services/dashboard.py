@@ -141,8 +141,11 @@ def gather(
     view = View(
         paused=paused is not None,
         pause_reason=paused.reason if paused else "",
-        queue=[Queued(int(q["issue"] or 0), str(q["priority"]) if q["priority"] else None, str(q.get("title") or ""))
-               for q in rows],
+        queue=[
+            Queued(int(q["issue"] or 0), str(q["priority"]) if q["priority"] else None,
+                   str(q.get("title") or ""))
+            for q in rows
+        ],
         working=working,
         failed=failed,
         finished=finished,

@@ -532,8 +532,8 @@ def status_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, str]
     queue = queue_rows(gh, config)
     paused = read_pause(gh, config)
     if as_json:
-        shown = [{"issue": q["issue"], "priority": q["priority"]} for q in queue]  # the documented keys
-        doc = {"repo": gh.full_name, "claims": rows, "queue": shown, "paused": paused is not None}
+        keys = [{"issue": q["issue"], "priority": q["priority"]} for q in queue]  # the documented keys
+        doc = {"repo": gh.full_name, "claims": rows, "queue": keys, "paused": paused is not None}
         print(json.dumps(doc, indent=2))
     else:
         _print_claims(rows, config)

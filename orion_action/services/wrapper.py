@@ -560,7 +560,9 @@ class Wrapper:
         written before the final record, so a GitHub failure there does not lose it."""
         if not self.env.get("GITHUB_STEP_SUMMARY"):
             return
-        what = outcome.state.value + (f", exit code {outcome.exit_code}" if outcome.exit_code is not None else "")
+        what = outcome.state.value
+        if outcome.exit_code is not None:
+            what += f", exit code {outcome.exit_code}"
         if outcome.add:
             what += f"; labelled {outcome.add}"
         text = run_summary(

@@ -79,7 +79,8 @@ def test_the_summary_adds_the_ages():
     assert text.startswith("## orion queue: o/r\n") and MARKER not in text
     assert "| elapsed | heartbeat age |" in text
     assert "| 30m | 42s |" in text
-    assert "| [#11](https://github.com/o/r/issues/11) | done | orion-ready | 2026-12-03 11:00 UTC | 60m |" in text
+    done = "| [#11](https://github.com/o/r/issues/11) | done | orion-ready | 2026-12-03 11:00 UTC | 60m |"
+    assert done in text
     assert "[#5](https://github.com/o/r/issues/5)" in text  # a job summary does not link #N itself
     assert "### Cost" in text and "about 60 requests/hour (1% of 5000/h)" in text
 

@@ -119,4 +119,5 @@ def test_no_result_file_means_no_result_section(tmp_path: Path) -> None:
     s, n, code, out = run_wrapper(tmp_path, "raise SystemExit(3)")
     assert code == 3
     assert "### Result" not in claim_comment(s, n)
-    assert "left no result" in out.read_text() and "finished, exit code 3; labelled orion-failed" in out.read_text()
+    summary = out.read_text()
+    assert "left no result" in summary and "finished, exit code 3; labelled orion-failed" in summary
