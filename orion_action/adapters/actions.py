@@ -26,6 +26,17 @@ def warning(env: Mapping[str, str], message: str, title: str = "orion-action") -
     return f"::warning title={_escape_property(title)}::{_escape_data(message)}"
 
 
+def error(env: Mapping[str, str], message: str, file: str | None = None, line: int | None = None,
+          title: str = "orion-action") -> str | None:
+    """An `::error::` annotation line (on `file`, at `line`, when given), or None outside
+    Actions (the caller prints it): the Actions UI shows it on the run's summary page."""
+    if not in_actions(env):
+        return None
+    where = f"file={_escape_property(file)}," if file else ""
+    where += f"line={line}," if file and line else ""
+    return f"::error {where}title={_escape_property(title)}::{_escape_data(message)}"
+
+
 def set_outputs(env: Mapping[str, str], outputs: Mapping[str, str]) -> None:
     """Append step outputs to $GITHUB_OUTPUT; multi-line values use a random delimiter."""
     path = env.get("GITHUB_OUTPUT")

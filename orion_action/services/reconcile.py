@@ -15,7 +15,7 @@ import json
 import math
 import secrets
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -435,7 +435,8 @@ class PassResult:
                     print(annotation, flush=True)
 
 
-def reconcile_pass(gh: GitHubRepo, config: Config, log: Log, *, dry_run: bool) -> PassResult:
+def reconcile_pass(gh: GitHubRepo, config: Config, log: Log, *, dry_run: bool,
+                   env: Mapping[str, str] | None = None) -> PassResult:
     """One pass over one repository: survey, execute each plan, sweep the cancel label,
     dispatch workers for requeued issues, and keep the dashboard. A write that fails turns its
     plan into `report`; the next pass retries it."""
@@ -463,7 +464,7 @@ def reconcile_pass(gh: GitHubRepo, config: Config, log: Log, *, dry_run: bool) -
             log(f"#{plan.issue}: cancel failed: {exc}; the next pass will retry")
             done.append(replace(plan, action=Action.REPORT, reason=f"{plan.reason}; the write failed: {exc}"))
     requeued = [p.issue for p in done if p.action is Action.REQUEUE]
-    dispatched = [] if dry_run else dispatch_after_pass(gh, config, requeued, log)
+    dispatched = [] if dry_run else dispatch_after_pass(gh, config, requeued, log, env)
     if not dry_run:
         dashboard.update(gh, config, surveys, log)
     return PassResult(gh.full_name, dry_run, surveys, done, dispatched)
@@ -480,7 +481,7 @@ def pass_outputs(counts: Counter[str], document: object) -> dict[str, str]:
 def reconcile_command(
     gh: GitHubRepo, config: Config, log: Log, env: dict[str, str], *, dry_run: bool, as_json: bool
 ) -> int:
-    result = reconcile_pass(gh, config, log, dry_run=dry_run)
+    result = reconcile_pass(gh, config, log, dry_run=dry_run, env=env)
     if as_json:
         print(json.dumps(result.document(), indent=2))
     else:

@@ -513,7 +513,7 @@ class Wrapper:
 
         recorded = holding.record_outage(why, bound, pause)
         if holding.requeued and not (self.draining and self.signal_received is None):
-            dispatch_issues(holding.gh, self.config, [n], self.log)
+            dispatch_issues(holding.gh, self.config, [n], self.log, self.env)
         self.log(f"#{n}: exiting {int(ExitCode.LOST)}" + ("" if recorded else "; the claim goes stale"))
         return int(ExitCode.LOST)
 
@@ -552,7 +552,7 @@ class Wrapper:
             # (which goes on) picks it up itself.
             drain_goes_on = self.draining and self.signal_received is None
             if outcome.add == self.config.labels.queue and not drain_goes_on:
-                dispatch_issues(holding.gh, self.config, [n], self.log)
+                dispatch_issues(holding.gh, self.config, [n], self.log, self.env)
         return code
 
     def _summarise(self, holding: Holding, outcome: Outcome) -> None:
