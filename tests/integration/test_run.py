@@ -481,8 +481,11 @@ def test_a_bad_token_in_actions_is_masked_not_printed(repo, proxy, orion_env, tm
     env = {**orion_env, "GITHUB_TOKEN": "not-a-real-token", "GITHUB_ACTIONS": "true"}
     r = Run(env, tmp_path, "--issue", str(n), cmd=Child(tmp_path).cmd, config=config)
     assert r.wait() == USAGE
-    # The only place the token may appear is the mask command the runner swallows.
-    assert r.stdout.splitlines() == ["::add-mask::not-a-real-token"]
+    # The only place the token may appear is the mask command the runner swallows; the error
+    # is an annotation too (issue 18, "Visible"), without the token.
+    mask, *rest = r.stdout.splitlines()
+    assert mask == "::add-mask::not-a-real-token"
+    assert len(rest) == 1 and rest[0].startswith("::error title=orion-action::") and "401" in rest[0]
     assert "not-a-real-token" not in r.stderr
 
 
