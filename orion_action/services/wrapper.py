@@ -538,12 +538,13 @@ class Wrapper:
         """End the run on the issue: the final record and the label move, if still ours."""
         n = holding.number
         holding.result = read_result(self.result_file) if self.result_file else None
-        self._summarise(holding, outcome)
         try:
             why = holding.conclude(outcome)
         except GitHubError as exc:
             self.log(f"#{n}: could not record the end of the run ({exc}); a reconcile pass will")
+            self._summarise(holding, outcome, f"not recorded on the issue: {exc}")
             return code
+        self._summarise(holding, outcome, why)
         if why is not None:
             self.log(f"#{n}: the run ended ({outcome.state.value}), but {why}; leaving the labels")
         else:
@@ -555,15 +556,17 @@ class Wrapper:
                 dispatch_issues(holding.gh, self.config, [n], self.log, self.env)
         return code
 
-    def _summarise(self, holding: Holding, outcome: Outcome) -> None:
-        """The run's job summary ($GITHUB_STEP_SUMMARY, when the runner gives one; ADR 0042):
-        written before the final record, so a GitHub failure there does not lose it."""
+    def _summarise(self, holding: Holding, outcome: Outcome, unmoved: str | None) -> None:
+        """The run's job summary ($GITHUB_STEP_SUMMARY, when the runner gives one; ADR 0042),
+        also when GitHub did not take the ending (`unmoved` says why; the labels stayed)."""
         if not self.env.get("GITHUB_STEP_SUMMARY"):
             return
         what = outcome.state.value
         if outcome.exit_code is not None:
             what += f", exit code {outcome.exit_code}"
-        if outcome.add:
+        if unmoved is not None:
+            what += f"; the labels were left: {unmoved}"
+        elif outcome.add:
             what += f"; labelled {outcome.add}"
         text = run_summary(
             self.gh.full_name,

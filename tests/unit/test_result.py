@@ -15,6 +15,7 @@ from orion_action.config import Config
 from orion_action.core.issue import read_log, trusted_set
 from orion_action.core.record import block_kind, mentions_orion, parse_block
 from orion_action.core.result import RESULT_MAX_BYTES, clean_result, run_summary
+from orion_action.services.holding import Holding
 from orion_action.services.wrapper import RunRequest, Wrapper, read_result
 
 CONFIG = Config(heartbeat_interval=1.0, stale_after=30.0, kill_grace=1.0, source="test")
@@ -121,3 +122,15 @@ def test_no_result_file_means_no_result_section(tmp_path: Path) -> None:
     assert "### Result" not in claim_comment(s, n)
     summary = out.read_text()
     assert "left no result" in summary and "finished, exit code 3; labelled orion-failed" in summary
+
+
+@pytest.mark.timeout(60)
+def test_the_summary_says_when_the_labels_were_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the claim no longer holds the issue at the end (conclude says why), the job summary
+    says the labels were left instead of claiming a label move that did not happen."""
+    monkeypatch.setattr(Holding, "conclude", lambda self, outcome: "the issue was closed")
+    s, n, code, out = run_wrapper(tmp_path, "raise SystemExit(0)")
+    assert code == 0
+    summary = out.read_text()
+    assert "finished, exit code 0; the labels were left: the issue was closed" in summary
+    assert "labelled" not in summary
