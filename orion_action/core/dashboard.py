@@ -31,6 +31,7 @@ class Queued:
     issue: int
     priority: str | None
     title: str = ""
+    created_at: str | None = None  # ISO, GitHub's: the issue's age, in the step summary only
 
 
 @dataclass(frozen=True)
@@ -174,10 +175,17 @@ def _sections(view: View, now: datetime, volatile: bool, issue_url: str = "") ->
         out.append("**The queue is running**: workers claim queued issues.")
 
     out += ["", f"### Queue ({len(view.queue)}, in pick order)", ""]
+    def age(iso: str | None) -> list[str]:
+        if not volatile:
+            return []
+        when = _parse(iso)
+        return [_age((now - when).total_seconds()) if when else "-"]
+
     out += _table(
-        ["order", "issue", "title", "priority"],
+        ["order", "issue", "title", "priority", *(["issue age"] if volatile else [])],
         [
-            [str(k), issue(q.issue), _text(q.title) or "-", _text(q.priority) if q.priority else "-"]
+            [str(k), issue(q.issue), _text(q.title) or "-", _text(q.priority) if q.priority else "-",
+             *age(q.created_at)]
             for k, q in enumerate(view.queue, 1)
         ],
         f"Nothing is queued (add the {_text(view.queue_label)} label to an issue).",

@@ -143,7 +143,7 @@ def gather(
         pause_reason=paused.reason if paused else "",
         queue=[
             Queued(int(q["issue"] or 0), str(q["priority"]) if q["priority"] else None,
-                   str(q.get("title") or ""))
+                   str(q.get("title") or ""), str(q.get("created_at") or "") or None)
             for q in rows
         ],
         working=working,

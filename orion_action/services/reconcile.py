@@ -522,7 +522,8 @@ def queue_rows(gh: GitHubRepo, config: Config) -> list[dict[str, int | str | Non
     lab = config.labels
     queued = [i for i in gh.list_issues(lab.queue) if is_queued(i, config)]
     return [
-        {"issue": i.number, "priority": priority_of(i.labels, lab.priority), "title": i.title}
+        {"issue": i.number, "priority": priority_of(i.labels, lab.priority), "title": i.title,
+         "created_at": i.created_at.isoformat() if i.created_at else None}
         for i in pick_order(queued, lab.priority)
     ]
 

@@ -38,7 +38,7 @@ def view(**changes: object) -> View:
     base = View(
         paused=False,
         pause_reason="",
-        queue=[Queued(5, "orion-p0", "urgent fix"), Queued(3, None, "later")],
+        queue=[Queued(5, "orion-p0", "urgent fix", "2026-12-01T12:00:00+00:00"), Queued(3, None, "later")],
         working=[WORKING],
         failed=[Failed(9, "broke", "the command exited with code 3 (attempt 3)")],
         finished=[Finished(11, "done", NOW - timedelta(hours=1), False),
@@ -81,7 +81,8 @@ def test_the_summary_adds_the_ages():
     assert "| 30m | 42s |" in text
     done = "| [#11](https://github.com/o/r/issues/11) | done | orion-ready | 2026-12-03 11:00 UTC | 60m |"
     assert done in text
-    assert "[#5](https://github.com/o/r/issues/5)" in text  # a job summary does not link #N itself
+    # A job summary does not link #N itself; the queue shows how long each issue has existed.
+    assert "| 1 | [#5](https://github.com/o/r/issues/5) | urgent fix | orion-p0 | 48h 0m |" in text
     assert "### Cost" in text and "about 60 requests/hour (1% of 5000/h)" in text
 
 
