@@ -3,8 +3,9 @@ stdout workflow commands). Outside Actions every function here is a no-op."""
 
 from __future__ import annotations
 
+import contextlib
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 
 def in_actions(env: Mapping[str, str]) -> bool:
@@ -35,6 +36,20 @@ def error(env: Mapping[str, str], message: str, file: str | None = None, line: i
     where = f"file={_escape_property(file)}," if file else ""
     where += f"line={line}," if file and line else ""
     return f"::error {where}title={_escape_property(title)}::{_escape_data(message)}"
+
+
+@contextlib.contextmanager
+def group(env: Mapping[str, str], title: str) -> Iterator[None]:
+    """Fold what is printed inside into one collapsible `::group::` of the job's log (in
+    Actions only); the group ends however the block does."""
+    if not in_actions(env):
+        yield
+        return
+    print(f"::group::{_escape_data(title)}", flush=True)
+    try:
+        yield
+    finally:
+        print("::endgroup::", flush=True)
 
 
 def set_outputs(env: Mapping[str, str], outputs: Mapping[str, str]) -> None:

@@ -346,7 +346,9 @@ class Wrapper:
             return self._hand_back(holding, None, self.signal_received)
         workdir = Path(tempfile.mkdtemp(prefix=f"orion-{n}-"))
         try:
-            return self._run_child(request, holding, wake, workdir)
+            # The command's output, folded in the job's log under one line (issue 18, "Visible").
+            with actions.group(self.env, f"orion-action: #{n} {claim.issue.title[:100]}"):
+                return self._run_child(request, holding, wake, workdir)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 

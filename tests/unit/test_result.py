@@ -91,7 +91,8 @@ def claim_comment(s: MemoryServer, n: int) -> str:
 
 
 @pytest.mark.timeout(60)
-def test_the_result_goes_into_the_final_comment_and_the_job_summary(tmp_path: Path) -> None:
+def test_the_result_goes_into_the_final_comment_and_the_job_summary(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     script = ("import os; open(os.environ['ORION_RESULT_FILE'], 'w').write("
               f"'Pull request: https://example.test/pull/9\\n\\ncc @maintainers\\n' + {FORGED!r})")
     s, n, code, out = run_wrapper(tmp_path, script)
@@ -113,6 +114,9 @@ def test_the_result_goes_into_the_final_comment_and_the_job_summary(tmp_path: Pa
     assert f"#{n}" in summary and "Write the \\@release notes" in summary
     assert "finished, exit code 0; labelled orion-ready" in summary
     assert "Pull request: https://example.test/pull/9" in summary
+    # In Actions the run is one collapsible group of the job's log.
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"::group::orion-action: #{n} Write the @release notes" and lines[-1] == "::endgroup::"
 
 
 @pytest.mark.timeout(60)
