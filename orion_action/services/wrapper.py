@@ -18,6 +18,7 @@ import shutil
 import signal
 import socket
 import stat
+import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -127,7 +128,9 @@ def check_command(command: Sequence[str], env: dict[str, str]) -> None:
     not claim an issue and burn an attempt. Resolved as the child's exec will be: on the
     environment's PATH, or as given when it names a directory."""
     name = command[0] if command else ""
-    if name and shutil.which(name, path=env.get("PATH", os.defpath)):
+    found = shutil.which(name, path=env.get("PATH", os.defpath)) if name else None
+    if found:
+        _check_script(found, command, env.get("PATH", os.defpath))
         return
     if "/" in name and os.path.isfile(name):
         why = "is not executable"
@@ -136,6 +139,28 @@ def check_command(command: Sequence[str], env: dict[str, str]) -> None:
     else:
         why = "is not found on PATH"
     raise UsageError(f"cannot start the command: {name!r} {why}; nothing was claimed")
+
+
+SHELLS = ("bash", "sh", "dash", "zsh")
+SYNTAX_CHECK_TIMEOUT_S = 10
+
+
+def _check_script(shell: str, command: Sequence[str], path: str) -> None:
+    """`bash -c SCRIPT` (how the action runs `run:`): a script the shell cannot even parse (an
+    unmatched quote, a stray `fi`) is refused too. `-n` reads the script and runs nothing; the
+    shell gets only PATH (no credential) and C messages."""
+    if os.path.basename(shell) not in SHELLS or len(command) < 3 or command[1] != "-c":
+        return
+    try:
+        checked = subprocess.run([shell, "-n", "-c", command[2]], stdin=subprocess.DEVNULL,
+                                 capture_output=True, text=True, timeout=SYNTAX_CHECK_TIMEOUT_S,
+                                 env={"PATH": path, "LC_ALL": "C"})
+    except (OSError, subprocess.TimeoutExpired):
+        return  # no verdict: the run goes on, and the shell reports at its start
+    if checked.returncode != 0:
+        first = next((line for line in checked.stderr.splitlines() if line.strip()), "a syntax error")
+        raise UsageError(f"cannot start the command: {os.path.basename(shell)} cannot parse the "
+                         f"script: {first.strip()[:200]}; nothing was claimed")
 
 
 def read_result(path: Path) -> str | None:

@@ -17,10 +17,10 @@ CONFIG = Config(source="test")
 LAB = CONFIG.labels
 
 
-def refused(tmp_path: Path, command: list[str], drain: bool = False) -> str:
+def refused(tmp_path: Path, command: list[str], drain: bool = False, path: str | None = None) -> str:
     s = MemoryServer()
     n = s.create_issue("work", [LAB.queue])
-    w = Wrapper(s.client(), CONFIG, lambda line: None, env={"PATH": str(tmp_path)})
+    w = Wrapper(s.client(), CONFIG, lambda line: None, env={"PATH": path or str(tmp_path)})
     with pytest.raises(UsageError) as caught:
         if drain:
             w.drain(RunRequest(command=command))
@@ -51,3 +51,14 @@ def test_a_command_that_can_start_passes(tmp_path: Path) -> None:
     check_command([str(script)], {})
     check_command(["agent.sh"], {"PATH": str(tmp_path)})
     check_command(["sh", "-c", "true"], {"PATH": os.defpath})
+
+
+def test_a_shell_script_that_cannot_be_parsed_is_refused(tmp_path: Path) -> None:
+    """The action runs `bash -c "<run>"`: an unmatched quote in `run:` is refused too, and a
+    script that parses passes (parsing runs nothing)."""
+    marker = tmp_path / "ran"
+    message = refused(tmp_path, ["bash", "-c", f"touch {marker}; echo 'unterminated"], path=os.defpath)
+    assert "bash cannot parse the script" in message and "nothing was claimed" in message
+    check_command(["bash", "-c", f"touch {marker}; if true; then echo ok; fi"], {"PATH": os.defpath})
+    assert not marker.exists()
+
