@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: deps system-deps test test-slow simulate demo lint bench bench-quick clean
+.PHONY: deps system-deps test test-slow simulate demo sandbox lint bench bench-quick clean
 
 $(VENV)/.installed: requirements.txt requirements-test.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ simulate: deps
 
 demo: deps
 	$(PY) demo/demo.py
+
+# A local GitHub (the test rig's emulator and proxy) to try the CLI by hand; Ctrl-C stops it.
+sandbox: deps
+	$(PY) scripts/sandbox.py
 
 lint: deps
 	bash scripts/lint.sh

@@ -3,9 +3,10 @@ stdout workflow commands). Outside Actions every function here is a no-op."""
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 
 def in_actions(env: Mapping[str, str]) -> bool:
@@ -25,6 +26,31 @@ def warning(env: Mapping[str, str], message: str, title: str = "orion-action") -
     if not in_actions(env):
         return None
     return f"::warning title={_escape_property(title)}::{_escape_data(message)}"
+
+
+def error(env: Mapping[str, str], message: str, file: str | None = None, line: int | None = None,
+          title: str = "orion-action") -> str | None:
+    """An `::error::` annotation line (on `file`, at `line`, when given), or None outside
+    Actions (the caller prints it): the Actions UI shows it on the run's summary page."""
+    if not in_actions(env):
+        return None
+    where = f"file={_escape_property(file)}," if file else ""
+    where += f"line={line}," if file and line else ""
+    return f"::error {where}title={_escape_property(title)}::{_escape_data(message)}"
+
+
+@contextlib.contextmanager
+def group(env: Mapping[str, str], title: str) -> Iterator[None]:
+    """Fold what is printed inside into one collapsible `::group::` of the job's log (in
+    Actions only); the group ends however the block does."""
+    if not in_actions(env):
+        yield
+        return
+    print(f"::group::{_escape_data(title)}", flush=True)
+    try:
+        yield
+    finally:
+        print("::endgroup::", flush=True)
 
 
 def set_outputs(env: Mapping[str, str], outputs: Mapping[str, str]) -> None:

@@ -10,14 +10,13 @@ failed since the last body.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
 from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
-from orion_action.core.record import HOLDER_END, ReleaseAction, State
+from orion_action.core.record import HOLDER_END, RUN_URL, ReleaseAction, State
 
 MARKER = "<!-- orion-dashboard v1 -->"  # a dashboard body starts with it
 _CACHE_HEAD = "<!-- orion-dashboard-reasons"
@@ -31,6 +30,8 @@ REASON_MAX = 300
 class Queued:
     issue: int
     priority: str | None
+    title: str = ""
+    created_at: str | None = None  # ISO, GitHub's: the issue's age, in the step summary only
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Working:
     started_at: str | None  # the claim record's start (ISO, the holder's clock: display only)
     progress: str | None
     heartbeat_age_s: float | None  # volatile: shown in the step summary only
+    run_url: str = ""  # the holder's Actions run (a well-formed link, core/record.RUN_URL), if any
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class View:
     finished: Sequence[Finished]
     cost: Cost
     queue_label: str = "orion"
+    ready_label: str = "orion-ready"
 
 
 @dataclass(frozen=True)
@@ -137,9 +140,32 @@ def finished_recently(finished: Sequence[Finished], now: datetime) -> list[Finis
     return sorted((f for f in finished if f.updated_at >= now - FINISHED_WINDOW), key=lambda f: f.issue)
 
 
-def _sections(view: View, now: datetime, volatile: bool) -> list[str]:
+def one_section_each(view: View) -> View:
+    """Each issue in one section only. The tables come from reads made at different moments (a
+    pass surveys the held issues, then requeues some): an issue held by a live run is Working;
+    else a queued issue is in the Queue (a just-requeued one too); then Working, Failed,
+    Finished, in that order."""
+    alive = {w.issue for w in view.working if w.verdict == "alive"}
+    queue = [q for q in view.queue if q.issue not in alive]
+    seen = {q.issue for q in queue} | alive
+    working = [w for w in view.working if w.issue in alive or w.issue not in seen]
+    seen |= {w.issue for w in working}
+    failed = [f for f in view.failed if f.issue not in seen]
+    seen |= {f.issue for f in failed}
+    finished = [f for f in view.finished if f.issue not in seen]
+    return replace(view, queue=queue, working=working, failed=failed, finished=finished)
+
+
+def _sections(view: View, now: datetime, volatile: bool, issue_url: str = "") -> list[str]:
     """The tables, shared by the dashboard body and the step summary; `volatile` adds the ages
-    (elapsed, heartbeat age) that only a one-off summary may show."""
+    (elapsed, heartbeat age, time since the last update) and the cost, which only a one-off
+    summary may show. `issue_url`: the issues' address prefix, for links where GitHub does not
+    link `#N` itself (a job summary); the dashboard issue's body leaves `#N` to GitHub."""
+    view = one_section_each(view)
+
+    def issue(n: int) -> str:
+        return f"[#{n}]({issue_url}{n})" if issue_url else f"#{n}"
+
     out: list[str] = []
     if view.paused:
         why = f": {_text(view.pause_reason)}" if view.pause_reason.strip() else ""
@@ -149,10 +175,17 @@ def _sections(view: View, now: datetime, volatile: bool) -> list[str]:
         out.append("**The queue is running**: workers claim queued issues.")
 
     out += ["", f"### Queue ({len(view.queue)}, in pick order)", ""]
+    def age(iso: str | None) -> list[str]:
+        if not volatile:
+            return []
+        when = _parse(iso)
+        return [_age((now - when).total_seconds()) if when else "-"]
+
     out += _table(
-        ["order", "issue", "priority"],
+        ["order", "issue", "title", "priority", *(["issue age"] if volatile else [])],
         [
-            [str(k), f"#{q.issue}", _text(q.priority) if q.priority else "-"]
+            [str(k), issue(q.issue), _text(q.title) or "-", _text(q.priority) if q.priority else "-",
+             *age(q.created_at)]
             for k, q in enumerate(view.queue, 1)
         ],
         f"Nothing is queued (add the {_text(view.queue_label)} label to an issue).",
@@ -165,7 +198,9 @@ def _sections(view: View, now: datetime, volatile: bool) -> list[str]:
     rows = []
     for w in sorted(view.working, key=lambda w: w.issue):
         holder = f"{_text(w.host)} pid {w.pid}" if w.host else "-"
-        row = [f"#{w.issue}", _text(w.title), w.verdict, _text(w.stage) if w.stage else "-", holder,
+        if w.run_url and RUN_URL.match(w.run_url):
+            holder += f" ([run]({w.run_url}))"
+        row = [issue(w.issue), _text(w.title), w.verdict, _text(w.stage) if w.stage else "-", holder,
                "-" if w.attempt is None else str(w.attempt), _time(w.started_at)]
         if volatile:
             started = _parse(w.started_at)
@@ -179,7 +214,7 @@ def _sections(view: View, now: datetime, volatile: bool) -> list[str]:
     out += _table(
         ["issue", "title", "reason"],
         [
-            [f"#{f.issue}", _text(f.title), _text(f.reason) if f.reason is not None else "_(not read yet)_"]
+            [issue(f.issue), _text(f.title), _text(f.reason) if f.reason is not None else "_(not read yet)_"]
             for f in sorted(view.failed, key=lambda f: f.issue)
         ],
         "No issue has failed.",
@@ -187,28 +222,26 @@ def _sections(view: View, now: datetime, volatile: bool) -> list[str]:
 
     recent = finished_recently(view.finished, now)
     out += ["", f"### Finished in the last 24 hours ({len(recent)})", ""]
+    # The outcome, not open/closed: these are the issues whose run succeeded (the ready label).
     out += _table(
-        ["issue", "title", "last update", "state"],
-        [[f"#{f.issue}", _text(f.title), _time(f.updated_at), "open" if f.is_open else "closed"]
+        ["issue", "title", "outcome", "last update", *(["ago"] if volatile else [])],
+        [[issue(f.issue), _text(f.title), _text(view.ready_label), _time(f.updated_at),
+          *([_age((now - f.updated_at).total_seconds())] if volatile else [])]
          for f in recent],
         "Nothing finished in the last 24 hours.",
     )
-
-    c = view.cost
-    share = c.requests_per_hour / c.budget if c.budget else 0.0
-    out += [
-        "",
-        "### Cost",
-        "",
-        f"- The pass used {c.requests} API requests (the dashboard's own reads and its write come on top)."
-        if volatile
-        # Not the count itself: one more full read (a beat that came late) would rewrite the body.
-        else f"- A pass over {c.live} live claim(s) costs {2 * math.ceil(c.live / 100) + 2} API requests "
-        f"when nothing needs repair, plus one for each issue it reads in full (docs/adr/0018); this "
-        f"dashboard adds 5 reads and at most one write.",
-        f"- {c.live} live claim(s) heartbeat every {c.interval:g}s: about {c.requests_per_hour:.0f} "
-        f"requests/hour ({share:.0%} of {c.budget}/h) and {c.edits_per_hour:.0f} comment edits/hour.",
-    ]
+    if volatile:  # for the operator reading the job summary, not for the dashboard's readers
+        c = view.cost
+        share = c.requests_per_hour / c.budget if c.budget else 0.0
+        out += [
+            "",
+            "### Cost",
+            "",
+            f"- The pass used {c.requests} API requests "
+            f"(the dashboard's own reads and its write come on top).",
+            f"- {c.live} live claim(s) heartbeat every {c.interval:g}s: about {c.requests_per_hour:.0f} "
+            f"requests/hour ({share:.0%} of {c.budget}/h) and {c.edits_per_hour:.0f} comment edits/hour.",
+        ]
     return out
 
 
@@ -235,9 +268,11 @@ def render_body(view: View, now: datetime, reasons: Mapping[int, CachedReason]) 
     return "\n".join(lines) + f"\n{_CACHE_HEAD}\n{text}\n-->\n"
 
 
-def render_summary(view: View, now: datetime, repo: str) -> str:
-    """The same tables for `$GITHUB_STEP_SUMMARY`, with the ages a one-off report may show."""
-    return "\n".join([f"## orion queue: {_text(repo)}", "", *_sections(view, now, volatile=True)]) + "\n"
+def render_summary(view: View, now: datetime, repo: str, server_url: str = "https://github.com") -> str:
+    """The same tables for `$GITHUB_STEP_SUMMARY`, with the ages a one-off report may show and
+    links to the issues (a job summary does not link `#N`)."""
+    url = f"{server_url.rstrip('/')}/{repo}/issues/"
+    return "\n".join([f"## orion queue: {_text(repo)}", "", *_sections(view, now, True, url)]) + "\n"
 
 
 def parse_reasons(body: str) -> dict[int, CachedReason]:

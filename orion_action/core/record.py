@@ -74,6 +74,23 @@ class ActionsRun:
     run_id: int
     run_attempt: int = 1
     runner_name: str = ""
+    url: str = ""  # the run's page, shown as a link (ADR 0042); display only
+
+
+# The only run links shown: https, a host, owner/name, a numeric run id (a url read back from a
+# comment is not trusted to be anything else).
+RUN_URL = re.compile(r"https://[A-Za-z0-9.-]{1,253}(:\d{1,5})?/[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}"
+                     r"/actions/runs/\d{1,20}\Z")
+
+
+def _shown_url(url: str | None) -> str:
+    return url if url and RUN_URL.match(url) else ""
+
+
+def run_url(server_url: str, repository: str, run_id: int) -> str:
+    """The Actions run's page, or "" when the pieces do not make a valid link."""
+    url = f"{server_url.rstrip('/')}/{repository}/actions/runs/{run_id}"
+    return url if RUN_URL.match(url) else ""
 
 
 @dataclass(frozen=True)
@@ -177,8 +194,13 @@ def visible_line(record: ClaimRecord, released: str | None = None) -> str:
     authority)."""
     h = record.holder
     where = f"runner {_md(h.host)}, pid {h.pid}"
-    if record.actions and record.actions.runner_name:
-        where += f", Actions runner {_md(record.actions.runner_name)} (run {record.actions.run_id})"
+    if record.actions and (record.actions.runner_name or record.actions.url):
+        run = f"run {record.actions.run_id}"
+        if RUN_URL.match(record.actions.url):
+            run = f"[{run}]({record.actions.url})"
+        name = record.actions.runner_name
+        runner = f"Actions runner {_md(name)} " if name else "Actions "
+        where += f", {runner}({run})"
     stage = f", stage {_md(record.stage)}" if record.stage else ""
     since = _human_time(record.started_at)
     until = _human_time(record.finished_at)
@@ -207,12 +229,19 @@ def visible_line(record: ClaimRecord, released: str | None = None) -> str:
     )
 
 
-def render_record(record: ClaimRecord, released: str | None = None) -> str:
+def render_record(record: ClaimRecord, released: str | None = None, result: str | None = None) -> str:
+    """The claim comment's body. `result`: the command's result, already made safe by
+    core/result.clean_result, shown under the visible line of a final record (ADR 0041)."""
     if released is not None:
         record = replace(record, released=released)
     data = asdict(record)
     data["state"] = record.state.value
-    return f"{_hidden(CLAIM_MARK, data)}\n{visible_line(record, released)}\n"
+    return f"{_hidden(CLAIM_MARK, data)}\n{visible_line(record, released)}\n{result_section(result)}"
+
+
+def result_section(result: str | None) -> str:
+    """The "Result" part of a final claim comment (empty without a result)."""
+    return f"\n### Result\n\n{result}\n" if result else ""
 
 
 def render_tombstone(t: Tombstone, holder_line: str = "") -> str:
@@ -308,6 +337,7 @@ def _record_from(data: dict[str, Any]) -> ClaimRecord:
             run_id=_get(actions, "run_id", int),
             run_attempt=_get(actions, "run_attempt", int),
             runner_name=_get(actions, "runner_name", str),
+            url=_shown_url(_get(actions, "url", str, optional=True)),
         ),
         note=_get(data, "note", str, optional=True),
         counts_attempt=_flag(data, "counts_attempt", default=True),

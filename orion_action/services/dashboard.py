@@ -132,6 +132,7 @@ def gather(
                 started_at=rec.started_at if rec else None,
                 progress=rec.progress if rec else None,
                 heartbeat_age_s=s.heartbeat_age,
+                run_url=rec.actions.url if rec and rec.actions else "",
             )
         )
     live, beats = heartbeat_load(config, surveys)
@@ -140,12 +141,17 @@ def gather(
     view = View(
         paused=paused is not None,
         pause_reason=paused.reason if paused else "",
-        queue=[Queued(int(q["issue"] or 0), str(q["priority"]) if q["priority"] else None) for q in rows],
+        queue=[
+            Queued(int(q["issue"] or 0), str(q["priority"]) if q["priority"] else None,
+                   str(q.get("title") or ""), str(q.get("created_at") or "") or None)
+            for q in rows
+        ],
         working=working,
         failed=failed,
         finished=finished,
         cost=cost,
         queue_label=lab.queue,
+        ready_label=lab.ready,
     )
     return view, reasons
 
@@ -191,4 +197,4 @@ def write_summary(
         cache = parse_reasons(dash.body) if dash else {}
     now = surveys[0].now if surveys else datetime.now(timezone.utc)
     view, _ = gather(gh, config, surveys, spent, now, cache, queue=queue)
-    actions.add_summary(env, render_summary(view, now, gh.full_name))
+    actions.add_summary(env, render_summary(view, now, gh.full_name, env.get("GITHUB_SERVER_URL") or "https://github.com"))

@@ -134,7 +134,7 @@ def reconcile_fleet(
         entry: dict[str, Any] = {"repo": name}
         actions.add_summary(env, f"#### {name}\n")
         try:
-            result = reconcile.reconcile_pass(gh, config, log, dry_run=dry_run)
+            result = reconcile.reconcile_pass(gh, config, log, dry_run=dry_run, env=env)
         except OrionError as exc:
             log(f"{name}: the reconcile pass failed: {exc}; the other repositories still run")
             code = code or int(exc.exit_code)

@@ -193,6 +193,7 @@ class Holding:
         self.lost: str | None = None  # set once: why the claim is no longer ours
         self.released = False  # ...and whether a tombstone released it
         self.cancel_requested = False  # a person added the cancel label
+        self.result: str | None = None  # the command's result (core/result.py), for the final record
         # Until this clock.monotonic() time the holder may run: renewed by every beat, counted
         # from when the beat was *sent* (GitHub's updated_at is no earlier than that).
         self.lease_until = claim.lease_start + config.renew_deadline
@@ -277,7 +278,7 @@ class Holding:
 
     def _write(self, record: ClaimRecord, gh: GitHubRepo | None = None) -> None:
         try:
-            (gh or self.gh).edit_comment(self.claim.comment_id, render_record(record))
+            (gh or self.gh).edit_comment(self.claim.comment_id, self._body(record))
         except Unavailable:
             self._ambiguous_write = True  # the server may still apply it
             raise
@@ -599,5 +600,9 @@ class Holding:
             current, _ = self.gh.get_comment(self.claim.comment_id)
         except NotFound:
             return
-        if current.body != render_record(record):
-            self.gh.edit_comment(self.claim.comment_id, render_record(record))
+        if current.body != self._body(record):
+            self.gh.edit_comment(self.claim.comment_id, self._body(record))
+
+    def _body(self, record: ClaimRecord) -> str:
+        """The claim comment for `record`: a final one carries the command's result (ADR 0041)."""
+        return render_record(record, result=None if record.state.is_open else self.result)

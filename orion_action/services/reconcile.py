@@ -15,7 +15,7 @@ import json
 import math
 import secrets
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -435,7 +435,8 @@ class PassResult:
                     print(annotation, flush=True)
 
 
-def reconcile_pass(gh: GitHubRepo, config: Config, log: Log, *, dry_run: bool) -> PassResult:
+def reconcile_pass(gh: GitHubRepo, config: Config, log: Log, *, dry_run: bool,
+                   env: Mapping[str, str] | None = None) -> PassResult:
     """One pass over one repository: survey, execute each plan, sweep the cancel label,
     dispatch workers for requeued issues, and keep the dashboard. A write that fails turns its
     plan into `report`; the next pass retries it."""
@@ -464,7 +465,7 @@ def reconcile_pass(gh: GitHubRepo, config: Config, log: Log, *, dry_run: bool) -
             done.append(replace(plan, action=Action.REPORT, reason=f"{plan.reason}; the write failed: {exc}"))
     requeued = [p.issue for p in done if p.action is Action.REQUEUE]
     approved = trigger_check(gh, config, log)
-    dispatched = [] if dry_run else dispatch_after_pass(gh, config, requeued, log, approved)
+    dispatched = [] if dry_run else dispatch_after_pass(gh, config, requeued, log, approved, env)
     if not dry_run:
         dashboard.update(gh, config, surveys, log)
     return PassResult(gh.full_name, dry_run, surveys, done, dispatched)
@@ -481,7 +482,7 @@ def pass_outputs(counts: Counter[str], document: object) -> dict[str, str]:
 def reconcile_command(
     gh: GitHubRepo, config: Config, log: Log, env: dict[str, str], *, dry_run: bool, as_json: bool
 ) -> int:
-    result = reconcile_pass(gh, config, log, dry_run=dry_run)
+    result = reconcile_pass(gh, config, log, dry_run=dry_run, env=env)
     if as_json:
         print(json.dumps(result.document(), indent=2))
     else:
@@ -522,7 +523,8 @@ def queue_rows(gh: GitHubRepo, config: Config) -> list[dict[str, int | str | Non
     lab = config.labels
     queued = [i for i in gh.list_issues(lab.queue) if is_queued(i, config)]
     return [
-        {"issue": i.number, "priority": priority_of(i.labels, lab.priority)}
+        {"issue": i.number, "priority": priority_of(i.labels, lab.priority), "title": i.title,
+         "created_at": i.created_at.isoformat() if i.created_at else None}
         for i in pick_order(queued, lab.priority)
     ]
 
@@ -533,7 +535,8 @@ def status_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, str]
     queue = queue_rows(gh, config)
     paused = read_pause(gh, config)
     if as_json:
-        doc = {"repo": gh.full_name, "claims": rows, "queue": queue, "paused": paused is not None}
+        keys = [{"issue": q["issue"], "priority": q["priority"]} for q in queue]  # the documented keys
+        doc = {"repo": gh.full_name, "claims": rows, "queue": keys, "paused": paused is not None}
         print(json.dumps(doc, indent=2))
     else:
         _print_claims(rows, config)

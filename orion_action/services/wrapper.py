@@ -17,6 +17,8 @@ import select
 import shutil
 import signal
 import socket
+import stat
+import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -31,9 +33,10 @@ from orion_action.adapters.github import GitHubRepo
 from orion_action.adapters.guardian import adopt_orphans
 from orion_action.adapters.run_as import RunAs, resolve
 from orion_action.config import Config
-from orion_action.core.record import ActionsRun, clean_progress, mentions_orion
+from orion_action.core.record import ActionsRun, clean_progress, mentions_orion, run_url
+from orion_action.core.result import RESULT_MAX_BYTES, clean_result, run_summary
 from orion_action.credentials import command_env
-from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, NotFound, OrionError
+from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, NotFound, OrionError, UsageError
 from orion_action.services import trigger
 from orion_action.services.claiming import Claim, Claimer
 from orion_action.services.dispatch import dispatch_issues, trigger_check
@@ -59,6 +62,7 @@ HAND_BACK_REQUEST_TIMEOUT_S = 2
 OUTAGE_REQUEST_TIMEOUT_S = 5
 OUTAGE_REQUEST_RETRY_S = 0.5
 PROGRESS_TAIL_BYTES = 4096
+RESULT_FILE_NAME = "result.md"
 
 
 class Interrupted(OrionError):
@@ -90,6 +94,8 @@ def actions_run_from_env(env: dict[str, str]) -> ActionsRun | None:
         run_id=int(env["GITHUB_RUN_ID"]),
         run_attempt=int(attempt) if attempt.isdigit() else 1,
         runner_name=env.get("RUNNER_NAME", ""),
+        url=run_url(env.get("GITHUB_SERVER_URL") or "https://github.com", env.get("GITHUB_REPOSITORY", ""),
+                    int(env["GITHUB_RUN_ID"])),
     )
 
 
@@ -115,6 +121,64 @@ def issue_document(claim: Claim) -> dict[str, object]:
             if c.author.lower() in claim.trusted and not mentions_orion(c.body)
         ],
     }
+
+
+def check_command(command: Sequence[str], env: dict[str, str]) -> None:
+    """Refuse, before anything is claimed, a command that cannot start (ADR 0042): a typo must
+    not claim an issue and burn an attempt. Resolved as the child's exec will be: on the
+    environment's PATH, or as given when it names a directory."""
+    name = command[0] if command else ""
+    found = shutil.which(name, path=env.get("PATH", os.defpath)) if name else None
+    if found:
+        _check_script(found, command, env.get("PATH", os.defpath))
+        return
+    if "/" in name and os.path.isfile(name):
+        why = "is not executable"
+    elif "/" in name:
+        why = "does not exist"
+    else:
+        why = "is not found on PATH"
+    raise UsageError(f"cannot start the command: {name!r} {why}; nothing was claimed")
+
+
+SHELLS = ("bash", "sh", "dash", "zsh")
+SYNTAX_CHECK_TIMEOUT_S = 10
+
+
+def _check_script(shell: str, command: Sequence[str], path: str) -> None:
+    """`bash -c SCRIPT` (how the action runs `run:`): a script the shell cannot even parse (an
+    unmatched quote, a stray `fi`) is refused too. `-n` reads the script and runs nothing; the
+    shell gets only PATH (no credential) and C messages."""
+    if os.path.basename(shell) not in SHELLS or len(command) < 3 or command[1] != "-c":
+        return
+    try:
+        checked = subprocess.run([shell, "-n", "-c", command[2]], stdin=subprocess.DEVNULL,
+                                 capture_output=True, text=True, timeout=SYNTAX_CHECK_TIMEOUT_S,
+                                 env={"PATH": path, "LC_ALL": "C"})
+    except (OSError, subprocess.TimeoutExpired):
+        return  # no verdict: the run goes on, and the shell reports at its start
+    if checked.returncode != 0:
+        first = next((line for line in checked.stderr.splitlines() if line.strip()), "a syntax error")
+        raise UsageError(f"cannot start the command: {os.path.basename(shell)} cannot parse the "
+                         f"script: {first.strip()[:200]}; nothing was claimed")
+
+
+def read_result(path: Path) -> str | None:
+    """The command's result file, made safe (core/result.py), or None. The command is not
+    trusted: a symbolic link is not followed and a FIFO or device is not opened for reading
+    (either could hand us another file or block the run's end)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return clean_result(os.read(fd, RESULT_MAX_BYTES + 1))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def read_progress(path: Path) -> str | None:
@@ -216,10 +280,13 @@ class Wrapper:
         self.signals_seen = 0  # every signal: a second one cuts the kill grace short
         self.draining = False  # run --drain: the loop goes on after a requeue
         self.actor: str | None = None  # --actor: who the action believes queued the issue
+        self.result_file: Path | None = None  # this run's $ORION_RESULT_FILE, once the child has one
+        self.run_started = 0.0  # clock.monotonic() when this run's claim was won
 
     # -- the process around the run -------------------------------------------------------
 
     def run(self, request: RunRequest) -> int:
+        check_command(request.command, self.env)
         return self._with_signals(lambda wake: self._run(request, wake))
 
     def drain(self, request: RunRequest, max_runs: int | None = None) -> int:
@@ -227,6 +294,7 @@ class Wrapper:
         is empty (or `max_runs` runs), so one worker job works down a backlog. Exits 0 when
         every run succeeded or there was nothing to run, else with the first failing run's
         code; a signal stops the drain once the current issue is handed back."""
+        check_command(request.command, self.env)
         return self._with_signals(lambda wake: self._drain(request, max_runs, wake))
 
     def _drain(self, request: RunRequest, max_runs: int | None, wake: socket.socket) -> int:
@@ -282,7 +350,7 @@ class Wrapper:
 
     def _dispatch(self, gh: GitHubRepo, n: int) -> None:
         """Immediate pickup of the issue just handed back, if it still passes the trigger check."""
-        dispatch_issues(gh, self.config, [n], self.log, trigger_check(gh, self.config, self.log))
+        dispatch_issues(gh, self.config, [n], self.log, trigger_check(gh, self.config, self.log), self.env)
 
     def claimer(self) -> Claimer:
         claimer = Claimer(
@@ -308,6 +376,7 @@ class Wrapper:
         else:
             claim = claimer.claim_next(request.stage, request.require)
         n = claim.number
+        self.result_file, self.run_started = None, self.clock.monotonic()
         write_output(self.env, "issue", n)
         write_output(self.env, "repo", self.gh.full_name)  # several repos: the claim's own
         holding = Holding(self.gh, claim, self.config, self.log, self.clock, self.here)
@@ -317,7 +386,9 @@ class Wrapper:
         if self.run_as is not None:  # the user may enter, not add or replace files (ours stay ours)
             workdir.chmod(0o711)
         try:
-            return self._run_child(request, holding, wake, workdir)
+            # The command's output, folded in the job's log under one line (issue 18, "Visible").
+            with actions.group(self.env, f"orion-action: #{n} {claim.issue.title[:100]}"):
+                return self._run_child(request, holding, wake, workdir)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -328,9 +399,12 @@ class Wrapper:
         issue_file.write_text(json.dumps(issue_document(claim), indent=1), encoding="utf-8")
         progress_file = workdir / "progress"
         progress_file.touch()
+        self.result_file = workdir / RESULT_FILE_NAME
+        self.result_file.touch()  # there to write, also for run.user in a directory it cannot write
         if self.run_as is not None:
             self.run_as.give(str(issue_file))
             self.run_as.give(str(progress_file))
+            self.run_as.give(str(self.result_file))
         # No credential unless run.pass_token (ADR 0031): the command is not trusted.
         child_env = {
             **command_env(self.env, self.config.pass_token),
@@ -341,6 +415,7 @@ class Wrapper:
             "ORION_ATTEMPT": str(claim.record.attempt),
             "ORION_ISSUE_FILE": str(issue_file),
             "ORION_PROGRESS_FILE": str(progress_file),
+            "ORION_RESULT_FILE": str(self.result_file),
         }
         try:
             child = start_child(
@@ -523,11 +598,14 @@ class Wrapper:
     def _conclude(self, holding: Holding, outcome: Outcome, code: int) -> int:
         """End the run on the issue: the final record and the label move, if still ours."""
         n = holding.number
+        holding.result = read_result(self.result_file) if self.result_file else None
         try:
             why = holding.conclude(outcome)
         except GitHubError as exc:
             self.log(f"#{n}: could not record the end of the run ({exc}); a reconcile pass will")
+            self._summarise(holding, outcome, f"not recorded on the issue: {exc}")
             return code
+        self._summarise(holding, outcome, why)
         if why is not None:
             self.log(f"#{n}: the run ended ({outcome.state.value}), but {why}; leaving the labels")
         else:
@@ -538,3 +616,30 @@ class Wrapper:
             if outcome.add == self.config.labels.queue and not drain_goes_on:
                 self._dispatch(holding.gh, n)
         return code
+
+    def _summarise(self, holding: Holding, outcome: Outcome, unmoved: str | None) -> None:
+        """The run's job summary ($GITHUB_STEP_SUMMARY, when the runner gives one; ADR 0042),
+        also when GitHub did not take the ending (`unmoved` says why; the labels stayed)."""
+        if not self.env.get("GITHUB_STEP_SUMMARY"):
+            return
+        what = outcome.state.value
+        if outcome.exit_code is not None:
+            what += f", exit code {outcome.exit_code}"
+        if unmoved is not None:
+            what += f"; the labels were left: {unmoved}"
+        elif outcome.add:
+            what += f"; labelled {outcome.add}"
+        text = run_summary(
+            self.gh.full_name,
+            holding.number,
+            holding.claim.issue.title,
+            what,
+            holding.claim.record.attempt,
+            self.clock.monotonic() - self.run_started,
+            holding.result,
+            self.env.get("GITHUB_SERVER_URL") or "https://github.com",
+        )
+        try:
+            actions.add_summary(self.env, text)
+        except OSError as exc:
+            self.log(f"#{holding.number}: could not write the job summary: {exc.strerror}")

@@ -55,12 +55,12 @@ def section(body: str, heading: str) -> str:
 
 def issues_in(text: str) -> list[int]:
     """The issue numbers of a table's rows, in row order (the first cell of each row)."""
-    return [int(n) for n in re.findall(r"^\| (?:\d+ \| )?#(\d+) \|", text, re.M)]
+    return [int(n) for n in re.findall(r"^\| (?:\d+ \| )?\[?#(\d+)(?:\]\([^)]*\))? \|", text, re.M)]
 
 
 def row(text: str, n: int) -> list[str]:
     """The cells after the issue's, as a person reads them (Markdown escapes undone)."""
-    m = re.search(rf"^\| (?:\d+ \| )?#{n} \|(.*)\|$", text, re.M)
+    m = re.search(rf"^\| (?:\d+ \| )?\[?#{n}(?:\]\([^)]*\))? \|(.*)\|$", text, re.M)
     assert m, f"no row for #{n} in:\n{text}"
     return [re.sub(r"\\(.)", r"\1", c.strip()) for c in re.split(r"(?<!\\)\|", m.group(1))]
 
@@ -101,6 +101,7 @@ def test_the_dashboard_shows_the_true_state_and_is_written_only_on_change(
     assert "**The queue is running**" in body
     assert issues_in(section(body, "Queue")) == [urgent, plain]  # priority first, then oldest
     assert row(section(body, "Queue"), urgent)[-1] == P0
+    assert row(section(body, "Queue"), urgent)[0] == repo.issue(urgent)["title"]  # titles in the queue
     working = section(body, "Working")
     assert sorted(issues_in(working)) == sorted(
         i["number"] for i in repo.api("GET", "/issues", params={"labels": "orion-working"}))
@@ -114,8 +115,8 @@ def test_the_dashboard_shows_the_true_state_and_is_written_only_on_change(
     assert row(fails, failed)[-1] == "the command exited with code 3 (attempt 1)"
     finished = section(body, "Finished in the last 24 hours")
     assert sorted(issues_in(finished)) == [done, done_open]
-    assert row(finished, done)[0] == "done | closed" and row(finished, done)[-1] == "closed"
-    assert "2 live claim(s) heartbeat every 1s" in section(body, "Cost")
+    assert row(finished, done)[0] == "done | closed" and row(finished, done)[1] == "orion-ready"
+    assert "### Cost" not in body and "adr/" not in body  # no operator notes
 
     # A second pass with nothing changed writes nothing (the wrapper's beats change no cell).
     writes, comment_reads = dashboard_writes(proxy, number), proxy.count("GET", rf"/issues/{failed}/comments")

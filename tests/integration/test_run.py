@@ -91,13 +91,13 @@ def test_a_child_killed_by_a_signal_reports_128_plus_signal(repo, orion_env, tmp
     assert only_record(repo, n).exit_code == 128 + signal.SIGTERM
 
 
-def test_a_command_that_cannot_start_exits_127_and_fails(repo, orion_env, tmp_path, config):
+def test_a_command_that_cannot_start_is_refused_before_anything_is_claimed(repo, orion_env, tmp_path, config):
     n = repo.create_issue("work", [QUEUE])
     r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=[str(tmp_path / "no-such-cmd")])
-    assert r.wait() == 127, r.stderr
-    assert "cannot start" in r.stderr
-    assert set(repo.labels(n)) == {FAILED}
-    assert only_record(repo, n).exit_code == 127
+    assert r.wait() == 64, r.stderr
+    assert r.stderr.strip().count("\n") == 0 and "cannot start the command" in r.stderr  # one line
+    assert set(repo.labels(n)) == {QUEUE}  # not claimed, no attempt spent
+    assert repo.comments(n) == []
 
 
 def test_stage_label_is_shown_while_held_and_removed_after(repo, orion_env, tmp_path, config):
@@ -471,8 +471,11 @@ def test_a_bad_token_in_actions_is_masked_not_printed(repo, proxy, orion_env, tm
     env = {**orion_env, "GITHUB_TOKEN": "not-a-real-token", "GITHUB_ACTIONS": "true"}
     r = Run(env, tmp_path, "--issue", str(n), cmd=Child(tmp_path).cmd, config=config)
     assert r.wait() == USAGE
-    # The only place the token may appear is the mask command the runner swallows.
-    assert r.stdout.splitlines() == ["::add-mask::not-a-real-token"]
+    # The only place the token may appear is the mask command the runner swallows; the error
+    # is an annotation too (issue 18, "Visible"), without the token.
+    mask, *rest = r.stdout.splitlines()
+    assert mask == "::add-mask::not-a-real-token"
+    assert len(rest) == 1 and rest[0].startswith("::error title=orion-action::") and "401" in rest[0]
     assert "not-a-real-token" not in r.stderr
 
 

@@ -38,7 +38,7 @@ def view(**changes: object) -> View:
     base = View(
         paused=False,
         pause_reason="",
-        queue=[Queued(5, "orion-p0"), Queued(3, None)],
+        queue=[Queued(5, "orion-p0", "urgent fix", "2026-12-01T12:00:00+00:00"), Queued(3, None, "later")],
         working=[WORKING],
         failed=[Failed(9, "broke", "the command exited with code 3 (attempt 3)")],
         finished=[Finished(11, "done", NOW - timedelta(hours=1), False),
@@ -52,16 +52,15 @@ def test_the_body_starts_with_the_marker_and_has_every_section():
     body = render_body(view(), NOW, {})
     assert is_dashboard(body) and body.startswith(MARKER + "\n")
     for heading in ("### Queue (2, in pick order)", "### Working (1)", "### Failed (1)",
-                    "### Finished in the last 24 hours (1)", "### Cost"):
+                    "### Finished in the last 24 hours (1)"):
         assert heading in body
-    assert "| 1 | #5 | orion-p0 |\n| 2 | #3 | - |" in body  # pick order kept as given
+    assert "| 1 | #5 | urgent fix | orion-p0 |\n| 2 | #3 | later | - |" in body  # pick order kept
     assert ("| #17 | build it | alive | build | runner-1 pid 4242 | 2 | 2026-12-03 11:30 UTC | step 3 of 5 |"
             in body)
-    assert "#11" in body and "#12" not in body  # finished more than 24 hours ago: left out
-    # The body states the flat cost for the number of claims, never the pass's own count (a late
-    # beat costs one more full read, and that must not rewrite the body).
-    assert "costs 4 API requests when nothing needs repair" in body and "The pass used" not in body
-    assert "about 60 requests/hour (1% of 5000/h)" in body
+    assert "| #11 | done | orion-ready | 2026-12-03 11:00 UTC |" in body  # the outcome, not open
+    assert "#12" not in body  # finished more than 24 hours ago: left out
+    # No operator notes for the dashboard's readers: no cost, no ADR paths.
+    assert "### Cost" not in body and "adr" not in body.lower() and "requests" not in body
     assert "**The queue is running**" in body
 
 
@@ -80,6 +79,11 @@ def test_the_summary_adds_the_ages():
     assert text.startswith("## orion queue: o/r\n") and MARKER not in text
     assert "| elapsed | heartbeat age |" in text
     assert "| 30m | 42s |" in text
+    done = "| [#11](https://github.com/o/r/issues/11) | done | orion-ready | 2026-12-03 11:00 UTC | 60m |"
+    assert done in text
+    # A job summary does not link #N itself; the queue shows how long each issue has existed.
+    assert "| 1 | [#5](https://github.com/o/r/issues/5) | urgent fix | orion-p0 | 48h 0m |" in text
+    assert "### Cost" in text and "about 60 requests/hour (1% of 5000/h)" in text
 
 
 def test_paused_shows_the_reason():
@@ -100,8 +104,8 @@ def test_a_reason_not_read_yet_is_marked():
 
 
 def test_long_tables_are_cut():
-    body = render_body(view(queue=[Queued(n, None) for n in range(1, MAX_ROWS + 6)]), NOW, {})
-    assert f"| {MAX_ROWS} | #{MAX_ROWS} |" in body and f"#{MAX_ROWS + 1} |" not in body
+    body = render_body(view(queue=[Queued(n, None) for n in range(1, MAX_ROWS + 6)], working=[]), NOW, {})
+    assert f"| {MAX_ROWS} | #{MAX_ROWS} | - |" in body and f"#{MAX_ROWS + 1} |" not in body
     assert "… and 5 more." in body
 
 
@@ -167,3 +171,24 @@ def test_failed_reason_takes_the_latest_event():
 def test_failed_reason_is_capped():
     long = claim(1, State.INTERRUPTED, note="x" * 1000)
     assert len(failed_reason(IssueLog(claims=(long,)))) == 300
+
+
+def test_each_issue_is_in_one_section_only():
+    """A pass surveys the held issues, then requeues a dead one: that issue is queued now, not
+    working; a live run stays Working even if its issue was queued again meanwhile."""
+    dead = replace(WORKING, issue=5, verdict="dead")
+    live = replace(WORKING, issue=3)
+    body = render_body(view(working=[dead, live], failed=[Failed(3, "x", "r")],
+                            finished=[Finished(5, "done", NOW, True)]), NOW, {})
+    queue, working = body.split("### Working")[0], body.split("### Working")[1].split("### Failed")[0]
+    assert "| #5 |" in queue and "| #5 |" not in working
+    assert "| #3 |" in working and "| #3 |" not in queue
+    assert body.count("| #5 |") == 1 and body.count("| #3 |") == 1
+
+
+def test_the_holder_links_its_actions_run_and_only_a_well_formed_link():
+    url = "https://github.com/o/r/actions/runs/77"
+    body = render_body(view(working=[replace(WORKING, run_url=url)]), NOW, {})
+    assert f"runner-1 pid 4242 ([run]({url}))" in body
+    bad = render_body(view(working=[replace(WORKING, run_url="javascript:alert(1)")]), NOW, {})
+    assert "javascript" not in bad

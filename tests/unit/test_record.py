@@ -25,6 +25,7 @@ from orion_action.core.record import (
     parse_block,
     render_record,
     render_tombstone,
+    run_url,
     seal,
     verify,
     visible_line,
@@ -290,3 +291,19 @@ def test_a_sealed_block_verifies_only_on_its_own_issue_and_repository() -> None:
 def test_any_record_seals_and_verifies(record: ClaimRecord) -> None:
     body = render_record(record)
     assert verify(seal(body, KEY, "o/r", 1), KEY, "o/r", 1) == (body, True)
+
+
+def test_the_visible_line_links_the_actions_run_and_only_a_well_formed_link() -> None:
+    url = "https://github.com/o/r/actions/runs/99"
+    linked = replace(RECORD, actions=ActionsRun(run_id=99, run_attempt=2, runner_name="r1", url=url))
+    assert f"Actions runner r1 ([run 99]({url}))" in visible_line(linked)
+    back = parse_block(render_record(linked))
+    assert isinstance(back, ClaimRecord) and back.actions is not None and back.actions.url == url
+    for bad in ("javascript:alert(1)", "https://h/o/r/actions/runs/9)[x](https://evil",
+                "http://h/o/r/actions/runs/9", "https://h/o/r/actions/runs/9 x", "https://h/o/r/pull/9"):
+        record = replace(RECORD, actions=ActionsRun(run_id=9, runner_name="r1", url=bad))
+        assert bad not in visible_line(record)
+        again = parse_block(render_record(record))
+        assert isinstance(again, ClaimRecord) and again.actions is not None and again.actions.url == ""
+    assert run_url("https://github.com/", "o/r", 5) == "https://github.com/o/r/actions/runs/5"
+    assert run_url("https://github.com", "", 5) == ""  # no repository, no link

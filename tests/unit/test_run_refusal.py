@@ -1,0 +1,64 @@
+"""A command that cannot start is refused before anything is claimed (ADR 0042): a typo in
+`run:` must not claim an issue and burn an attempt to orion-failed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from fakes.memory_github import MemoryServer
+
+from orion_action.config import Config
+from orion_action.errors import ExitCode, UsageError
+from orion_action.services.wrapper import RunRequest, Wrapper, check_command
+
+CONFIG = Config(source="test")
+LAB = CONFIG.labels
+
+
+def refused(tmp_path: Path, command: list[str], drain: bool = False, path: str | None = None) -> str:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    w = Wrapper(s.client(), CONFIG, lambda line: None, env={"PATH": path or str(tmp_path)})
+    with pytest.raises(UsageError) as caught:
+        if drain:
+            w.drain(RunRequest(command=command))
+        else:
+            w.run(RunRequest(command=command, issue=n))
+    assert caught.value.exit_code == ExitCode.USAGE
+    assert s.issue(n).labels == frozenset({LAB.queue}) and s.comments(n) == []
+    return str(caught.value)
+
+
+def test_a_typo_on_path_is_refused_and_nothing_is_claimed(tmp_path: Path) -> None:
+    assert "'claud' is not found on PATH; nothing was claimed" in refused(tmp_path, ["claud", "-p"])
+    assert "not found on PATH" in refused(tmp_path, ["claud"], drain=True)
+
+
+def test_a_missing_or_non_executable_path_is_refused(tmp_path: Path) -> None:
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o644)
+    assert "is not executable" in refused(tmp_path, [str(script)])
+    assert "does not exist" in refused(tmp_path, [str(tmp_path / "nope.sh")])
+
+
+def test_a_command_that_can_start_passes(tmp_path: Path) -> None:
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    check_command([str(script)], {})
+    check_command(["agent.sh"], {"PATH": str(tmp_path)})
+    check_command(["sh", "-c", "true"], {"PATH": os.defpath})
+
+
+def test_a_shell_script_that_cannot_be_parsed_is_refused(tmp_path: Path) -> None:
+    """The action runs `bash -c "<run>"`: an unmatched quote in `run:` is refused too, and a
+    script that parses passes (parsing runs nothing)."""
+    marker = tmp_path / "ran"
+    message = refused(tmp_path, ["bash", "-c", f"touch {marker}; echo 'unterminated"], path=os.defpath)
+    assert "bash cannot parse the script" in message and "nothing was claimed" in message
+    check_command(["bash", "-c", f"touch {marker}; if true; then echo ok; fi"], {"PATH": os.defpath})
+    assert not marker.exists()
+
