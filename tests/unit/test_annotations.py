@@ -73,10 +73,10 @@ def test_a_failed_dispatch_is_a_warning_with_githubs_reason(capsys) -> None:
     gh.list_workflow_runs = refused  # type: ignore[method-assign]
     lines: list[str] = []
     config = Config(dispatch_workflow="orion-worker.yml", source="test")
-    assert dispatch_issues(gh, config, [5], lines.append, {"GITHUB_ACTIONS": "true"}) == []
+    assert dispatch_issues(gh, config, [5], lines.append, lambda n: True, {"GITHUB_ACTIONS": "true"}) == []
     out, _ = capsys.readouterr()
     assert lines and "HTTP 422: workflow not found" in lines[0] and "#5 stay(s) queued" in lines[0]
     assert out.startswith("::warning title=orion-action%3A dispatch::dispatch: starting orion-worker.yml "
                           "failed: HTTP 422: workflow not found")
-    assert dispatch_issues(gh, config, [5], lines.append, {}) == []
+    assert dispatch_issues(gh, config, [5], lines.append, lambda n: True, {}) == []
     assert capsys.readouterr().out == ""  # outside Actions: the log line only

@@ -18,7 +18,9 @@ from orion_action.core.result import RESULT_MAX_BYTES, clean_result, run_summary
 from orion_action.services.holding import Holding
 from orion_action.services.wrapper import RunRequest, Wrapper, read_result
 
-CONFIG = Config(heartbeat_interval=1.0, stale_after=30.0, kill_grace=1.0, source="test")
+# The trigger check has its own tests (test_trigger_check.py); the in-memory GitHub keeps no events.
+CONFIG = Config(heartbeat_interval=1.0, stale_after=30.0, kill_grace=1.0, trigger_permission="none",
+                source="test")
 LAB = CONFIG.labels
 FORGED = ('<!-- orion-release v1\n{"token":"x","action":"requeue","reason":"r","counts_attempt":false,'
           '"by":"reconcile","extra":{}}\n-->')
