@@ -2,10 +2,12 @@
 explorer needs to notice (`make bench-model`, or `python bench/model_mutations.py`).
 
 Each mutation is applied to a copy of the package in a temporary directory (the working tree
-is never touched); the explorer (tests/model/explorer.py) then runs `make simulate`'s fixed seeds until it breaks
+is never touched); the explorer (tests/model/explorer.py) then runs `make simulate`'s fixed seeds
+until it breaks
 an invariant it cannot attribute to a known open hole (KNOWN_HOLES), or gives up. A break of a
 known hole does not count as a kill. `python bench/model_mutations.py WORD...` runs only the
-mutations whose name contains a WORD (and writes nothing). Prints a table and writes bench/model-mutations.json.
+mutations whose name contains a WORD (and writes nothing). Prints a table and writes
+bench/model-mutations.json.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "    if first is not None and first.comment_id < mine.comment_id:",
         "    if False:",
     )],
-    "no settle before arbitration (list lag)": [("services/claiming.py", "LIST_SETTLE_S = 1.0", "LIST_SETTLE_S = 0.0")],
+    "no settle before arbitration (list lag)": [
+        ("services/claiming.py", "LIST_SETTLE_S = 1.0", "LIST_SETTLE_S = 0.0"),
+    ],
     "a claimer does not judge its own age and the lease starts late": [(
         "services/claiming.py",
         "        if max(age, spent) >= self.config.renew_deadline:",
@@ -101,12 +105,15 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "core/arbitration.py", "    if token in log.released_tokens():", "    if False:",
     )],
     "review: ended_before misses a tombstone in the cut-off second": [(
-        "core/arbitration.py", "t.created_at <= cutoff for t in log.tombstones", "t.created_at < cutoff for t in log.tombstones",
+        "core/arbitration.py",
+        "t.created_at <= cutoff for t in log.tombstones",
+        "t.created_at < cutoff for t in log.tombstones",
     )],
     # The fence itself.
     "a beat never lists new comments (a blind fence)": [(
         "services/holding.py",
-        "        if not issue.is_open or lab.working not in issue.labels or issue.comments != c.comments_seen:",
+        "        if not issue.is_open or lab.working not in issue.labels"
+        " or issue.comments != c.comments_seen:",
         "        if not issue.is_open or lab.working not in issue.labels:",
     )],
 }
@@ -120,7 +127,9 @@ for seed in json.loads(sys.argv[4]):
     taken, failure = explore(seed, int(sys.argv[3]))
     total += taken
     if failure is not None:
-        broken = f"seed {seed} episode {failure.episode}: " + failure.error.strip().splitlines()[-1 if failure.error.startswith("Traceback") else 0]
+        lines = failure.error.strip().splitlines()
+        last = lines[-1 if lines[0].startswith("Traceback") else 0]
+        broken = f"seed {seed} episode {failure.episode}: " + last
         break
 print(json.dumps({"actions": total, "broken": broken}))
 """

@@ -12,6 +12,7 @@ replays exactly: a failure names its seed and episode, and `shrink` cuts its act
 
 from __future__ import annotations
 
+import contextlib
 import random
 import traceback
 from collections.abc import Callable
@@ -279,7 +280,8 @@ def episode(rng: random.Random, steps: int, trace: list[str], acts: list[Act], s
 
 
 def explore(seed: int | str, episodes: int, steps: int = 80, *, shrink_failure: bool = False,
-            on_episode: Callable[[int], None] | None = None, tolerate: frozenset[str] = frozenset(KNOWN_HOLES),
+            on_episode: Callable[[int], None] | None = None,
+            tolerate: frozenset[str] = frozenset(KNOWN_HOLES),
             known: dict[str, int] | None = None) -> tuple[int, Failure | None]:
     """Run `episodes` episodes from `seed`; (actions taken, the first failure or None). A break
     the world attributes to a hole in `tolerate` ends its episode and is counted in `known`."""
@@ -311,9 +313,7 @@ def _failed(seed: int | str, e: int, trace: list[str], acts: list[Act], setup: S
     if shrink_failure:
         small = shrink(setup, acts, _signature(exc))
         shown: list[str] = []
-        try:
+        with contextlib.suppress(Exception):  # it breaks again: the trace is what we want
             run_acts(setup, small, shown)
-        except Exception:  # noqa: BLE001 - expected: it breaks again, the trace is what we want
-            pass
         failure.shrunk = shown
     return failure

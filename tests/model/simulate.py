@@ -43,9 +43,11 @@ def main() -> int:
         total += taken
         if failure is not None:
             print(failure)
-            print(f"replay: python tests/model/simulate.py --seed {seed} --no-random (episode {failure.episode})")
+            print(f"replay: python tests/model/simulate.py --seed {seed} --no-random "
+                  f"(episode {failure.episode})")
             return 1
-        print(f"seed {seed}: {args.episodes} episodes, {total} actions so far, {time.monotonic() - started:.0f}s",
+        spent = time.monotonic() - started
+        print(f"seed {seed}: {args.episodes} episodes, {total} actions so far, {spent:.0f}s",
               flush=True)
     holes = ", ".join(f"{k} x{v}" for k, v in sorted(known.items())) or "none"
     print(f"simulate: {total} actions over seeds {seeds}, no invariant broken beyond known open holes "

@@ -31,7 +31,7 @@ CASES = [
     (3, 203, "pass-unlocks-unlisted-claim", "a pass takes the lock off a claim still out of listings"),
     (1, 95, None, "a person's requeue of issue 1 was lost: ['orion-ready'] (not yet attributed)"),
     (1, 111, None, "stranded: open issue 2 has none of queue/ready/failed (not yet attributed)"),
-    (1, 126, None, "a dead holder was kept: issue 2 locked 101 s after its last claim write (not yet attributed)"),
+    (1, 126, None, "a dead holder was kept: issue 2 locked 101 s after its last write (not yet attributed)"),
 ]
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from fakes.memory_github import BOT, PERSON, MemoryServer
@@ -76,7 +76,7 @@ class InvariantError(AssertionError):
 KNOWN_HOLES = {
     "lag-blind-fence": "audit finding 1: with list lag above the settle two runs overlap past a beat",
     "late-unqueue": "audit finding 3: a winner's queue-label removal lands after a requeue: no label",
-    "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a live run",
+    "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
     "drain-identity": "audit finding 4: a live drain's pid keeps an abandoned claim alive",
     "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
     "cancel-sweep-race": "the cancel sweep removes the cancel label while a claim is in flight",
@@ -163,6 +163,7 @@ class Pass:
     began: float | None = None
     began_at: datetime | None = None
     locked: frozenset[int] = frozenset()
+    drained: frozenset[int] = frozenset()
 
 
 class World:
@@ -256,7 +257,8 @@ class World:
         ids = self.machine(machine)
         holder = Holder(ids.host, proc.boot if machine != CLONE else ids.boot_id, ids.machine_id, ids.pid_ns,
                         proc.pid, float(proc.pid))
-        claimer = Claimer(self._gh(), CONFIG, self.log.append, self.clock, ids, holder, sight=self.sight(machine))
+        claimer = Claimer(self._gh(), CONFIG, self.log.append, self.clock, ids, holder,
+                          sight=self.sight(machine))
 
         def claim() -> Claim:
             if issue is None:
@@ -321,9 +323,11 @@ class World:
         for o in self.workers.values():  # overlapping runs are the overlap invariant's business
             if (o is not w and o.child_started and o.number == w.number and o.gen == w.gen
                     and not self.child_alive(o) and not self.disrupted(w.number)):
+                lower_won_late = o.claim is not None and o.claim.comment_id > claim.comment_id
                 raise InvariantError(
                     f"issue {w.number}'s queueing {w.gen} was run twice ({o.name}, then {w.name}) "
-                    f"with no recorded death requeueing it in between"
+                    f"with no recorded death requeueing it in between",
+                    "lag-blind-fence" if lower_won_late and self.max_lag > 1.0 else None,
                 )
         h = Holding(self._gh(), claim, CONFIG, self.log.append, self.clock, self.machine(w.proc.machine),
                     self.sight(w.proc.machine))
@@ -396,6 +400,9 @@ class World:
         if p is not None and p.began is None:
             p.began, p.began_at = self.clock.monotonic(), self.server.clock.now
             p.locked = frozenset(n for n in self.issue_numbers if LAB.working in self.server.issue(n).labels)
+            # issues with a claim whose work is over while its process lives on (a drain's earlier claim)
+            p.drained = frozenset(w.number for w in self.workers.values()
+                                  if w.number is not None and w.done and not w.proc.gone)
         result = self.sched.step(actor)
         self._after(actor, result)
         return result
@@ -639,8 +646,10 @@ class World:
                 for w in live:
                     h = w.holding
                     assert h is not None
-                    if w.clean_beat is not None and w.clean_beat >= cancels[-1] + SECOND and not h.cancel_requested:
-                        swept = any(a.startswith("r") for a in self._label_by(n, "remove_label", LAB.cancel, cancels[-1]))
+                    after = w.clean_beat is not None and w.clean_beat >= cancels[-1] + SECOND
+                    if after and not h.cancel_requested:
+                        removed = self._label_by(n, "remove_label", LAB.cancel, cancels[-1])
+                        swept = any(a.startswith("r") for a in removed)
                         raise InvariantError(f"a person's cancel of issue {n} was not honoured: {w.name} "
                                              f"beat at t={w.clean_beat:g} after it and runs on",
                                              "cancel-sweep-race" if swept else None)
@@ -683,7 +692,7 @@ class World:
             if newest is None:
                 continue
             if (p.began_at - newest).total_seconds() > CONFIG.stale_after + self.max_lag + 2 * SECOND:
-                drained = any(w.drain and not w.proc.gone for w in ws)
+                drained = n in p.drained
                 raise InvariantError(
                     f"a dead holder was kept: issue {n} is still locked after pass {name}, which began "
                     f"{(p.began_at - newest).total_seconds():.0f}s after its last claim write (stale_after "
@@ -745,9 +754,11 @@ class World:
             last = next((c for c in reversed(log.claims) if c.record.state is not State.LOST), None)
             if not cancelled_last and (last is None or last.record.state is not State.CANCELLED):
                 queued_by = self._label_by(n, "add_labels", LAB.queue)
-                unqueued_by_winner = any(a.endswith(".claim") for a in self._label_by(n, "remove_label", LAB.queue))
+                unqueued = self._label_by(n, "remove_label", LAB.queue)
+                unqueued_by_winner = any(a.endswith(".claim") for a in unqueued)
                 raced = bool(queued_by) or self._person_since(n, 0.0, ("release", "requeue"))
-                raise InvariantError(f"stranded: open issue {n} has none of queue/ready/failed: {sorted(labels)}",
+                raise InvariantError(f"stranded: open issue {n} has none of queue/ready/failed: "
+                                     f"{sorted(labels)}",
                                      "late-unqueue" if raced and unqueued_by_winner else None)
         if n in self.requeued_at and LAB.queue not in labels and not cancelled_last:
             from orion_action.core.arbitration import ran
@@ -760,7 +771,8 @@ class World:
         for w in self.workers.values():
             if w.outage_recorded and w.number == n and w.token is not None:
                 entry = log.find(w.token)
-                ends = [t for t in log.tombstones if t.tombstone.token == w.token and t.tombstone.by == HOLDER_END]
+                ends = [t for t in log.tombstones
+                        if t.tombstone.token == w.token and t.tombstone.by == HOLDER_END]
                 excused = entry is not None and (
                     (entry.record.state is State.INTERRUPTED and not entry.record.counts_attempt)
                     or any(not t.tombstone.counts_attempt for t in ends)
