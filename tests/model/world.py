@@ -26,7 +26,7 @@ import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from fakes.memory_github import BOT, PERSON, MemoryServer
 
@@ -37,7 +37,7 @@ from orion_action.core.issue import IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine, ProcessSighting
 from orion_action.core.record import CLAIM_MARK, HOLDER_END, Holder, ReleaseAction, State
 from orion_action.errors import GitHubError, NotFound, OrionError
-from orion_action.services.claiming import Claim, Claimer
+from orion_action.services.claiming import LIST_SETTLE_S, Claim, Claimer
 from orion_action.services.holding import (
     Holding,
     cancelled,
@@ -79,10 +79,12 @@ KNOWN_HOLES = {
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
     "drain-identity": "audit finding 4: a live drain's pid keeps an abandoned claim alive",
     "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
+    "duplicate-claim": "a claim POST retried under lag posts one token twice; every pass then backs off",
+    "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
     "cancel-sweep-race": "the cancel sweep removes the cancel label while a claim is in flight",
     "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
-    "outage-record-overwritten": "a beat that lands late turns the outage record back into running",
+    "outage-record-overwritten": "a late beat, or a pass's rewrite after the read-backs, undoes the outage record",
 }
 
 
@@ -144,6 +146,7 @@ class Worker:
     clean_beat: float | None = None  # when the last beat that found the claim still ours was sent
     loss_judged: bool = False
     outage_recorded: bool = False
+    outage_retries: int = 0
 
     @property
     def token(self) -> str | None:
@@ -163,6 +166,7 @@ class Pass:
     began: float | None = None
     began_at: datetime | None = None
     locked: frozenset[int] = frozenset()
+    dead: frozenset[int] = frozenset()
     drained: frozenset[int] = frozenset()
 
 
@@ -329,6 +333,11 @@ class World:
                     f"with no recorded death requeueing it in between",
                     "lag-blind-fence" if lower_won_late and self.max_lag > 1.0 else None,
                 )
+        for t in self.issue_log(claim.number).tombstones:
+            age = (self.server.clock.now - t.created_at).total_seconds()
+            if t.tombstone.token == claim.record.token and age > self.max_lag + LIST_SETTLE_S + SECOND:
+                raise InvariantError(f"{w.name} started its child although its claim was released "
+                                     f"{age:.0f}s before ({t.tombstone.reason})")
         h = Holding(self._gh(), claim, CONFIG, self.log.append, self.clock, self.machine(w.proc.machine),
                     self.sight(w.proc.machine))
         w.holding = h
@@ -374,9 +383,11 @@ class World:
                 elif due == "lease" and h.lost is None and h.outage() is not None:
                     # GitHub did not answer (a beat stalled or failed): the wrapper's outage
                     # path, which records it without spending an attempt and hands back (ADR 0019).
-                    w.outage_recorded = h.record_outage(
-                        "the lease ran out", outage_bound(CONFIG), lambda s: self.clock.sleep(s) and False
-                    )
+                    def pause(seconds: float) -> bool:
+                        w.outage_retries += 1
+                        return bool(self.clock.sleep(seconds))
+
+                    w.outage_recorded = h.record_outage("the lease ran out", outage_bound(CONFIG), pause)
                 else:
                     h.give_up(h.lost or "the lease ran out", h.released)
             except GitHubError:
@@ -400,9 +411,17 @@ class World:
         if p is not None and p.began is None:
             p.began, p.began_at = self.clock.monotonic(), self.server.clock.now
             p.locked = frozenset(n for n in self.issue_numbers if LAB.working in self.server.issue(n).labels)
-            # issues with a claim whose work is over while its process lives on (a drain's earlier claim)
-            p.drained = frozenset(w.number for w in self.workers.values()
-                                  if w.number is not None and w.done and not w.proc.gone)
+            # Locked issues whose every claim is dead now: no child, and its wrapper exited,
+            # crashed, or is stopped for good (SIGSTOP) or draining on (a drain's earlier claim)
+            # ; `drained`: those among them whose wrapper process still lives.
+            dead, drained = set(), set()
+            for n in p.locked:
+                ws = [w for w in self.workers.values() if w.number == n]
+                if all(not self.child_alive(w) and (w.done or w.crashed or w.stalled) for w in ws):
+                    dead.add(n)
+                    if any(not w.proc.gone for w in ws):
+                        drained.add(n)
+            p.dead, p.drained = frozenset(dead), frozenset(drained)
         result = self.sched.step(actor)
         self._after(actor, result)
         return result
@@ -537,7 +556,7 @@ class World:
             self.lock_removed_by[int(args[0])] = (actor, self.clock.monotonic())  # type: ignore[call-overload]
         elif op == "post_comment" and actor.endswith(".claim"):
             w = self.workers.get(actor.partition(".")[0])
-            if w is not None and w.posted_at is None and CLAIM_MARK in str(args[1]):
+            if w is not None and CLAIM_MARK in str(args[1]):  # `--next` posts one claim per issue it tries
                 w.number, w.posted_at, w.gen = int(args[0]), self.clock.monotonic(), self.gen[int(args[0])]  # type: ignore[call-overload]
 
     def _after(self, actor: str, result: StepResult) -> None:
@@ -592,6 +611,32 @@ class World:
         """Who wrote `op` of `label` on issue n since `since` (actors, oldest first)."""
         return [a for a, o, x, at in self.label_writes.get(n, ()) if o == op and x == label and at >= since]
 
+    def _unqueued_after_requeue(self, n: int) -> bool:
+        """Whether a winner's queue-label removal came after a pass or a person's release took
+        the lock off or put the queue label on (audit finding 3)."""
+        writes = self.label_writes.get(n, [])
+        for i, (actor, op, label, _) in enumerate(writes):
+            if actor.endswith(".claim") and op == "remove_label" and label == LAB.queue:
+                if any(a in self.passes and ((o == "remove_label" and x == LAB.working)
+                                             or (o == "add_labels" and x == LAB.queue))
+                       for a, o, x, _ in writes[:i]):
+                    return True
+        return False
+
+    def _duplicate(self, n: int) -> str | None:
+        tokens = [c.record.token for c in self.issue_log(n).claims]
+        return "duplicate-claim" if len(tokens) != len(set(tokens)) else None
+
+    def _stale_pass_write(self, n: int) -> bool:
+        """Whether a pass wrote a label on issue n after a person's act there that came after
+        the pass began: its plan could not know of it (labels have no compare-and-swap)."""
+        acts = [at for _, at in self.person.get(n, ())]
+        for actor, _, _, at in self.label_writes.get(n, ()):
+            p = self.passes.get(actor)
+            if p is not None and p.began is not None and any(p.began <= t <= at for t in acts):
+                return True
+        return False
+
     def _judge_losses(self) -> None:
         """A live run may be stopped by another actor's write only for a person's cancel, forced
         release, unlock, close or deletion, or because an earlier claim holds the issue (two
@@ -611,10 +656,17 @@ class World:
             who = self.lock_removed_by.get(w.number)
             by = f" (the lock was last removed by {who[0]} at t={who[1]:g})" if who else ""
             hole = None
-            if who is not None and who[0].startswith("w") and not who[0].startswith(f"{w.name}."):
-                hole = "stolen-by-ending"
-            elif who is not None and who[0].startswith("r") and self.max_lag > 1.0:
-                hole = "pass-unlocks-unlisted-claim"
+            remover = self.workers.get(who[0].partition(".")[0]) if who is not None else None
+            if remover is not None and remover is not w and (
+                who[0] in self.landed_late or (who[0].endswith(".end") and remover.outage_retries > 0)
+            ):
+                hole = "stolen-by-ending"  # a late write, or the outage path's retry (findings 2, 8)
+            elif who is not None and who[0] in self.passes:
+                began = self.passes[who[0]].began
+                if began is not None and began <= since:
+                    hole = "stale-pass-unlock"
+                elif self.max_lag > 1.0:
+                    hole = "pass-unlocks-unlisted-claim"
             raise InvariantError(f"{w.name}'s live run on issue {w.number} was stopped by another "
                                  f"actor's write: {h.lost}{by}", hole)
 
@@ -670,8 +722,15 @@ class World:
                 raise InvariantError(
                     f"two runs work issue {n} at once: {names}; {w.name} beat at t={w.clean_beat:g}, "
                     f"after every claim was listable (t={listable:g}), and did not stop",
-                    "lag-blind-fence" if self.max_lag > 1.0 else None,
+                    "lag-blind-fence" if self.max_lag > 1.0 and self._recorded_unlisted(w, live[0]) else None,
                 )
+
+    def _recorded_unlisted(self, w: Worker, lower: Worker) -> bool:
+        """Audit finding 1: the holder recorded the issue's whole comment count as seen while
+        its listing lacked the lower claim, so it never lists again."""
+        c = w.claim
+        return (c is not None and lower.claim is not None and lower.claim.comment_id not in c.comments
+                and c.comments_seen == self.server.issue(c.number).comments)
 
     def _check_pass(self, name: str, result: StepResult) -> None:
         """A dead holder is released within stale_after plus one pass: a pass that began after
@@ -681,11 +740,11 @@ class World:
             return
         if self.server.delayed or any(a.endswith(".claim") for a in self.sched.runnable()):
             return
-        for n in p.locked:
-            if LAB.working not in self.server.issue(n).labels:
+        for n in p.dead:
+            if LAB.working not in self.server.issue(n).labels or self.disrupted(n):
                 continue
             ws = [w for w in self.workers.values() if w.number == n]
-            if any(self.child_alive(w) or not (w.done or w.crashed) for w in ws):
+            if any(self.child_alive(w) or not (w.done or w.crashed or w.stalled) for w in ws):
                 continue
             claims = self.issue_log(n).claims
             newest = max((c.updated_at for c in claims), default=None)
@@ -697,7 +756,7 @@ class World:
                     f"a dead holder was kept: issue {n} is still locked after pass {name}, which began "
                     f"{(p.began_at - newest).total_seconds():.0f}s after its last claim write (stale_after "
                     f"{CONFIG.stale_after:g}s)",
-                    "drain-identity" if drained else None,
+                    "drain-identity" if drained else self._duplicate(n),
                 )
 
     def quiesce(self, passes: int = 4) -> None:
@@ -737,37 +796,38 @@ class World:
         if self.disrupted(n):
             return
         if LAB.working in labels:
-            raise InvariantError(f"the lock is still on issue {n} after every holder died: {sorted(labels)}")
+            raise InvariantError(f"the lock is still on issue {n} after every holder died: {sorted(labels)}",
+                                 self._duplicate(n))
         log = self.issue_log(n)
         fates = labels & {LAB.queue, LAB.ready, LAB.failed}
         cancelled_last = self.last_person.get(n) == "cancel"
-        requeued = self._person_since(n, 0.0, ("requeue",))
+        stale = "stale-pass-repair" if self._stale_pass_write(n) else None
         if len(fates) > 1 and not self._person_since(n, 0.0, ("release",)):
-            raise InvariantError(f"issue {n} carries more than one of queue/ready/failed: {sorted(labels)}",
-                                 "stale-pass-repair" if requeued else None)
+            raise InvariantError(f"issue {n} carries more than one of queue/ready/failed: {sorted(labels)}", stale)
         if cancelled_last and LAB.queue in labels:
             cancel_at = max(at for what, at in self.person[n] if what == "cancel")
-            passes = any(a.startswith("r") for a in self._label_by(n, "add_labels", LAB.queue, cancel_at))
+            writes = [x for x in self.label_writes.get(n, ()) if x[3] >= cancel_at]
+            passes = any(
+                a in self.passes and o == "add_labels" and x == LAB.queue
+                and any(b in self.passes and b != a and o2 == "remove_label" and x2 == LAB.cancel
+                        for b, o2, x2, _ in writes[:i])
+                for i, (a, o, x, _) in enumerate(writes)
+            )
             raise InvariantError(f"a person's cancel of issue {n} was undone: {sorted(labels)}",
-                                 "requeue-over-cancel" if passes else None)
+                                 "requeue-over-cancel" if passes else stale)
         if not fates:
             last = next((c for c in reversed(log.claims) if c.record.state is not State.LOST), None)
             if not cancelled_last and (last is None or last.record.state is not State.CANCELLED):
-                queued_by = self._label_by(n, "add_labels", LAB.queue)
-                unqueued = self._label_by(n, "remove_label", LAB.queue)
-                unqueued_by_winner = any(a.endswith(".claim") for a in unqueued)
-                raced = bool(queued_by) or self._person_since(n, 0.0, ("release", "requeue"))
                 raise InvariantError(f"stranded: open issue {n} has none of queue/ready/failed: "
                                      f"{sorted(labels)}",
-                                     "late-unqueue" if raced and unqueued_by_winner else None)
+                                     "late-unqueue" if self._unqueued_after_requeue(n) else stale)
         if n in self.requeued_at and LAB.queue not in labels and not cancelled_last:
             from orion_action.core.arbitration import ran
 
-            worked = [c for c in log.claims if c.created_at >= self.requeued_at[n] and ran(c)]
+            since = self.requeued_at[n] - timedelta(seconds=SECOND)  # stamps may have whole seconds
+            worked = [c for c in log.claims if c.created_at >= since and ran(c)]
             if not worked:
-                raise InvariantError(f"a person's requeue of issue {n} was lost: {sorted(labels)}",
-                                     "stale-pass-repair" if any(a.startswith("r") for a in self._label_by(
-                                         n, "add_labels", LAB.failed)) else None)
+                raise InvariantError(f"a person's requeue of issue {n} was lost: {sorted(labels)}", stale)
         for w in self.workers.values():
             if w.outage_recorded and w.number == n and w.token is not None:
                 entry = log.find(w.token)
@@ -778,9 +838,9 @@ class World:
                     or any(not t.tombstone.counts_attempt for t in ends)
                 )
                 if not excused:
-                    late = any(a.startswith(f"{w.name}.") for a in self.landed_late)
+                    overwritten = entry is not None and entry.record.state is not State.INTERRUPTED
                     raise InvariantError(f"{w.name}'s outage spent an attempt on issue {n}",
-                                         "outage-record-overwritten" if late else None)
+                                         "outage-record-overwritten" if overwritten else None)
 
     def close(self) -> None:
         self.sched.close()
