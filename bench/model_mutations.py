@@ -75,8 +75,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     "audit: the outage path moves labels whatever the time (ADR 0019's bound gone)": [
         (
             "services/holding.py",
-            "        if lost is None and self.clock.monotonic() >= self._presumable_at():",
-            "        if False:",
+            "        too_late = self.clock.monotonic() >= self._presumable_at()",
+            "        too_late = False",
         ),
         (
             "services/holding.py",
@@ -113,8 +113,50 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     "a beat never lists new comments (a blind fence)": [(
         "services/holding.py",
         "        if not issue.is_open or lab.working not in issue.labels"
-        " or issue.comments != c.comments_seen:",
+        " or issue.comments != len(c.listed):",
         "        if not issue.is_open or lab.working not in issue.labels:",
+    )],
+    # h1-protocol's rules for the r3 audit's findings (ADRs 0023-0025).
+    "the fence counts comments it never listed as seen (ADR 0023)": [(
+        "services/holding.py",
+        "        c.listed = c.listed[:kept] + [x.id for x in comments]\n",
+        "        c.listed = c.listed[:kept] + [x.id for x in comments]\n"
+        "        c.listed += [0] * max(0, issue.comments - len(c.listed))\n",
+    )],
+    "the settle counts from before the claim POST (ADR 0023)": [(
+        "services/claiming.py",
+        "            self.clock.sleep(LIST_SETTLE_S - (self.clock.monotonic() - posted_at))",
+        "            self.clock.sleep(LIST_SETTLE_S - (self.clock.monotonic() - lease_start))",
+    )],
+    "the fence trusts a page computed from a count deletions invalidate (ADR 0023)": [(
+        "services/holding.py",
+        "        if first_page > 1 and (not comments or comments[0].id != c.listed[kept]):",
+        "        if False:",
+    )],
+    "an outage retry moves labels after its record may be final (ADR 0024)": [(
+        "services/holding.py",
+        "        if lost is None and (sent_before or later is not None or too_late):",
+        "        if lost is None and (later is not None or too_late):",
+    )],
+    "an outage try moves labels over a later claim (ADR 0024)": [(
+        "services/holding.py",
+        "        if lost is None and (sent_before or later is not None or too_late):",
+        "        if lost is None and (sent_before or too_late):",
+    )],
+    "every outage try rewrites its record (ADR 0024)": [(
+        "services/holding.py",
+        "            self._put_back(self._outage_record)",
+        "            self._write_final(self._outage_record.with_changes(finished_at=self.clock.now_iso()))",
+    )],
+    "outage label writes start until 5 s before presumption (ADR 0024)": [(
+        "services/holding.py",
+        "OUTAGE_LABEL_MARGIN_S = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S",
+        "OUTAGE_LABEL_MARGIN_S = 5.0",
+    )],
+    "a released winner leaves the strand its late unqueue made (ADR 0025)": [(
+        "services/holding.py",
+        "        if self.claim.unqueued:  # our unqueue may have landed after the release (ADR 0025)",
+        "        if False:",
     )],
 }
 

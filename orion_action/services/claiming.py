@@ -22,19 +22,21 @@ from orion_action.core.arbitration import SERVER_TIME_SLACK_S, blocker, ran_mean
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine
 from orion_action.core.queue import pick_order
-from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State, render_record
+from orion_action.core.record import ActionsRun, ClaimRecord, Holder, ReleaseAction, State, render_record
 from orion_action.errors import GitHubError, NotClaimed, UsageError
 from orion_action.services.observe import Sight, judge_entry
 from orion_action.services.pause import refuse_if_paused
 
 Log = Callable[[str], None]
 # GitHub's comment lists can lag a just-posted comment. A claimer decides only on a list taken
-# at least this long after its own claim was posted, so that any lower claim, posted before
-# ours, is in it (docs/design.md section 3, "list lag").
+# at least this long after GitHub answered its claim POST (so after the claim existed), so that
+# any lower claim, posted before ours, is in it (docs/design.md section 3, "list lag").
 LIST_SETTLE_S = 1.0
 # How long to wait for our own claim comment to show up in the list at all.
 VISIBILITY_TIMEOUT_S = 20.0
 MAX_NEXT_CANDIDATES = 10
+# The releases that put an issue back in the queue (the others close, fail or cancel it).
+REQUEUES = (ReleaseAction.REQUEUE, ReleaseAction.RELEASE)
 
 
 def is_queued(issue: Issue, config: Config) -> bool:
@@ -73,7 +75,10 @@ class Claim:
     trusted: frozenset[str]
     lease_start: float  # clock.monotonic() when the claim was sent: the lease counts from here
     comments: dict[int, Comment] = field(default_factory=dict)  # every comment read so far
-    comments_seen: int = 0  # the issue's comment count when last read
+    # The ids the issue's listing showed, in its order, as last listed (the fence reads on from
+    # there, ADR 0023): what was listed, never the issue's count, which may run ahead of it.
+    listed: list[int] = field(default_factory=list)
+    unqueued: bool = False  # the queue label removal was sent: it may have landed (ADR 0025)
 
     @property
     def number(self) -> int:
@@ -154,8 +159,9 @@ class Claimer:
             self.gh.learn_login(posted.author)
             claim.trusted = trusted_set(posted.author, self.config.trusted_authors)
             self.log(f"#{n}: posted claim {record.token} (comment {posted.id}); taking the lock")
+            posted_at = self.clock.monotonic()  # the claim exists by now (ADR 0023)
             self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])
-            self.clock.sleep(LIST_SETTLE_S - (self.clock.monotonic() - lease_start))
+            self.clock.sleep(LIST_SETTLE_S - (self.clock.monotonic() - posted_at))
             log, comments, now = self._read_until_visible(claim)
         except (GitHubError, NotClaimed) as exc:
             self.gh.deadline = None
@@ -186,7 +192,7 @@ class Claimer:
         mine = log.find(record.token)
         assert mine is not None
         claim.comments = {c.id: c for c in comments}
-        claim.comments_seen = len(comments)
+        claim.listed = [c.id for c in comments]
 
         self._refuse_untrusted_release(claim, log)
 
@@ -238,10 +244,13 @@ class Claimer:
         try:
             claim.record = record.with_changes(state=State.RUNNING, attempt=log.attempts_used() + 1)
             self.gh.edit_comment(claim.comment_id, render_record(claim.record))
+            claim.unqueued = True
             self.gh.remove_label(n, lab.queue)
         except GitHubError as exc:
             self.gh.deadline = None
             self._give_up(claim, f"the claim could not be completed: {exc}")
+            if claim.unqueued:  # it may have landed after a requeue (ADR 0025)
+                restore_queue(self.gh, self.config, claim, self.log)
             raise
         finally:
             self.gh.deadline = None
@@ -340,3 +349,34 @@ class Claimer:
                     self.gh.remove_label(n, name)
         except GitHubError as exc:
             self.log(f"#{n}: could not take our lock off again ({exc}); a reconcile pass will")
+
+
+def restore_queue(gh: GitHubRepo, config: Config, claim: Claim, log: Log) -> bool:
+    """A winner that sent its queue label removal and then lost its claim puts the queue label
+    back where that removal stranded the issue (ADR 0025): the removal can land after a requeue
+    (a pass, or `release --force`) released the claim and put the issue back in the queue, and
+    then the issue carries no label that anyone acts on. Only when the issue is open, carries
+    none of queue, lock, ready, failed and cancel, and its last orion event by comment id is a
+    trusted tombstone releasing this very claim back to the queue: then nothing else can have
+    wanted it unqueued but our late removal. Returns whether it put the label back."""
+    lab = config.labels
+    n = claim.number
+    try:
+        issue, _ = gh.get_issue(n)
+        acted_on = {lab.queue, lab.working, lab.ready, lab.failed, lab.cancel}
+        if not issue.is_open or issue.labels & acted_on:
+            return False
+        comments, _ = gh.list_comments(n)
+        history = read_log(comments, claim.trusted)
+        events = [c.comment_id for c in history.claims] + [t.comment_id for t in history.tombstones]
+        last = next((t for t in history.tombstones if t.comment_id == max(events, default=0)), None)
+        if last is None or last.tombstone.token != claim.record.token:
+            return False
+        if last.tombstone.action not in REQUEUES:
+            return False
+        gh.add_labels(n, [lab.queue])
+    except GitHubError as exc:
+        log(f"#{n}: could not check whether our late unqueue stranded the issue ({exc})")
+        return False
+    log(f"#{n}: our queue label removal landed after the issue was released back to the queue: put it back")
+    return True

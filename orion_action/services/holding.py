@@ -20,7 +20,7 @@ from orion_action.adapters import machine as local
 from orion_action.adapters.clock import Clock
 from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
-from orion_action.core.arbitration import lost_reason
+from orion_action.core.arbitration import SERVER_TIME_SLACK_S, lost_reason
 from orion_action.core.issue import Issue, IssueLog, read_log
 from orion_action.core.liveness import Machine
 from orion_action.core.record import (
@@ -33,7 +33,7 @@ from orion_action.core.record import (
     render_tombstone,
 )
 from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.services.claiming import Claim
+from orion_action.services.claiming import Claim, restore_queue
 from orion_action.services.observe import Sight, judge_entry
 
 Log = Callable[[str], None]
@@ -49,8 +49,12 @@ TIME_LIMIT_EXIT_CODE = 124  # run.timeout or run.idle_timeout stopped the child 
 OUTAGE_RECORD_MIN_S = 600.0
 OUTAGE_RETRY_FIRST_S = 1.0
 OUTAGE_RETRY_MAX_S = 30.0
-# A holder past its lease moves labels only until this long before a judge may presume it dead.
-OUTAGE_LABEL_MARGIN_S = 5.0
+# GitHub ends a request it has not processed within 10 s ("Timeouts" in its REST API
+# troubleshooting guide): a write sent is applied within that, or not at all.
+GITHUB_REQUEST_LIMIT_S = 10.0
+# A holder past its lease starts a label write only until this long before a judge may presume
+# it dead, so that the write lands before then, however slowly GitHub answers (ADR 0024).
+OUTAGE_LABEL_MARGIN_S = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S
 # After recording an outage, look at the record this many times, this far apart, and put it back
 # if a pass's "released" rewrite landed over it.
 OUTAGE_READ_BACKS = 2
@@ -203,6 +207,9 @@ class Holding:
         self.refused: str | None = None
         self.beating = False
         self.requeued = False  # record_outage handed the issue back to the queue
+        # The outage record once a try sent it: from then on it may be on GitHub, a pass may
+        # hand the issue back on it at once, and no later try moves a label (ADR 0024).
+        self._outage_record: ClaimRecord | None = None
 
     @property
     def number(self) -> int:
@@ -256,7 +263,7 @@ class Holding:
         lab = self.config.labels
         if lab.cancel in issue.labels:
             self.cancel_requested = True
-        if not issue.is_open or lab.working not in issue.labels or issue.comments != c.comments_seen:
+        if not issue.is_open or lab.working not in issue.labels or issue.comments != len(c.listed):
             log = self._read_new_comments(issue, gh)
             self.lost = self._lost_reason(issue, log, now)
             self.released = c.record.token in log.released_tokens()
@@ -277,15 +284,25 @@ class Holding:
     # -- the fence -------------------------------------------------------------------------
 
     def _read_new_comments(self, issue: Issue, gh: GitHubRepo | None = None) -> IssueLog:
-        """Read the comments posted since the last read (at most FENCE_MAX_PAGES pages) and
-        return the log of every comment read so far. Comments are listed oldest first, so new
-        ones are at the end; starting at the page of the last one seen also finds them when
-        earlier comments were deleted."""
+        """Read the comments listed since the last read (at most FENCE_MAX_PAGES pages) and
+        return the log of every comment read so far (ADR 0023).
+
+        Comments are listed oldest first, so new ones are at the end: the read starts at the
+        page of the last comment listed before. That page must still start with the comment
+        that started it before; if it does not (comments before it were deleted, or one listed
+        late sits before it), the pages shifted, and the read starts again from page 1. Only
+        what was listed counts as seen, so while the issue's count is ahead of the listing (a
+        comment not listed yet), the next beat lists again."""
         c = self.claim
-        first_page = max(1, (c.comments_seen - 1) // PAGE + 1)
-        comments, _, more = (gh or self.gh).list_comments_from(c.number, first_page, FENCE_MAX_PAGES)
+        gh = gh or self.gh
+        first_page = max(1, (len(c.listed) - 1) // PAGE + 1)
+        kept = (first_page - 1) * PAGE
+        comments, _, _ = gh.list_comments_from(c.number, first_page, FENCE_MAX_PAGES)
+        if first_page > 1 and (not comments or comments[0].id != c.listed[kept]):
+            first_page, kept = 1, 0
+            comments, _, _ = gh.list_comments_from(c.number, 1, FENCE_MAX_PAGES)
         c.comments.update({x.id: x for x in comments})
-        c.comments_seen = (first_page - 1) * PAGE + len(comments) if more else issue.comments
+        c.listed = c.listed[:kept] + [x.id for x in comments]
         return read_log(c.comments.values(), c.trusted)
 
     def _lost_reason(self, issue: Issue, log: IssueLog, now: datetime) -> str | None:
@@ -356,18 +373,20 @@ class Holding:
 
     def give_up(self, why: str, released: bool) -> None:
         """The claim is lost: say so on our record, unless it was released (the tombstone is the
-        authority then, and a final state must not be written over a released claim)."""
+        authority then, and a final state must not be written over a released claim). Then put
+        back the queue label if our own unqueue, landing after that release, took it (ADR 0025)."""
         self._stop_beats()
-        if released:
-            return
-        try:
-            self._write_final(
-                self.claim.record.with_changes(
-                    state=State.LOST, note=why, finished_at=self.clock.now_iso(), child_pid=self.child_pid
+        if not released:
+            try:
+                self._write_final(
+                    self.claim.record.with_changes(
+                        state=State.LOST, note=why, finished_at=self.clock.now_iso(), child_pid=self.child_pid
+                    )
                 )
-            )
-        except GitHubError as exc:
-            self.log(f"#{self.number}: could not record that the claim was lost ({exc})")
+            except GitHubError as exc:
+                self.log(f"#{self.number}: could not record that the claim was lost ({exc})")
+        if self.claim.unqueued:  # our unqueue may have landed after the release (ADR 0025)
+            restore_queue(self.gh, self.config, self.claim, self.log)
 
     def record_outage(self, why: str, bound_s: float, pause: Callable[[float], bool]) -> bool:
         """The lease ran out because GitHub did not answer (`outage()`) and the child is
@@ -424,33 +443,50 @@ class Holding:
                 return
 
     def _record_outage_once(self, why: str) -> ClaimRecord:
-        """One try of `record_outage`: read, write the record, and move the labels if ours."""
+        """One try of `record_outage`: read, write the record, and move the labels if ours.
+
+        The record is written once, by the first try that gets that far; a later try only puts
+        it back if GitHub shows something else (rewriting it would move its `updated_at`, and
+        every claimer meanwhile would lose to it as "ran meanwhile"). Once a try has sent the
+        record it may be on GitHub, where a pass hands the issue back on it at once and a next
+        run may claim: from then on no try moves a label or posts an end marker, and neither
+        does any try that finds a claim after ours (ADR 0024)."""
         issue, log, now = self._fresh_read()
+        token = self.claim.record.token
         lost = self._lost_reason(issue, log, now)
-        by = next((t.tombstone for t in log.tombstones if t.tombstone.token == self.claim.record.token), None)
+        by = next((t.tombstone for t in log.tombstones if t.tombstone.token == token), None)
         if by is not None:  # say so first: it is why the count is withdrawn (ADR 0019)
             lost = f"the claim was released by {by.by}: {by.reason}"
-        note = f"{why}; GitHub was unreachable, so no attempt is spent"
-        if lost is None:
-            outcome = handed_back(self.config, self.claim.record.attempt, note, counts=False)
-            note = outcome.note or note
-        record = self.claim.record.with_changes(
-            state=State.INTERRUPTED,
-            note=note if lost is None else f"{note}; meanwhile {lost}",
-            finished_at=self.clock.now_iso(),
-            counts_attempt=False,
-            child_pid=self.child_pid,
-            progress=self.progress,
-        )
-        # Written even over a released claim (the one final record that is): a pass that could
-        # not hear from us presumed us dead, and our account is what `attempts_used` believes.
-        # The labels are then no longer ours, and no end marker is posted (it would reorder
-        # the issue's fate after whatever ran since).
-        self._write_final(record)
-        if lost is None and self.clock.monotonic() >= self._presumable_at():
-            # A judge may already presume us dead and a pass requeue the issue for a new run:
-            # a label move now could take that run's lock off. The record is enough: a pass
-            # reads it and hands the issue back without spending an attempt.
+        mine = log.find(token)
+        later = next((c for c in log.claims if mine is not None and c.comment_id > mine.comment_id), None)
+        sent_before = self._outage_record is not None
+        if self._outage_record is None:
+            note = f"{why}; GitHub was unreachable, so no attempt is spent"
+            if lost is None:
+                outcome = handed_back(self.config, self.claim.record.attempt, note, counts=False)
+                note = outcome.note or note
+            self._outage_record = self.claim.record.with_changes(
+                state=State.INTERRUPTED,
+                note=note if lost is None else f"{note}; meanwhile {lost}",
+                finished_at=self.clock.now_iso(),
+                counts_attempt=False,
+                child_pid=self.child_pid,
+                progress=self.progress,
+            )
+            # Written even over a released claim (the one final record that is): a pass that
+            # could not hear from us presumed us dead, and our account is what `attempts_used`
+            # believes. The labels are then no longer ours, and no end marker is posted (it
+            # would reorder the issue's fate after whatever ran since).
+            self._write_final(self._outage_record)
+        else:
+            self._put_back(self._outage_record)
+        record = self._outage_record
+        too_late = self.clock.monotonic() >= self._presumable_at()
+        if lost is None and (sent_before or later is not None or too_late):
+            # A pass may already hand the issue back (our record may be final on GitHub since
+            # an earlier try, or a judge may presume us dead) and a next run hold it: a label
+            # move now could take that run's lock off. The record is enough: a pass reads it
+            # and hands the issue back without spending an attempt.
             self.log(f"#{self.number}: recorded the outage; the next reconcile pass hands the issue back")
             return record
         if lost is None:
@@ -476,10 +512,20 @@ class Holding:
         self.log(f"#{self.number}: recorded the outage; the claim was already lost ({lost}), labels left")
         return record
 
+    def _put_back(self, record: ClaimRecord) -> None:
+        """Write `record` again only if GitHub shows something else (an earlier write that did
+        not land, or a late beat over it): an unchanged record keeps its `updated_at`."""
+        body = render_record(record)
+        current, _ = self.gh.get_comment(self.claim.comment_id)
+        if current.body != body:
+            self.gh.edit_comment(self.claim.comment_id, body)
+        self.claim.record = record
+
     def _presumable_at(self) -> float:
-        """When, on our clock, a judge may first presume us dead: stale_after after our last
-        completed beat was sent (its updated_at is no earlier), less GitHub's whole-second
-        slack and a margin for the request in flight."""
+        """The last instant, on our clock, at which a label write of ours may start: a judge may
+        presume us dead stale_after after our last completed beat was sent (its updated_at is
+        no earlier); less GitHub's whole-second slack and the longest a request it accepted
+        takes to land (ADR 0024)."""
         last_sent = self.lease_until - self.config.renew_deadline
         return last_sent + self.config.stale_after - OUTAGE_LABEL_MARGIN_S
 

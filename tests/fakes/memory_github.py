@@ -21,6 +21,7 @@ a few percent of posts), and listings are consistent unless `list_lag` says othe
 
 Knobs for the driver: `clock.advance`; `list_lag` + `settle` (a comment's latest write,
 deletion included, stays out of listings for that long; direct reads are always current);
+`hide` (one comment out of listings for a while, beyond any settle);
 `on_call` (runs before every request: a scheduling point); `fail_next` (unavailable,
 ambiguous, or lost and retried as the adapter retries); person actions (`create_issue`,
 `add_label`, `close`, `comment`, ...) that bypass the hook and the counting.
@@ -213,6 +214,13 @@ class MemoryServer:
                 self._lagging.clear()
             else:
                 self._lagging.pop(comment_id, None)
+
+    def hide(self, comment_id: int, seconds: float) -> None:
+        """Listings leave one comment out for `seconds` from now, whatever `list_lag` says (one
+        write lagging beyond the others, as GitHub's replicas can); direct reads and the issue's
+        comment count stay current."""
+        with self._lock:
+            self._lagging[comment_id] = _Lag(None, self.clock.now + timedelta(seconds=seconds))
 
     def lagging(self) -> list[int]:
         """Ids of comments whose latest write listings do not show yet."""
