@@ -729,8 +729,8 @@ class World:
         """Audit finding 1: the holder recorded the issue's whole comment count as seen while
         its listing lacked the lower claim, so it never lists again."""
         c = w.claim
-        return (c is not None and lower.claim is not None and lower.claim.comment_id not in c.comments
-                and c.comments_seen == self.server.issue(c.number).comments)
+        return (c is not None and lower.claim is not None and lower.claim.comment_id not in c.listed
+                and len(c.listed) >= self.server.issue(c.number).comments)
 
     def _check_pass(self, name: str, result: StepResult) -> None:
         """A dead holder is released within stale_after plus one pass: a pass that began after
