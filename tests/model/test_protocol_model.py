@@ -23,10 +23,10 @@ from orion_action.services.reconcile import Reconciler
 MAX_WORKERS = 4
 EXAMPLES = int(os.environ.get("ORION_MODEL_EXAMPLES", "100"))
 EPISODES = int(os.environ.get("ORION_MODEL_EPISODES", "250"))
-# test-slow: 8 seeds x 250 episodes x 80 actions = 160,000 actions, each seed one on which the
+# test-slow: 15 seeds x 250 episodes x 80 actions = 300,000 actions, each seed one on which the
 # code breaks no invariant beyond KNOWN_HOLES (seeds that break one more are findings:
 # test_known_holes.py replays them).
-SLOW_SEEDS = (2, 3, 4, 9, 17, 29, 32, 35)
+SLOW_SEEDS = (2, 3, 4, 6, 7, 8, 9, 11, 12, 13, 17, 18, 19, 20, 21)
 
 
 def test_explorer_finds_no_broken_invariant(monkeypatch) -> None:

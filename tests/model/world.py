@@ -37,7 +37,7 @@ from orion_action.core.issue import IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine, ProcessSighting
 from orion_action.core.record import CLAIM_MARK, HOLDER_END, Holder, ReleaseAction, State
 from orion_action.errors import GitHubError, NotFound, OrionError
-from orion_action.services.claiming import LIST_SETTLE_S, Claim, Claimer
+from orion_action.services.claiming import Claim, Claimer
 from orion_action.services.holding import (
     Holding,
     cancelled,
@@ -193,6 +193,7 @@ class World:
         self.lock_removed_by: dict[int, tuple[str, float]] = {}
         self.label_writes: dict[int, list[tuple[str, str, str, float]]] = {}  # issue -> (actor, op, label, t)
         self.landed_late: set[str] = set()  # actors whose late write landed
+        self.listed_at: dict[str, datetime] = {}  # claimer -> when it last listed the comments
         self.overlap_notes: list[str] = []
         self._logs: dict[int, tuple[int, IssueLog]] = {}
         self._seen_tombstones: set[int] = set()
@@ -333,11 +334,12 @@ class World:
                     f"with no recorded death requeueing it in between",
                     "lag-blind-fence" if lower_won_late and self.max_lag > 1.0 else None,
                 )
+        listed = self.listed_at.get(f"{w.name}.claim")
         for t in self.issue_log(claim.number).tombstones:
-            age = (self.server.clock.now - t.created_at).total_seconds()
-            if t.tombstone.token == claim.record.token and age > self.max_lag + LIST_SETTLE_S + SECOND:
+            before = (listed - t.created_at).total_seconds() if listed else 0.0
+            if t.tombstone.token == claim.record.token and before > self.max_lag + SECOND:
                 raise InvariantError(f"{w.name} started its child although its claim was released "
-                                     f"{age:.0f}s before ({t.tombstone.reason})")
+                                     f"{before:.0f}s before its last list ({t.tombstone.reason})")
         h = Holding(self._gh(), claim, CONFIG, self.log.append, self.clock, self.machine(w.proc.machine),
                     self.sight(w.proc.machine))
         w.holding = h
@@ -407,6 +409,8 @@ class World:
             wake = self.wake_at.pop(actor, 0.0)
             if wake > self.clock.monotonic():
                 self.advance(wake - self.clock.monotonic())
+        if op is not None and op[0] == "list_comments" and actor.endswith(".claim"):
+            self.listed_at[actor] = self.server.clock.now  # a claimer's arbitration list
         p = self.passes.get(actor)
         if p is not None and p.began is None:
             p.began, p.began_at = self.clock.monotonic(), self.server.clock.now
