@@ -173,6 +173,10 @@ def _choose(world: World, rng: random.Random) -> Act:
         at_write = [a for a in runnable if (world.sched.pending_op(a) or ("",))[0] in WRITES]
         victim = rng.choice(at_write) if at_write and rng.random() < 0.8 else actor
         acts.append((8, ("fail", victim, rng.choice(KINDS), rng.randint(1, 3))))
+        beats = [a for a in runnable if a.endswith((".beat", ".end"))]
+        if beats:  # an incident for one holder: its next requests all fail (the outage path)
+            acts.append((3, ("fail", rng.choice(beats), rng.choice(("unavailable", "ambiguous", "late")),
+                             rng.randint(4, 12))))
     if len(world.workers) < MAX_WORKERS:
         m = rng.choice((*MACHINES, CLONE) if world.clones else MACHINES)
         target = rng.choice([*issues, None]) if len(issues) > 1 else issues[0]

@@ -37,7 +37,7 @@ from orion_action.core.issue import IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine, ProcessSighting
 from orion_action.core.record import CLAIM_MARK, HOLDER_END, Holder, ReleaseAction, State
 from orion_action.errors import GitHubError, NotFound, OrionError
-from orion_action.services.claiming import Claim, Claimer
+from orion_action.services.claiming import LIST_SETTLE_S, Claim, Claimer
 from orion_action.services.holding import (
     Holding,
     cancelled,
@@ -74,8 +74,8 @@ class InvariantError(AssertionError):
 # trace in test_known_holes.py, marked xfail(strict=True), which turns red once it is fixed.
 # Remove an entry when its fix lands (ADR 0026).
 KNOWN_HOLES = {
-    "lag-blind-fence": "audit finding 1: with list lag above the settle two runs overlap past a beat",
-    "late-unqueue": "audit finding 3: a winner's queue-label removal lands after a requeue: no label",
+    "late-unqueue": "audit finding 3's residue: a winner whose late unqueue stranded the issue dies before "
+                    "its repair (ADR 0025)",
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
     "drain-identity": "audit finding 4: a live drain's pid keeps an abandoned claim alive",
     "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
@@ -84,7 +84,7 @@ KNOWN_HOLES = {
     "cancel-sweep-race": "the cancel sweep removes the cancel label while a claim is in flight",
     "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
-    "outage-record-overwritten": "a late beat, or a pass's rewrite after the read-backs, undoes the outage record",
+    "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
 }
 
 
@@ -201,7 +201,7 @@ class World:
         self.server.on_applied = self._applied
         self.server.clock.whole_seconds = whole_seconds
         self.clock = ModelClock(self)
-        self.server.sleep = self.clock.sleep
+        self.server.sleep = self._wait
         if max_lag > 0:
             import random
 
@@ -215,6 +215,10 @@ class World:
             self.issue_numbers.append(n)
             self.gen[n] = 0
             self.person[n] = []
+
+    def _wait(self, seconds: float) -> None:
+        """A client waits out a Retry-After (a scheduling point)."""
+        self.clock.sleep(seconds)
 
     # -- machines ------------------------------------------------------------------------
 
@@ -328,11 +332,9 @@ class World:
         for o in self.workers.values():  # overlapping runs are the overlap invariant's business
             if (o is not w and o.child_started and o.number == w.number and o.gen == w.gen
                     and not self.child_alive(o) and not self.disrupted(w.number)):
-                lower_won_late = o.claim is not None and o.claim.comment_id > claim.comment_id
                 raise InvariantError(
                     f"issue {w.number}'s queueing {w.gen} was run twice ({o.name}, then {w.name}) "
-                    f"with no recorded death requeueing it in between",
-                    "lag-blind-fence" if lower_won_late and self.max_lag > 1.0 else None,
+                    f"with no recorded death requeueing it in between"
                 )
         listed = self.listed_at.get(f"{w.name}.claim")
         for t in self.issue_log(claim.number).tombstones:
@@ -615,16 +617,29 @@ class World:
         """Who wrote `op` of `label` on issue n since `since` (actors, oldest first)."""
         return [a for a, o, x, at in self.label_writes.get(n, ()) if o == op and x == label and at >= since]
 
+    def _strand_cause(self, n: int) -> str | None:
+        """A pass planned before the last claim took that claim's lock off (stale-pass-unlock),
+        or a winner's unqueue came after a requeue and the winner died before its repair."""
+        last = max((w.posted_at for w in self.workers.values() if w.number == n and w.posted_at is not None),
+                   default=None)
+        for actor, op, label, _ in self.label_writes.get(n, ()):
+            p = self.passes.get(actor)
+            if (p is not None and op == "remove_label" and label == LAB.working and last is not None
+                    and p.began is not None and p.began <= last):
+                return "stale-pass-unlock"
+        return "late-unqueue" if self._unqueued_after_requeue(n) else None
+
     def _unqueued_after_requeue(self, n: int) -> bool:
         """Whether a winner's queue-label removal came after a pass or a person's release took
         the lock off or put the queue label on (audit finding 3)."""
         writes = self.label_writes.get(n, [])
         for i, (actor, op, label, _) in enumerate(writes):
-            if actor.endswith(".claim") and op == "remove_label" and label == LAB.queue:
-                if any(a in self.passes and ((o == "remove_label" and x == LAB.working)
-                                             or (o == "add_labels" and x == LAB.queue))
-                       for a, o, x, _ in writes[:i]):
-                    return True
+            if actor.endswith(".claim") and op == "remove_label" and label == LAB.queue and any(
+                a in self.passes
+                and ((o == "remove_label" and x == LAB.working) or (o == "add_labels" and x == LAB.queue))
+                for a, o, x, _ in writes[:i]
+            ):
+                return True
         return False
 
     def _duplicate(self, n: int) -> str | None:
@@ -661,7 +676,7 @@ class World:
             by = f" (the lock was last removed by {who[0]} at t={who[1]:g})" if who else ""
             hole = None
             remover = self.workers.get(who[0].partition(".")[0]) if who is not None else None
-            if remover is not None and remover is not w and (
+            if who is not None and remover is not None and remover is not w and (
                 who[0] in self.landed_late or (who[0].endswith(".end") and remover.outage_retries > 0)
             ):
                 hole = "stolen-by-ending"  # a late write, or the outage path's retry (findings 2, 8)
@@ -718,6 +733,9 @@ class World:
         beat plus the allowed lag."""
         if len(live) < 2:
             return
+        if self.max_lag <= LIST_SETTLE_S:  # lag within the settle: no overlap at all (design section 3)
+            raise InvariantError(f"two runs work issue {n} at once: {[w.name for w in live]} (list lag "
+                                 f"at most {self.max_lag:g}s, within the settle)")
         live = sorted(live, key=lambda w: w.claim.comment_id if w.claim else 0)
         listable = max(w.posted_at or 0.0 for w in live) + self.max_lag + SECOND
         for w in live[1:]:
@@ -725,16 +743,8 @@ class World:
                 names = [x.name for x in live]
                 raise InvariantError(
                     f"two runs work issue {n} at once: {names}; {w.name} beat at t={w.clean_beat:g}, "
-                    f"after every claim was listable (t={listable:g}), and did not stop",
-                    "lag-blind-fence" if self.max_lag > 1.0 and self._recorded_unlisted(w, live[0]) else None,
+                    f"after every claim was listable (t={listable:g}), and did not stop"
                 )
-
-    def _recorded_unlisted(self, w: Worker, lower: Worker) -> bool:
-        """Audit finding 1: the holder recorded the issue's whole comment count as seen while
-        its listing lacked the lower claim, so it never lists again."""
-        c = w.claim
-        return (c is not None and lower.claim is not None and lower.claim.comment_id not in c.listed
-                and len(c.listed) >= self.server.issue(c.number).comments)
 
     def _check_pass(self, name: str, result: StepResult) -> None:
         """A dead holder is released within stale_after plus one pass: a pass that began after
@@ -807,7 +817,8 @@ class World:
         cancelled_last = self.last_person.get(n) == "cancel"
         stale = "stale-pass-repair" if self._stale_pass_write(n) else None
         if len(fates) > 1 and not self._person_since(n, 0.0, ("release",)):
-            raise InvariantError(f"issue {n} carries more than one of queue/ready/failed: {sorted(labels)}", stale)
+            raise InvariantError(f"issue {n} carries more than one of queue/ready/failed: {sorted(labels)}",
+                                 stale)
         if cancelled_last and LAB.queue in labels:
             cancel_at = max(at for what, at in self.person[n] if what == "cancel")
             writes = [x for x in self.label_writes.get(n, ()) if x[3] >= cancel_at]
@@ -824,7 +835,7 @@ class World:
             if not cancelled_last and (last is None or last.record.state is not State.CANCELLED):
                 raise InvariantError(f"stranded: open issue {n} has none of queue/ready/failed: "
                                      f"{sorted(labels)}",
-                                     "late-unqueue" if self._unqueued_after_requeue(n) else stale)
+                                     self._strand_cause(n) or stale)
         if n in self.requeued_at and LAB.queue not in labels and not cancelled_last:
             from orion_action.core.arbitration import ran
 
