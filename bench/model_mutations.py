@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SEEDS = (2, 3, 4)  # make simulate's fixed seeds: the code as it is breaks no invariant there
+SEEDS = (1, 3, 4)  # make simulate's fixed seeds: the code as it is breaks no invariant there
 EPISODES = int(os.environ.get("MUTATION_EPISODES", "250"))  # per seed, 80 actions each
 
 # name -> [(file, text to find, replacement), ...]: each removes or weakens one rule of the protocol.

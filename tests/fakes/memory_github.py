@@ -22,8 +22,11 @@ a few percent of posts), and listings are consistent unless `list_lag` says othe
 Knobs for the driver: `clock.advance`; `list_lag` + `settle` (a comment's latest write,
 deletion included, stays out of listings for that long; direct reads are always current);
 `hide` (one comment out of listings for a while, beyond any settle);
-`on_call` (runs before every request: a scheduling point); `fail_next` (unavailable,
-ambiguous, or lost and retried as the adapter retries); person actions (`create_issue`,
+`lag_of` (a lag per write instead: each comment lags on its own, ADR 0026); `clock.whole_seconds`
+(GitHub's stamps); `on_call` (runs before every request: a scheduling point); `on_applied` (who
+wrote what); `fail_next` (unavailable, ambiguous, lost and retried as the adapter retries,
+limited by a 403/429 Retry-After, or late: applied after the client gave up, see `land`);
+person actions (`create_issue`,
 `add_label`, `close`, `comment`, ...) that bypass the hook and the counting.
 """
 

@@ -2,7 +2,7 @@
 
     python tests/model/simulate.py [--seed N ...] [--episodes 250] [--random/--no-random]
 
-Runs each fixed seed (by default 2, 3 and 4), then one seed drawn afresh each run and printed
+Runs each fixed seed (by default 1, 3 and 4), then one seed drawn afresh each run and printed
 first, so that any failure replays (`--seed N --no-random`). On the first break it cannot
 attribute to a known open hole (world.KNOWN_HOLES) it prints the seed, the episode and a
 shrunk trace, and exits 1. Breaks of known holes are counted and printed.
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: fakes, m
 
 from model.explorer import explore  # noqa: E402
 
-FIXED_SEEDS = (2, 3, 4)
+FIXED_SEEDS = (1, 3, 4)
 
 
 def main() -> int:

@@ -23,15 +23,19 @@ def replay(seed: int, episode: int) -> None:
 
 # (seed, episode, the hole it shows, what the model saw)
 CASES = [
-    (1, 20, "outage-record-overwritten", "a beat sent at the lease end lands after the outage record"),
-    (1, 32, "requeue-over-cancel", "two passes: one requeues a dead run after the other swept the cancel"),
-    (2, 57, "late-unqueue", "release --force during a claim; the winner's queue removal lands after it"),
-    (2, 138, "drain-identity", "a drain's live pid keeps its abandoned claim's lock past stale_after"),
-    (3, 189, "stale-pass-repair", "a pass's label repair planned before a person's requeue lands after it"),
-    (3, 203, "pass-unlocks-unlisted-claim", "a pass takes the lock off a claim still out of listings"),
-    (1, 95, None, "a person's requeue of issue 1 was lost: ['orion-ready'] (not yet attributed)"),
-    (1, 111, None, "stranded: open issue 2 has none of queue/ready/failed (not yet attributed)"),
-    (1, 126, None, "a dead holder was kept: issue 2 locked 101 s after its last write (not yet attributed)"),
+    (1, 100, "stale-pass-unlock", "a pass planned before a claim takes that claim's lock off"),
+    (1, 126, "drain-identity", "a drain's live pid keeps its abandoned claim's lock past stale_after"),
+    (1, 133, "outage-record-overwritten", "the outage record is overwritten: the attempt is spent"),
+    (5, 133, "requeue-over-cancel", "two passes: one requeues a dead run after the other swept the cancel"),
+    (5, 157, "stale-pass-repair", "a pass's label repair planned before a person's act lands after it"),
+    (5, 207, "late-unqueue", "a winner whose late unqueue stranded the issue dies before its repair"),
+    (7, 203, "cancel-sweep-race", "the cancel sweep removes the label while a claim is in flight"),
+    (33, 5, "lower-claim-wins-late", "lag 4 s: w1 (higher) wins and runs, then w0 (lower) wins too"),
+    (2, 22, None, "stranded: open issue 1 has none of queue/ready/failed (not yet attributed)"),
+    (8, 235, None, "a live run stopped by another actor's lock removal (not yet attributed)"),
+    (12, 161, None, "a person's cancel undone: the queue label back (not yet attributed)"),
+    (18, 58, None, "a person's requeue lost: ['orion-ready'] (not yet attributed)"),
+    (25, 246, None, "a dead holder kept past stale_after and a pass (not yet attributed)"),
 ]
 
 

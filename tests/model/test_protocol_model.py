@@ -26,7 +26,7 @@ EPISODES = int(os.environ.get("ORION_MODEL_EPISODES", "250"))
 # test-slow: 15 seeds x 250 episodes x 80 actions = 300,000 actions, each seed one on which the
 # code breaks no invariant beyond KNOWN_HOLES (seeds that break one more are findings:
 # test_known_holes.py replays them).
-SLOW_SEEDS = (2, 3, 4, 6, 7, 8, 9, 11, 12, 13, 17, 18, 19, 20, 21)
+SLOW_SEEDS = (1, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14, 15, 16, 17, 19)
 
 
 def test_explorer_finds_no_broken_invariant(monkeypatch) -> None:

@@ -81,6 +81,8 @@ KNOWN_HOLES = {
     "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
     "duplicate-claim": "a claim POST retried under lag posts one token twice; every pass then backs off",
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
+    "lower-claim-wins-late": "with lag above the settle a higher claim wins and runs, then the lower claim "
+                             "wins too: ran_meanwhile looks only at lower claims",
     "cancel-sweep-race": "the cancel sweep removes the cancel label while a claim is in flight",
     "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
@@ -332,9 +334,11 @@ class World:
         for o in self.workers.values():  # overlapping runs are the overlap invariant's business
             if (o is not w and o.child_started and o.number == w.number and o.gen == w.gen
                     and not self.child_alive(o) and not self.disrupted(w.number)):
+                lower_won_late = o.claim is not None and o.claim.comment_id > claim.comment_id
                 raise InvariantError(
                     f"issue {w.number}'s queueing {w.gen} was run twice ({o.name}, then {w.name}) "
-                    f"with no recorded death requeueing it in between"
+                    f"with no recorded death requeueing it in between",
+                    "lower-claim-wins-late" if lower_won_late and self.max_lag > LIST_SETTLE_S else None,
                 )
         listed = self.listed_at.get(f"{w.name}.claim")
         for t in self.issue_log(claim.number).tombstones:
