@@ -31,9 +31,9 @@ CASES = [
     (5, 207, "late-unqueue", "a winner whose late unqueue stranded the issue dies before its repair"),
     (7, 203, "cancel-sweep-race", "the cancel sweep removes the label while a claim is in flight"),
     (33, 5, "lower-claim-wins-late", "lag 4 s: w1 (higher) wins and runs, then w0 (lower) wins too"),
+    (36, 72, "repair-undoes-cancel", "a released winner's unqueue repair lands after the cancel sweep"),
     (2, 22, None, "stranded: open issue 1 has none of queue/ready/failed (not yet attributed)"),
     (8, 235, None, "a live run stopped by another actor's lock removal (not yet attributed)"),
-    (12, 161, None, "a person's cancel undone: the queue label back (not yet attributed)"),
     (18, 58, None, "a person's requeue lost: ['orion-ready'] (not yet attributed)"),
     (25, 246, None, "a dead holder kept past stale_after and a pass (not yet attributed)"),
 ]

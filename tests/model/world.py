@@ -83,6 +83,7 @@ KNOWN_HOLES = {
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
     "lower-claim-wins-late": "with lag above the settle a higher claim wins and runs, then the lower claim "
                              "wins too: ran_meanwhile looks only at lower claims",
+    "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it off",
     "cancel-sweep-race": "the cancel sweep removes the cancel label while a claim is in flight",
     "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
@@ -832,8 +833,11 @@ class World:
                         for b, o2, x2, _ in writes[:i])
                 for i, (a, o, x, _) in enumerate(writes)
             )
+            requeuers = self._label_by(n, "add_labels", LAB.queue, cancel_at)
+            by_holder = any(a.endswith((".end", ".beat")) for a in requeuers)
+            repaired = "repair-undoes-cancel" if by_holder else None
             raise InvariantError(f"a person's cancel of issue {n} was undone: {sorted(labels)}",
-                                 "requeue-over-cancel" if passes else stale)
+                                 "requeue-over-cancel" if passes else repaired or stale)
         if not fates:
             last = next((c for c in reversed(log.claims) if c.record.state is not State.LOST), None)
             if not cancelled_last and (last is None or last.record.state is not State.CANCELLED):
