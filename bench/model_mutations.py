@@ -75,13 +75,13 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     "audit: the outage path moves labels whatever the time (ADR 0019's bound gone)": [
         (
             "services/holding.py",
-            "        too_late = self.clock.monotonic() >= self._presumable_at()",
+            "        too_late = self.clock.monotonic() >= self._last_label_write()",
             "        too_late = False",
         ),
         (
             "services/holding.py",
-            "            self.gh.deadline = self._presumable_at()  # no label write starts after it",
-            "            self.gh.deadline = None",
+            "        bound = self._last_label_write()\n",
+            "        bound = float('inf')\n",
         ),
     ],
     "audit: a claimer ignores an earlier claim that ran meanwhile (ADR 0011)": [(
@@ -148,10 +148,15 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "            self._put_back(self._outage_record)",
         "            self._write_final(self._outage_record.with_changes(finished_at=self.clock.now_iso()))",
     )],
-    "outage label writes start until 5 s before presumption (ADR 0024)": [(
+    "holder label writes start until 5 s before presumption (ADR 0024)": [(
         "services/holding.py",
-        "OUTAGE_LABEL_MARGIN_S = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S",
-        "OUTAGE_LABEL_MARGIN_S = 5.0",
+        "LABEL_LANDING_MARGIN_S = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S",
+        "LABEL_LANDING_MARGIN_S = 5.0",
+    )],
+    "an ending moves labels whenever it comes (ADR 0024)": [(
+        "services/holding.py",
+        "        if self.clock.monotonic() >= self._last_label_write():\n            raise Unavailable(",
+        "        if False:\n            raise Unavailable(",
     )],
     "a released winner leaves the strand its late unqueue made (ADR 0025)": [(
         "services/holding.py",

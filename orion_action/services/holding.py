@@ -10,9 +10,10 @@ which brings a reconcile pass back).
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -52,9 +53,10 @@ OUTAGE_RETRY_MAX_S = 30.0
 # GitHub ends a request it has not processed within 10 s ("Timeouts" in its REST API
 # troubleshooting guide): a write sent is applied within that, or not at all.
 GITHUB_REQUEST_LIMIT_S = 10.0
-# A holder past its lease starts a label write only until this long before a judge may presume
-# it dead, so that the write lands before then, however slowly GitHub answers (ADR 0024).
-OUTAGE_LABEL_MARGIN_S = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S
+# A holder starts a label write (or an end marker) only until this long before a judge may
+# presume it dead, so that the write lands before then, however slowly GitHub answers; never
+# earlier than its lease's end, though, which is where a small stale_after leaves it (ADR 0024).
+LABEL_LANDING_MARGIN_S = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S
 # After recording an outage, look at the record this many times, this far apart, and put it back
 # if a pass's "released" rewrite landed over it.
 OUTAGE_READ_BACKS = 2
@@ -348,9 +350,14 @@ class Holding:
             progress=self.progress,
         )
         self._write_final(record)
-        if self._ambiguous_write:
-            self._mark_end(record)
-        self.move_labels(add=outcome.add, also_remove=outcome.also_remove)
+        if self.clock.monotonic() >= self._last_label_write():
+            raise Unavailable(
+                "too late for a label write to land before a judge may presume this holder dead"
+            )
+        with self._labels_in_time():
+            if self._ambiguous_write:
+                self._mark_end(record)
+            self.move_labels(add=outcome.add, also_remove=outcome.also_remove)
         return None
 
     def _mark_end(self, record: ClaimRecord) -> None:
@@ -482,7 +489,7 @@ class Holding:
         else:
             self._put_back(self._outage_record)
         record = self._outage_record
-        too_late = self.clock.monotonic() >= self._presumable_at()
+        too_late = self.clock.monotonic() >= self._last_label_write()
         if lost is None and (sent_before or later is not None or too_late):
             # A pass may already hand the issue back (our record may be final on GitHub since
             # an earlier try, or a judge may presume us dead) and a next run hold it: a label
@@ -491,13 +498,10 @@ class Holding:
             self.log(f"#{self.number}: recorded the outage; the next reconcile pass hands the issue back")
             return record
         if lost is None:
-            self.gh.deadline = self._presumable_at()  # no label write starts after it
-            try:
+            with self._labels_in_time():
                 if self._ambiguous_write:
                     self._mark_end(record)
                 self.move_labels(add=self.config.labels.queue)
-            finally:
-                self.gh.deadline = None
             self.requeued = True
             self.log(f"#{self.number}: recorded the outage; back to the queue, no attempt spent")
             return record
@@ -522,13 +526,26 @@ class Holding:
             self.gh.edit_comment(self.claim.comment_id, body)
         self.claim.record = record
 
-    def _presumable_at(self) -> float:
+    def _last_label_write(self) -> float:
         """The last instant, on our clock, at which a label write of ours may start: a judge may
         presume us dead stale_after after our last completed beat was sent (its updated_at is
         no earlier); less GitHub's whole-second slack and the longest a request it accepted
-        takes to land (ADR 0024)."""
+        takes to land, but never before our lease ends (ADR 0024)."""
         last_sent = self.lease_until - self.config.renew_deadline
-        return last_sent + self.config.stale_after - OUTAGE_LABEL_MARGIN_S
+        margin = min(LABEL_LANDING_MARGIN_S, self.config.stale_after - self.config.renew_deadline)
+        return last_sent + self.config.stale_after - margin
+
+    @contextlib.contextmanager
+    def _labels_in_time(self) -> Iterator[None]:
+        """No request of the block starts after `_last_label_write` (nor after a deadline the
+        caller set already)."""
+        previous = self.gh.deadline
+        bound = self._last_label_write()
+        self.gh.deadline = bound if previous is None else min(previous, bound)
+        try:
+            yield
+        finally:
+            self.gh.deadline = previous
 
     def _failed_for_our_outage(self, issue: Issue, log: IssueLog, record: ClaimRecord) -> bool:
         """Whether a pass turned the issue failed only because it counted our run, which our

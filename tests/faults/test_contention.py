@@ -127,6 +127,16 @@ def test_two_reconcilers_at_once_requeue_each_dead_claim_once(orion: Orion, prox
     wait_until(lambda: all(len(view(repo, n).log.tombstones) == 1 for n in numbers), 5)
 
 
+def roomy(orion: Orion) -> Orion:
+    """The same runner with stale_after 12 s: a late claimer's lease (counted from before its
+    held POST) must outlast the hold and the settle counted from the POST's answer (ADR 0023)."""
+    config = orion.workdir / "roomy.yml"
+    config.write_text("heartbeat: {interval: 1, stale_after: 12}\nrun: {kill_grace: 1}\n")
+    twin = Orion(orion.env, config, orion.workdir, orion.child)
+    twin.procs = orion.procs  # one list: the fixture cleans up after both
+    return twin
+
+
 def test_a_late_claimer_meeting_a_finishing_run_leaves_the_issue_ready(orion: Orion, proxy: Proxy,
                                                                          repo: RepoHandle):
     """Exact interleaving (found by the flaky contention test): claimer L read the issue as
@@ -134,6 +144,7 @@ def test_a_late_claimer_meeting_a_finishing_run_leaves_the_issue_ready(orion: Or
     ran meanwhile, gives up and takes its stale lock off -- just before W, about to move the
     labels, re-reads the issue. W finds the lock gone and leaves the labels; the issue was
     left with no label at all (neither queued nor ready), where no reconcile pass looks."""
+    orion = roomy(orion)
     n = repo.create_issue("late claimer", ["orion"])
     log, go = orion.workdir / "children.log", orion.workdir / "go"
     late_post = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
@@ -190,6 +201,7 @@ def test_a_late_claimer_losing_to_another_loser_takes_its_lock_off(orion: Orion,
     lands now: it re-adds the lock and loses to L1 (still open). Neither learnt from arbitration
     that the run is over; the one that marks itself lost last must see it and take the lock
     off (it once stayed on until a reconcile pass)."""
+    orion = roomy(orion)
     n = repo.create_issue("late losers", ["orion"])
     log, go = orion.workdir / "children.log", orion.workdir / "go"
     first = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)

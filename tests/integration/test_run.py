@@ -340,8 +340,10 @@ def test_a_stale_claimer_after_an_interrupt_hands_the_issue_back(repo, proxy, or
     assert set(repo.labels(n)) == {READY}
 
 
-def test_a_loser_with_another_stage_leaves_no_stage_label(repo, proxy, orion_env, tmp_path,
-                                                          config):
+def test_a_loser_with_another_stage_leaves_no_stage_label(repo, proxy, orion_env, tmp_path):
+    # B's POST is held while A claims: B's lease (from before the POST) must outlast that hold
+    # and the settle counted from the POST's answer (ADR 0023), so stale_after is 12 here.
+    config = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 12}\nrun: {kill_grace: 1}\n")
     n = repo.create_issue("two stages", [QUEUE])
     held = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
     b_child = Child(tmp_path, "b")

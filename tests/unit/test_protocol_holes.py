@@ -37,7 +37,7 @@ from orion_action.core.record import (
 )
 from orion_action.errors import GitHubError, NotClaimed
 from orion_action.services.claiming import Claim, Claimer
-from orion_action.services.holding import Holding
+from orion_action.services.holding import Holding, finished
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, source="test")
 LAB = CONFIG.labels
@@ -313,6 +313,19 @@ def test_an_outage_label_move_starts_only_while_it_can_land_before_presumption()
     assert h.record_outage("the lease ran out", 600, lambda _s: False)
     assert LAB.working in s.issue(1).labels and not h.requeued
     assert record_of(s, h.claim.comment_id).state is State.INTERRUPTED
+
+
+def test_an_ending_past_its_lease_moves_no_label_that_could_land_after_presumption() -> None:
+    """A holder stalled past its lease whose child then exits (the guardian was late): it
+    writes its final record, but a label write starting 8 s before a judge may presume it dead
+    could land after a pass and a next claim; the pass completes the move from the record."""
+    s, h = outage_holding([])
+    last_sent = h.lease_until - CONFIG.renew_deadline
+    s.clock.advance(last_sent + CONFIG.stale_after - 8 - s.clock.monotonic())
+    with pytest.raises(GitHubError, match="too late for a label write"):
+        h.conclude(finished(CONFIG, 0))
+    assert s.issue(1).labels == frozenset({LAB.working})
+    assert record_of(s, h.claim.comment_id).state is State.FINISHED
 
 
 # -- finding 3: a late unqueue strands the issue ----------------------------------------------
