@@ -150,6 +150,7 @@ class Worker:
     loss_judged: bool = False
     outage_recorded: bool = False
     outage_retries: int = 0
+    child_pid: int | None = None
 
     @property
     def token(self) -> str | None:
@@ -354,7 +355,8 @@ class World:
             self._spawn_ending(w, "lease")
             return
         w.child_started, w.child_lease = True, h.lease_until
-        h.child_pid = w.proc.pid + 1
+        self.next_pid += 1
+        h.child_pid = w.child_pid = self.next_pid  # each claim's child its own (a drain's too)
 
         def beats() -> None:
             while not w.beat_stop:
