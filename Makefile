@@ -34,9 +34,10 @@ test: deps
 test-slow: deps system-deps
 	$(PY) -m pytest -q -m slow || [ $$? -eq 5 ]
 
-# The protocol model, long: 100,000+ actions from a fixed seed (SEED=..., STEPS=... to change).
+# The protocol model's search: fixed seeds plus one fresh seed, printed (SEED=N replays one,
+# EPISODES=... per seed). A failure prints its seed and a shrunk trace.
 simulate: deps
-	$(PY) tests/model/simulate.py --steps $${STEPS:-100000} --seed $${SEED:-20261203}
+	$(PY) tests/model/simulate.py --episodes $${EPISODES:-250} $${SEED:+--seed $$SEED --no-random}
 
 demo: deps
 	$(PY) demo/demo.py

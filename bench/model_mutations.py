@@ -2,8 +2,12 @@
 explorer needs to notice (`make bench-model`, or `python bench/model_mutations.py`).
 
 Each mutation is applied to a copy of the package in a temporary directory (the working tree
-is never touched); the explorer (tests/model/explorer.py) then runs from a fixed seed until it
-breaks an invariant or gives up. Prints a table and writes bench/model-mutations.json.
+is never touched); the explorer (tests/model/explorer.py) then runs `make simulate`'s fixed seeds
+until it breaks
+an invariant it cannot attribute to a known open hole (KNOWN_HOLES), or gives up. A break of a
+known hole does not count as a kill. `python bench/model_mutations.py WORD...` runs only the
+mutations whose name contains a WORD (and writes nothing). Prints a table and writes
+bench/model-mutations.json.
 """
 
 from __future__ import annotations
@@ -18,117 +22,171 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EPISODES = int(os.environ.get("MUTATION_EPISODES", "1500"))
+SEEDS = (1, 3, 4)  # make simulate's fixed seeds: the code as it is breaks no invariant there
+EPISODES = int(os.environ.get("MUTATION_EPISODES", "250"))  # per seed, 80 actions each
 
-# name -> (file, text to find, replacement): each removes or weakens one rule of the protocol.
-MUTATIONS: dict[str, tuple[str, str, str]] = {
-    "arbitration ignores a lower live claim": (
+# name -> [(file, text to find, replacement), ...]: each removes or weakens one rule of the protocol.
+MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
+    "arbitration ignores a lower live claim": [(
         "core/arbitration.py",
         "    if first is not None and first.comment_id < mine.comment_id:",
         "    if False:",
-    ),
-    "no settle before arbitration (list lag)": (
-        "services/claiming.py", "LIST_SETTLE_S = 1.0", "LIST_SETTLE_S = 0.0",
-    ),
-    "a claimer does not judge its own age and the lease starts late": (
+    )],
+    "no settle before arbitration (list lag)": [
+        ("services/claiming.py", "LIST_SETTLE_S = 1.0", "LIST_SETTLE_S = 0.0"),
+    ],
+    "a claimer does not judge its own age and the lease starts late": [(
         "services/claiming.py",
         "        if max(age, spent) >= self.config.renew_deadline:",
         "        if False:",
-    ),
-    "a loser removes the queue label before arbitrating": (
+    )],
+    "a loser removes the queue label before arbitrating": [(
         "services/claiming.py",
         "            self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])\n",
         "            self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])\n"
         "            self.gh.remove_label(n, lab.queue)\n",
-    ),
-    "endings skip the fence check": (
+    )],
+    "endings skip the fence check": [(
         "services/holding.py",
         "        why, released = self.fresh_check()\n",
         "        why, released = None, False\n",
-    ),
-    "a beat renews the lease even when the claim is lost": (
+    )],
+    "a beat renews the lease even when the claim is lost": [(
         "services/holding.py",
         "        if self.lost is None:\n            self.lease_until",
         "        if True:\n            self.lease_until",
-    ),
-    "the plan orders by update time (the v0.1 livelock)": (
+    )],
+    "the plan orders by update time (the v0.1 livelock)": [(
         "core/plan.py",
         "    last = max(events, key=lambda e: e.comment_id, default=None)",
         "    last = max(events, key=lambda e: getattr(e, 'updated_at', e.created_at), default=None)",
-    ),
-    "a pass ignores the queue label beside a dead claim": (
+    )],
+    "a pass ignores the queue label beside a dead claim": [(
         "core/plan.py",
         "    if labels.queue in on_issue and not",
         "    if False and not",
-    ),
-    "a reboot alone proves death (no missed beat)": (
+    )],
+    "a reboot alone proves death (no missed beat)": [(
         "core/liveness.py",
         "    if rebooted(h, seen.machine) and age > MISSED_BEAT_FACTOR * record.interval:",
         "    if rebooted(h, seen.machine):",
-    ),
-    "the fence counts comments it never listed as seen (ADR 0023)": (
+    )],
+    # The protocol audit's three (docs/adr/0026: the model of 0a77c48 missed all of them).
+    "audit: the outage path moves labels whatever the time (ADR 0019's bound gone)": [
+        (
+            "services/holding.py",
+            "        too_late = self.clock.monotonic() >= self._last_label_write()",
+            "        too_late = False",
+        ),
+        (
+            "services/holding.py",
+            "        bound = self._last_label_write()\n",
+            "        bound = float('inf')\n",
+        ),
+    ],
+    "audit: a claimer ignores an earlier claim that ran meanwhile (ADR 0011)": [(
+        "services/claiming.py",
+        "        meanwhile = ran_meanwhile(log, record.token, issue.read_at)",
+        "        meanwhile = None",
+    )],
+    "audit: keep_on_fresh_beat ignores recent tombstones (ADR 0018)": [(
+        "core/plan.py", "    if recent.tombstones or recent.unreadable", "    if recent.unreadable",
+    )],
+    # The code review's survivors (reviews r3, code-quality.md section 4).
+    "review: a pass drops the cancelled-run repair branch": [(
+        "core/plan.py", "        if rec.state is State.CANCELLED:", "        if False:",
+    )],
+    "review: an interrupted run at the end of its budget is kept, not given up": [(
+        "core/plan.py",
+        "        action = Action.GIVE_UP if spent else Action.REQUEUE",
+        "        action = Action.KEEP if spent else Action.REQUEUE",
+    )],
+    "review: blocker ignores that the claim itself was released": [(
+        "core/arbitration.py", "    if token in log.released_tokens():", "    if False:",
+    )],
+    "review: ended_before misses a tombstone in the cut-off second": [(
+        "core/arbitration.py",
+        "t.created_at <= cutoff for t in log.tombstones",
+        "t.created_at < cutoff for t in log.tombstones",
+    )],
+    # The fence itself.
+    "a beat never lists new comments (a blind fence)": [(
+        "services/holding.py",
+        "        if not issue.is_open or lab.working not in issue.labels"
+        " or issue.comments != len(c.listed):",
+        "        if not issue.is_open or lab.working not in issue.labels:",
+    )],
+    # h1-protocol's rules for the r3 audit's findings (ADRs 0023-0025).
+    "the fence counts comments it never listed as seen (ADR 0023)": [(
         "services/holding.py",
         "        c.listed = c.listed[:kept] + [x.id for x in comments]\n",
         "        c.listed = c.listed[:kept] + [x.id for x in comments]\n"
         "        c.listed += [0] * max(0, issue.comments - len(c.listed))\n",
-    ),
-    "the settle counts from before the claim POST (ADR 0023)": (
+    )],
+    "the settle counts from before the claim POST (ADR 0023)": [(
         "services/claiming.py",
         "            self.clock.sleep(LIST_SETTLE_S - (self.clock.monotonic() - posted_at))",
         "            self.clock.sleep(LIST_SETTLE_S - (self.clock.monotonic() - lease_start))",
-    ),
-    "the fence trusts a page computed from a count deletions invalidate (ADR 0023)": (
+    )],
+    "the fence trusts a page computed from a count deletions invalidate (ADR 0023)": [(
         "services/holding.py",
         "        if first_page > 1 and (not comments or comments[0].id != c.listed[kept]):",
         "        if False:",
-    ),
-    "an outage retry moves labels after its record may be final (ADR 0024)": (
+    )],
+    "an outage retry moves labels after its record may be final (ADR 0024)": [(
         "services/holding.py",
         "        if lost is None and (sent_before or later is not None or too_late):",
         "        if lost is None and (later is not None or too_late):",
-    ),
-    "an outage try moves labels over a later claim (ADR 0024)": (
+    )],
+    "an outage try moves labels over a later claim (ADR 0024)": [(
         "services/holding.py",
         "        if lost is None and (sent_before or later is not None or too_late):",
         "        if lost is None and (sent_before or too_late):",
-    ),
-    "every outage try rewrites its record (ADR 0024)": (
+    )],
+    "every outage try rewrites its record (ADR 0024)": [(
         "services/holding.py",
         "            self._put_back(self._outage_record)",
         "            self._write_final(self._outage_record.with_changes(finished_at=self.clock.now_iso()))",
-    ),
-    "holder label writes start until 5 s before presumption (ADR 0024)": (
+    )],
+    "holder label writes start until 5 s before presumption (ADR 0024)": [(
         "services/holding.py",
         "LABEL_LANDING_MARGIN_S = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S",
         "LABEL_LANDING_MARGIN_S = 5.0",
-    ),
-    "an ending moves labels whenever it comes (ADR 0024)": (
+    )],
+    "an ending moves labels whenever it comes (ADR 0024)": [(
         "services/holding.py",
         "        if self.clock.monotonic() >= self._last_label_write():\n            raise Unavailable(",
         "        if False:\n            raise Unavailable(",
-    ),
-    "a released winner leaves the strand its late unqueue made (ADR 0025)": (
+    )],
+    "a released winner leaves the strand its late unqueue made (ADR 0025)": [(
         "services/holding.py",
         "        if self.claim.unqueued:  # our unqueue may have landed after the release (ADR 0025)",
         "        if False:",
-    ),
+    )],
 }
 
 RUNNER = """
 import sys, json
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
 from model.explorer import explore
-taken, failure = explore(7, int(sys.argv[3]))
-print(json.dumps({"actions": taken, "broken": None if failure is None else failure.error.splitlines()[0]}))
+total, broken = 0, None
+for seed in json.loads(sys.argv[4]):
+    taken, failure = explore(seed, int(sys.argv[3]))
+    total += taken
+    if failure is not None:
+        lines = failure.error.strip().splitlines()
+        last = lines[-1 if lines[0].startswith("Traceback") else 0]
+        broken = f"seed {seed} episode {failure.episode}: " + last
+        break
+print(json.dumps({"actions": total, "broken": broken}))
 """
 
 
-def run_one(name: str, mutation: tuple[str, str, str] | None) -> dict[str, object]:
+def run_one(name: str, mutation: list[tuple[str, str, str]] | None) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         pkg = Path(tmp) / "orion_action"
         shutil.copytree(ROOT / "orion_action", pkg)
-        if mutation is not None:
-            file, find, replace = mutation
+        for file, find, replace in mutation or []:
             path = pkg / file
             text = path.read_text()
             if find not in text:
@@ -136,7 +194,7 @@ def run_one(name: str, mutation: tuple[str, str, str] | None) -> dict[str, objec
             path.write_text(text.replace(find, replace, 1))
         started = time.monotonic()
         out = subprocess.run(
-            [sys.executable, "-c", RUNNER, tmp, str(ROOT / "tests"), str(EPISODES)],
+            [sys.executable, "-c", RUNNER, tmp, str(ROOT / "tests"), str(EPISODES), json.dumps(SEEDS)],
             capture_output=True, text=True, timeout=1800,
         )
         if out.returncode != 0:
@@ -146,13 +204,17 @@ def run_one(name: str, mutation: tuple[str, str, str] | None) -> dict[str, objec
 
 
 def main() -> int:
+    only = sys.argv[1:]
     rows = [run_one("(none: the code as it is)", None)]
-    rows += [run_one(name, m) for name, m in MUTATIONS.items()]
+    rows += [run_one(name, m) for name, m in MUTATIONS.items() if not only or any(o in name for o in only)]
     for r in rows:
         verdict = "caught" if r.get("broken") else ("ERROR" if r.get("error") else "missed")
         why = r.get("broken") or r.get("error") or ""
         print(f"{verdict:7} {r.get('actions', '-')!s:>7} actions  {r['mutation']}  {why}")
-    (ROOT / "bench" / "model-mutations.json").write_text(json.dumps(rows, indent=2) + "\n")
+    killed = sum(1 for r in rows[1:] if r.get("broken"))
+    print(f"killed {killed} of {len(rows) - 1} mutations ({EPISODES} episodes per seed, seeds {SEEDS})")
+    if not only:
+        (ROOT / "bench" / "model-mutations.json").write_text(json.dumps(rows, indent=2) + "\n")
     baseline_ok = rows[0].get("broken") is None and not rows[0].get("error")
     return 0 if baseline_ok else 1
 

@@ -316,7 +316,8 @@ class Holding:
             is_open=issue.is_open,
             has_lock=self.config.labels.working in issue.labels,
             is_dead=lambda e: (
-                e.record.token != token and judge_entry(e, now, self.config.stale_after, self.here).is_dead
+                e.record.token != token
+                and judge_entry(e, now, self.config.stale_after, self.here, sight=self.sight).is_dead
             ),
         )
 

@@ -22,8 +22,11 @@ a few percent of posts), and listings are consistent unless `list_lag` says othe
 Knobs for the driver: `clock.advance`; `list_lag` + `settle` (a comment's latest write,
 deletion included, stays out of listings for that long; direct reads are always current);
 `hide` (one comment out of listings for a while, beyond any settle);
-`on_call` (runs before every request: a scheduling point); `fail_next` (unavailable,
-ambiguous, or lost and retried as the adapter retries); person actions (`create_issue`,
+`lag_of` (a lag per write instead: each comment lags on its own, ADR 0026); `clock.whole_seconds`
+(GitHub's stamps); `on_call` (runs before every request: a scheduling point); `on_applied` (who
+wrote what); `fail_next` (unavailable, ambiguous, lost and retried as the adapter retries,
+limited by a 403/429 Retry-After, or late: applied after the client gave up, see `land`);
+person actions (`create_issue`,
 `add_label`, `close`, `comment`, ...) that bypass the hook and the counting.
 """
 
@@ -49,7 +52,7 @@ PERSON = "a-person"
 PAGE = 100
 RATE_LIMIT = 5000  # core requests per hour of a personal token
 FIRST_COMMENT_ID = 1_000_001  # far from issue numbers, so mixing them up cannot pass a test
-Failure = Literal["unavailable", "ambiguous", "lost"]
+Failure = Literal["unavailable", "ambiguous", "lost", "limited", "late"]
 T = TypeVar("T")
 _WRITES = frozenset({"post_comment", "edit_comment", "delete_comment", "add_labels", "remove_label",
                      "ensure_label", "dispatch_workflow"})
@@ -61,6 +64,7 @@ class ServerClock:
     def __init__(self, start: datetime | None = None):
         self.start = start or datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
         self.now = self.start
+        self.whole_seconds = False  # stamps at GitHub's precision (whole seconds), not the emulator's
 
     def advance(self, seconds: float) -> None:
         if seconds < 0:
@@ -72,7 +76,10 @@ class ServerClock:
         return (self.now - self.start).total_seconds()
 
     def stamp(self) -> datetime:
-        """A record's timestamp, at the emulator's precision (milliseconds)."""
+        """A record's timestamp, at the emulator's precision (milliseconds), or GitHub's (whole
+        seconds, truncated) with `whole_seconds`."""
+        if self.whole_seconds:
+            return self.now.replace(microsecond=0)
         return self.now.replace(microsecond=self.now.microsecond // 1000 * 1000)
 
     def date(self) -> datetime:
@@ -102,6 +109,18 @@ class _Issue:
 
 
 @dataclass
+class Delayed:
+    """A write the client gave up on (it got a timeout) that GitHub applies later, by `land_by`
+    (when it was sent plus the request timeout), unless it is dropped."""
+
+    actor: str
+    op: str
+    args: tuple[object, ...]
+    apply: Callable[[], object]
+    land_by: datetime
+
+
+@dataclass
 class _Lag:
     """What listings show of one comment until `until` (None: not listed at all yet)."""
 
@@ -116,6 +135,18 @@ class MemoryServer:
         self.full_name = full_name
         self.clock = clock or ServerClock()
         self.list_lag = 0.0  # seconds a write stays invisible to listings; 0: consistent
+        # Per write instead of `list_lag`: (comment id, write count) -> seconds that write stays
+        # out of listings, so each comment lags on its own and a later one can be listed first.
+        self.lag_of: Callable[[int, int], float] | None = None
+        self.writes = 0  # every change counts one: a cheap "has anything changed" for readers
+        self.retry_after = 2.0  # what a 403/429 ("limited") asks the client to wait, in seconds
+        self.request_timeout = 10.0  # a "late" write lands at most this long after it was sent
+        self.sleep: Callable[[float], None] | None = None  # how a client waits out Retry-After
+        # Called with (actor, op, args) when a client's write is applied (late ones included).
+        self.on_applied: Callable[[str, str, tuple[object, ...]], None] | None = None
+        self.delayed: list[Delayed] = []  # late writes in flight, oldest first
+        self.failed_actors: set[str] = set()  # every actor an injected failure hit
+        self.delayed_landing = False  # set while `land` applies a late write (for on_applied)
         self.on_call: Callable[[str, tuple[object, ...]], None] | None = None
         self.actor_of: Callable[[], str] = lambda: threading.current_thread().name
         self.workflow_runs: dict[int, str] = {}  # run id -> queued/in_progress/completed
@@ -142,9 +173,42 @@ class MemoryServer:
         "ambiguous": a write is applied, then its answer and every retry are lost (Unavailable).
         "lost": the write is applied, its answer lost, and the client retries as GitHubRepo does:
         a new request (a new scheduling point); a post with a marker first lists the comments
-        and returns its own if the list shows it, else posts again (a duplicate, under lag)."""
+        and returns its own if the list shows it, else posts again (a duplicate, under lag).
+        "limited": a 403/429 with Retry-After: nothing is applied, the client waits
+        `retry_after` (`sleep`, a scheduling point) and sends again, unless that wait would pass
+        its deadline (then Unavailable), as GitHubRepo does.
+        "late": the client times out (Unavailable) and a write is applied later: it waits in
+        `delayed` until the driver lands it (`land`) or its time is up (`land_due`)."""
         with self._lock:
             self._failures.setdefault(actor, []).extend([kind] * count)
+
+    def land(self, index: int = 0) -> Delayed | None:
+        """A late write lands now (it is dropped if it would land after its `land_by`)."""
+        with self._lock:
+            if index >= len(self.delayed):
+                return None
+            d = self.delayed.pop(index)
+            if self.clock.now <= d.land_by:
+                self.delayed_landing = True
+                try:
+                    with contextlib.suppress(GitHubError):  # a 4xx nobody hears
+                        d.apply()
+                        self.writes += 1
+                        if self.on_applied is not None:
+                            self.on_applied(d.actor, d.op, d.args)
+                finally:
+                    self.delayed_landing = False
+            return d
+
+    def next_landing(self) -> datetime | None:
+        with self._lock:
+            return min((d.land_by for d in self.delayed), default=None)
+
+    def land_due(self) -> None:
+        """Every late write whose time is up lands (the clock sits at its `land_by`)."""
+        with self._lock:
+            for i in reversed([i for i, d in enumerate(self.delayed) if d.land_by <= self.clock.now]):
+                self.land(i)
 
     def settle(self, comment_id: int | None = None) -> None:
         """Listings catch up with one comment, or with all."""
@@ -237,6 +301,7 @@ class MemoryServer:
         return found
 
     def _touch(self, number: int) -> None:
+        self.writes += 1
         issue = self._issues.get(number)
         if issue is not None:
             issue.updated_at = self.clock.stamp()
@@ -258,10 +323,13 @@ class MemoryServer:
         return True
 
     def _listed(self, previous: Comment | None, comment_id: int) -> None:
-        """Record that listings may go on showing `previous` for `list_lag` seconds."""
-        if self.list_lag <= 0:
+        """Record that listings may go on showing `previous` for `list_lag` seconds (or what
+        `lag_of` says for this write)."""
+        self.writes += 1
+        seconds = self.lag_of(comment_id, self.writes) if self.lag_of is not None else self.list_lag
+        if seconds <= 0:
             return
-        until = self.clock.now + timedelta(seconds=self.list_lag)
+        until = self.clock.now + timedelta(seconds=seconds)
         lag = self._lagging.get(comment_id)
         if lag is None:
             self._lagging[comment_id] = _Lag(previous, until)
@@ -307,8 +375,12 @@ class MemoryServer:
         return list(shown.values())
 
     def _take_failure(self) -> Failure | None:
-        queue = self._failures.get(self.actor_of())
-        return queue.pop(0) if queue else None
+        actor = self.actor_of()
+        queue = self._failures.get(actor)
+        if not queue:
+            return None
+        self.failed_actors.add(actor)
+        return queue.pop(0)
 
 
 class MemoryGitHub:
@@ -348,16 +420,33 @@ class MemoryGitHub:
             self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent))
             failure = server._take_failure()
             if failure is None:
-                return apply()
-            if failure != "unavailable" and op in _WRITES:
+                return self._applied(op, args, apply)
+            if failure == "late" and op in _WRITES:
+                land_by = server.clock.now + timedelta(seconds=server.request_timeout)
+                server.delayed.append(Delayed(server.actor_of(), op, args, apply, land_by))
+                raise Unavailable(f"GitHub did not answer {op} in time (injected late)")
+            if failure in ("ambiguous", "lost") and op in _WRITES:
                 with contextlib.suppress(GitHubError):  # a 4xx nobody hears
-                    apply()
-            if failure != "lost":
+                    self._applied(op, args, apply)
+            if failure not in ("lost", "limited"):
                 raise Unavailable(f"GitHub did not answer {op} successfully (injected {failure})")
+        if failure == "limited":
+            wait = server.retry_after
+            if self.deadline is not None and self.monotonic() + wait > self.deadline:
+                raise Unavailable(f"GitHub limited {op} (403, Retry-After {wait:g}s) past the deadline")
+            if server.sleep is not None:
+                server.sleep(wait)
+            return self._request(op, *args, apply=apply, before_retry=before_retry)
         found = before_retry() if before_retry is not None else None
         if found is not None:
             return found
         return self._request(op, *args, apply=apply, before_retry=before_retry)
+
+    def _applied(self, op: str, args: tuple[object, ...], apply: Callable[[], T]) -> T:
+        result = apply()
+        if op in _WRITES and self.server.on_applied is not None:
+            self.server.on_applied(self.server.actor_of(), op, args)
+        return result
 
     def _pages(self, op: str, args: tuple[object, ...], items: Callable[[], list[T]],
                first_page: int = 1, max_pages: int | None = None) -> tuple[list[T], bool]:

@@ -1,24 +1,46 @@
 """A seeded random explorer over the protocol's world (tests/model/world.py).
 
-Hypothesis's stateful testing (test_protocol_model.py) shrinks a failure to a readable
-sequence, but it spends most examples on short, shallow runs. The explorer walks long,
-weighted random episodes instead: several workers racing through their claims, beats and
-endings while reconcilers, a person, crashes, stalls, reboots, list lag and time interleave,
-thousands of steps a second. A failure names its seed and episode, and replays exactly.
+Hypothesis's stateful testing (test_protocol_model.py) shrinks well but spends its examples on
+short, shallow runs. The explorer walks long weighted random episodes instead, biased toward
+what breaks protocols: several claimers racing for one issue, failures injected right at an
+actor's next write, late writes landing, list lag above the settle, people acting in between.
+
+Every action is a plain tuple (`Act`), applied by `apply`, so an episode is a list that
+replays exactly: a failure names its seed and episode, and `shrink` cuts its action list down
+(dropping chunks while the same invariant still breaks) to a short trace a person can read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from model.world import CONFIG, HOSTED, MACHINES, InvariantError, World
+from model.world import CLONE, CONFIG, HOSTED, KNOWN_HOLES, MACHINES, InvariantError, World
 
-MAX_WORKERS = 4
-MAX_RECONCILERS = 4
-TIMES = (0.5, 1.0, 3.0, CONFIG.heartbeat_interval, 25.0, CONFIG.stale_after, CONFIG.stale_after + 5)
+MAX_WORKERS = 6
+MAX_RECONCILERS = 5
+TIMES = (0.5, 1.0, 2.0, 3.0, CONFIG.heartbeat_interval, 25.0, CONFIG.stale_after, CONFIG.stale_after + 5)
+LAGS = (0.0, 1.0, 2.5, 4.0)  # the most a write stays out of listings, per episode (LIST_SETTLE_S = 1)
+WRITES = ("post_comment", "edit_comment", "add_labels", "remove_label", "delete_comment")
+KINDS = ("unavailable", "ambiguous", "lost", "limited", "late")
+Act = tuple[object, ...]
+
+
+@dataclass
+class Setup:
+    """An episode's world: how many issues, how much list lag, whole-second stamps, clones."""
+
+    issues: int = 1
+    max_lag: float = 0.0
+    whole_seconds: bool = True
+    clones: bool = False
+    lag_seed: str = "0"
+
+    def world(self) -> World:
+        return World(self.issues, self.max_lag, self.whole_seconds, self.lag_seed, self.clones)
 
 
 @dataclass
@@ -28,94 +50,230 @@ class Failure:
     step: int
     error: str
     trace: list[str]
+    setup: Setup = field(default_factory=Setup)
+    acts: list[Act] = field(default_factory=list)
+    shrunk: list[str] | None = None
 
     def __str__(self) -> str:
-        tail = "\n  ".join(self.trace[-40:])
+        shown = self.shrunk if self.shrunk is not None else self.trace[-40:]
+        what = "shrunk trace" if self.shrunk is not None else "last actions"
+        tail = "\n  ".join(shown)
         return (
-            f"invariant broken: seed {self.seed}, episode {self.episode}, after {self.step} actions:\n"
-            f"{self.error}\nlast actions:\n  {tail}"
+            f"invariant broken: seed {self.seed}, episode {self.episode}, after {self.step} actions "
+            f"({self.setup}):\n{self.error}\n{what}:\n  {tail}"
         )
 
 
-def _actions(world: World, rng: random.Random) -> list[tuple[float, str, Callable[[], None]]]:
-    """What may happen next, with weights."""
-    live = [w for w in world.workers.values() if not (w.done or w.crashed)]
+def _worker(world: World, name: object):  # noqa: ANN202
+    return world.workers.get(str(name))
+
+
+def apply(world: World, act: Act) -> bool:
+    """Do `act`; False if it does not apply in this world (a replay after shrinking)."""
+    kind = act[0]
     runnable = world.runnable()
-    acts: list[tuple[float, str, Callable[[], None]]] = []
+    if kind == "step":
+        if act[1] not in runnable:
+            return False
+        world.step(str(act[1]))
+    elif kind == "burst":
+        actor, times = str(act[1]), int(act[2])  # type: ignore[call-overload]
+        if actor not in runnable:
+            return False
+        for _ in range(times):
+            if actor not in world.runnable():
+                break
+            world.step(actor)
+            world.check()
+    elif kind == "race":  # every claimer one step, in turn: concurrent claims
+        claimers = [a for a in runnable if a.endswith(".claim")]
+        if not claimers:
+            return False
+        for _ in range(int(act[1])):  # type: ignore[call-overload]
+            for a in claimers:
+                if a in world.runnable():
+                    world.step(a)
+                    world.check()
+    elif kind == "worker":
+        if len(world.workers) >= MAX_WORKERS:
+            return False
+        world.spawn_worker(str(act[1]), act[2], drain=bool(act[3]))  # type: ignore[arg-type]
+    elif kind == "drain-next":
+        w = _worker(world, act[1])
+        if w is None or len(world.workers) >= MAX_WORKERS or world.drain_next(w) is None:
+            return False
+    elif kind == "drain-exits":
+        w = _worker(world, act[1])
+        if w is None:
+            return False
+        world.drain_exits(w)
+    elif kind == "reconciler":
+        if world.reconcilers >= MAX_RECONCILERS:
+            return False
+        world.spawn_reconciler(str(act[1]))
+    elif kind == "time":
+        world.advance(float(act[1]))  # type: ignore[arg-type]
+        world.react()
+    elif kind == "fail":
+        world.fail(str(act[1]), str(act[2]), int(act[3]))  # type: ignore[call-overload]
+    elif kind == "land":
+        if not world.server.delayed:
+            return False
+        world.land(int(act[1]) % len(world.server.delayed))  # type: ignore[call-overload]
+    elif kind in ("crash", "stall", "exit", "signal"):
+        w = _worker(world, act[1])
+        if w is None or w.done or w.crashed:
+            return False
+        if kind == "crash":
+            world.crash(w)
+        elif kind == "stall":
+            w.stalled = not w.stalled
+        elif kind == "exit":
+            world.child_exits(w, int(act[2]))  # type: ignore[call-overload]
+        else:
+            world.signal(w)
+        world.react()
+    elif kind == "reboot":
+        world.reboot(str(act[1]))
+    elif kind == "person":
+        what, n = str(act[1]), int(act[2])  # type: ignore[call-overload]
+        if n not in world.issue_numbers:
+            return False
+        if what == "requeue":
+            world.person_requeue(n)
+        elif what == "cancel":
+            world.person_cancel(n)
+        elif what == "comment":
+            world.person_comments(n)
+        elif what == "delete":
+            world.person_deletes_comment(n, int(act[3]))  # type: ignore[call-overload]
+        elif what == "unlock":
+            world.person_unlocks(n)
+        elif what == "force":
+            if world.reconcilers >= MAX_RECONCILERS + 1:
+                return False
+            world.spawn_forced_release(n)
+        world.react()
+    else:
+        raise ValueError(f"unknown act {act!r}")
+    return True
+
+
+def _choose(world: World, rng: random.Random) -> Act:
+    """What happens next, weighted; biased toward concurrent claims and failures at writes."""
+    runnable = world.runnable()
+    issues = world.issue_numbers
+    live = [w for w in world.workers.values() if not (w.done or w.crashed)]
+    acts: list[tuple[float, Act]] = []
     if runnable:
         actor = rng.choice(runnable)
-        acts.append((50, f"step {actor}", lambda: world.step(actor)))
-        burst = rng.randint(2, 10)
-
-        def run_burst() -> None:
-            for _ in range(burst):
-                if actor not in world.runnable():
-                    return
-                world.step(actor)
-                world.check()
-
-        acts.append((15, f"run {actor} x{burst}", run_burst))
+        acts += [(50, ("step", actor)), (12, ("burst", actor, rng.randint(2, 10)))]
+        if sum(a.endswith(".claim") for a in runnable) > 1:
+            acts.append((10, ("race", rng.randint(1, 4))))
+        at_write = [a for a in runnable if (world.sched.pending_op(a) or ("",))[0] in WRITES]
+        victim = rng.choice(at_write) if at_write and rng.random() < 0.8 else actor
+        acts.append((8, ("fail", victim, rng.choice(KINDS), rng.randint(1, 3))))
+        beats = [a for a in runnable if a.endswith((".beat", ".end"))]
+        if beats:  # an incident for one holder: its next requests all fail (the outage path)
+            acts.append((3, ("fail", rng.choice(beats), rng.choice(("unavailable", "ambiguous", "late")),
+                             rng.randint(4, 12))))
     if len(world.workers) < MAX_WORKERS:
-        m = rng.choice(MACHINES)
-        acts.append((8, f"worker on {m}", lambda: world.spawn_worker(m) and None))
+        m = rng.choice((*MACHINES, CLONE) if world.clones else MACHINES)
+        target = rng.choice([*issues, None]) if len(issues) > 1 else issues[0]
+        acts.append((8, ("worker", m, target, rng.random() < 0.25)))
+        for w in world.workers.values():
+            if w.drain and w.done and not w.proc.gone:
+                acts += [(4, ("drain-next", w.name)), (1, ("drain-exits", w.name))]
     if world.reconcilers < MAX_RECONCILERS:
-        m = rng.choice((*MACHINES, HOSTED))
-        acts.append((4, f"reconciler on {m}", lambda: world.spawn_reconciler(m) and None))
-    dt = rng.choice(TIMES)
-
-    def time_passes() -> None:
-        world.advance(dt)
-        world.react()
-
-    acts.append((10, f"time +{dt:g}s", time_passes))
+        acts.append((4, ("reconciler", rng.choice((*MACHINES, HOSTED)))))
+    acts.append((10, ("time", rng.choice(TIMES))))
+    if world.server.delayed:
+        acts.append((6, ("land", rng.randrange(8))))
     if live:
         w = rng.choice(live)
-        code = rng.choice((0, 1))
-
-        def stall() -> None:
-            w.stalled = not w.stalled
-            world.react()
-
-        def exits() -> None:
-            world.child_exits(w, code)
-            world.react()
-
-        def signal() -> None:
-            world.signal(w)
-            world.react()
-
-        acts += [
-            (2, f"crash {w.name}", lambda: world.crash(w)),
-            (3, f"stall/resume {w.name}", stall),
-            (4, f"{w.name}'s child exits {code}", exits),
-            (2, f"signal {w.name}", signal),
-        ]
-    m = rng.choice(MACHINES)
-    lag = rng.choice((0.0, 0.5, 1.0))
-
-    def set_lag() -> None:
-        world.server.list_lag = lag
-
+        acts += [(2, ("crash", w.name)), (3, ("stall", w.name)), (4, ("exit", w.name, rng.choice((0, 1)))),
+                 (2, ("signal", w.name))]
+    n = rng.choice(issues)
     acts += [
-        (0.5, f"reboot {m}", lambda: world.reboot(m)),
-        (1, f"list lag {lag:g}s", set_lag),
-        (3, "person requeues", world.person_requeue),
-        (1, "person cancels", world.person_cancel),
-        (1, "person comments", world.person_comments),
-        (0.5, "person releases by hand with --force", lambda: world.spawn_forced_release() and None),
+        (0.5, ("reboot", rng.choice(MACHINES))),
+        (3, ("person", "requeue", n)),
+        (1, ("person", "cancel", n)),
+        (1, ("person", "comment", n)),
+        (0.5, ("person", "delete", n, rng.randrange(1000))),
+        (0.3, ("person", "unlock", n)),
+        (0.5, ("person", "force", n)),
     ]
+    return rng.choices([a for _, a in acts], weights=[w for w, _ in acts])[0]
+
+
+def setup_for(rng: random.Random, seed: object, episode: int) -> Setup:
+    return Setup(
+        issues=rng.choice((1, 1, 2, 3)),
+        max_lag=rng.choice(LAGS),
+        whole_seconds=rng.random() < 0.8,
+        lag_seed=f"{seed}-{episode}",
+    )
+
+
+def run_acts(setup: Setup, acts: list[Act], trace: list[str] | None = None) -> None:
+    """Replay `acts` in a fresh world, then quiesce and check. Raises on a broken invariant."""
+    world = setup.world()
+    try:
+        for act in acts:
+            if apply(world, act) and trace is not None:
+                trace.append(_show(act))
+            world.check()
+        world.quiesce()
+        world.check_settled()
+    finally:
+        world.close()
+
+
+def _show(act: Act) -> str:
+    return " ".join(str(x) for x in act)
+
+
+def _signature(exc: BaseException) -> str:
+    text = str(exc) if isinstance(exc, InvariantError) else type(exc).__name__
+    return f"{text.split(':')[0]} [{getattr(exc, 'hole', None)}]"
+
+
+def shrink(setup: Setup, acts: list[Act], want: str, budget: int = 300) -> list[Act]:
+    """Drop chunks of `acts` (halves, then smaller) while the same invariant still breaks
+    (`want`: the `_signature` of the break)."""
+
+    def fails(candidate: list[Act]) -> bool:
+        try:
+            run_acts(setup, candidate)
+        except Exception as exc:  # noqa: BLE001 - a crash of real code counts too
+            return _signature(exc) == want
+        return False
+
+    chunk = max(1, len(acts) // 2)
+    tries = 0
+    while chunk >= 1 and tries < budget:
+        i, changed = 0, False
+        while i < len(acts) and tries < budget:
+            candidate = acts[:i] + acts[i + chunk:]
+            tries += 1
+            if fails(candidate):
+                acts, changed = candidate, True
+            else:
+                i += chunk
+        if not changed:
+            chunk //= 2
     return acts
 
 
-def episode(rng: random.Random, steps: int, trace: list[str]) -> int:
-    """One episode; returns the number of actions taken. Raises InvariantError."""
-    world = World()
+def episode(rng: random.Random, steps: int, trace: list[str], acts: list[Act], setup: Setup) -> int:
+    """One episode; returns the number of actions taken. Raises on a broken invariant."""
+    world = setup.world()
     try:
         for _n in range(steps):
-            acts = _actions(world, rng)
-            _, name, act = rng.choices(acts, weights=[a[0] for a in acts])[0]
-            trace.append(name)
-            act()
+            act = _choose(world, rng)
+            acts.append(act)
+            trace.append(_show(act))
+            apply(world, act)
             world.check()
         trace.append("quiesce")
         world.quiesce()
@@ -125,15 +283,41 @@ def episode(rng: random.Random, steps: int, trace: list[str]) -> int:
         world.close()
 
 
-def explore(seed: int, episodes: int, steps: int = 80) -> tuple[int, Failure | None]:
-    """Run `episodes` episodes from `seed`; (actions taken, the first failure or None)."""
+def explore(seed: int | str, episodes: int, steps: int = 80, *, shrink_failure: bool = False,
+            on_episode: Callable[[int], None] | None = None,
+            tolerate: frozenset[str] = frozenset(KNOWN_HOLES),
+            known: dict[str, int] | None = None) -> tuple[int, Failure | None]:
+    """Run `episodes` episodes from `seed`; (actions taken, the first failure or None). A break
+    the world attributes to a hole in `tolerate` ends its episode and is counted in `known`."""
     total = 0
     for e in range(episodes):
         rng = random.Random(f"{seed}-{e}")
+        setup = setup_for(rng, seed, e)
         trace: list[str] = []
+        acts: list[Act] = []
         try:
-            total += episode(rng, steps, trace)
-        except (InvariantError, Exception) as exc:  # any crash of the real code is a failure too
-            detail = str(exc) if isinstance(exc, InvariantError) else traceback.format_exc()
-            return total + len(trace), Failure(seed, e, len(trace), detail, trace)
+            total += episode(rng, steps, trace, acts, setup)
+        except InvariantError as exc:
+            if exc.hole not in tolerate:
+                return total + len(trace), _failed(seed, e, trace, acts, setup, exc, shrink_failure)
+            total += len(trace)
+            if known is not None:
+                known[exc.hole] = known.get(exc.hole, 0) + 1
+        except Exception as exc:  # noqa: BLE001 - any crash of the real code is a failure too
+            return total + len(trace), _failed(seed, e, trace, acts, setup, exc, shrink_failure)
+        if on_episode is not None:
+            on_episode(e)
     return total, None
+
+
+def _failed(seed: int | str, e: int, trace: list[str], acts: list[Act], setup: Setup, exc: BaseException,
+            shrink_failure: bool) -> Failure:
+    detail = str(exc) if isinstance(exc, InvariantError) else traceback.format_exc()
+    failure = Failure(int(seed) if str(seed).isdigit() else 0, e, len(trace), detail, trace, setup, acts)
+    if shrink_failure:
+        small = shrink(setup, acts, _signature(exc))
+        shown: list[str] = []
+        with contextlib.suppress(Exception):  # it breaks again: the trace is what we want
+            run_acts(setup, small, shown)
+        failure.shrunk = shown
+    return failure

@@ -1,14 +1,17 @@
-"""`make simulate`: a long seeded run of the protocol model (tests/model/explorer.py).
+"""`make simulate`: a long seeded search of the protocol model (tests/model/explorer.py).
 
-    python tests/model/simulate.py [--steps 100000] [--seed 20261203] [--episode-steps 80]
+    python tests/model/simulate.py [--seed N ...] [--episodes 250] [--random/--no-random]
 
-Runs episodes until at least --steps actions were taken, prints progress and, on the first
-broken invariant, the seed and episode that replay it; exits 1 then.
+Runs each fixed seed (by default 1, 3 and 4), then one seed drawn afresh each run and printed
+first, so that any failure replays (`--seed N --no-random`). On the first break it cannot
+attribute to a known open hole (world.KNOWN_HOLES) it prints the seed, the episode and a
+shrunk trace, and exits 1. Breaks of known holes are counted and printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import secrets
 import sys
 import time
 from pathlib import Path
@@ -17,27 +20,38 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: fakes, m
 
 from model.explorer import explore  # noqa: E402
 
+FIXED_SEEDS = (1, 3, 4)
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=100_000)
-    parser.add_argument("--seed", type=int, default=20261203)
-    parser.add_argument("--episode-steps", type=int, default=80)
+    parser.add_argument("--seed", type=int, action="append", help="a seed to run (repeatable)")
+    parser.add_argument("--episodes", type=int, default=250, help="episodes per seed (80 actions each)")
+    parser.add_argument("--random", action=argparse.BooleanOptionalAction, default=True,
+                        help="also run one fresh seed (printed)")
     args = parser.parse_args()
+    seeds = list(args.seed or FIXED_SEEDS)
+    if args.random:
+        fresh = secrets.randbelow(10**9)
+        print(f"simulate: this run's fresh seed is {fresh} (replay: --seed {fresh} --no-random)", flush=True)
+        seeds.append(fresh)
     started = time.monotonic()
-    total, batch, seed = 0, 100, args.seed
-    while total < args.steps:
-        taken, failure = explore(seed, batch, args.episode_steps)
+    total = 0
+    known: dict[str, int] = {}
+    for seed in seeds:
+        taken, failure = explore(seed, args.episodes, shrink_failure=True, known=known)
         total += taken
         if failure is not None:
             print(failure)
-            print(f"replay: python tests/model/simulate.py --seed {failure.seed} (episode {failure.episode})")
+            print(f"replay: python tests/model/simulate.py --seed {seed} --no-random "
+                  f"(episode {failure.episode})")
             return 1
-        print(f"seed {seed}: {batch} episodes, {total} actions so far, {time.monotonic() - started:.0f}s",
+        spent = time.monotonic() - started
+        print(f"seed {seed}: {args.episodes} episodes, {total} actions so far, {spent:.0f}s",
               flush=True)
-        seed += 1
-    print(f"simulate: {total} actions from seed {args.seed} on, no invariant broken "
-          f"({time.monotonic() - started:.0f}s)")
+    holes = ", ".join(f"{k} x{v}" for k, v in sorted(known.items())) or "none"
+    print(f"simulate: {total} actions over seeds {seeds}, no invariant broken beyond known open holes "
+          f"({holes}) ({time.monotonic() - started:.0f}s)")
     return 0
 
 

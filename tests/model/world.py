@@ -1,16 +1,23 @@
-"""The protocol's world for the model checker: the real services over the in-memory GitHub.
+"""The protocol's world for the model checker: the real services over a hostile in-memory GitHub.
 
-Claimers (services/claiming.py), heartbeats and endings (services/holding.py) and reconcile
-passes (services/reconcile.py) run as actors of the cooperative scheduler, one GitHub call at
-a time, in whatever order a driver chooses. Around them the world simulates what is not
-GitHub: machines with process tables and boot ids, the guardian that kills a child when its
-wrapper dies or its lease runs out, the wrapper's main loop (which reacts through
-`ending_due`, as services/wrapper.py does), crashes, signals, reboots, a person, and time.
+Claimers (services/claiming.py: one issue, or `--next`), heartbeats and endings
+(services/holding.py) and reconcile passes (services/reconcile.py: survey, execute and the
+cancel sweep) run as actors of the cooperative scheduler, one GitHub call at a time, in
+whatever order a driver chooses. Around them the world simulates what is not GitHub: machines
+with process tables and boot ids (and clones that share every id), wrapper processes that
+make one claim or drain many, the guardian that kills a child when its wrapper dies or its
+lease runs out, the wrapper's main loop (which reacts through `ending_due`, as
+services/wrapper.py does), crashes, signals, reboots, people, and time.
 
-After every action `check()` asserts the invariants; `quiesce()` ends an episode (every
-process dies, time passes, reconcile passes run) and `check_settled()` asserts what must hold
-then. A driver is tests/model/test_protocol_model.py (Hypothesis) or tests/model/simulate.py
-(a seeded random explorer for long runs).
+GitHub is as hostile as the real one (ADR 0026): each write stays out of listings for its own
+lag, up to `max_lag` (several seconds, above LIST_SETTLE_S); any actor's request can fail
+(5xx, a 403/429 with Retry-After, a write that lands but answers an error, a write that lands
+up to the request timeout after the client gave up); stamps have whole seconds; several issues.
+
+After every action `check()` asserts the invariants that must hold while processes live;
+`quiesce()` ends an episode (every process dies, time passes, reconcile passes run) and
+`check_settled()` asserts what must hold then. Drivers: tests/model/explorer.py (seeded
+random search) and tests/model/test_protocol_model.py (Hypothesis).
 """
 
 from __future__ import annotations
@@ -18,20 +25,19 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from fakes.memory_github import BOT, PERSON, MemoryServer
 
 from model.scheduler import SLEEP, START, Crashed, Scheduler, StepResult
 from orion_action.adapters.clock import Clock
 from orion_action.config import Config
-from orion_action.core.arbitration import ran
-from orion_action.core.issue import read_log, trusted_set
+from orion_action.core.issue import IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine, ProcessSighting
-from orion_action.core.record import Holder, ReleaseAction, State
+from orion_action.core.record import CLAIM_MARK, HOLDER_END, Holder, ReleaseAction, State
 from orion_action.errors import GitHubError, NotFound, OrionError
-from orion_action.services.claiming import Claim, Claimer
+from orion_action.services.claiming import LIST_SETTLE_S, Claim, Claimer
 from orion_action.services.holding import (
     Holding,
     cancelled,
@@ -46,18 +52,49 @@ CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, kill_
 LAB = CONFIG.labels
 ISSUE = 1
 MACHINES = ("m1", "m2")  # workers run here; reconcilers on these or on a hosted runner
+CLONE = "m1-clone"  # a VM restored from m1's snapshot: m1's every id, its own process table
 HOSTED = "hosted"
 TRUSTED = trusted_set(BOT, ())
+# GitHub's whole-second stamps and the Date header (truncated) blur any time by up to this.
+SECOND = 1.0
 
 
 class InvariantError(AssertionError):
-    """An invariant of docs/design.md section 4 does not hold."""
+    """An invariant of docs/design.md section 4 does not hold. `hole`: the open finding of
+    KNOWN_HOLES this break is an instance of (judged from the world, not from the message)."""
+
+    def __init__(self, message: str, hole: str | None = None):
+        super().__init__(message)
+        self.hole = hole
+
+
+# Holes the model finds that are still open on this branch: name -> the finding. A break that
+# the world can attribute to one of them (each raise site below says how) is counted, not
+# failed, by the explorer, so that the search goes on to find new ones; each has a replayed
+# trace in test_known_holes.py, marked xfail(strict=True), which turns red once it is fixed.
+# Remove an entry when its fix lands (ADR 0026).
+KNOWN_HOLES = {
+    "late-unqueue": "audit finding 3's residue: a winner whose late unqueue stranded the issue dies before "
+                    "its repair (ADR 0025)",
+    "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
+    "drain-identity": "audit finding 4: a live drain's pid keeps an abandoned claim alive",
+    "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
+    "duplicate-claim": "a claim POST retried under lag posts one token twice; every pass then backs off",
+    "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
+    "lower-claim-wins-late": "with lag above the settle a higher claim wins and runs, then the lower claim "
+                             "wins too: ran_meanwhile looks only at lower claims",
+    "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it off",
+    "cancel-sweep-race": "the cancel sweep removes the cancel label while a claim is in flight",
+    "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
+    "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
+    "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
+}
 
 
 class ModelClock(Clock):
-    """Virtual time: every machine reads the server's clock (skew is not modelled). A sleep is
-    a scheduling point, and the actor may only go on once its wake time has come: the driver
-    moves the clock there when it steps a sleeping actor."""
+    """Virtual time: every machine reads the server's clock. A sleep is a scheduling point, and
+    the actor may only go on once its wake time has come: the driver moves the clock there when
+    it steps a sleeping actor."""
 
     def __init__(self, world: World):
         self.world = world
@@ -76,14 +113,24 @@ class ModelClock(Clock):
         return bool(wake and wake.is_set())
 
 
-@dataclass
+@dataclass(eq=False)
+class Proc:
+    """A wrapper process: one claim, or a drain's many (one identity for all of them)."""
+
+    pid: int
+    machine: str
+    boot: str
+    gone: bool = False  # exited or killed
+
+
+@dataclass(eq=False)
 class Worker:
-    """One wrapper process: its claim, its holding, its child (under the guardian)."""
+    """One claim of a wrapper process: the claim, its holding, its child (under the guardian)."""
 
     name: str
-    machine: str
-    pid: int
-    boot: str
+    proc: Proc
+    issue: int | None  # the issue asked for; None: `--next`
+    drain: bool = False
     claim: Claim | None = None
     holding: Holding | None = None
     child_started: bool = False
@@ -92,10 +139,18 @@ class Worker:
     exit_code: int | None = None  # the child exited with this (the driver decides when)
     signalled: bool = False
     crashed: bool = False
-    done: bool = False  # the wrapper process exited
+    done: bool = False  # this claim's work in the process is over (the process may drain on)
     stalled: bool = False  # SIGSTOP: none of its threads runs
     ending: str | None = None
     beat_stop: bool = False
+    number: int | None = None  # the issue its claim comment was posted on
+    posted_at: float | None = None  # clock.monotonic() when its claim comment landed
+    gen: int = -1  # the issue's queueing its claim was posted in
+    clean_beat: float | None = None  # when the last beat that found the claim still ours was sent
+    loss_judged: bool = False
+    outage_recorded: bool = False
+    outage_retries: int = 0
+    child_pid: int | None = None
 
     @property
     def token(self) -> str | None:
@@ -106,41 +161,88 @@ class Worker:
 
 
 @dataclass
-class World:
-    server: MemoryServer = field(default_factory=MemoryServer)
-    sched: Scheduler = field(default_factory=Scheduler)
-    workers: dict[str, Worker] = field(default_factory=dict)
-    boots: dict[str, str] = field(default_factory=lambda: {m: f"{m}-boot-0" for m in (*MACHINES, HOSTED)})
-    wake_at: dict[str, float] = field(default_factory=dict)
-    reconcilers: int = 0
-    log: list[str] = field(default_factory=list)
-    seen_tombstones: set[int] = field(default_factory=set)
-    requeued_at: datetime | None = None  # a person's last requeue
-    last_person: str = ""  # the person's last queue action: "requeue" or "cancel"
-    next_pid: int = 100
-    forced: set[str] = field(default_factory=set)  # actors that are a person's forced release
+class Pass:
+    """A reconcile pass, for the dead-holder invariant: when it began and what was locked then."""
 
-    def __post_init__(self) -> None:
+    forced: bool = False
+    machine: str = HOSTED
+    boot: str = ""
+    began: float | None = None
+    began_at: datetime | None = None
+    locked: frozenset[int] = frozenset()
+    dead: frozenset[int] = frozenset()
+    drained: frozenset[int] = frozenset()
+
+
+class World:
+    def __init__(self, issues: int = 1, max_lag: float = 0.0, whole_seconds: bool = False,
+                 lag_seed: str = "0", clones: bool = False) -> None:
+        self.server = MemoryServer()
+        self.sched = Scheduler()
+        self.workers: dict[str, Worker] = {}
+        self.procs: list[Proc] = []
+        self.boots = {m: f"{m}-boot-0" for m in (*MACHINES, CLONE, HOSTED)}
+        self.wake_at: dict[str, float] = {}
+        self.reconcilers = 0
+        self.passes: dict[str, Pass] = {}
+        self.log: list[str] = []
+        self.next_pid = 100
+        self.max_lag = max_lag
+        self.clones = clones
+        self.issue_numbers: list[int] = []
+        self.gen: dict[int, int] = {}  # issue -> its queueing (every queue label added counts one)
+        self.person: dict[int, list[tuple[str, float]]] = {}  # issue -> a person's acts, with times
+        self.last_person: dict[int, str] = {}  # issue -> "requeue" or "cancel"
+        self.requeued_at: dict[int, datetime] = {}
+        self.lock_removed_by: dict[int, tuple[str, float]] = {}
+        self.label_writes: dict[int, list[tuple[str, str, str, float]]] = {}  # issue -> (actor, op, label, t)
+        self.landed_late: set[str] = set()  # actors whose late write landed
+        self.listed_at: dict[str, datetime] = {}  # claimer -> when it last listed the comments
+        self.overlap_notes: list[str] = []
+        self._logs: dict[int, tuple[int, IssueLog]] = {}
+        self._seen_tombstones: set[int] = set()
         self.server.on_call = self.sched.hook
+        self.server.on_applied = self._applied
+        self.server.clock.whole_seconds = whole_seconds
         self.clock = ModelClock(self)
-        self.server.create_issue("work", [LAB.queue])
+        self.server.sleep = self._wait
+        if max_lag > 0:
+            import random
+
+            def lag_of(comment_id: int, writes: int) -> float:
+                r = random.Random(f"{lag_seed}-{comment_id}-{writes}").random()
+                return 0.0 if r < 0.4 else max_lag * (r - 0.4) / 0.6
+
+            self.server.lag_of = lag_of
+        for i in range(issues):
+            n = self.server.create_issue(f"work {i + 1}", [LAB.queue])
+            self.issue_numbers.append(n)
+            self.gen[n] = 0
+            self.person[n] = []
+
+    def _wait(self, seconds: float) -> None:
+        """A client waits out a Retry-After (a scheduling point)."""
+        self.clock.sleep(seconds)
 
     # -- machines ------------------------------------------------------------------------
 
     def machine(self, name: str) -> Machine:
-        return Machine(host=name, boot_id=self.boots[name], machine_id=f"{name}-id",
-                       pid_ns=f"{name}-ns:{name}-table")
+        ids = "m1" if name == CLONE else name  # a snapshot clone keeps host, boot, machine and ns ids
+        boot = self.boots["m1" if name == CLONE else name]
+        # a clone shares the namespace inode but not the random table id (ADR 0028)
+        return Machine(host=ids, boot_id=boot, machine_id=f"{ids}-id", pid_ns=f"{ids}-ns:{name}-table")
 
     def sight(self, machine: str) -> Callable[[int, int | None], ProcessSighting | None]:
         """That machine's process table: a wrapper is there while its process lives, its
         child's process group while the child runs."""
 
-        def look(pid: int, _child: int | None) -> ProcessSighting | None:
-            for w in self.workers.values():
-                if w.pid == pid and w.machine == machine and w.boot == self.boots[machine]:
-                    alive = not (w.crashed or w.done)
-                    return ProcessSighting(wrapper_start=float(pid) if alive else None,
-                                           child_group_alive=self.child_alive(w))
+        def look(pid: int, child: int | None) -> ProcessSighting | None:
+            for p in self.procs:
+                if p.pid == pid and p.machine == machine and p.boot == self.boots[machine]:
+                    group = any(self.child_alive(w) for w in self.workers.values()
+                                if child is not None and w.child_pid == child)
+                    return ProcessSighting(wrapper_start=None if p.gone else float(pid),
+                                           child_group_alive=group)
             return ProcessSighting(wrapper_start=None)
 
         return look
@@ -159,23 +261,43 @@ class World:
     def _gh(self):  # noqa: ANN202 - the fake's client
         return self.server.client(BOT)
 
-    def spawn_worker(self, machine: str) -> Worker:
-        self.next_pid += 1
-        w = Worker(f"w{len(self.workers)}", machine, self.next_pid, self.boots[machine])
+    def spawn_worker(self, machine: str, issue: int | None = ISSUE, *, drain: bool = False,
+                     proc: Proc | None = None) -> Worker:
+        """A wrapper claims `issue` (None: the first queued one, `--next`). `proc`: a drain's
+        process, which claims again with the same identity."""
+        if proc is None:
+            self.next_pid += 1
+            proc = Proc(self.next_pid, machine, self.boots[machine])
+            self.procs.append(proc)
+        machine = proc.machine
+        w = Worker(f"w{len(self.workers)}", proc, issue, drain)
         self.workers[w.name] = w
-        holder = Holder(machine, self.boots[machine], f"{machine}-id", f"{machine}-ns:{machine}-table", w.pid,
-                        float(w.pid))
-        claimer = Claimer(
-            self._gh(), CONFIG, self.log.append, self.clock, self.machine(machine), holder,
-            sight=self.sight(machine),
-        )
+        ids = self.machine(machine)
+        holder = Holder(ids.host, proc.boot if machine != CLONE else ids.boot_id, ids.machine_id, ids.pid_ns,
+                        proc.pid, float(proc.pid))
+        claimer = Claimer(self._gh(), CONFIG, self.log.append, self.clock, ids, holder,
+                          sight=self.sight(machine))
 
         def claim() -> Claim:
-            issue, _ = claimer.gh.get_issue(ISSUE)
-            return claimer.claim(issue, None)
+            if issue is None:
+                return claimer.claim_next(None)
+            found, _ = claimer.gh.get_issue(issue)
+            return claimer.claim(found, None)
 
         self.sched.spawn(f"{w.name}.claim", claim)
         return w
+
+    def drain_next(self, w: Worker) -> Worker | None:
+        """A drain whose claim is over claims the next queued issue, as the same process."""
+        if not (w.drain and w.done and not w.proc.gone and not w.crashed):
+            return None
+        if any(o.proc is w.proc and not o.done for o in self.workers.values()):
+            return None
+        return self.spawn_worker(w.proc.machine, None, drain=True, proc=w.proc)
+
+    def drain_exits(self, w: Worker) -> None:
+        if w.drain and w.done and not any(o.proc is w.proc and not o.done for o in self.workers.values()):
+            w.proc.gone = True
 
     def spawn_reconciler(self, machine: str) -> str:
         name = f"r{self.reconcilers}"
@@ -187,44 +309,68 @@ class World:
             for s in reconciler.survey():
                 with contextlib.suppress(GitHubError):
                     reconciler.execute(s)
+            for plan in reconciler.survey_cancels():
+                with contextlib.suppress(GitHubError):
+                    reconciler.execute_cancel(plan)
 
+        self.passes[name] = Pass(machine=machine, boot=self.boots[machine])
         self.sched.spawn(name, run_pass)
         return name
 
-    def spawn_forced_release(self) -> str:
+    def spawn_forced_release(self, issue: int = ISSUE) -> str:
         """A person runs `orion-action release --issue N --force` (from a hosted runner): the
         one way a live holder is released on purpose. Its holder must stop at its next beat,
         and must not undo the next run's labels when it ends (defect 4 of the v0.1 audit)."""
         name = f"r{self.reconcilers}"
         self.reconcilers += 1
-        self.forced.add(name)
+        self.passes[name] = Pass(forced=True)
+        self.person[issue].append(("release", self.clock.monotonic()))
         reconciler = Reconciler(self._gh(), CONFIG, self.log.append, here=self.machine(HOSTED),
                                 sight=self.sight(HOSTED))
 
         def release() -> None:
             with contextlib.suppress(OrionError):
-                reconciler.release(ISSUE, force=True)
+                reconciler.release(issue, force=True)
 
         self.sched.spawn(name, release)
         return name
 
     def _start_child(self, w: Worker, claim: Claim) -> None:
         w.claim = claim
-        h = Holding(self._gh(), claim, CONFIG, self.log.append, self.clock, self.machine(w.machine),
-                    self.sight(w.machine))
+        w.number = claim.number
+        for o in self.workers.values():  # overlapping runs are the overlap invariant's business
+            if (o is not w and o.child_started and o.number == w.number and o.gen == w.gen
+                    and not self.child_alive(o) and not self.disrupted(w.number)):
+                lower_won_late = o.claim is not None and o.claim.comment_id > claim.comment_id
+                raise InvariantError(
+                    f"issue {w.number}'s queueing {w.gen} was run twice ({o.name}, then {w.name}) "
+                    f"with no recorded death requeueing it in between",
+                    "lower-claim-wins-late" if lower_won_late and self.max_lag > LIST_SETTLE_S else None,
+                )
+        listed = self.listed_at.get(f"{w.name}.claim")
+        for t in self.issue_log(claim.number).tombstones:
+            before = (listed - t.created_at).total_seconds() if listed else 0.0
+            if t.tombstone.token == claim.record.token and before > self.max_lag + SECOND:
+                raise InvariantError(f"{w.name} started its child although its claim was released "
+                                     f"{before:.0f}s before its last list ({t.tombstone.reason})")
+        h = Holding(self._gh(), claim, CONFIG, self.log.append, self.clock, self.machine(w.proc.machine),
+                    self.sight(w.proc.machine))
         w.holding = h
         if h.lease_left() <= 0:  # the wrapper gives up before starting anything
             self._spawn_ending(w, "lease")
             return
         w.child_started, w.child_lease = True, h.lease_until
-        h.child_pid = w.pid + 1
+        self.next_pid += 1
+        h.child_pid = w.child_pid = self.next_pid  # each claim's child its own (a drain's too)
 
         def beats() -> None:
             while not w.beat_stop:
+                sent = self.clock.monotonic()
                 try:
                     h.beat()
                     if h.lost is None:
                         w.child_lease = h.lease_until  # the wrapper renews the guardian's lease
+                        w.clean_beat = sent
                 except NotFound:
                     h.lost = h.lost or "the claim comment or the issue was deleted"
                 except GitHubError:
@@ -251,10 +397,13 @@ class World:
                 elif due == "cancel":
                     h.conclude(cancelled(CONFIG, None))
                 elif due == "lease" and h.lost is None and h.outage() is not None:
-                    # GitHub did not answer (a beat stalled): the wrapper's outage path, which
-                    # records it without spending an attempt and hands back (ADR 0019).
-                    h.record_outage("the lease ran out", outage_bound(CONFIG),
-                                    lambda s: self.clock.sleep(s) and False)
+                    # GitHub did not answer (a beat stalled or failed): the wrapper's outage
+                    # path, which records it without spending an attempt and hands back (ADR 0019).
+                    def pause(seconds: float) -> bool:
+                        w.outage_retries += 1
+                        return bool(self.clock.sleep(seconds))
+
+                    w.outage_recorded = h.record_outage("the lease ran out", outage_bound(CONFIG), pause)
                 else:
                     h.give_up(h.lost or "the lease ran out", h.released)
             except GitHubError:
@@ -274,25 +423,68 @@ class World:
             wake = self.wake_at.pop(actor, 0.0)
             if wake > self.clock.monotonic():
                 self.advance(wake - self.clock.monotonic())
+        if op is not None and op[0] == "list_comments" and actor.endswith(".claim"):
+            self.listed_at[actor] = self.server.clock.now  # a claimer's arbitration list
+        p = self.passes.get(actor)
+        if p is not None and p.began is None:
+            p.began, p.began_at = self.clock.monotonic(), self.server.clock.now
+            p.locked = frozenset(n for n in self.issue_numbers if LAB.working in self.server.issue(n).labels)
+            # Locked issues whose every claim is dead now: no child, and its wrapper exited,
+            # crashed, or is stopped for good (SIGSTOP) or draining on (a drain's earlier claim)
+            # ; `drained`: those among them whose wrapper process still lives.
+            dead, drained = set(), set()
+            for n in p.locked:
+                ws = [w for w in self.workers.values() if w.number == n]
+                if all(not self.child_alive(w) and (w.done or w.crashed or w.stalled) for w in ws):
+                    dead.add(n)
+                    if any(not w.proc.gone for w in ws):
+                        drained.add(n)
+            p.dead, p.drained = frozenset(dead), frozenset(drained)
         result = self.sched.step(actor)
         self._after(actor, result)
         return result
 
     def advance(self, seconds: float) -> None:
-        self.server.clock.advance(seconds)
+        """Time passes; late writes land at their time at the latest."""
+        end = self.server.clock.now.timestamp() + seconds
+        while True:
+            due = self.server.next_landing()
+            if due is None or due.timestamp() > end:
+                break
+            if due > self.server.clock.now:
+                self.server.clock.advance(due.timestamp() - self.server.clock.now.timestamp())
+            self.server.land_due()
+        left = end - self.server.clock.now.timestamp()
+        if left > 0:
+            self.server.clock.advance(left)
+
+    def land(self, index: int = 0) -> None:
+        """A late write lands now."""
+        self.server.land(index)
+        self.react()
+
+    def fail(self, actor: str, kind: str, times: int = 1) -> None:
+        self.server.fail_next(actor, kind, times)  # type: ignore[arg-type]
 
     def crash(self, w: Worker) -> None:
         """The wrapper process dies (SIGKILL, OOM, a runner wiped): its threads with it, and the
-        guardian kills the child when it sees the wrapper's pipe close."""
-        w.crashed = True
-        for a in w.actors():
-            if self._exists(a):
-                self.sched.crash(a)
+        guardian kills the child when it sees the wrapper's pipe close. A drain's earlier
+        claims die with it."""
+        w.proc.gone = True
+        for o in self.workers.values():
+            if o.proc is w.proc:
+                o.crashed = True
+                for a in o.actors():
+                    if self._exists(a):
+                        self.sched.crash(a)
 
     def reboot(self, machine: str) -> None:
         for w in self.workers.values():
-            if w.machine == machine and not w.done:
+            if w.proc.machine == machine and not w.proc.gone:
                 self.crash(w)
+        for name, p in self.passes.items():  # a pass running there dies with the machine
+            if p.machine == machine and p.boot == self.boots[machine] and not self.sched.result(name).done:
+                self.sched.crash(name)
         n = int(self.boots[machine].rsplit("-", 1)[1]) + 1
         self.boots[machine] = f"{machine}-boot-{n}"
 
@@ -304,28 +496,59 @@ class World:
         if not (w.crashed or w.done):
             w.signalled = True
 
-    def person_requeue(self) -> None:
+    def _person(self, issue: int, what: str) -> None:
+        self.person[issue].append((what, self.clock.monotonic()))
+
+    def person_requeue(self, issue: int = ISSUE) -> None:
         """A person puts a finished or failed issue back in the queue (never a held one)."""
-        issue = self.server.issue(ISSUE)
-        if issue.is_open and LAB.working not in issue.labels and LAB.queue not in issue.labels:
+        found = self.server.issue(issue)
+        if found.is_open and LAB.working not in found.labels and LAB.queue not in found.labels:
             for name in (LAB.ready, LAB.failed, LAB.cancel):
-                self.server.remove_label(ISSUE, name)
-            self.server.add_label(ISSUE, LAB.queue)
-            self.requeued_at = self.server.clock.now
-            self.last_person = "requeue"
+                self.server.remove_label(issue, name)
+            self.server.add_label(issue, LAB.queue)
+            self.gen[issue] += 1
+            self.requeued_at[issue] = self.server.clock.now
+            self.last_person[issue] = "requeue"
+            self._person(issue, "requeue")
 
-    def person_cancel(self) -> None:
-        self.server.add_label(ISSUE, LAB.cancel)
-        self.last_person = "cancel"
+    def person_cancel(self, issue: int = ISSUE) -> None:
+        self.server.add_label(issue, LAB.cancel)
+        self.last_person[issue] = "cancel"
+        self._person(issue, "cancel")
 
-    def person_close(self) -> None:
-        self.server.close(ISSUE)
+    def person_close(self, issue: int = ISSUE) -> None:
+        self.server.close(issue)
+        self._person(issue, "close")
 
-    def person_reopen(self) -> None:
-        self.server.reopen(ISSUE)
+    def person_reopen(self, issue: int = ISSUE) -> None:
+        self.server.reopen(issue)
+        self._person(issue, "reopen")
 
-    def person_comments(self) -> None:
-        self.server.comment(ISSUE, "any news?", PERSON)
+    def person_comments(self, issue: int = ISSUE) -> None:
+        self.server.comment(issue, "any news?", PERSON)
+
+    def person_deletes_comment(self, issue: int, pick: int) -> None:
+        """A person deletes a comment (spam, or by mistake one of the bot's)."""
+        comments = sorted(self.server.comments(issue), key=lambda c: c.id)
+        if comments:
+            gone = comments[pick % len(comments)]
+            self.server.delete(gone.id)
+            self._person(issue, "delete" if gone.author == BOT else "delete spam")
+
+    def person_unlocks(self, issue: int = ISSUE) -> None:
+        """A person takes the lock label off by hand (a forced release without the command)."""
+        if self.server.remove_label(issue, LAB.working):
+            self._person(issue, "unlock")
+
+    def person_labels(self, issue: int, name: str, add: bool) -> None:
+        """A person adds or removes a queue/ready/failed label by hand."""
+        if add:
+            self.server.add_label(issue, name)
+            if name == LAB.queue:
+                self.gen[issue] += 1
+        else:
+            self.server.remove_label(issue, name)
+        self._person(issue, f"{'add' if add else 'remove'} {name}")
 
     # -- reacting ------------------------------------------------------------------------------
 
@@ -336,6 +559,24 @@ class World:
             return False
         return True
 
+    def _applied(self, actor: str, op: str, args: tuple[object, ...]) -> None:
+        """GitHub applied a client's write: count queueings, note who took a lock off, and when
+        a claim comment landed."""
+        if self.server.delayed_landing:
+            self.landed_late.add(actor)
+        if op in ("add_labels", "remove_label"):
+            names = args[1] if op == "add_labels" else (args[1],)
+            self.label_writes.setdefault(int(args[0]), []).extend(  # type: ignore[call-overload]
+                (actor, op, str(x), self.clock.monotonic()) for x in names)  # type: ignore[attr-defined]
+        if op == "add_labels" and LAB.queue in args[1]:  # type: ignore[operator]
+            self.gen[int(args[0])] += 1  # type: ignore[call-overload]
+        elif op == "remove_label" and args[1] == LAB.working:
+            self.lock_removed_by[int(args[0])] = (actor, self.clock.monotonic())  # type: ignore[call-overload]
+        elif op == "post_comment" and actor.endswith(".claim"):
+            w = self.workers.get(actor.partition(".")[0])
+            if w is not None and CLAIM_MARK in str(args[1]):  # `--next` posts one claim per issue it tries
+                w.number, w.posted_at, w.gen = int(args[0]), self.clock.monotonic(), self.gen[int(args[0])]  # type: ignore[call-overload]
+
     def _after(self, actor: str, result: StepResult) -> None:
         name, _, part = actor.partition(".")
         w = self.workers.get(name)
@@ -345,15 +586,22 @@ class World:
                     self._start_child(w, result.result)
                 else:
                     w.done = True  # lost, refused or failed: the wrapper exits
+                    if not w.drain:
+                        w.proc.gone = True
                     if result.error is not None and not isinstance(result.error, (OrionError, Crashed)):
                         raise result.error
             elif part == "end":
                 w.done = True
+                if not w.drain:
+                    w.proc.gone = True
                 if result.error is not None and not isinstance(result.error, (OrionError, Crashed)):
                     raise result.error
                 if self._exists(f"{name}.beat") and not self.sched.result(f"{name}.beat").done:
-                    self.sched.crash(f"{name}.beat")  # the process exits, its threads with it
+                    self.sched.crash(f"{name}.beat")  # the ending is over: no beat after it
+        self._judge_losses()
         self.react()
+        if result.done and actor in self.passes:
+            self._check_pass(actor, result)
 
     def react(self) -> None:
         """Each wrapper's main loop takes the ending that is due (unless it is stopped)."""
@@ -366,71 +614,266 @@ class World:
 
     # -- invariants ----------------------------------------------------------------------------
 
-    def check(self) -> None:
-        log = read_log(self.server.comments(ISSUE), TRUSTED)
-        # A person's `release --force` of a live run is taken at their word ("only if you are
-        # sure the run is gone"): that run may overlap the next one until its next beat sees the
-        # tombstone. Everything else about it is still checked (its ending must not touch the
-        # next run's labels: defect 4 of the v0.1 audit).
-        forced = {t.tombstone.token for t in log.tombstones if t.tombstone.by == "release"}
-        running = [w.name for w in self.workers.values() if self.child_alive(w) and w.token not in forced]
-        if len(running) > 1:
-            raise InvariantError(f"two runs work issue {ISSUE} at once: {running}")
-        started = {w.token for w in self.workers.values() if w.child_started}
-        by_token = {w.token: w for w in self.workers.values() if w.token}
-        for t in log.tombstones:
-            if t.comment_id in self.seen_tombstones:
-                continue
-            self.seen_tombstones.add(t.comment_id)
-            tomb = t.tombstone
-            w = by_token.get(tomb.token)
-            if (
-                tomb.action not in (ReleaseAction.UNLOCK, ReleaseAction.RELEASE)
-                and w is not None
-                and self.child_alive(w)
+    def issue_log(self, n: int) -> IssueLog:
+        writes = self.server.writes
+        cached = self._logs.get(n)
+        if cached is None or cached[0] != writes:
+            cached = (writes, read_log(self.server.comments(n), TRUSTED))
+            self._logs[n] = cached
+        return cached[1]
+
+    def _person_since(self, n: int, since: float, kinds: tuple[str, ...]) -> bool:
+        return any(what in kinds and at >= since for what, at in self.person.get(n, ()))
+
+    def _label_by(self, n: int, op: str, label: str, since: float = 0.0) -> list[str]:
+        """Who wrote `op` of `label` on issue n since `since` (actors, oldest first)."""
+        return [a for a, o, x, at in self.label_writes.get(n, ()) if o == op and x == label and at >= since]
+
+    def _strand_cause(self, n: int) -> str | None:
+        """A pass planned before the last claim took that claim's lock off (stale-pass-unlock),
+        or a winner's unqueue came after a requeue and the winner died before its repair."""
+        last = max((w.posted_at for w in self.workers.values() if w.number == n and w.posted_at is not None),
+                   default=None)
+        for actor, op, label, _ in self.label_writes.get(n, ()):
+            p = self.passes.get(actor)
+            if (p is not None and op == "remove_label" and label == LAB.working and last is not None
+                    and p.began is not None and p.began <= last):
+                return "stale-pass-unlock"
+        return "late-unqueue" if self._unqueued_after_requeue(n) else None
+
+    def _unqueued_after_requeue(self, n: int) -> bool:
+        """Whether a winner's queue-label removal came after a pass or a person's release took
+        the lock off or put the queue label on (audit finding 3)."""
+        writes = self.label_writes.get(n, [])
+        for i, (actor, op, label, _) in enumerate(writes):
+            if actor.endswith(".claim") and op == "remove_label" and label == LAB.queue and any(
+                a in self.passes
+                and ((o == "remove_label" and x == LAB.working) or (o == "add_labels" and x == LAB.queue))
+                for a, o, x, _ in writes[:i]
             ):
-                raise InvariantError(f"{w.name}'s live run was released: {tomb.reason}")
-            if tomb.counts_attempt and tomb.token not in started:
-                raise InvariantError(f"an attempt was charged for a claim that never ran ({tomb.reason})")
+                return True
+        return False
+
+    def _duplicate(self, n: int) -> str | None:
+        tokens = [c.record.token for c in self.issue_log(n).claims]
+        return "duplicate-claim" if len(tokens) != len(set(tokens)) else None
+
+    def _stale_pass_write(self, n: int) -> bool:
+        """Whether a pass wrote a label on issue n after a person's act there that came after
+        the pass began: its plan could not know of it (labels have no compare-and-swap)."""
+        acts = [at for _, at in self.person.get(n, ())]
+        for actor, _, _, at in self.label_writes.get(n, ()):
+            p = self.passes.get(actor)
+            if p is not None and p.began is not None and any(p.began <= t <= at for t in acts):
+                return True
+        return False
+
+    def _judge_losses(self) -> None:
+        """A live run may be stopped by another actor's write only for a person's cancel, forced
+        release, unlock, close or deletion, or because an earlier claim holds the issue (two
+        runs at once: the overlap invariant bounds that)."""
+        for w in self.workers.values():
+            h = w.holding
+            if h is None or h.lost is None or w.loss_judged:
+                continue
+            w.loss_judged = True
+            if not self.child_alive(w) or w.number is None:
+                continue
+            since = w.posted_at or 0.0
+            if self._person_since(w.number, since, ("release", "unlock", "close", "delete", "cancel")):
+                continue
+            if "earlier" in h.lost:
+                continue
+            who = self.lock_removed_by.get(w.number)
+            by = f" (the lock was last removed by {who[0]} at t={who[1]:g})" if who else ""
+            hole = None
+            remover = self.workers.get(who[0].partition(".")[0]) if who is not None else None
+            if who is not None and remover is not None and remover is not w and (
+                who[0] in self.landed_late or (who[0].endswith(".end") and remover.outage_retries > 0)
+            ):
+                hole = "stolen-by-ending"  # a late write, or the outage path's retry (findings 2, 8)
+            elif who is not None and who[0] in self.passes:
+                began = self.passes[who[0]].began
+                if began is not None and began <= since:
+                    hole = "stale-pass-unlock"
+                elif self.max_lag > 1.0:
+                    hole = "pass-unlocks-unlisted-claim"
+            raise InvariantError(f"{w.name}'s live run on issue {w.number} was stopped by another "
+                                 f"actor's write: {h.lost}{by}", hole)
+
+    def check(self) -> None:
+        now = self.clock.monotonic()
+        for n in self.issue_numbers:
+            log = self.issue_log(n)
+            forced = {t.tombstone.token for t in log.tombstones if t.tombstone.by == "release"}
+            live = [w for w in self.workers.values() if w.number == n and self.child_alive(w)]
+            self._check_overlap(n, [w for w in live if w.token not in forced])
+            by_token = {w.token: w for w in self.workers.values() if w.token}
+            started = {w.token for w in self.workers.values() if w.child_started}
+            for t in log.tombstones:
+                if t.comment_id in self._seen_tombstones:
+                    continue
+                self._seen_tombstones.add(t.comment_id)
+                tomb = t.tombstone
+                w = by_token.get(tomb.token)
+                if (
+                    tomb.action not in (ReleaseAction.UNLOCK, ReleaseAction.RELEASE)
+                    and w is not None
+                    and self.child_alive(w)
+                ):
+                    raise InvariantError(f"{w.name}'s live run was released: {tomb.reason}")
+                if tomb.counts_attempt and tomb.token not in started:
+                    raise InvariantError(f"an attempt was charged for a claim that never ran ({tomb.reason})")
+            cancels = [at for what, at in self.person[n] if what == "cancel"]
+            if cancels and self.last_person.get(n) == "cancel":
+                for w in live:
+                    h = w.holding
+                    assert h is not None
+                    after = w.clean_beat is not None and w.clean_beat >= cancels[-1] + SECOND
+                    if after and not h.cancel_requested:
+                        removed = self._label_by(n, "remove_label", LAB.cancel, cancels[-1])
+                        swept = any(a.startswith("r") for a in removed)
+                        raise InvariantError(f"a person's cancel of issue {n} was not honoured: {w.name} "
+                                             f"beat at t={w.clean_beat:g} after it and runs on",
+                                             "cancel-sweep-race" if swept else None)
+        del now
+
+    def _check_overlap(self, n: int, live: list[Worker]) -> None:
+        """Two children of one issue may overlap only until the later claim's first beat sent
+        after every claim could be listed (its comment landed, plus `max_lag`, plus a second
+        of GitHub's rounding): that beat must see the earlier claim and stop. The bound is one
+        beat plus the allowed lag."""
+        if len(live) < 2:
+            return
+        if self.max_lag <= LIST_SETTLE_S:  # lag within the settle: no overlap at all (design section 3)
+            raise InvariantError(f"two runs work issue {n} at once: {[w.name for w in live]} (list lag "
+                                 f"at most {self.max_lag:g}s, within the settle)")
+        live = sorted(live, key=lambda w: w.claim.comment_id if w.claim else 0)
+        listable = max(w.posted_at or 0.0 for w in live) + self.max_lag + SECOND
+        for w in live[1:]:
+            if w.clean_beat is not None and w.clean_beat >= listable:
+                names = [x.name for x in live]
+                raise InvariantError(
+                    f"two runs work issue {n} at once: {names}; {w.name} beat at t={w.clean_beat:g}, "
+                    f"after every claim was listable (t={listable:g}), and did not stop"
+                )
+
+    def _check_pass(self, name: str, result: StepResult) -> None:
+        """A dead holder is released within stale_after plus one pass: a pass that began after
+        every claim on a locked issue was dead and stale, and met no failure, takes the lock off."""
+        p = self.passes[name]
+        if p.forced or p.began_at is None or result.error is not None or name in self.server.failed_actors:
+            return
+        if self.server.delayed or any(a.endswith(".claim") for a in self.sched.runnable()):
+            return
+        for n in p.dead:
+            if LAB.working not in self.server.issue(n).labels or self.disrupted(n):
+                continue
+            ws = [w for w in self.workers.values() if w.number == n]
+            if any(self.child_alive(w) or not (w.done or w.crashed or w.stalled) for w in ws):
+                continue
+            claims = self.issue_log(n).claims
+            newest = max((c.updated_at for c in claims), default=None)
+            if newest is None:
+                continue
+            if (p.began_at - newest).total_seconds() > CONFIG.stale_after + self.max_lag + 2 * SECOND:
+                drained = n in p.drained
+                raise InvariantError(
+                    f"a dead holder was kept: issue {n} is still locked after pass {name}, which began "
+                    f"{(p.began_at - newest).total_seconds():.0f}s after its last claim write (stale_after "
+                    f"{CONFIG.stale_after:g}s)",
+                    "drain-identity" if drained else self._duplicate(n),
+                )
 
     def quiesce(self, passes: int = 4) -> None:
-        """End the episode: every wrapper dies, time passes, reconcile passes run to the end."""
+        """End the episode: every wrapper dies, late writes land, time passes, reconcile passes
+        run to the end."""
         for w in self.workers.values():
             w.stalled = False
-            if not w.done:
+            if not w.crashed:
                 self.crash(w)
         for a in self.runnable():
             self.sched.crash(a)
+        self.advance(self.server.request_timeout + 1)
         for _ in range(passes):
-            self.advance(CONFIG.stale_after + 1)
+            self.advance(CONFIG.stale_after + self.max_lag + 1)
             r = self.spawn_reconciler(HOSTED)
             while not self.sched.result(r).done:
                 self.step(r)
                 self.check()
 
     def check_settled(self) -> None:
-        issue = self.server.issue(ISSUE)
+        for n in self.issue_numbers:
+            self._check_settled(n)
+
+    def disrupted(self, n: int) -> bool:
+        """A person took a lock off, deleted one of the bot's comments or moved a label by
+        hand: what the labels say after that is theirs to answer for."""
+        return any(what in ("unlock", "delete") or what.startswith(("add ", "remove "))
+                   for what, _ in self.person[n])
+
+    def _check_settled(self, n: int) -> None:
+        issue = self.server.issue(n)
         labels = issue.labels
         if not issue.is_open:
             if LAB.working in labels:
                 raise InvariantError(f"a closed issue keeps the lock: {sorted(labels)}")
             return
+        if self.disrupted(n):
+            return
         if LAB.working in labels:
-            raise InvariantError(f"the lock is still on after every holder died: {sorted(labels)}")
-        if not labels & {LAB.queue, LAB.ready, LAB.failed}:
-            log = read_log(self.server.comments(ISSUE), TRUSTED)
+            raise InvariantError(f"the lock is still on issue {n} after every holder died: {sorted(labels)}",
+                                 self._duplicate(n))
+        log = self.issue_log(n)
+        fates = labels & {LAB.queue, LAB.ready, LAB.failed}
+        cancelled_last = self.last_person.get(n) == "cancel"
+        stale = "stale-pass-repair" if self._stale_pass_write(n) else None
+        if len(fates) > 1 and not self._person_since(n, 0.0, ("release",)):
+            raise InvariantError(f"issue {n} carries more than one of queue/ready/failed: {sorted(labels)}",
+                                 stale)
+        if cancelled_last and LAB.queue in labels:
+            cancel_at = max(at for what, at in self.person[n] if what == "cancel")
+            writes = [x for x in self.label_writes.get(n, ()) if x[3] >= cancel_at]
+            passes = any(
+                a in self.passes and o == "add_labels" and x == LAB.queue
+                and any(b in self.passes and b != a and o2 == "remove_label" and x2 == LAB.cancel
+                        for b, o2, x2, _ in writes[:i])
+                for i, (a, o, x, _) in enumerate(writes)
+            )
+            requeuers = self._label_by(n, "add_labels", LAB.queue, cancel_at)
+            by_holder = any(a.endswith((".end", ".beat")) for a in requeuers)
+            repaired = "repair-undoes-cancel" if by_holder else None
+            raise InvariantError(f"a person's cancel of issue {n} was undone: {sorted(labels)}",
+                                 "requeue-over-cancel" if passes else repaired or stale)
+        if not fates:
             last = next((c for c in reversed(log.claims) if c.record.state is not State.LOST), None)
-            if self.last_person != "cancel" and (last is None or last.record.state is not State.CANCELLED):
-                shown = sorted(labels)
-                raise InvariantError(f"stranded: an open issue with none of queue/ready/failed: {shown}")
-        if self.requeued_at is not None and LAB.queue not in labels:
-            log = read_log(self.server.comments(ISSUE), TRUSTED)
-            worked = [c for c in log.claims if c.created_at >= self.requeued_at and ran(c)]
-            if not worked and self.last_person != "cancel":
-                raise InvariantError(f"a person's requeue was lost: {sorted(labels)}")
+            if not cancelled_last and (last is None or last.record.state is not State.CANCELLED):
+                raise InvariantError(f"stranded: open issue {n} has none of queue/ready/failed: "
+                                     f"{sorted(labels)}",
+                                     self._strand_cause(n) or stale)
+        if n in self.requeued_at and LAB.queue not in labels and not cancelled_last:
+            from orion_action.core.arbitration import ran
+
+            since = self.requeued_at[n] - timedelta(seconds=SECOND)  # stamps may have whole seconds
+            worked = [c for c in log.claims if c.created_at >= since and ran(c)]
+            if not worked:
+                raise InvariantError(f"a person's requeue of issue {n} was lost: {sorted(labels)}", stale)
+        for w in self.workers.values():
+            if w.outage_recorded and w.number == n and w.token is not None:
+                entry = log.find(w.token)
+                ends = [t for t in log.tombstones
+                        if t.tombstone.token == w.token and t.tombstone.by == HOLDER_END]
+                excused = entry is not None and (
+                    (entry.record.state is State.INTERRUPTED and not entry.record.counts_attempt)
+                    or any(not t.tombstone.counts_attempt for t in ends)
+                )
+                if not excused:
+                    overwritten = entry is not None and entry.record.state is not State.INTERRUPTED
+                    raise InvariantError(f"{w.name}'s outage spent an attempt on issue {n}",
+                                         "outage-record-overwritten" if overwritten else None)
 
     def close(self) -> None:
         self.sched.close()
 
 
-__all__ = ["CONFIG", "HOSTED", "ISSUE", "MACHINES", "START", "InvariantError", "World"]
+__all__ = ["CLONE", "CONFIG", "HOSTED", "ISSUE", "MACHINES", "START", "InvariantError", "World"]
