@@ -77,7 +77,6 @@ KNOWN_HOLES = {
     "late-unqueue": "audit finding 3's residue: a winner whose late unqueue stranded the issue dies before "
                     "its repair (ADR 0025)",
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
-    "drain-identity": "audit finding 4: a live drain's pid keeps an abandoned claim alive",
     "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
     "duplicate-claim": "a claim POST retried under lag posts one token twice; every pass then backs off",
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
