@@ -281,10 +281,13 @@ def _connect(args: argparse.Namespace, env: dict[str, str], trusted: tuple[str, 
         )
     api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
     key = _record_key(env)
-    return [
+    repos = [
         GitHubRepo(name, token, api_url, app=app, retry_for=budget, record_key=key, trusted_logins=trusted)
         for name in names
     ]
+    for repo in repos:  # a wait for GitHub is never silent (up to ORION_API_RETRY_SECONDS)
+        repo.on_retry = _log
+    return repos
 
 
 RECORD_KEY_MIN = 32  # characters: a random secret, e.g. `openssl rand -hex 32`

@@ -380,6 +380,13 @@ def _workflow_runs(data: Any, headers: dict[str, Any]) -> list[WorkflowRun]:
 _Parse = Callable[[Any, dict[str, Any]], Any]
 
 
+def _cause(cause: BaseException | None) -> str:
+    """A transient failure's cause in a few words (never the answer's text)."""
+    if isinstance(cause, github.GithubException):
+        return _message(cause)
+    return str(cause) if isinstance(cause, _Malformed) else type(cause).__name__
+
+
 def _message(exc: github.GithubException) -> str:
     data = exc.data if isinstance(exc.data, dict) else {}
     return str(data.get("message") or exc.message or f"HTTP {exc.status}")
@@ -420,6 +427,9 @@ class GitHubRepo:
         self._resolved: dict[int, str] | None = None  # their ids, once asked
         self._repo_path = f"{self.api_url}/repos/{full_name}"
         self.requests = 0
+        # Told at a request's first transient failure (cli sets it to the log): a wait of up
+        # to retry_for seconds is never silent.
+        self.on_retry: Callable[[str], None] | None = None
         self.budget = Budget()
         self._login: str | None = None
         self._default_branch: str | None = None
@@ -477,6 +487,7 @@ class GitHubRepo:
             _issue_of=self._issue_of,
         )
         twin._login = self._login
+        twin.on_retry = self.on_retry
         twin._resolved = self._resolved
         twin._default_branch = self._default_branch
         return twin
@@ -545,7 +556,8 @@ class GitHubRepo:
                     f"GitHub rejected the GitHub App {self._app.app_id} (401 {message}): "
                     f"check ORION_APP_ID and ORION_APP_PRIVATE_KEY", status
                 )
-            return AuthError(f"GitHub rejected the token (401 {message})", status)
+            return AuthError(f"GitHub rejected the token (401 {message}): check GITHUB_TOKEN (the action's "
+                             f"github-token input)", status)
         if status == 422 and self._app and "permissions requested" in message:
             return AuthError(
                 f"the GitHub App {self._app.app_id} lacks Issues: read and write on {self.full_name} "
@@ -562,7 +574,12 @@ class GitHubRepo:
                 return _Transient(exc, 60.0, ambiguous=False)
             return Forbidden(f"GitHub refused: {message} (403); does the token have issues: write?", status)
         if status in (404, 410):  # 410: the issue was deleted, or the repository's issues are off
-            return NotFound(f"not found: {message}" if status == 404 else f"gone: {message} (410)", status)
+            if status == 410:
+                return NotFound(f"gone: {message} (410)", status)
+            return NotFound(
+                f"not found (404 {message}) in {self.full_name}: check the repository's name, and that "
+                f"the token can see it (a private repository needs a token with access to it)", status
+            )
         if status >= 500:
             return _Transient(exc, retry_after, ambiguous=True)
         return GitHubError(f"GitHub answered {status}: {message}", status)
@@ -603,11 +620,21 @@ class GitHubRepo:
             resume = boottime() + wait_for(state)
             return resume - started > self.retry_for or (self.deadline is not None and resume > self.deadline)
 
+        def first_failure(state: tenacity.RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            if state.attempt_number == 1 and self.on_retry is not None and isinstance(exc, _Transient):
+                hint = "; check GITHUB_API_URL" if isinstance(exc.cause, OSError | ConnectionError) else ""
+                self.on_retry(
+                    f"GitHub did not answer {verb} {url.replace(self.api_url, '')} ({_cause(exc.cause)}); "
+                    f"retrying for up to {self.retry_for:g}s{hint}"
+                )
+
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type(_Transient),
             wait=wait_for,
             stop=out_of_time,
             sleep=self._sleep,
+            before_sleep=first_failure,
             reraise=True,
         )
         try:
@@ -624,14 +651,9 @@ class GitHubRepo:
                         ambiguous = exc.ambiguous
                         raise
         except _Transient as exc:
-            cause = exc.cause
-            if isinstance(cause, github.GithubException):
-                what = _message(cause)
-            else:
-                what = str(cause) if isinstance(cause, _Malformed) else type(cause).__name__
             raise Unavailable(
                 f"GitHub did not answer {verb} {url.replace(self.api_url, '')} successfully "
-                f"within {self.retry_for:g}s ({attempt} tries; last: {what})"
+                f"within {self.retry_for:g}s ({attempt} tries; last: {_cause(exc.cause)})"
             ) from None
         raise AssertionError("unreachable")  # pragma: no cover
 

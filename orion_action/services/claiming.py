@@ -60,6 +60,28 @@ def queued_candidates(gh: GitHubRepo, config: Config, require: Sequence[str] = (
     )
 
 
+def missing_label_hint(gh: GitHubRepo, config: Config) -> str:
+    """When the queue label does not exist, say so and what to do (one request, asked only
+    when nothing was claimable): otherwise an empty queue and a repository never set up look
+    the same."""
+    if gh.get_label(config.labels.queue) is not None:
+        return ""
+    return f"; the label {config.labels.queue!r} does not exist in {gh.full_name}: run `orion-action init`"
+
+
+def not_queued_hint(issue: Issue, config: Config) -> str:
+    """What to do about an issue that is not queued (the review's newcomer mistakes)."""
+    labels = config.labels
+    if not issue.is_open:
+        return ""
+    ended = sorted({labels.ready, labels.failed} & issue.labels)
+    if ended:
+        return f"; it has ended ({', '.join(ended)}): remove that and add {labels.queue!r} to run it again"
+    if labels.queue not in issue.labels:
+        return f"; add the {labels.queue!r} label to queue it"
+    return ""
+
+
 def empty_queue(config: Config, require: Sequence[str] = ()) -> str:
     needs = f" carrying {', '.join(require)}" if require else ""
     return f"the queue is empty: no open issue{needs} carries only the {config.labels.queue!r} label"
@@ -115,7 +137,7 @@ class Claimer:
         while the queue is paused."""
         queued = queued_candidates(self.gh, self.config, require)
         if not queued:
-            raise NotClaimed(empty_queue(self.config, require))
+            raise NotClaimed(empty_queue(self.config, require) + missing_label_hint(self.gh, self.config))
         for issue in queued[:MAX_NEXT_CANDIDATES]:
             try:
                 return self.claim(issue, stage)
@@ -264,7 +286,10 @@ class Claimer:
         if not is_queued(issue, self.config):
             state = "closed" if not issue.is_open else "open"
             shown = ", ".join(sorted(issue.labels)) or "none"
-            raise NotClaimed(f"issue #{issue.number} is not queued ({state}; labels: {shown})")
+            raise NotClaimed(
+                f"issue #{issue.number} is not queued ({state}; labels: {shown})"
+                + not_queued_hint(issue, self.config)
+            )
 
     def _settled_read(self, issue: Issue) -> Issue:
         """GitHub's times have whole seconds, so a run that ended in the second of our read
