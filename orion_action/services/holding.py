@@ -124,6 +124,24 @@ def cancelled(config: Config, by: str | None) -> Outcome:
     )
 
 
+def signalled(config: Config, attempt: int, signame: str, started: bool) -> Outcome:
+    """A signal to the wrapper (SIGINT/SIGTERM/SIGHUP: on a runner, the Actions job was
+    cancelled). By default the run ends as the cancel label ends it: a person pressed Cancel,
+    so the issue must not run again on its own (no attempt, no requeue, no dispatch). With
+    run.on_signal: requeue (pre-emptible runners, whose jobs a machine stops) it is handed
+    back; only a run whose command started spends an attempt (ADR 0043)."""
+    why = f"stopped by {signame}"
+    if config.on_signal == "requeue":
+        return handed_back(config, attempt, why, counts=started)
+    lab = config.labels
+    return Outcome(
+        State.CANCELLED,
+        note=f"cancelled: the Actions job was cancelled ({why}); add {lab.queue} to run it again",
+        also_remove=(lab.queue, lab.cancel),
+        counts_attempt=False,
+    )
+
+
 def move_labels(gh: GitHubRepo, number: int, add: list[str], remove: list[str], lock: str) -> None:
     """The one label sequence of every ending and every repair: the next label on first, then
     the others off, the lock last. A crash in between leaves the lock on, and a reconcile pass
