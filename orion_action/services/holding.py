@@ -129,7 +129,9 @@ def signalled(config: Config, attempt: int, signame: str, started: bool) -> Outc
     cancelled). By default the run ends as the cancel label ends it: a person pressed Cancel,
     so the issue must not run again on its own (no attempt, no requeue, no dispatch). With
     run.on_signal: requeue (pre-emptible runners, whose jobs a machine stops) it is handed
-    back; only a run whose command started spends an attempt (ADR 0043)."""
+    back; only a run whose command started spends an attempt (ADR 0043). Unlike the cancel
+    label, it leaves a queue label on: the claim took it off, so one there now was put back
+    by a person after the run began (a newer wish than the job's cancel)."""
     why = f"stopped by {signame}"
     if config.on_signal == "requeue":
         return handed_back(config, attempt, why, counts=started)
@@ -137,7 +139,7 @@ def signalled(config: Config, attempt: int, signame: str, started: bool) -> Outc
     return Outcome(
         State.CANCELLED,
         note=f"cancelled: the Actions job was cancelled ({why}); add {lab.queue} to run it again",
-        also_remove=(lab.queue, lab.cancel),
+        also_remove=(lab.cancel,),
         counts_attempt=False,
     )
 

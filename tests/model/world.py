@@ -29,7 +29,7 @@ from orion_action.config import Config
 from orion_action.core.arbitration import ran
 from orion_action.core.issue import read_log, trusted_set
 from orion_action.core.liveness import Machine, ProcessSighting
-from orion_action.core.record import Holder, ReleaseAction, State
+from orion_action.core.record import HOLDER_END, Holder, ReleaseAction, State
 from orion_action.errors import GitHubError, NotFound, OrionError
 from orion_action.services.claiming import Claim, Claimer
 from orion_action.services.holding import (
@@ -37,8 +37,8 @@ from orion_action.services.holding import (
     cancelled,
     ending_due,
     finished,
-    handed_back,
     outage_bound,
+    signalled,
 )
 from orion_action.services.reconcile import Reconciler
 
@@ -246,8 +246,8 @@ class World:
             try:
                 if due == "exited":
                     h.conclude(finished(CONFIG, code or 0))
-                elif due == "signal":
-                    h.conclude(handed_back(CONFIG, h.claim.record.attempt, "stopped by SIGTERM"))
+                elif due == "signal":  # a cancelled Actions job (run.on_signal, ADR 0043)
+                    h.conclude(signalled(CONFIG, h.claim.record.attempt, "SIGTERM", started=True))
                 elif due == "cancel":
                     h.conclude(cancelled(CONFIG, None))
                 elif due == "lease" and h.lost is None and h.outage() is not None:
@@ -378,6 +378,12 @@ class World:
             raise InvariantError(f"two runs work issue {ISSUE} at once: {running}")
         started = {w.token for w in self.workers.values() if w.child_started}
         by_token = {w.token: w for w in self.workers.values() if w.token}
+        for c in log.claims:
+            w = by_token.get(c.record.token)
+            if w is not None and w.ending == "signal" and c.record.state is State.INTERRUPTED:
+                # run.on_signal: cancel (the model's default): a cancelled Actions job cancels
+                # its run, as the cancel label does; it never hands the issue back (ADR 0043).
+                raise InvariantError(f"{w.name} was signalled and handed its issue back")
         for t in log.tombstones:
             if t.comment_id in self.seen_tombstones:
                 continue
@@ -417,14 +423,26 @@ class World:
             return
         if LAB.working in labels:
             raise InvariantError(f"the lock is still on after every holder died: {sorted(labels)}")
+        log = read_log(self.server.comments(ISSUE), TRUSTED)
+        last = next((c for c in reversed(log.claims) if c.record.state is not State.LOST), None)
         if not labels & {LAB.queue, LAB.ready, LAB.failed}:
-            log = read_log(self.server.comments(ISSUE), TRUSTED)
-            last = next((c for c in reversed(log.claims) if c.record.state is not State.LOST), None)
             if self.last_person != "cancel" and (last is None or last.record.state is not State.CANCELLED):
                 shown = sorted(labels)
                 raise InvariantError(f"stranded: an open issue with none of queue/ready/failed: {shown}")
+        released = {t.tombstone.token for t in log.tombstones if t.tombstone.by != HOLDER_END}
+        if (
+            LAB.queue in labels
+            and last is not None
+            and last.record.state is State.CANCELLED
+            and last.record.token not in released
+            and last.record.finished_at is not None
+            and (self.requeued_at is None or self.requeued_at < datetime.fromisoformat(last.record.finished_at))
+        ):
+            # Cancel means cancel (the label, or a cancelled Actions job under run.on_signal:
+            # cancel): only a person puts a cancelled issue back in the queue (ADR 0043). A run
+            # a pass released (judged dead before its final record landed) is not this case.
+            raise InvariantError(f"a cancelled run was requeued without a person: {sorted(labels)}")
         if self.requeued_at is not None and LAB.queue not in labels:
-            log = read_log(self.server.comments(ISSUE), TRUSTED)
             worked = [c for c in log.claims if c.created_at >= self.requeued_at and ran(c)]
             if not worked and self.last_person != "cancel":
                 raise InvariantError(f"a person's requeue was lost: {sorted(labels)}")
