@@ -73,7 +73,7 @@ class Config:
     idle_timeout: float = 0.0  # run.idle_timeout: ...or that has been silent this long (0: no limit)
     pass_token: bool = False  # run.pass_token: the command gets GITHUB_TOKEN and GH_TOKEN (ADR 0031)
     run_user: str = ""  # run.user: orion runs as root, the command as this user (ADR 0032)
-    on_signal: str = "cancel"  # run.on_signal: a signal to the wrapper cancels the run, or requeues it (ADR 0043)
+    on_signal: str = "cancel"  # run.on_signal: a signal cancels the run, or requeues it (ADR 0043)
     dispatch_workflow: str = ""  # dispatch.workflow: the worker workflow started for queued issues
     dispatch_max_runs: int = 4  # dispatch.max_runs: at most this many of its runs at once
     dashboard_enabled: bool = False  # dashboard.enabled: init makes, reconcile keeps a dashboard issue

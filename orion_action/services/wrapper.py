@@ -584,11 +584,11 @@ class Wrapper:
         says, within what is left of the runner's ~10 s; the exit code is 128+signal."""
         n = holding.number
         name = signal.Signals(signum).name
+        then = self._on_signal_does()
         if child is None:
-            self.log(f"#{n}: received {name} while claiming; ending the run unstarted ({self._on_signal_does()})")
+            self.log(f"#{n}: received {name} while claiming; ending the run unstarted ({then})")
         else:
-            self._stop(child, f"#{n}: received {name}; forwarding it to the child, then {self._on_signal_does()}",
-                       signum)
+            self._stop(child, f"#{n}: received {name}; forwarding it to the child, then {then}", signum)
         quick = holding.gh.clone(timeout=HAND_BACK_REQUEST_TIMEOUT_S, retry_for=HAND_BACK_DEADLINE_S)
         quick.deadline = self.clock.monotonic() + HAND_BACK_DEADLINE_S
         holding.gh = quick

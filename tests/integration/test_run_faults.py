@@ -83,7 +83,8 @@ def test_a_signal_stops_the_child_and_cancels_the_run(repo, orion_env, tmp_path,
     assert set(repo.labels(n)) == set()
     rec = only_record(repo, n)
     assert rec.state is State.CANCELLED and not rec.counts_attempt
-    assert signal.Signals(sig).name in (rec.note or "") and "the Actions job was cancelled" in (rec.note or "")
+    note = rec.note or ""
+    assert signal.Signals(sig).name in note and "the Actions job was cancelled" in note
     assert "orion run cancelled" in claim_comments(repo, n)[0]["body"]
 
 

@@ -425,18 +425,18 @@ class World:
             raise InvariantError(f"the lock is still on after every holder died: {sorted(labels)}")
         log = read_log(self.server.comments(ISSUE), TRUSTED)
         last = next((c for c in reversed(log.claims) if c.record.state is not State.LOST), None)
-        if not labels & {LAB.queue, LAB.ready, LAB.failed}:
-            if self.last_person != "cancel" and (last is None or last.record.state is not State.CANCELLED):
-                shown = sorted(labels)
-                raise InvariantError(f"stranded: an open issue with none of queue/ready/failed: {shown}")
+        ended_cancelled = last is not None and last.record.state is State.CANCELLED
+        wanted = labels & {LAB.queue, LAB.ready, LAB.failed}
+        if not wanted and self.last_person != "cancel" and not ended_cancelled:
+            raise InvariantError(f"stranded: an open issue with none of queue/ready/failed: {sorted(labels)}")
         released = {t.tombstone.token for t in log.tombstones if t.tombstone.by != HOLDER_END}
         if (
             LAB.queue in labels
             and last is not None
-            and last.record.state is State.CANCELLED
+            and ended_cancelled
             and last.record.token not in released
             and last.record.finished_at is not None
-            and (self.requeued_at is None or self.requeued_at < datetime.fromisoformat(last.record.finished_at))
+            and not (self.requeued_at and self.requeued_at >= datetime.fromisoformat(last.record.finished_at))
         ):
             # Cancel means cancel (the label, or a cancelled Actions job under run.on_signal:
             # cancel): only a person puts a cancelled issue back in the queue (ADR 0043). A run

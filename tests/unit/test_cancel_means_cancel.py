@@ -1,7 +1,8 @@
-"""run.on_signal (ADR 0043): a signal to the wrapper (a cancelled Actions job) ends the run as
-`cancelled`, as the cancel label does, unless the configuration asks for a requeue. The real
-wrapper on the in-memory GitHub, signalled for real while its child runs; and the reconcile
-pass that finds such a run's label move unfinished."""
+"""Cancel means cancel (issue 18, ADR 0043). run.on_signal: a signal to the wrapper (a cancelled
+Actions job) ends the run as `cancelled`, as the cancel label does, unless the configuration asks
+for a requeue: the real wrapper on the in-memory GitHub, signalled for real while its child runs,
+and the reconcile pass that finds such a run's label move unfinished. And a forced release leaves
+no comment of the holder reading as working."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from fakes.memory_github import MemoryServer
 
 from orion_action.config import Config
 from orion_action.core.issue import read_log, trusted_set
-from orion_action.core.record import State
 from orion_action.core.plan import Action
-from orion_action.services.reconcile import reconcile_pass
+from orion_action.core.record import State, block_kind
+from orion_action.services.reconcile import Reconciler, reconcile_pass
 from orion_action.services.wrapper import RunRequest, Wrapper
 
 WORKER = "orion-worker.yml"
@@ -96,3 +97,31 @@ def test_a_pass_finishes_a_cancelled_runs_label_move_and_never_requeues(tmp_path
     assert not s.issue(n).labels & {LAB.queue, LAB.working, LAB.failed}
     assert result.dispatched == [] and s.dispatches == []
     assert read_log(s.comments(n), TRUSTED).attempts_used() == 0
+
+
+@pytest.mark.timeout(60)
+def test_a_forced_release_leaves_no_comment_of_the_holder_reading_as_working(tmp_path: Path) -> None:
+    """`release --force` of a live holder rewrites its line; the holder's next beat writes
+    "running" again before it reads the release, so the holder, giving up, rewrites it too."""
+    s = MemoryServer()
+    n = s.create_issue("Long work", [LAB.queue])
+    started = tmp_path / "started"
+    script = f"import pathlib, time; pathlib.Path({str(started)!r}).touch(); time.sleep(120)"
+    released: list[str] = []
+
+    def release_by_hand() -> None:
+        while not started.exists():
+            time.sleep(0.02)
+        released.append(Reconciler(s.client(), CONFIG, lambda line: None).release(n, force=True).reason)
+
+    threading.Thread(target=release_by_hand, daemon=True).start()
+    w = Wrapper(s.client(), CONFIG, lambda line: None, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    code = w.run(RunRequest(command=[sys.executable, "-c", script], issue=n))
+    assert released == ["released by hand with --force"]
+    assert code == 76  # the claim was lost: the holder stopped its child
+    (claim,) = [c for c in s.comments(n) if block_kind(c.body) == "orion-claim"]
+    visible = claim.body.split("-->", 1)[1]
+    assert "no longer holds this issue" in visible and "released" in visible, visible
+    assert "working" not in visible, visible
+    record = read_log(s.comments(n), TRUSTED).claims[0].record
+    assert record.state is State.RUNNING  # no final state written over a released claim
