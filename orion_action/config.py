@@ -24,7 +24,7 @@ _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 MAX_DURATION = 7 * 24 * 3600.0  # beyond a week a value is a typo, and datetime arithmetic overflows
 MIN_INTERVAL = 1.0  # a faster beat only burns the token's budget
 # A cancelled Actions job gets SIGINT, SIGTERM 7.5 s later and SIGKILL 2.5 s after that: the
-# child's grace and the hand-back's writes (wrapper.HAND_BACK_DEADLINE_S) must fit in that.
+# child's grace and the writes that end the run (wrapper.HAND_BACK_DEADLINE_S) must fit in that.
 MAX_KILL_GRACE = 7.0
 LABEL_MAX = 50  # GitHub's limit on a label name
 # What no name or title may hold: control characters (NUL, newline, ESC...), line and paragraph

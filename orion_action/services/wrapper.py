@@ -56,7 +56,7 @@ from orion_action.services.holding import (
 Log = Callable[[str], None]
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # A cancelled Actions job gets SIGINT, SIGTERM 7.5 s later, then SIGKILL: with the kill grace,
-# the hand-back's writes must fit in what is left. They share one deadline.
+# the writes that end the run (run.on_signal) must fit in what is left. They share one deadline.
 HAND_BACK_DEADLINE_S = 2.5
 HAND_BACK_REQUEST_TIMEOUT_S = 2
 # Each try to record an outage (ADR 0019) is one short request; Holding.record_outage backs off.
