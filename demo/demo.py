@@ -473,7 +473,7 @@ class Demo:
         if self.watcher is not None:
             self.watcher.stop.set()
         running = [w for w in self.wrappers if w.proc.poll() is None]
-        for w in running:  # the polite way first: a wrapper hands its issue back on SIGTERM
+        for w in running:  # the polite way first: on SIGTERM a wrapper stops its agent, ends its run
             with contextlib.suppress(ProcessLookupError):
                 os.kill(w.pid, signal.SIGTERM)
         for w in running:

@@ -43,7 +43,7 @@ HELP_EXIT_CODES = """exit codes:
   76     the claim was lost while running, or cancelled, and the command was stopped
   124    run: run.timeout or run.idle_timeout stopped the command
   127    run: the command could not be started
-  128+N  run: interrupted by signal N; the issue went back to the queue
+  128+N  run: stopped by signal N (a cancelled job); cancelled, or requeued (run.on_signal)
 The full reference: docs/commands.md and docs/configuration.md in orion-action's repository."""
 EPILOG = f"{ENVIRONMENT}\n\n{HELP_EXIT_CODES}"
 

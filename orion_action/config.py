@@ -24,7 +24,7 @@ _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 MAX_DURATION = 7 * 24 * 3600.0  # beyond a week a value is a typo, and datetime arithmetic overflows
 MIN_INTERVAL = 1.0  # a faster beat only burns the token's budget
 # A cancelled Actions job gets SIGINT, SIGTERM 7.5 s later and SIGKILL 2.5 s after that: the
-# child's grace and the hand-back's writes (wrapper.HAND_BACK_DEADLINE_S) must fit in that.
+# child's grace and the writes that end the run (wrapper.HAND_BACK_DEADLINE_S) must fit in that.
 MAX_KILL_GRACE = 7.0
 LABEL_MAX = 50  # GitHub's limit on a label name
 # What no name or title may hold: control characters (NUL, newline, ESC...), line and paragraph
@@ -73,6 +73,7 @@ class Config:
     idle_timeout: float = 0.0  # run.idle_timeout: ...or that has been silent this long (0: no limit)
     pass_token: bool = False  # run.pass_token: the command gets GITHUB_TOKEN and GH_TOKEN (ADR 0031)
     run_user: str = ""  # run.user: orion runs as root, the command as this user (ADR 0032)
+    on_signal: str = "cancel"  # run.on_signal: a signal cancels the run, or requeues it (ADR 0043)
     dispatch_workflow: str = ""  # dispatch.workflow: the worker workflow started for queued issues
     dispatch_max_runs: int = 4  # dispatch.max_runs: at most this many of its runs at once
     dashboard_enabled: bool = False  # dashboard.enabled: init makes, reconcile keeps a dashboard issue
@@ -123,12 +124,16 @@ _SCHEMA: dict[str, Any] = {
         "idle_timeout": "limit",
         "pass_token": bool,
         "user": "user",
+        "on_signal": "on_signal",
     },
     "trusted_authors": list,
     "trigger": {"permission": "permission"},
     "dispatch": {"workflow": "workflow", "max_runs": int},
     "dashboard": {"enabled": bool, "title": "title"},
 }
+# run.on_signal: what a SIGINT/SIGTERM/SIGHUP to the wrapper (a cancelled Actions job) does to the
+# run: end it as `cancelled`, as the cancel label does, or hand the issue back (pre-emptible runners).
+ON_SIGNAL = ("cancel", "requeue")
 TITLE_MAX = 256  # GitHub's limit on an issue title
 # A workflow file name in .github/workflows ("" turns dispatching off).
 _WORKFLOW = re.compile(r"(?:[A-Za-z0-9._-]+\.ya?ml)?")
@@ -184,6 +189,10 @@ def parse_config(data: Any, source: str) -> Config:
                 if not isinstance(item, str) or not _USER.fullmatch(item):
                     raise fail(name, f"expected a user name of the machine, got {item!r}")
                 values[name] = item
+            elif kind == "on_signal":
+                if item not in ON_SIGNAL:
+                    raise fail(name, f"expected one of {', '.join(ON_SIGNAL)}, got {item!r}")
+                values[name] = item
             elif kind == "permission":
                 if item not in PERMISSIONS:
                     raise fail(name, f"expected one of {', '.join(PERMISSIONS)}, got {item!r}")
@@ -225,6 +234,7 @@ def parse_config(data: Any, source: str) -> Config:
         idle_timeout=values.get("run.idle_timeout", defaults.idle_timeout),
         pass_token=values.get("run.pass_token", defaults.pass_token),
         run_user=values.get("run.user", defaults.run_user),
+        on_signal=values.get("run.on_signal", defaults.on_signal),
         dispatch_workflow=values.get("dispatch.workflow", defaults.dispatch_workflow),
         dispatch_max_runs=values.get("dispatch.max_runs", defaults.dispatch_max_runs),
         dashboard_enabled=values.get("dashboard.enabled", defaults.dashboard_enabled),

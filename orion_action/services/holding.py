@@ -124,6 +124,26 @@ def cancelled(config: Config, by: str | None) -> Outcome:
     )
 
 
+def signalled(config: Config, attempt: int, signame: str, started: bool) -> Outcome:
+    """A signal to the wrapper (SIGINT/SIGTERM/SIGHUP: on a runner, the Actions job was
+    cancelled). By default the run ends as the cancel label ends it: a person pressed Cancel,
+    so the issue must not run again on its own (no attempt, no requeue, no dispatch). With
+    run.on_signal: requeue (pre-emptible runners, whose jobs a machine stops) it is handed
+    back; only a run whose command started spends an attempt (ADR 0043). Unlike the cancel
+    label, it leaves a queue label on: the claim took it off, so one there now was put back
+    by a person after the run began (a newer wish than the job's cancel)."""
+    why = f"stopped by {signame}"
+    if config.on_signal == "requeue":
+        return handed_back(config, attempt, why, counts=started)
+    lab = config.labels
+    return Outcome(
+        State.CANCELLED,
+        note=f"cancelled: the Actions job was cancelled ({why}); add {lab.queue} to run it again",
+        also_remove=(lab.cancel,),
+        counts_attempt=False,
+    )
+
+
 def move_labels(gh: GitHubRepo, number: int, add: list[str], remove: list[str], lock: str) -> None:
     """The one label sequence of every ending and every repair: the next label on first, then
     the others off, the lock last. A crash in between leaves the lock on, and a reconcile pass
@@ -385,17 +405,29 @@ class Holding:
         authority then, and a final state must not be written over a released claim). Then put
         back the queue label if our own unqueue, landing after that release, took it (ADR 0025)."""
         self._stop_beats()
-        if not released:
-            try:
+        try:
+            if not released:
                 self._write_final(
                     self.claim.record.with_changes(
                         state=State.LOST, note=why, finished_at=self.clock.now_iso(), child_pid=self.child_pid
                     )
                 )
-            except GitHubError as exc:
-                self.log(f"#{self.number}: could not record that the claim was lost ({exc})")
+            else:
+                # The release rewrote our visible line, but a beat of ours writes "running"
+                # before it reads the release (a forced release of a live run always meets
+                # one): show the release again, as the releaser did, state unchanged (issue 18).
+                shown = render_record(self.claim.record, released=self._release_reason(why))
+                self.gh.edit_comment(self.claim.comment_id, shown)
+        except GitHubError as exc:
+            self.log(f"#{self.number}: could not record that the claim was lost ({exc})")
         if self.claim.unqueued:  # our unqueue may have landed after the release (ADR 0025)
             restore_queue(self.gh, self.config, self.claim, self.log)
+
+    def _release_reason(self, fallback: str) -> str:
+        """The reason the tombstone releasing our claim gives (from the comments already read)."""
+        token = self.claim.record.token
+        log = read_log(self.claim.comments.values(), self.claim.trusted)
+        return next((t.tombstone.reason for t in log.tombstones if t.tombstone.token == token), fallback)
 
     def record_outage(self, why: str, bound_s: float, pause: Callable[[float], bool]) -> bool:
         """The lease ran out because GitHub did not answer (`outage()`) and the child is

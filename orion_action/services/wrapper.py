@@ -49,13 +49,14 @@ from orion_action.services.holding import (
     finished,
     handed_back,
     outage_bound,
+    signalled,
     timed_out,
 )
 
 Log = Callable[[str], None]
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # A cancelled Actions job gets SIGINT, SIGTERM 7.5 s later, then SIGKILL: with the kill grace,
-# the hand-back's writes must fit in what is left. They share one deadline.
+# the writes that end the run (run.on_signal) must fit in what is left. They share one deadline.
 HAND_BACK_DEADLINE_S = 2.5
 HAND_BACK_REQUEST_TIMEOUT_S = 2
 # Each try to record an outage (ADR 0019) is one short request; Holding.record_outage backs off.
@@ -293,7 +294,7 @@ class Wrapper:
         """`run --next --drain`: claim and run queued issues one after another until the queue
         is empty (or `max_runs` runs), so one worker job works down a backlog. Exits 0 when
         every run succeeded or there was nothing to run, else with the first failing run's
-        code; a signal stops the drain once the current issue is handed back."""
+        code; a signal stops the drain once the current run has ended (run.on_signal)."""
         check_command(request.command, self.env)
         return self._with_signals(lambda wake: self._drain(request, max_runs, wake))
 
@@ -321,7 +322,7 @@ class Wrapper:
 
     def _with_signals(self, body: Callable[[socket.socket], int]) -> int:
         # Signals are caught from the start: one that arrives while claiming lets the claim
-        # finish and then hands the issue back, instead of leaving a half-made claim behind.
+        # finish and then ends the run (run.on_signal), instead of leaving a half-made claim behind.
         adopt_orphans()  # what escapes a killed guardian comes here, to be killed (ADR 0030)
         wake_r, wake_w = socket.socketpair()
         wake_r.setblocking(False)
@@ -381,7 +382,7 @@ class Wrapper:
         write_output(self.env, "repo", self.gh.full_name)  # several repos: the claim's own
         holding = Holding(self.gh, claim, self.config, self.log, self.clock, self.here)
         if self.signal_received is not None:
-            return self._hand_back(holding, None, self.signal_received)
+            return self._end_on_signal(holding, None, self.signal_received)
         workdir = Path(tempfile.mkdtemp(prefix=f"orion-{n}-"))
         if self.run_as is not None:  # the user may enter, not add or replace files (ours stay ours)
             workdir.chmod(0o711)
@@ -491,7 +492,7 @@ class Wrapper:
                 code = exit_status(returncode)
                 return self._conclude(holding, finished(self.config, code), code)
             if self.signal_received is not None:
-                return self._hand_back(holding, child, self.signal_received)
+                return self._end_on_signal(holding, child, self.signal_received)
             if beat.fatal is not None:
                 self._stop(child, f"{beat.fatal}; stopping the child")
                 self.log(f"#{holding.number}: exiting {int(ExitCode.USAGE)}; the claim goes stale")
@@ -578,22 +579,27 @@ class Wrapper:
         self.log(f"#{n}: exiting {int(ExitCode.LOST)}" + ("" if recorded else "; the claim goes stale"))
         return int(ExitCode.LOST)
 
-    def _hand_back(self, holding: Holding, child: Child | None, signum: int) -> int:
+    def _end_on_signal(self, holding: Holding, child: Child | None, signum: int) -> int:
+        """A signal (a cancelled Actions job): stop the child, then end the run as run.on_signal
+        says, within what is left of the runner's ~10 s; the exit code is 128+signal."""
         n = holding.number
         name = signal.Signals(signum).name
+        then = self._on_signal_does()
         if child is None:
-            self.log(f"#{n}: received {name} while claiming; handing the issue back unstarted")
+            self.log(f"#{n}: received {name} while claiming; ending the run unstarted ({then})")
         else:
-            self._stop(
-                child, f"#{n}: received {name}; forwarding it to the child and handing the issue back", signum
-            )
+            self._stop(child, f"#{n}: received {name}; forwarding it to the child, then {then}", signum)
         quick = holding.gh.clone(timeout=HAND_BACK_REQUEST_TIMEOUT_S, retry_for=HAND_BACK_DEADLINE_S)
         quick.deadline = self.clock.monotonic() + HAND_BACK_DEADLINE_S
         holding.gh = quick
-        started = child is not None
-        outcome = handed_back(self.config, holding.claim.record.attempt, f"stopped by {name}", counts=started)
+        outcome = signalled(self.config, holding.claim.record.attempt, name, started=child is not None)
         self._conclude(holding, outcome, 128 + signum)
         return 128 + signum
+
+    def _on_signal_does(self) -> str:
+        if self.config.on_signal == "requeue":
+            return "handing the issue back (run.on_signal: requeue)"
+        return "recording the run as cancelled (run.on_signal: cancel)"
 
     def _conclude(self, holding: Holding, outcome: Outcome, code: int) -> int:
         """End the run on the issue: the final record and the label move, if still ours."""

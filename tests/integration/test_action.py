@@ -362,7 +362,7 @@ def test_pause_and_resume_from_the_action(runner: CompositeRunner, repo: RepoHan
 def test_run_is_the_step_process_and_gets_the_cancel_signal(
         runner: CompositeRunner, repo: RepoHandle, tmp_path: Path) -> None:
     """A cancelled job sends SIGINT to the step's process: because the script ends in exec,
-    that process is the wrapper, which stops the child and hands the issue back."""
+    that process is the wrapper, which stops the child and ends the run as cancelled."""
     n = _queued_issue(repo)
     started = tmp_path / "started"
     seen: dict[str, int] = {}
@@ -387,7 +387,7 @@ def test_run_is_the_step_process_and_gets_the_cancel_signal(
     assert result.step("orion").returncode == 128 + signal.SIGINT, result.log
     assert not psutil.pid_exists(seen["child"]) or \
         psutil.Process(seen["child"]).status() == psutil.STATUS_ZOMBIE
-    assert set(repo.labels(n)) == {"orion"}, "an interrupted run hands the issue back"
+    assert set(repo.labels(n)) == set(), "the Cancel button cancels the run (run.on_signal: cancel)"
 
 
 def test_an_issues_event_checks_who_added_the_label(action_env: dict[str, str], repo: RepoHandle,

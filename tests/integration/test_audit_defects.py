@@ -559,10 +559,10 @@ def test_defect_11_a_beat_that_lands_after_the_final_record_does_not_reopen_it(
         a.signal(signal.SIGTERM)
         assert a.wait(30) == 128 + signal.SIGTERM, a.output
         _, final = claim_of(repo, n, index=0) or pytest.fail("no claim")
-        assert final.state is State.INTERRUPTED, final
+        assert final.state is State.CANCELLED, final  # run.on_signal: cancel (ADR 0043)
         beat.release()  # GitHub applies the beat late
         wait_until(landed, 10, 0.02)
-    assert labels(repo, n) == {QUEUE}
+    assert labels(repo, n) == set()
     # The record itself may read "running" again (GitHub applied the late PATCH over it), but the
     # wrapper, seeing a beat it gave up on, appended an end marker no edit can undo: every reader
     # takes the run's end from it (ADR 0014).
@@ -571,8 +571,9 @@ def test_defect_11_a_beat_that_lands_after_the_final_record_does_not_reopen_it(
     assert after.token in log.released_tokens(), f"the late beat reopened the final record: {after}"
     assert not log.open_claims(), log.open_claims()
     ends = [t.tombstone for t in log.tombstones if t.tombstone.token == after.token]
-    assert [t.action.value for t in ends] == ["interrupted"] and ends[0].by == "holder", ends
-    assert log.attempts_used() == 1  # the one hand-back, counted once
+    assert [t.action.value for t in ends] == ["cancelled"] and ends[0].by == "holder", ends
+    assert log.attempts_used() == 0  # a cancelled run spends nothing
+    repo.add_label(n, QUEUE)  # a person queues it again
     b = procs.run("b", cfg, "--issue", str(n), cmd=["true"])
     assert b.wait(60) == 0, b.output
     assert labels(repo, n) == {READY}

@@ -94,7 +94,7 @@ def test_a_missing_workflow_is_a_logged_line_not_a_failure(orion: Orion, repo, t
 
 
 def test_a_wrapper_that_hands_back_dispatches_the_issue(orion: Orion, repo, tmp_path):
-    config = dispatch_config(tmp_path)
+    config = dispatch_config(tmp_path, extra=", on_signal: requeue")
     orion.proxy.add_workflow(repo.owner, repo.name, WORKER)
     n = queued_issue(repo)
     w = orion.running(n, config=config)
@@ -102,6 +102,18 @@ def test_a_wrapper_that_hands_back_dispatches_the_issue(orion: Orion, repo, tmp_
     assert w.wait() == 128 + signal.SIGTERM, w.output
     assert labels(repo, n) == {"orion"}
     assert sent(orion) == [(WORKER, "main", {"issue": str(n)})]
+
+
+def test_a_cancelled_job_dispatches_nothing(orion: Orion, repo, tmp_path):
+    """run.on_signal: cancel (the default): the Cancel button does not start another run."""
+    config = dispatch_config(tmp_path)
+    orion.proxy.add_workflow(repo.owner, repo.name, WORKER)
+    n = queued_issue(repo)
+    w = orion.running(n, config=config)
+    w.proc.send_signal(signal.SIGTERM)
+    assert w.wait() == 128 + signal.SIGTERM, w.output
+    assert labels(repo, n) == set()
+    assert sent(orion) == []
 
 
 def test_a_run_stopped_by_its_time_limit_dispatches_the_issue(orion: Orion, repo, tmp_path):

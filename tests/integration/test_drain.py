@@ -67,7 +67,7 @@ def test_the_first_failing_code_is_the_exit_code(repo, orion_env, tmp_path):
     assert all(set(repo.labels(n)) == {READY} for n in issues[1:])
 
 
-def test_a_signal_stops_the_drain_after_handing_back_the_current_issue(repo, orion_env, tmp_path):
+def test_a_signal_stops_the_drain_after_cancelling_the_current_issue(repo, orion_env, tmp_path):
     issues = [repo.create_issue(f"work {i}", [QUEUE]) for i in range(3)]
     log = tmp_path / "ran.jsonl"
     child = Child(tmp_path, log=log)  # holds until released: never, here
@@ -77,7 +77,7 @@ def test_a_signal_stops_the_drain_after_handing_back_the_current_issue(repo, ori
     r.signal(signal.SIGTERM)
     assert r.wait(30) == 128 + signal.SIGTERM, r.stderr
     assert ran(log) == issues[:1]
-    assert set(repo.labels(issues[0])) == {QUEUE}  # handed back
+    assert set(repo.labels(issues[0])) == set()  # cancelled (run.on_signal: cancel, ADR 0043)
     for n in issues[1:]:
         assert set(repo.labels(n)) == {QUEUE} and not claim_comments(repo, n)
 

@@ -156,7 +156,8 @@ def test_progress_lines_count_as_activity(repo, orion_env, tmp_path):
 
 
 def test_an_issue_interrupted_every_time_ends_failed(repo, orion_env, tmp_path):
-    config = limits(tmp_path, "timeout: 0", attempts=2)
+    # run.on_signal: requeue (pre-emptible runners): every signal hands the issue back.
+    config = limits(tmp_path, "timeout: 0, on_signal: requeue", attempts=2)
     n = repo.create_issue("work", [QUEUE])
     for attempt in (1, 2):
         child = Child(tmp_path, name=f"child{attempt}")

@@ -16,6 +16,7 @@ import pytest
 from helpers_run import (
     BOT,
     FAILED,
+    FAST,
     NOT_CLAIMED,
     QUEUE,
     READY,
@@ -316,8 +317,9 @@ def test_a_claimer_whose_read_went_stale_does_not_run_it_again(repo, proxy, orio
     assert sorted(r.state.value for r in records(repo, n)) == ["finished", "lost"]
 
 
-def test_a_stale_claimer_after_an_interrupt_hands_the_issue_back(repo, proxy, orion_env,
-                                                                 tmp_path, config):
+def test_a_stale_claimer_after_an_interrupt_hands_the_issue_back(repo, proxy, orion_env, tmp_path):
+    # run.on_signal: requeue (a pre-emptible runner): A's signal hands the issue back.
+    config = fast_config(tmp_path, FAST.replace("run: {", "run: {on_signal: requeue, "))
     n = repo.create_issue("stale read", [QUEUE])
     held = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
     b_child = Child(tmp_path, "b", hold=False)

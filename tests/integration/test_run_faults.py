@@ -17,6 +17,7 @@ import psutil
 import pytest
 from helpers_run import (
     FAILED,
+    FAST,
     LOST,
     QUEUE,
     READY,
@@ -70,16 +71,36 @@ def test_sigkill_to_the_wrapper_takes_the_child_with_it(repo, orion_env, tmp_pat
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
-def test_a_signal_stops_the_child_and_hands_the_issue_back(repo, orion_env, tmp_path, config, sig):
+def test_a_signal_stops_the_child_and_cancels_the_run(repo, orion_env, tmp_path, config, sig):
+    """run.on_signal: cancel (the default, ADR 0043): a cancelled job ends the run as the
+    cancel label does: no queue, lock, stage or cancel label left; no attempt spent."""
     child = Child(tmp_path)
     n, r = started_run(repo, orion_env, tmp_path, config, "--stage", "s1", child=child)
     pid = child.pid
     r.signal(sig)
     assert r.wait(9) == 128 + sig, r.stderr
     assert not pid_alive(pid)
+    assert set(repo.labels(n)) == set()
+    rec = only_record(repo, n)
+    assert rec.state is State.CANCELLED and not rec.counts_attempt
+    note = rec.note or ""
+    assert signal.Signals(sig).name in note and "the Actions job was cancelled" in note
+    assert "orion run cancelled" in claim_comments(repo, n)[0]["body"]
+
+
+def test_with_on_signal_requeue_a_signal_hands_the_issue_back(repo, orion_env, tmp_path):
+    """run.on_signal: requeue (pre-emptible runners): the issue goes back to the queue and the
+    run spends an attempt."""
+    cfg = fast_config(tmp_path, FAST.replace("run: {", "run: {on_signal: requeue, "))
+    child = Child(tmp_path)
+    n, r = started_run(repo, orion_env, tmp_path, cfg, "--stage", "s1", child=child)
+    pid = child.pid
+    r.signal(signal.SIGTERM)
+    assert r.wait(9) == 128 + signal.SIGTERM, r.stderr
+    assert not pid_alive(pid)
     assert set(repo.labels(n)) == {QUEUE}
     rec = only_record(repo, n)
-    assert rec.state is State.INTERRUPTED and signal.Signals(sig).name in (rec.note or "")
+    assert rec.state is State.INTERRUPTED and rec.counts_attempt and "SIGTERM" in (rec.note or "")
     assert "interrupted" in claim_comments(repo, n)[0]["body"]
 
 
@@ -93,8 +114,8 @@ def test_sigint_to_a_wrapper_whose_child_ignores_it(repo, orion_env, tmp_path, c
     r.signal(signal.SIGINT)
     assert r.wait(60) == 130, r.stderr  # the child ignored it: killed after the grace
     assert not pid_alive(pid)
-    assert set(repo.labels(n)) == {QUEUE}
-    assert only_record(repo, n).state is State.INTERRUPTED
+    assert set(repo.labels(n)) == set()
+    assert only_record(repo, n).state is State.CANCELLED
 
 
 def test_actions_cancel_sequence_with_the_default_grace(repo, orion_env, tmp_path):
@@ -114,12 +135,11 @@ def test_actions_cancel_sequence_with_the_default_grace(repo, orion_env, tmp_pat
     # sooner was cut by the second signal. The bound is the failure's own time, not a budget.
     assert time.monotonic() - t0 < 5
     assert r.wait(60) == 130, r.stderr
-    assert set(repo.labels(n)) == {QUEUE}
-    assert only_record(repo, n).state is State.INTERRUPTED
+    assert set(repo.labels(n)) == set()  # cancelled: the Cancel button stops the work
+    assert only_record(repo, n).state is State.CANCELLED
 
 
-def test_a_signal_while_claiming_hands_back_without_running(repo, proxy, orion_env, tmp_path,
-                                                            config):
+def test_a_signal_while_claiming_cancels_without_running(repo, proxy, orion_env, tmp_path, config):
     n = repo.create_issue("work", [QUEUE])
     held = proxy.hold("DELETE", rf"/issues/{n}/labels/{QUEUE}$", count=1)
     child = Child(tmp_path)
@@ -129,8 +149,9 @@ def test_a_signal_while_claiming_hands_back_without_running(repo, proxy, orion_e
     held.release()
     assert r.wait(15) == 128 + signal.SIGTERM, r.stderr
     assert not child.marker.exists()
-    assert set(repo.labels(n)) == {QUEUE}
-    assert only_record(repo, n).state is State.INTERRUPTED
+    assert set(repo.labels(n)) == set()  # the claim was won: the job's cancel ends it
+    rec = only_record(repo, n)
+    assert rec.state is State.CANCELLED and not rec.counts_attempt
 
 
 def test_a_signal_before_claiming_writes_nothing(repo, proxy, orion_env, tmp_path, config):

@@ -135,6 +135,11 @@ def test_release_refuses_a_live_holder_then_force_stops_it(orion: Orion, repo):
     (tomb,) = tombstones(repo, n)
     assert (tomb.block.token, tomb.block.action, tomb.block.by, tomb.block.counts_attempt) == (
         w.record.token, ReleaseAction.RELEASE, "release", False)
+    # No comment still reads as working: the holder's last beat wrote "working" over the
+    # release's rewrite, and the holder, giving up, showed the release again (issue 18).
+    (claim,) = [c["body"] for c in repo.comments(n) if c["body"].startswith("<!-- orion-claim")]
+    visible = claim.split("-->", 1)[1]
+    assert "no longer holds this issue" in visible and "working" not in visible, visible
 
 
 def test_release_of_a_dead_holder_needs_no_force(orion: Orion, repo):

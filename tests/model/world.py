@@ -43,8 +43,8 @@ from orion_action.services.holding import (
     cancelled,
     ending_due,
     finished,
-    handed_back,
     outage_bound,
+    signalled,
 )
 from orion_action.services.reconcile import Reconciler
 
@@ -392,7 +392,8 @@ class World:
                 if due == "exited":
                     h.conclude(finished(CONFIG, code or 0))
                 elif due == "signal":
-                    h.conclude(handed_back(CONFIG, h.claim.record.attempt, "stopped by SIGTERM"))
+                    # a cancelled Actions job: run.on_signal (default cancel, ADR 0043)
+                    h.conclude(signalled(CONFIG, h.claim.record.attempt, "SIGTERM", started=True))
                 elif due == "cancel":
                     h.conclude(cancelled(CONFIG, None))
                 elif due == "lease" and h.lost is None and h.outage() is not None:
@@ -709,6 +710,14 @@ class World:
             self._check_overlap(n, [w for w in live if w.token not in forced])
             by_token = {w.token: w for w in self.workers.values() if w.token}
             started = {w.token for w in self.workers.values() if w.child_started}
+            for c in log.claims:
+                w = by_token.get(c.record.token)
+                if (w is not None and w.signalled and c.record.state is State.INTERRUPTED
+                        and c.record.counts_attempt):
+                    # run.on_signal: cancel (the model's default): a cancelled Actions job
+                    # cancels its run, as the cancel label does; it never hands the issue back
+                    # and spends no attempt (ADR 0043). An outage's record spends none either.
+                    raise InvariantError(f"{w.name} was signalled and handed issue {n} back")
             for t in log.tombstones:
                 if t.comment_id in self._seen_tombstones:
                     continue

@@ -67,6 +67,18 @@ def test_trigger_permission_levels(level: str) -> None:
     assert Config().trigger_permission == "write"
 
 
+@pytest.mark.parametrize("choice", ["cancel", "requeue"])
+def test_on_signal_choices(choice: str) -> None:
+    assert parse_config({"run": {"on_signal": choice}}, "f.yml").on_signal == choice
+    assert Config().on_signal == "cancel"  # a cancelled Actions job cancels the run (ADR 0043)
+
+
+@pytest.mark.parametrize("bad", ["Cancel", "hand-back", "", True, 1])
+def test_on_signal_refuses_anything_else(bad: object) -> None:
+    with pytest.raises(ConfigError, match=r"f.yml: run.on_signal: expected one of cancel, requeue"):
+        parse_config({"run": {"on_signal": bad}}, "f.yml")
+
+
 def test_stale_after_exactly_three_intervals_is_fine() -> None:
     c = parse_config({"heartbeat": {"interval": 1, "stale_after": 3}, "run": {"kill_grace": "900ms"}},
                      "f.yml")
