@@ -101,6 +101,12 @@ class _Issue:
                      self.body, tuple((n, known.get(n, ("", ""))[1]) for n in sorted(self.labels)))
 
 
+def _issue_etag(answer: tuple[Issue, datetime]) -> object:
+    """An issue's representation as GitHub's ETag covers it: everything but when it was read
+    (a comment edit leaves it alone; a post or deletion moves the count, ADR 0044)."""
+    return replace(answer[0], read_at=answer[0].created_at)
+
+
 @dataclass
 class _Lag:
     """What listings show of one comment until `until` (None: not listed at all yet)."""
@@ -323,6 +329,8 @@ class MemoryGitHub:
         self.server = server or MemoryServer()
         self.full_name = self.server.full_name
         self.requests = 0
+        self.not_modified = 0  # conditional reads answered "304": refunded from `server.spent`
+        self._validators: dict[tuple[object, ...], object] = {}  # (op, args) -> what was answered
         self.budget = Budget()
         self.abort: threading.Event | None = None
         self.deadline: float | None = None
@@ -334,9 +342,14 @@ class MemoryGitHub:
     # -- plumbing --------------------------------------------------------------------------------
 
     def _request(self, op: str, *args: object, apply: Callable[[], T],
-                 before_retry: Callable[[], T | None] | None = None) -> T:
+                 before_retry: Callable[[], T | None] | None = None,
+                 validator: Callable[[T], object] | None = None) -> T:
         """One HTTP request: the hook (a scheduling point), the deadline, an injected failure,
-        then the change, atomically, as GitHub applies one request."""
+        then the change, atomically, as GitHub applies one request.
+
+        `validator` makes it a conditional GET (ADR 0044): what it returns for the answer is
+        the resource's representation (its ETag); the same as this client's last answer to the
+        same request is a 304, counted in `not_modified` and not charged."""
         server = self.server
         if server.on_call is not None:
             server.on_call(op, args)
@@ -348,7 +361,15 @@ class MemoryGitHub:
             self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent))
             failure = server._take_failure()
             if failure is None:
-                return apply()
+                answer = apply()
+                if validator is not None:
+                    etag = validator(answer)
+                    if self._validators.get((op, *args)) == etag:
+                        self.not_modified += 1
+                        server.spent[self.login] = spent - 1
+                        self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent + 1))
+                    self._validators[(op, *args)] = etag
+                return answer
             if failure != "unavailable" and op in _WRITES:
                 with contextlib.suppress(GitHubError):  # a 4xx nobody hears
                     apply()
@@ -360,7 +381,8 @@ class MemoryGitHub:
         return self._request(op, *args, apply=apply, before_retry=before_retry)
 
     def _pages(self, op: str, args: tuple[object, ...], items: Callable[[], list[T]],
-               first_page: int = 1, max_pages: int | None = None) -> tuple[list[T], bool]:
+               first_page: int = 1, max_pages: int | None = None,
+               page_validator: Callable[[tuple[list[T], bool]], object] | None = None) -> tuple[list[T], bool]:
         """A listing read page by page, each page from the state at its own request; whether
         pages were left unread."""
         out: list[T] = []
@@ -370,7 +392,7 @@ class MemoryGitHub:
                 everything = items()
                 return everything[(page - 1) * PAGE: page * PAGE], page < math.ceil(len(everything) / PAGE)
 
-            batch, more = self._request(op, *args, page, apply=one)
+            batch, more = self._request(op, *args, page, apply=one, validator=page_validator)
             out.extend(batch)
             if not more or not batch:
                 return out, False
@@ -401,7 +423,7 @@ class MemoryGitHub:
             issue = self.server._issue(number, pulls=False)
             return issue.freeze(self._date(), self.server.labels), self._date()
 
-        return self._request("get_issue", number, apply=get)
+        return self._request("get_issue", number, apply=get, validator=_issue_etag)
 
     def list_issues(self, label: str, state: str = "open") -> list[Issue]:
         """Exact (case-sensitive) label match, state open/closed/all, oldest first."""
@@ -428,7 +450,8 @@ class MemoryGitHub:
             now.append(self._date())
             return sorted((c for c in self.server._visible() if c.issue == number), key=lambda c: c.id)
 
-        comments, more = self._pages("list_comments", (number,), listed, first_page, max_pages)
+        comments, more = self._pages("list_comments", (number,), listed, first_page, max_pages,
+                                     page_validator=lambda answer: tuple(answer[0]) + (answer[1],))
         return comments, now[0], more
 
     def list_repo_comments(self, since: datetime) -> tuple[list[Comment], datetime]:
