@@ -527,22 +527,23 @@ class GitHubRepo:
             raise _Transient(_Malformed(f"an unreadable answer ({type(exc).__name__})"), None,
                              ambiguous=True) from None
         self._note_budget(headers)
+        fresh = data
         if known is not None and data is None:  # 304 Not Modified: the body is empty
             self.not_modified += 1
             headers, data = {**known[1], **headers}, known[2]  # the Link of the first answer
-        elif conditional:
-            etag = _header(headers, "etag")
+        if parse is not None:
+            try:
+                parsed = parse(data, headers)
+            except _Malformed as exc:
+                raise _Transient(exc, None, ambiguous=True) from None
+        etag = _header(headers, "etag")
+        if conditional and fresh is not None:  # only an answer that parsed is remembered
             self._validators.pop(key, None)
-            if etag and data is not None:
+            if etag:
                 while len(self._validators) >= MAX_VALIDATORS:
                     self._validators.pop(next(iter(self._validators)))
-                self._validators[key] = (etag, dict(headers), data)
-        if parse is None:
-            return headers, data
-        try:
-            return headers, parse(data, headers)
-        except _Malformed as exc:
-            raise _Transient(exc, None, ambiguous=True) from None
+                self._validators[key] = (etag, dict(headers), fresh)
+        return headers, (data if parse is None else parsed)
 
     def _jwt_requester(self) -> Any:
         """Requests as the App itself (a JWT): finding its installation, learning its name."""

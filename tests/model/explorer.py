@@ -102,6 +102,8 @@ def _actions(world: World, rng: random.Random) -> list[tuple[float, str, Callabl
         (3, "person requeues", world.person_requeue),
         (1, "person cancels", world.person_cancel),
         (1, "person comments", world.person_comments),
+        (1, "person deletes a comment", lambda: world.person_deletes_comments(1)),
+        (1, "person deletes two comments", lambda: world.person_deletes_comments(2)),
         (0.5, "person releases by hand with --force", lambda: world.spawn_forced_release() and None),
     ]
     return acts

@@ -119,6 +119,7 @@ class World:
     last_person: str = ""  # the person's last queue action: "requeue" or "cancel"
     next_pid: int = 100
     forced: set[str] = field(default_factory=set)  # actors that are a person's forced release
+    missed: list[str] = field(default_factory=list)  # beats that missed their own release
 
     def __post_init__(self) -> None:
         self.server.on_call = self.sched.hook
@@ -221,8 +222,11 @@ class World:
 
         def beats() -> None:
             while not w.beat_stop:
+                released = self._released_in_listings(claim.record.token)
                 try:
                     h.beat()
+                    if h.lost is None and released:  # checked by `check` (an actor cannot raise)
+                        self.missed.append(f"{w.name}'s beat missed the tombstone that released it")
                     if h.lost is None:
                         w.child_lease = h.lease_until  # the wrapper renews the guardian's lease
                 except NotFound:
@@ -234,6 +238,13 @@ class World:
                 self.clock.sleep(CONFIG.heartbeat_interval)
 
         self.sched.spawn(f"{w.name}.beat", beats)
+
+    def _released_in_listings(self, token: str) -> bool:
+        """A tombstone naming `token` is in what listings show now: the fence of a beat that
+        starts now must see it, whatever was deleted meanwhile (ADR 0023, 0044)."""
+        with self.server._lock:
+            shown = [c for c in self.server._visible() if c.issue == ISSUE]
+        return token in read_log(shown, TRUSTED).released_tokens()
 
     def _spawn_ending(self, w: Worker, due: str) -> None:
         """The wrapper's main loop takes an ending: it stops the child first, then writes."""
@@ -327,6 +338,13 @@ class World:
     def person_comments(self) -> None:
         self.server.comment(ISSUE, "any news?", PERSON)
 
+    def person_deletes_comments(self, count: int) -> None:
+        """She deletes up to `count` of her oldest comments: deletions keep the issue's comment
+        count level with the posts they follow (a tombstone and the next claim are two), so the
+        fence must not trust the count (issue 16, ADR 0044)."""
+        for cid in sorted(c.id for c in self.server.comments(ISSUE) if c.author == PERSON)[:count]:
+            self.server.delete(cid)
+
     # -- reacting ------------------------------------------------------------------------------
 
     def _exists(self, actor: str) -> bool:
@@ -367,6 +385,8 @@ class World:
     # -- invariants ----------------------------------------------------------------------------
 
     def check(self) -> None:
+        if self.missed:
+            raise InvariantError(f"{self.missed[0]} (ADR 0044)")
         log = read_log(self.server.comments(ISSUE), TRUSTED)
         # A person's `release --force` of a live run is taken at their word ("only if you are
         # sure the run is gone"): that run may overlap the next one until its next beat sees the
