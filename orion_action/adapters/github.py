@@ -508,7 +508,8 @@ class GitHubRepo:
         known = self._validators.get(key) if conditional else None
         ask = {"If-None-Match": known[0]} if known else None
         try:  # an App's installation token is renewed in here when due: its errors are these too
-            headers, data = requester.requestJsonAndCheck(verb, url, parameters=params, headers=ask, input=body)
+            headers, data = requester.requestJsonAndCheck(verb, url, parameters=params, headers=ask,
+                                                          input=body)
         except github.GithubException as exc:
             self._note_budget(exc.headers)
             raise self._translate(exc) from None
@@ -834,7 +835,8 @@ class GitHubRepo:
         comments: list[Comment] = []
         now: datetime | None = None
         params = {"page": first_page} if first_page > 1 else {}
-        listing = self._pages(f"{self._repo_path}/issues/{number}/comments", params, _comments, conditional=True)
+        url = f"{self._repo_path}/issues/{number}/comments"
+        listing = self._pages(url, params, _comments, conditional=True)
         for pages, (headers, page, more) in enumerate(listing, start=1):
             now = now or self.server_time(headers)
             comments.extend(self._trusted_view(c, number) for c in page)

@@ -382,7 +382,8 @@ class MemoryGitHub:
 
     def _pages(self, op: str, args: tuple[object, ...], items: Callable[[], list[T]],
                first_page: int = 1, max_pages: int | None = None,
-               page_validator: Callable[[tuple[list[T], bool]], object] | None = None) -> tuple[list[T], bool]:
+               page_validator: Callable[[tuple[list[T], bool]], object] | None = None,
+               ) -> tuple[list[T], bool]:
         """A listing read page by page, each page from the state at its own request; whether
         pages were left unread."""
         out: list[T] = []
