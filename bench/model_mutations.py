@@ -82,6 +82,16 @@ MUTATIONS: dict[str, tuple[str, str, str]] = {
         "        if first_page > 1 and (not comments or comments[0].id != c.listed[kept]):",
         "        if False:",
     ),
+    "the fence lists only when the lock is gone or the issue closed (ADR 0044)": (
+        "services/holding.py",
+        "        log = self._read_new_comments(issue, gh)\n"
+        "        self.lost = self._lost_reason(issue, log, now)\n"
+        "        self.released = c.record.token in log.released_tokens()\n",
+        "        if not issue.is_open or lab.working not in issue.labels:\n"
+        "            log = self._read_new_comments(issue, gh)\n"
+        "            self.lost = self._lost_reason(issue, log, now)\n"
+        "            self.released = c.record.token in log.released_tokens()\n",
+    ),
     "an outage retry moves labels after its record may be final (ADR 0024)": (
         "services/holding.py",
         "        if lost is None and (sent_before or later is not None or too_late):",
