@@ -151,7 +151,8 @@ class Bench:
         finish = [e for e in log_ if e.time >= child_end]
         total = len(log_)
         by_counter = before - after - 1
-        per_beat = len(beats) / patches if patches else float("nan")
+        free = sum(1 for e in beats if e.status == 304)  # conditional reads GitHub does not charge
+        per_beat = (len(beats) - free) / patches if patches else float("nan")
         steady_cpu = ((cpu1.user + cpu1.system) - (cpu0.user + cpu0.system)) / (steady_to - steady_from)
         whole = (cpu1.user + cpu1.system) / (steady_to - started)
         assert rc == 0, run.stderr()
@@ -160,7 +161,8 @@ class Bench:
             "claim_full_sequence": [f"{e.method} {e.path.split('/', 4)[-1]}" for e in claim],
             "claim_incl_running_mark": len(claim_with_mark),
             "claim_sequence": [f"{e.method} {e.path.split('/', 4)[-1]}" for e in claim_with_mark],
-            "heartbeat_steady_state": round(per_beat, 2),
+            "heartbeat_steady_state": round(per_beat, 2),  # charged: 304s are free (ADR 0044)
+            "heartbeat_steady_state_incl_304": round(len(beats) / patches, 2) if patches else None,
             "beats_observed": patches,
             "finish": len(finish),
             "finish_sequence": [f"{e.method} {e.path.split('/', 4)[-1]}" for e in finish],
@@ -179,7 +181,8 @@ class Bench:
                  len(claim) <= 6)
         self.row("  ... up to the record saying 'running'", len(claim_with_mark), "req", "<= 6",
                  len(claim_with_mark) <= 6)
-        self.row("requests per heartbeat (steady state)", per_beat, "req", "<= 2", per_beat <= 2)
+        self.row("requests per heartbeat charged (steady state; 304s free)", per_beat, "req", "<= 2",
+                 per_beat <= 2)
         self.row("requests per finish", len(finish), "req")
         self.row("whole run: proxy log / rate-limit counter", f"{total} / {by_counter}", "req", "equal",
                  total == by_counter)

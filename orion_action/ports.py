@@ -61,6 +61,7 @@ class GitHubPort(Protocol):
 
     full_name: str
     requests: int  # HTTP requests made so far (a listing costs one per page of 100)
+    not_modified: int  # of those, conditional reads answered 304: not charged (ADR 0044)
     budget: Budget
     abort: threading.Event | None  # set it to cut retries short
     deadline: float | None  # a monotonic time after which no request starts

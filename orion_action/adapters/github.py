@@ -40,7 +40,10 @@ ACTIONS_BOT = "github-actions[bot]"
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _ISSUE_URL = re.compile(r"/issues/(\d+)$")
 _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
-MAX_EVENT_PAGES = 30  # 3000 events: an issue with more is not one a queue label approves
+MAX_EVENT_PAGES = 30
+# Conditional reads remembered per client (ADR 0044): the fence's issue and comment pages of
+# the issues a run holds, a reconciler's judged issues; the oldest is forgotten past this.
+MAX_VALIDATORS = 256  # 3000 events: an issue with more is not one a queue label approves
 _LAST_EDITED = (
     "query($owner: String!, $name: String!, $number: Int!) "
     "{ repository(owner: $owner, name: $name) { issue(number: $number) { lastEditedAt } } }"
@@ -430,6 +433,8 @@ class GitHubRepo:
         # Told at a request's first transient failure (cli sets it to the log): a wait of up
         # to retry_for seconds is never silent.
         self.on_retry: Callable[[str], None] | None = None
+        self.not_modified = 0  # of those, answered 304 to If-None-Match: not charged (ADR 0044)
+        self._validators: dict[str, tuple[str, dict[str, Any], Any]] = {}  # url -> ETag, headers, JSON
         self.budget = Budget()
         self._login: str | None = None
         self._default_branch: str | None = None
@@ -499,13 +504,23 @@ class GitHubRepo:
 
     # -- plumbing ---------------------------------------------------------------------------
 
+    @property
+    def charged(self) -> int:
+        """Requests that counted against the rate limit: a 304 to a conditional GET does not."""
+        return self.requests - self.not_modified
+
     def _once(
-        self, verb: str, url: str, params: dict[str, Any] | None, body: Any, jwt: bool, parse: _Parse | None
+        self, verb: str, url: str, params: dict[str, Any] | None, body: Any, jwt: bool, parse: _Parse | None,
+        conditional: bool = False,
     ) -> tuple[dict[str, Any], Any]:
         self.requests += 1
         requester = self._jwt_requester() if jwt else self._requester
+        key = f"{url}?{sorted((params or {}).items())}"
+        known = self._validators.get(key) if conditional else None
+        ask = {"If-None-Match": known[0]} if known else None
         try:  # an App's installation token is renewed in here when due: its errors are these too
-            headers, data = requester.requestJsonAndCheck(verb, url, parameters=params, input=body)
+            headers, data = requester.requestJsonAndCheck(verb, url, parameters=params, headers=ask,
+                                                          input=body)
         except github.GithubException as exc:
             self._note_budget(exc.headers)
             raise self._translate(exc) from None
@@ -524,12 +539,23 @@ class GitHubRepo:
             raise _Transient(_Malformed(f"an unreadable answer ({type(exc).__name__})"), None,
                              ambiguous=True) from None
         self._note_budget(headers)
-        if parse is None:
-            return headers, data
-        try:
-            return headers, parse(data, headers)
-        except _Malformed as exc:
-            raise _Transient(exc, None, ambiguous=True) from None
+        fresh = data
+        if known is not None and data is None:  # 304 Not Modified: the body is empty
+            self.not_modified += 1
+            headers, data = {**known[1], **headers}, known[2]  # the Link of the first answer
+        if parse is not None:
+            try:
+                parsed = parse(data, headers)
+            except _Malformed as exc:
+                raise _Transient(exc, None, ambiguous=True) from None
+        etag = _header(headers, "etag")
+        if conditional and fresh is not None:  # only an answer that parsed is remembered
+            self._validators.pop(key, None)
+            if etag:
+                while len(self._validators) >= MAX_VALIDATORS:
+                    self._validators.pop(next(iter(self._validators)))
+                self._validators[key] = (etag, dict(headers), fresh)
+        return headers, (data if parse is None else parsed)
 
     def _jwt_requester(self) -> Any:
         """Requests as the App itself (a JWT): finding its installation, learning its name."""
@@ -594,8 +620,13 @@ class GitHubRepo:
         before_retry: Callable[[], Any] | None = None,
         jwt: bool = False,
         parse: _Parse | None = None,
+        conditional: bool = False,
     ) -> tuple[dict[str, Any], Any]:
         """One logical request, retried on transient failures within `retry_for` seconds.
+
+        `conditional` (GETs only): send the ETag of the last answer to the same URL as
+        `If-None-Match`; a 304 returns that answer again (parsed anew with the new headers) and
+        counts in `not_modified`, not against the rate limit (ADR 0044).
 
         `parse` turns the answer into what the caller uses, or rejects it as malformed (then it
         is retried like a transient failure); without it the answer is returned unread.
@@ -646,7 +677,7 @@ class GitHubRepo:
                         if found is not None:
                             return {}, found
                     try:
-                        return self._once(verb, url, params, body, jwt, parse)
+                        return self._once(verb, url, params, body, jwt, parse, conditional)
                     except _Transient as exc:
                         ambiguous = exc.ambiguous
                         raise
@@ -658,13 +689,14 @@ class GitHubRepo:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _pages(
-        self, url: str, params: dict[str, Any], parse: _Parse
+        self, url: str, params: dict[str, Any], parse: _Parse, conditional: bool = False
     ) -> Iterator[tuple[dict[str, Any], list[Any], bool]]:
         """Each page of a listing (as `parse` reads it), and whether another page follows."""
         params = {**params, "per_page": 100}
         page = int(params.pop("page", 1))
         while True:
-            headers, data = self._request("GET", url, {**params, "page": page}, parse=parse)
+            headers, data = self._request("GET", url, {**params, "page": page}, parse=parse,
+                                          conditional=conditional)
             more = 'rel="next"' in (_header(headers, "link") or "") and bool(data)
             yield headers, data, more
             if not more:
@@ -770,7 +802,8 @@ class GitHubRepo:
 
     def get_issue(self, number: int) -> tuple[Issue, datetime]:
         try:
-            headers, issue = self._request("GET", f"{self._repo_path}/issues/{number}", parse=_one_issue)
+            headers, issue = self._request("GET", f"{self._repo_path}/issues/{number}", parse=_one_issue,
+                                           conditional=True)
         except NotFound as exc:
             gone = " (410: deleted, or the repository's issues are turned off)" if exc.status == 410 else ""
             raise NotFound(f"issue #{number} does not exist in {self.full_name}{gone}", exc.status) from None
@@ -824,7 +857,8 @@ class GitHubRepo:
         comments: list[Comment] = []
         now: datetime | None = None
         params = {"page": first_page} if first_page > 1 else {}
-        listing = self._pages(f"{self._repo_path}/issues/{number}/comments", params, _comments)
+        url = f"{self._repo_path}/issues/{number}/comments"
+        listing = self._pages(url, params, _comments, conditional=True)
         for pages, (headers, page, more) in enumerate(listing, start=1):
             now = now or self.server_time(headers)
             comments.extend(self._trusted_view(c, number) for c in page)

@@ -37,7 +37,8 @@ Log = Callable[[str], None]
 
 def budget_line(gh: GitHubRepo) -> str:
     left = gh.budget.remaining if gh.budget.remaining is not None else "?"
-    return f"{gh.full_name}: {gh.requests} API requests ({left} of {gh.budget.limit or '?'}/h left)"
+    limit = gh.budget.limit or "?"
+    return f"{gh.full_name}: {gh.requests} API requests ({left} of {limit}/h left{reconcile.free_304s(gh)})"
 
 
 # -- run --next ------------------------------------------------------------------------------
@@ -152,7 +153,8 @@ def reconcile_fleet(
             counts += result.counts
             if actions.in_actions(env):
                 actions.add_summary(env, result.summary_markdown(config, heading="#####"))
-        entry.update(requests=gh.requests, budget_left=gh.budget.remaining, budget=gh.budget.limit)
+        entry.update(requests=gh.requests, not_modified=gh.not_modified,
+                     budget_left=gh.budget.remaining, budget=gh.budget.limit)
         per_repo.append(entry)
         log(budget_line(gh))
     doc = {"dry_run": dry_run, "repos": per_repo, "actions": actions_all, "dispatched": dispatched}

@@ -286,10 +286,12 @@ class Holding:
         lab = self.config.labels
         if lab.cancel in issue.labels:
             self.cancel_requested = True
-        if not issue.is_open or lab.working not in issue.labels or issue.comments != len(c.listed):
-            log = self._read_new_comments(issue, gh)
-            self.lost = self._lost_reason(issue, log, now)
-            self.released = c.record.token in log.released_tokens()
+        # Every beat lists, whatever the issue's count says: a deletion and a post between two
+        # beats leave the count equal (ADR 0044). Both reads are conditional: the issue's is
+        # free while it is unchanged; the listing's page holds our own record, just edited.
+        log = self._read_new_comments(issue, gh)
+        self.lost = self._lost_reason(issue, log, now)
+        self.released = c.record.token in log.released_tokens()
         if self.lost is None:
             self.lease_until = max(self.lease_until, sent + self.config.renew_deadline)
 
@@ -314,8 +316,8 @@ class Holding:
         page of the last comment listed before. That page must still start with the comment
         that started it before; if it does not (comments before it were deleted, or one listed
         late sits before it), the pages shifted, and the read starts again from page 1. Only
-        what was listed counts as seen, so while the issue's count is ahead of the listing (a
-        comment not listed yet), the next beat lists again."""
+        what was listed counts as seen; every beat lists (ADR 0044), so a comment not listed
+        yet is listed by a later beat."""
         c = self.claim
         gh = gh or self.gh
         first_page = max(1, (len(c.listed) - 1) // PAGE + 1)

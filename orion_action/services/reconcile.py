@@ -331,6 +331,12 @@ def heartbeat_load(config: Config, surveys: Sequence[Survey]) -> tuple[int, floa
     return live, live * 3600 / config.heartbeat_interval
 
 
+def free_304s(gh: GitHubRepo) -> str:
+    """How many of the requests were conditional reads answered 304: GitHub charges none of
+    them (ADR 0044)."""
+    return f"; {gh.not_modified} were free 304s" if gh.not_modified else ""
+
+
 def cost_lines(gh: GitHubRepo, config: Config, surveys: list[Survey], env: dict[str, str]) -> list[str]:
     """What this command spent, and what the live claims' heartbeats will cost per hour."""
     live, beats = heartbeat_load(config, surveys)
@@ -338,7 +344,8 @@ def cost_lines(gh: GitHubRepo, config: Config, surveys: list[Survey], env: dict[
     share = beats * REQUESTS_PER_BEAT / budget
     lines = [
         f"this command used {gh.requests} API requests "
-        f"({gh.budget.remaining if gh.budget.remaining is not None else '?'} of {budget}/h left)",
+        f"({gh.budget.remaining if gh.budget.remaining is not None else '?'} of {budget}/h left"
+        f"{free_304s(gh)})",
         f"{live} live claim(s) heartbeat every {config.heartbeat_interval:g}s: about "
         f"{beats * REQUESTS_PER_BEAT:.0f} requests/hour ({share:.0%} of {budget}/h) and "
         f"{beats:.0f} comment edits/hour (GitHub allows about {CONTENT_BUDGET}/h per identity)",

@@ -36,6 +36,7 @@ class World(Protocol):
     def reopen(self, n: int) -> None: ...
     def comment(self, n: int, body: str, outsider: bool = False) -> int: ...
     def delete_comment(self, comment_id: int) -> None: ...
+    def edit_comment(self, comment_id: int, body: str) -> None: ...
     def advance(self, seconds: int) -> None: ...
     def set_workflow_run(self, run_id: int, status: str) -> None: ...
     def add_workflow(self, file: str) -> None: ...
@@ -74,6 +75,9 @@ class MemoryWorld:
 
     def delete_comment(self, comment_id: int) -> None:
         self.server.delete(comment_id)
+
+    def edit_comment(self, comment_id: int, body: str) -> None:
+        self.server.edit(comment_id, body)
 
     def advance(self, seconds: int) -> None:
         self.server.clock.advance(seconds)
@@ -135,6 +139,9 @@ class EmulatorWorld:
 
     def delete_comment(self, comment_id: int) -> None:
         self.repo.delete_comment(comment_id)
+
+    def edit_comment(self, comment_id: int, body: str) -> None:
+        self.repo.api("PATCH", f"/issues/comments/{comment_id}", json={"body": body})
 
     def _date(self) -> datetime:
         resp = self.emulator.request("GET", "/rate_limit")
@@ -510,3 +517,52 @@ def test_workflow_dispatch_and_its_runs(world: World) -> None:
     assert [r.title for r in gh.list_workflow_runs("orion-worker.yml", "queued")] == ["orion worker #8"]
     assert [r.id for r in gh.list_workflow_runs("orion-worker.yml", "in_progress")] == [queued[1].id]
     assert _spent(gh, lambda: gh.list_workflow_runs("orion-worker.yml", "in_progress")) == 1
+
+
+def _free(gh: GitHubPort, call: Callable[[], object]) -> tuple[bool, object]:
+    """Make one single-request read: (whether it was answered 304 and not charged, its answer)."""
+    requests, not_modified = gh.requests, gh.not_modified
+    answer = call()
+    assert gh.requests == requests + 1
+    return gh.not_modified == not_modified + 1, answer
+
+
+def test_conditional_reads_are_free_until_what_they_return_changes(world: World) -> None:
+    """ADR 0044. GitHub documents that a conditional GET whose resource did not change is
+    answered 304 and not charged, and that an ETag stands for what the response returns: an
+    issue's read changes with its labels and its comment count, a comment listing with every
+    comment on the page (posted, edited, deleted). Whether a comment edit changes the issue's
+    ETag is not documented, so nothing relies on it and this does not assert it."""
+    gh = world.gh
+    n = world.create_issue("conditional reads")
+    first = world.comment(n, "first")
+    issue, _ = gh.get_issue(n)
+    gh.list_comments(n)
+
+    free, (again, _) = _free(gh, lambda: gh.get_issue(n))  # type: ignore[misc]
+    assert free and again.labels == issue.labels and again.comments == 1
+    free, (listed, _) = _free(gh, lambda: gh.list_comments(n))  # type: ignore[misc]
+    assert free and [c.id for c in listed] == [first] and listed[0].body == "first"
+
+    world.add_label(n, "etag-label")
+    free, (issue, _) = _free(gh, lambda: gh.get_issue(n))  # type: ignore[misc]
+    assert not free and "etag-label" in issue.labels
+    assert _free(gh, lambda: gh.list_comments(n))[0]  # the listing does not show labels
+
+    second = world.comment(n, "second", outsider=True)
+    free, (issue, _) = _free(gh, lambda: gh.get_issue(n))  # type: ignore[misc]
+    assert not free and issue.comments == 2
+    free, (listed, _) = _free(gh, lambda: gh.list_comments(n))  # type: ignore[misc]
+    assert not free and [c.id for c in listed] == [first, second]
+
+    world.edit_comment(first, "edited")
+    free, (listed, _) = _free(gh, lambda: gh.list_comments(n))  # type: ignore[misc]
+    assert not free and listed[0].body == "edited"
+    gh.get_issue(n)  # whatever the edit did to the issue's ETag, the next read compares to now
+
+    world.delete_comment(first)
+    free, (issue, _) = _free(gh, lambda: gh.get_issue(n))  # type: ignore[misc]
+    assert not free and issue.comments == 1
+    free, (listed, _) = _free(gh, lambda: gh.list_comments(n))  # type: ignore[misc]
+    assert not free and [c.id for c in listed] == [second]
+    assert _free(gh, lambda: gh.list_comments(n))[0] and _free(gh, lambda: gh.get_issue(n))[0]

@@ -108,6 +108,12 @@ class _Issue:
                      self.body, tuple((n, known.get(n, ("", ""))[1]) for n in sorted(self.labels)))
 
 
+def _issue_etag(answer: tuple[Issue, datetime]) -> object:
+    """An issue's representation as GitHub's ETag covers it: everything but when it was read
+    (a comment edit leaves it alone; a post or deletion moves the count, ADR 0044)."""
+    return replace(answer[0], read_at=answer[0].created_at)
+
+
 @dataclass
 class Delayed:
     """A write the client gave up on (it got a timeout) that GitHub applies later, by `land_by`
@@ -395,6 +401,8 @@ class MemoryGitHub:
         self.server = server or MemoryServer()
         self.full_name = self.server.full_name
         self.requests = 0
+        self.not_modified = 0  # conditional reads answered "304": refunded from `server.spent`
+        self._validators: dict[tuple[object, ...], object] = {}  # (op, args) -> what was answered
         self.budget = Budget()
         self.abort: threading.Event | None = None
         self.deadline: float | None = None
@@ -406,9 +414,14 @@ class MemoryGitHub:
     # -- plumbing --------------------------------------------------------------------------------
 
     def _request(self, op: str, *args: object, apply: Callable[[], T],
-                 before_retry: Callable[[], T | None] | None = None) -> T:
+                 before_retry: Callable[[], T | None] | None = None,
+                 validator: Callable[[T], object] | None = None) -> T:
         """One HTTP request: the hook (a scheduling point), the deadline, an injected failure,
-        then the change, atomically, as GitHub applies one request."""
+        then the change, atomically, as GitHub applies one request.
+
+        `validator` makes it a conditional GET (ADR 0044): what it returns for the answer is
+        the resource's representation (its ETag); the same as this client's last answer to the
+        same request is a 304, counted in `not_modified` and not charged."""
         server = self.server
         if server.on_call is not None:
             server.on_call(op, args)
@@ -420,7 +433,15 @@ class MemoryGitHub:
             self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent))
             failure = server._take_failure()
             if failure is None:
-                return self._applied(op, args, apply)
+                answer = self._applied(op, args, apply)
+                if validator is not None:
+                    etag = validator(answer)
+                    if self._validators.get((op, *args)) == etag:
+                        self.not_modified += 1
+                        server.spent[self.login] = spent - 1
+                        self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent + 1))
+                    self._validators[(op, *args)] = etag
+                return answer
             if failure == "late" and op in _WRITES:
                 land_by = server.clock.now + timedelta(seconds=server.request_timeout)
                 server.delayed.append(Delayed(server.actor_of(), op, args, apply, land_by))
@@ -436,11 +457,11 @@ class MemoryGitHub:
                 raise Unavailable(f"GitHub limited {op} (403, Retry-After {wait:g}s) past the deadline")
             if server.sleep is not None:
                 server.sleep(wait)
-            return self._request(op, *args, apply=apply, before_retry=before_retry)
+            return self._request(op, *args, apply=apply, before_retry=before_retry, validator=validator)
         found = before_retry() if before_retry is not None else None
         if found is not None:
             return found
-        return self._request(op, *args, apply=apply, before_retry=before_retry)
+        return self._request(op, *args, apply=apply, before_retry=before_retry, validator=validator)
 
     def _applied(self, op: str, args: tuple[object, ...], apply: Callable[[], T]) -> T:
         result = apply()
@@ -449,7 +470,9 @@ class MemoryGitHub:
         return result
 
     def _pages(self, op: str, args: tuple[object, ...], items: Callable[[], list[T]],
-               first_page: int = 1, max_pages: int | None = None) -> tuple[list[T], bool]:
+               first_page: int = 1, max_pages: int | None = None,
+               page_validator: Callable[[tuple[list[T], bool]], object] | None = None,
+               ) -> tuple[list[T], bool]:
         """A listing read page by page, each page from the state at its own request; whether
         pages were left unread."""
         out: list[T] = []
@@ -459,7 +482,7 @@ class MemoryGitHub:
                 everything = items()
                 return everything[(page - 1) * PAGE: page * PAGE], page < math.ceil(len(everything) / PAGE)
 
-            batch, more = self._request(op, *args, page, apply=one)
+            batch, more = self._request(op, *args, page, apply=one, validator=page_validator)
             out.extend(batch)
             if not more or not batch:
                 return out, False
@@ -490,7 +513,7 @@ class MemoryGitHub:
             issue = self.server._issue(number, pulls=False)
             return issue.freeze(self._date(), self.server.labels), self._date()
 
-        return self._request("get_issue", number, apply=get)
+        return self._request("get_issue", number, apply=get, validator=_issue_etag)
 
     def list_issues(self, label: str, state: str = "open") -> list[Issue]:
         """Exact (case-sensitive) label match, state open/closed/all, oldest first."""
@@ -517,7 +540,8 @@ class MemoryGitHub:
             now.append(self._date())
             return sorted((c for c in self.server._visible() if c.issue == number), key=lambda c: c.id)
 
-        comments, more = self._pages("list_comments", (number,), listed, first_page, max_pages)
+        comments, more = self._pages("list_comments", (number,), listed, first_page, max_pages,
+                                     page_validator=lambda answer: tuple(answer[0]) + (answer[1],))
         return comments, now[0], more
 
     def list_repo_comments(self, since: datetime) -> tuple[list[Comment], datetime]:

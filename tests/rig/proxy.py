@@ -20,6 +20,7 @@ comments), the emulator.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http.client
 import json
 import random
@@ -49,7 +50,8 @@ _ISSUE_EVENTS = re.compile(r"/repos/([^/]+)/([^/]+)/issues/(\d+)/events")
 # Headers about one hop, not the message: never copied across the proxy.
 _RESP_HOP = {"connection", "keep-alive", "proxy-connection", "te", "trailer",
              "transfer-encoding", "upgrade"}
-_REQ_HOP = _RESP_HOP | {"content-length", "host", "accept-encoding"}
+# If-None-Match is answered here, over the emulator's body, as GitHub answers it (ADR 0044).
+_REQ_HOP = _RESP_HOP | {"content-length", "host", "accept-encoding", "if-none-match"}
 _JSON = [("Content-Type", "application/json; charset=utf-8")]
 
 
@@ -450,7 +452,21 @@ class Proxy:
                 data = self._with_creation_labels(m, h.path.partition("?")[2], headers, data, token)
         if action == "drop":
             return self._drop(h, entry, "drop")
+        if h.command == "GET" and status == 200:
+            status, headers, data = self._conditional(h.headers.get("If-None-Match"), headers, data)
         self._send(h, entry, status, headers, data, "forward")
+
+    @staticmethod
+    def _conditional(asked: str | None, headers: list[tuple[str, str]],
+                     data: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+        """GitHub's conditional GET: every 200 carries an ETag of its representation (here a
+        hash of the body: the emulator sends none GitHub would), and a GET whose If-None-Match
+        names it is answered 304 with no body (free on GitHub, ADR 0044)."""
+        etag = f'W/"{hashlib.sha256(data).hexdigest()[:32]}"'
+        kept = [(k, v) for k, v in headers if k.lower() not in ("etag", "content-type")]
+        if asked is not None and etag in (t.strip() for t in asked.split(",")):
+            return 304, [*kept, ("ETag", etag)], b""
+        return 200, [*[(k, v) for k, v in headers if k.lower() != "etag"], ("ETag", etag)], data
 
     def _match(self, method: str, path: str) -> Rule | None:
         for rule in self._rules:

@@ -201,6 +201,31 @@ def test_an_outsider_deleting_her_comments_does_not_blind_the_fence_to_the_next_
     assert h.released and h.lost == "the claim was released by release: release by hand"
 
 
+def test_a_deletion_and_a_tombstone_between_two_beats_are_seen_at_the_next_beat() -> None:
+    """Issue 16's count-neutral deletion (ADR 0044): an outsider deletes her old comment while a
+    pass posts a tombstone (and dies before its label move): the issue's comment count is what
+    the fence last listed, so a fence that lists only when the count moved never sees it."""
+    s, h, spam = spammed_holding(1)
+    s.delete(spam[0])
+    tombstone(s, h.claim, ReleaseAction.RELEASE, "release")
+    assert s.issue(1).comments == len(h.claim.listed) and LAB.working in s.issue(1).labels
+    s.clock.advance(CONFIG.heartbeat_interval)
+    h.beat()
+    assert h.released and h.lost == "the claim was released by release: release by hand"
+
+
+def test_a_steady_beat_is_charged_two_requests() -> None:
+    """ADR 0044: the record's edit, the conditional issue read (304: free) and the conditional
+    listing of the record's page (changed by the edit: charged)."""
+    s, h, _ = spammed_holding(3)
+    gh = h.gh
+    requests, free, spent = gh.requests, gh.not_modified, s.spent[BOT]
+    s.clock.advance(CONFIG.heartbeat_interval)
+    h.beat()
+    assert h.lost is None
+    assert (gh.requests - requests, gh.not_modified - free, s.spent[BOT] - spent) == (3, 1, 2)
+
+
 # -- findings 2 and 11: the outage retry -------------------------------------------------------
 
 
