@@ -26,16 +26,15 @@ def replay(seed: int, episode: int) -> None:
 # starts to pass is either a fix or a lost witness; check which before deleting the entry.
 # Dropped on merging the third round: drain-identity (1, 126), fixed by ADR 0028; and
 # stale-pass-repair (5, 157), whose episode no longer reaches the hole (the trigger check
-# changed the request sequence) although the hole is still open (KNOWN_HOLES keeps it).
+# changed the request sequence) although the hole is still open (KNOWN_HOLES keeps it). Then,
+# when the fence came to list every beat (ADR 0044), five more episodes stopped reaching their
+# holes, which are all still open: stale-pass-unlock (1, 100), outage-record-overwritten
+# (1, 133), requeue-over-cancel (5, 133), repair-undoes-cancel (36, 72) and the unattributed
+# strand (2, 22). Each needs a directed scenario instead of a random episode (ADR 0026).
 CASES = [
-    (1, 100, "stale-pass-unlock", "a pass planned before a claim takes that claim's lock off"),
-    (1, 133, "outage-record-overwritten", "the outage record is overwritten: the attempt is spent"),
-    (5, 133, "requeue-over-cancel", "two passes: one requeues a dead run after the other swept the cancel"),
     (5, 207, "late-unqueue", "a winner whose late unqueue stranded the issue dies before its repair"),
     (7, 203, "cancel-sweep-race", "the cancel sweep removes the label while a claim is in flight"),
     (33, 5, "lower-claim-wins-late", "lag 4 s: w1 (higher) wins and runs, then w0 (lower) wins too"),
-    (36, 72, "repair-undoes-cancel", "a released winner's unqueue repair lands after the cancel sweep"),
-    (2, 22, None, "stranded: open issue 1 has none of queue/ready/failed (not yet attributed)"),
     (8, 235, None, "a live run stopped by another actor's lock removal (not yet attributed)"),
     (18, 58, None, "a person's requeue lost: ['orion-ready'] (not yet attributed)"),
     (25, 246, None, "a dead holder kept past stale_after and a pass (not yet attributed)"),

@@ -154,10 +154,6 @@ class Protocol(RuleBasedStateMachine):
     def person_comments(self) -> None:
         self.world.person_comments()
 
-    @rule(count=st.integers(1, 2))
-    def person_deletes_comments(self, count: int) -> None:
-        self.world.person_deletes_comments(count)
-
     @invariant()
     def invariants_hold(self) -> None:
         self.world.check()
