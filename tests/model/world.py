@@ -854,7 +854,11 @@ class World:
             raise InvariantError(f"a person's cancel of issue {n} was undone: {sorted(labels)}",
                                  "requeue-over-cancel" if passes else repaired or stale)
         if not fates:
-            last = next((c for c in reversed(log.claims) if c.record.state is not State.LOST), None)
+            # The last claim that got past claiming decides: a claim still `claiming` whose
+            # claimer died holds nothing (a late claimer that read the issue as queued before a
+            # cancel, ADR 0043); a late unqueue of one that did is the late-unqueue hole below.
+            last = next((c for c in reversed(log.claims)
+                         if c.record.state not in (State.LOST, State.CLAIMING)), None)
             if not cancelled_last and (last is None or last.record.state is not State.CANCELLED):
                 raise InvariantError(f"stranded: open issue {n} has none of queue/ready/failed: "
                                      f"{sorted(labels)}",
