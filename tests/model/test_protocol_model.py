@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, reject, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from model.explorer import explore
-from model.world import CONFIG, HOSTED, MACHINES, World
+from model.world import CONFIG, HOSTED, KNOWN_HOLES, MACHINES, InvariantError, World
 from orion_action.services.reconcile import Reconciler
 
 MAX_WORKERS = 4
@@ -66,7 +66,7 @@ class Protocol(RuleBasedStateMachine):
     def teardown(self) -> None:
         try:
             self.world.quiesce()
-            self.world.check_settled()
+            unless_known_hole(self.world.check_settled)
         finally:
             self.world.close()
 
@@ -156,10 +156,24 @@ class Protocol(RuleBasedStateMachine):
 
     @invariant()
     def invariants_hold(self) -> None:
-        self.world.check()
+        unless_known_hole(self.world.check)
 
 
+def unless_known_hole(check: object) -> None:
+    """A break the world attributes to a hole still open (KNOWN_HOLES, ADR 0027) discards the
+    example, as the explorer counts it and goes on; any other break fails the test."""
+    try:
+        check()  # type: ignore[operator]
+    except InvariantError as exc:
+        if exc.hole in KNOWN_HOLES:
+            reject()
+        raise
+
+
+# derandomize: the same examples every run, so a hole the search has not attributed yet fails
+# every run (a finding), never one run in several (a flaky test).
 Protocol.TestCase.settings = settings(
+    derandomize=True,
     max_examples=EXAMPLES,
     stateful_step_count=40,
     deadline=None,
