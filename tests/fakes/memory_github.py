@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from orion_action.adapters.clock import Clock
 from orion_action.core.issue import Comment, Issue
 from orion_action.errors import GitHubError, NotFound, Unavailable
 from orion_action.ports import Budget, WorkflowRun
@@ -661,3 +662,21 @@ if TYPE_CHECKING:  # mypy holds the fake to the port, as it does the adapter
 
     def _is_a_port(gh: MemoryGitHub) -> GitHubPort:
         return gh
+
+
+class ServerTime(Clock):
+    """Every clock is the server's, and a sleep moves it."""
+
+    def __init__(self, server: MemoryServer):
+        self.server = server
+
+    def monotonic(self) -> float:
+        return self.server.clock.monotonic()
+
+    def now_iso(self) -> str:
+        return self.server.clock.now.isoformat(timespec="seconds")
+
+    def sleep(self, seconds: float, wake: threading.Event | None = None) -> bool:
+        if seconds > 0:
+            self.server.clock.advance(seconds)
+        return False

@@ -7,12 +7,9 @@ the worker's machine must not keep it for the whole drain because the wrapper's 
 
 from __future__ import annotations
 
-import threading
-
-from fakes.memory_github import MemoryServer
+from fakes.memory_github import MemoryServer, ServerTime
 
 from orion_action.adapters import machine as local
-from orion_action.adapters.clock import Clock
 from orion_action.config import Config
 from orion_action.core.liveness import MISSED_BEAT_FACTOR, ProcessSighting
 from orion_action.core.plan import Action
@@ -22,24 +19,6 @@ from orion_action.services.reconcile import Reconciler
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, source="test")
 LAB = CONFIG.labels
-
-
-class ServerTime(Clock):
-    """Every clock is the server's, and a sleep moves it."""
-
-    def __init__(self, server: MemoryServer):
-        self.server = server
-
-    def monotonic(self) -> float:
-        return self.server.clock.monotonic()
-
-    def now_iso(self) -> str:
-        return self.server.clock.now.isoformat(timespec="seconds")
-
-    def sleep(self, seconds: float, wake: threading.Event | None = None) -> bool:
-        if seconds > 0:
-            self.server.clock.advance(seconds)
-        return False
 
 
 def test_a_drains_abandoned_claim_is_released_on_its_own_machine() -> None:

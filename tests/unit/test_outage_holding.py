@@ -7,10 +7,9 @@ from __future__ import annotations
 import threading
 
 import pytest
-from fakes.memory_github import MemoryServer
+from fakes.memory_github import MemoryServer, ServerTime
 
 from orion_action.adapters import machine as local
-from orion_action.adapters.clock import Clock
 from orion_action.config import Config
 from orion_action.core.issue import read_log, trusted_set
 from orion_action.core.record import (
@@ -32,24 +31,6 @@ from orion_action.services.holding import (
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=1, source="test")
 LAB = CONFIG.labels
 ME = threading.current_thread().name  # the actor whose requests fail_next fails
-
-
-class ServerTime(Clock):
-    """Every clock is the server's, and a sleep moves it."""
-
-    def __init__(self, server: MemoryServer):
-        self.server = server
-
-    def monotonic(self) -> float:
-        return self.server.clock.monotonic()
-
-    def now_iso(self) -> str:
-        return self.server.clock.now.isoformat(timespec="seconds")
-
-    def sleep(self, seconds: float, wake: threading.Event | None = None) -> bool:
-        if seconds > 0:
-            self.server.clock.advance(seconds)
-        return False
 
 
 def holding(logs: list[str]) -> tuple[MemoryServer, Holding]:

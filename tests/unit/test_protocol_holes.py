@@ -18,9 +18,8 @@ import threading
 from collections.abc import Callable
 
 import pytest
-from fakes.memory_github import BOT, PERSON, MemoryServer
+from fakes.memory_github import BOT, PERSON, MemoryServer, ServerTime
 
-from orion_action.adapters.clock import Clock
 from orion_action.config import Config
 from orion_action.core.issue import read_log, trusted_set
 from orion_action.core.liveness import Machine
@@ -43,24 +42,6 @@ CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, sourc
 LAB = CONFIG.labels
 ME = threading.current_thread().name  # the actor whose requests fail_next fails
 TRUSTED = trusted_set(BOT, ())
-
-
-class ServerTime(Clock):
-    """Every clock is the server's, and a sleep moves it."""
-
-    def __init__(self, server: MemoryServer):
-        self.server = server
-
-    def monotonic(self) -> float:
-        return self.server.clock.monotonic()
-
-    def now_iso(self) -> str:
-        return self.server.clock.now.isoformat(timespec="seconds")
-
-    def sleep(self, seconds: float, wake: threading.Event | None = None) -> bool:
-        if seconds > 0:
-            self.server.clock.advance(seconds)
-        return False
 
 
 def machine(name: str) -> Machine:
