@@ -12,8 +12,14 @@ _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:  # `import rig` under any --import-mode
     sys.path.insert(0, _TESTS)
 
-from rig import Emulator, Proxy, RepoHandle  # noqa: E402
+from rig import Emulator, Proxy, RepoHandle, free_port  # noqa: E402
 from rig import orion_env as _orion_env  # noqa: E402
+
+
+@pytest.fixture
+def dead_url() -> str:
+    """An API URL nobody listens on: every connection is refused at once."""
+    return f"http://127.0.0.1:{free_port()}"
 
 
 @pytest.fixture(scope="session")

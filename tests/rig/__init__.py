@@ -81,8 +81,8 @@ def parse_github_output(text: str) -> dict[str, str]:
     return out
 
 
-from .emulator import Emulator, RepoHandle, unique_repo_name  # noqa: E402
+from .emulator import Emulator, RepoHandle, free_port, unique_repo_name  # noqa: E402
 from .proxy import Hold, LogEntry, Proxy, Rule  # noqa: E402
 
-__all__ = ["ROOT", "Emulator", "Hold", "LogEntry", "Proxy", "RepoHandle", "Rule", "parse_github_output",
-           "orion_env", "unique_repo_name", "wait_until"]
+__all__ = ["ROOT", "Emulator", "Hold", "LogEntry", "Proxy", "RepoHandle", "Rule", "free_port",
+           "parse_github_output", "orion_env", "unique_repo_name", "wait_until"]

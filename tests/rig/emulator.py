@@ -46,7 +46,7 @@ def _die_with_parent() -> None:
         _prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -88,7 +88,7 @@ class Emulator:
         seed = self._write_seed()
         log = ""
         for _ in range(5):  # another process may grab the port between probe and bind
-            port = _free_port()
+            port = free_port()
             log_path = Path(self._dir, f"emulate-{port}.log")
             with open(log_path, "wb") as out:
                 self._proc = subprocess.Popen(

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
@@ -16,16 +15,10 @@ from orion_action.errors import GitHubError
 from orion_action.services.dispatch import dispatch_issues
 
 
-def _dead_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{sock.getsockname()[1]}"
-
-
 @pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dead_url: str) -> dict[str, str]:
     monkeypatch.chdir(tmp_path)
-    return {"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "octo/work", "GITHUB_API_URL": _dead_url(),
+    return {"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "octo/work", "GITHUB_API_URL": dead_url,
             "ORION_API_RETRY_SECONDS": "1"}
 
 

@@ -8,7 +8,6 @@ listens on, and a case that did reach the network would exit 69, not 64.
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
@@ -21,16 +20,10 @@ KEY_LINE = "MIIEowIBAAKCAQEAsekritkeymaterial0123456789"
 PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{KEY_LINE}\n-----END RSA PRIVATE KEY-----\n"
 
 
-def _dead_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{sock.getsockname()[1]}"
-
-
 @pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dead_url: str) -> dict[str, str]:
     monkeypatch.chdir(tmp_path)  # no .github/orion.yml: defaults unless --config
-    return {"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": "octo/work", "GITHUB_API_URL": _dead_url(),
+    return {"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": "octo/work", "GITHUB_API_URL": dead_url,
             "ORION_API_RETRY_SECONDS": "1"}
 
 

@@ -4,8 +4,6 @@ answer (said at the first failure, not after the whole retry budget)."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 from fakes.memory_github import MemoryServer
 
@@ -46,12 +44,9 @@ def test_an_issue_that_is_not_queued_says_what_to_do(labels: tuple[str, ...], is
     assert (expected in hint) if expected else hint == ""
 
 
-def test_the_first_transient_failure_is_said_at_once() -> None:
-    with socket.socket() as sock:  # a port nobody listens on: connection refused at once
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+def test_the_first_transient_failure_is_said_at_once(dead_url: str) -> None:
     said: list[str] = []
-    repo = GitHubRepo("o/r", "token", f"http://127.0.0.1:{port}", retry_for=1.0)
+    repo = GitHubRepo("o/r", "token", dead_url, retry_for=1.0)
     repo.on_retry = said.append
     with pytest.raises(Unavailable):
         repo.own_login()
