@@ -147,7 +147,10 @@ class Guardian:
         self._buffer = buffer
         self.pid = self.pgid = pid
         self.guardian_pid = proc.pid
-        self.guardian_started = _start_ticks(proc.pid)
+        # the wrapper's side only: machine imports psutil, which the guardian process never loads
+        from orion_action.adapters.machine import start_ticks
+
+        self.guardian_started = start_ticks(proc.pid)
         self.status: int | None = None
         self.reason: str | None = None
         self.last_output: float | None = None  # boottime of the command's last output (when watched)
@@ -380,16 +383,6 @@ def _read_line(fd: int, timeout: float) -> tuple[str, bytes]:
 def _log(message: str) -> None:
     with contextlib.suppress(OSError):
         os.write(2, (LOG_PREFIX + message + "\n").encode())
-
-
-def _start_ticks(pid: int) -> int | None:
-    """A process's start time in clock ticks since boot (/proc/PID/stat field 22)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    return int(stat[stat.rfind(b")") + 2 :].split()[19])
 
 
 def _descendants(root: int, since: int | None = None) -> list[int]:
