@@ -14,9 +14,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
+from urllib.parse import urlsplit
 
-from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
-from orion_action.core.record import HOLDER_END, RUN_URL, ReleaseAction, State
+from orion_action.core.issue import ClaimEntry, Comment, IssueLog, TombstoneEntry
+from orion_action.core.record import HOLDER_END, RESULT_HEADING, RUN_URL, ReleaseAction, State
 
 MARKER = "<!-- orion-dashboard v1 -->"  # a dashboard body starts with it
 _CACHE_HEAD = "<!-- orion-dashboard-reasons"
@@ -24,6 +25,12 @@ _CACHE = re.compile(r"\n<!-- orion-dashboard-reasons\n(.*)\n-->\n?\Z", re.DOTALL
 FINISHED_WINDOW = timedelta(hours=24)
 MAX_ROWS = 100  # per table: a body may hold at most 65,536 characters
 REASON_MAX = 300
+# The only pull request links shown: https, a host, owner/name within GitHub's limits, a number.
+# They come from the command's result (untrusted), so nothing else of it reaches the dashboard,
+# and a link is kept only on the repository's own GitHub host (pull_request_url).
+_PR = r"https://([A-Za-z0-9.-]{1,253}(?::\d{1,5})?)/[A-Za-z0-9-]{1,39}/[A-Za-z0-9_.-]{1,100}/pull/\d{1,10}"
+PR_URL = re.compile(_PR + r"\Z")
+_PR_IN_TEXT = re.compile(_PR + r"(?![\w])")
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,8 @@ class Failed:
     issue: int
     title: str
     reason: str | None  # None: not read yet (reads are capped per pass)
+    run_url: str = ""  # the last run's Actions page (RUN_URL), if known
+    pr_url: str = ""  # the pull request the last run's result named (PR_URL), if any
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,8 @@ class Finished:
     title: str
     updated_at: datetime
     is_open: bool
+    run_url: str = ""  # as in Failed
+    pr_url: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,8 +100,13 @@ class View:
 
 @dataclass(frozen=True)
 class CachedReason:
+    """What one read of an ended issue's comments found: kept in the body, so that a pass reads
+    an issue's comments again only when a new comment arrived."""
+
     comments: int  # the issue's comment count when the reason was read: a new comment re-reads it
-    reason: str
+    reason: str  # why it failed ("" for a finished issue)
+    run_url: str = ""  # the last run's Actions page
+    pr_url: str = ""  # the pull request its result named
 
 
 def is_dashboard(body: str) -> bool:
@@ -115,6 +131,38 @@ def _time(value: datetime | str | None) -> str:
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
     return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _links(run_url: str, pr_url: str) -> str:
+    """Links to a run and its pull request, each shown only in its one well-formed shape."""
+    links = [f"[run]({run_url})"] if RUN_URL.match(run_url) else []
+    links += [f"[pull request]({pr_url})"] if PR_URL.match(pr_url) else []
+    return " · ".join(links) or "-"
+
+
+def pull_request_url(result: str, server_url: str) -> str:
+    """The first pull request link on the repository's GitHub host (`server_url`) in a
+    command's result, or "". The result is untrusted text: only the link's own characters are
+    taken, so nothing else of it can reach the dashboard."""
+    host = urlsplit(server_url).netloc.lower()
+    for m in _PR_IN_TEXT.finditer(result):
+        if m.group(1).lower() == host:
+            return m.group(0)
+    return ""
+
+
+def last_run_links(comments: Sequence[Comment], log: IssueLog, server_url: str) -> tuple[str, str]:
+    """(run link, pull request link) of the issue's latest trusted claim: the run from its
+    record, the pull request from the result its final comment carries (after RESULT_HEADING,
+    so never from the record or the visible line)."""
+    latest = max(log.claims, key=lambda c: c.comment_id, default=None)
+    if latest is None:
+        return "", ""
+    actions = latest.record.actions
+    run = actions.url if actions and RUN_URL.match(actions.url) else ""
+    body = next((c.body for c in comments if c.id == latest.comment_id), "")
+    _, found, result = body.partition(RESULT_HEADING)
+    return run, pull_request_url(result, server_url) if found else ""
 
 
 def _age(seconds: float | None) -> str:
@@ -212,9 +260,10 @@ def _sections(view: View, now: datetime, volatile: bool, issue_url: str = "") ->
 
     out += ["", f"### Failed ({len(view.failed)})", ""]
     out += _table(
-        ["issue", "title", "reason"],
+        ["issue", "title", "reason", "links"],
         [
-            [issue(f.issue), _text(f.title), _text(f.reason) if f.reason is not None else "_(not read yet)_"]
+            [issue(f.issue), _text(f.title), _text(f.reason) if f.reason is not None else "_(not read yet)_",
+             _links(f.run_url, f.pr_url)]
             for f in sorted(view.failed, key=lambda f: f.issue)
         ],
         "No issue has failed.",
@@ -224,8 +273,9 @@ def _sections(view: View, now: datetime, volatile: bool, issue_url: str = "") ->
     out += ["", f"### Finished in the last 24 hours ({len(recent)})", ""]
     # The outcome, not open/closed: these are the issues whose run succeeded (the ready label).
     out += _table(
-        ["issue", "title", "outcome", "last update", *(["ago"] if volatile else [])],
-        [[issue(f.issue), _text(f.title), _text(view.ready_label), _time(f.updated_at),
+        ["issue", "title", "outcome", "links", "last update", *(["ago"] if volatile else [])],
+        [[issue(f.issue), _text(f.title), _text(view.ready_label), _links(f.run_url, f.pr_url),
+          _time(f.updated_at),
           *([_age((now - f.updated_at).total_seconds())] if volatile else [])]
          for f in recent],
         "Nothing finished in the last 24 hours.",
@@ -261,7 +311,7 @@ def render_body(view: View, now: datetime, reasons: Mapping[int, CachedReason]) 
     lines = [MARKER, *_sections(view, now, volatile=False), "",
              "_Kept by `orion-action reconcile`, rewritten only when something here changes (times are "
              "UTC). Edits to this body are overwritten._"]
-    cache = {str(n): {"c": r.comments, "r": r.reason} for n, r in sorted(reasons.items())}
+    cache = {str(n): _cached(r) for n, r in sorted(reasons.items())}
     text = json.dumps(cache, sort_keys=True, separators=(",", ":"))
     # The JSON cannot end the HTML comment: <, > and & are escaped inside its strings.
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -273,6 +323,15 @@ def render_summary(view: View, now: datetime, repo: str, server_url: str = "http
     links to the issues (a job summary does not link `#N`)."""
     url = f"{server_url.rstrip('/')}/{repo}/issues/"
     return "\n".join([f"## orion queue: {_text(repo)}", "", *_sections(view, now, True, url)]) + "\n"
+
+
+def _cached(r: CachedReason) -> dict[str, int | str]:
+    entry: dict[str, int | str] = {"c": r.comments, "r": r.reason}
+    if r.run_url:
+        entry["u"] = r.run_url
+    if r.pr_url:
+        entry["p"] = r.pr_url
+    return entry
 
 
 def parse_reasons(body: str) -> dict[int, CachedReason]:
@@ -293,7 +352,12 @@ def parse_reasons(body: str) -> dict[int, CachedReason]:
             and isinstance(entry.get("c"), int) and not isinstance(entry.get("c"), bool)
             and isinstance(entry.get("r"), str)
         ):
-            out[int(key)] = CachedReason(entry["c"], entry["r"][:REASON_MAX])
+            run, pr = entry.get("u"), entry.get("p")
+            out[int(key)] = CachedReason(
+                entry["c"], entry["r"][:REASON_MAX],
+                run if isinstance(run, str) and RUN_URL.match(run) else "",
+                pr if isinstance(pr, str) and PR_URL.match(pr) else "",
+            )
     return out
 
 

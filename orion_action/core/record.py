@@ -239,9 +239,12 @@ def render_record(record: ClaimRecord, released: str | None = None, result: str 
     return f"{_hidden(CLAIM_MARK, data)}\n{visible_line(record, released)}\n{result_section(result)}"
 
 
+RESULT_HEADING = "\n### Result\n\n"  # a claim comment's result follows it (the dashboard reads links there)
+
+
 def result_section(result: str | None) -> str:
     """The "Result" part of a final claim comment (empty without a result)."""
-    return f"\n### Result\n\n{result}\n" if result else ""
+    return f"{RESULT_HEADING}{result}\n" if result else ""
 
 
 def render_tombstone(t: Tombstone, holder_line: str = "") -> str:

@@ -20,6 +20,7 @@ from orion_action.config import Config
 from orion_action.core.dashboard import (
     FINISHED_WINDOW,
     MARKER,
+    MAX_ROWS,
     CachedReason,
     Cost,
     Failed,
@@ -29,6 +30,7 @@ from orion_action.core.dashboard import (
     Working,
     failed_reason,
     is_dashboard,
+    last_run_links,
     parse_reasons,
     render_body,
     render_summary,
@@ -43,7 +45,7 @@ if TYPE_CHECKING:
 Log = Callable[[str], None]
 LABEL_COLOR = "5319E7"
 LABEL_DESCRIPTION = "The orion dashboard issue: kept by orion-action reconcile"
-MAX_REASON_READS = 5  # comment listings per pass for newly failed issues; the rest wait a pass
+MAX_REASON_READS = 5  # comment listings per pass for newly ended issues; the rest wait a pass
 
 
 def _trusted(gh: GitHubRepo, config: Config) -> frozenset[str]:
@@ -84,10 +86,13 @@ def gather(
     now: datetime,
     cache: Mapping[int, CachedReason],
     queue: list[dict[str, int | str | None]] | None = None,
+    server_url: str = "https://github.com",
 ) -> tuple[View, dict[int, CachedReason]]:
     """Read what the tables show (pause, queue, failed, finished: one request each per 100
     issues, plus at most MAX_REASON_READS comment listings) and build the view; returns the
-    reasons to cache in the body."""
+    reasons and links to cache in the body. An ended issue's comments are read once (again only
+    after a new comment): why it failed, its last run, and the pull request its result named
+    on `server_url`'s host."""
     from orion_action.services.reconcile import (
         DEFAULT_BUDGET,
         REQUESTS_PER_BEAT,
@@ -101,22 +106,33 @@ def gather(
     rows = queue if queue is not None else queue_rows(gh, config)
     trusted = _trusted(gh, config)
     reasons: dict[int, CachedReason] = {}
-    failed: list[Failed] = []
     reads = 0
-    for issue in gh.list_issues(lab.failed):
-        cached = cache.get(issue.number)
-        if cached is not None and cached.comments == issue.comments:
+
+    def ended(issue: Issue, failed: bool) -> CachedReason | None:
+        nonlocal reads
+        cached = reasons.get(issue.number) or cache.get(issue.number)
+        if cached is not None and cached.comments == issue.comments and (cached.reason or not failed):
             reasons[issue.number] = cached
         elif reads < MAX_REASON_READS:
             reads += 1
             comments, _ = gh.list_comments(issue.number)
-            reasons[issue.number] = CachedReason(issue.comments, failed_reason(read_log(comments, trusted)))
-        known = reasons.get(issue.number)
-        failed.append(Failed(issue.number, issue.title, known.reason if known else None))
-    finished = [
-        Finished(i.number, i.title, i.updated_at or i.created_at, i.is_open)
-        for i in gh.list_issues(lab.ready, state="all", since=now - FINISHED_WINDOW)
-    ]
+            log = read_log(comments, trusted)
+            run, pr = last_run_links(comments, log, server_url)
+            why = failed_reason(log) if failed else ""
+            reasons[issue.number] = CachedReason(issue.comments, why, run, pr)
+        return reasons.get(issue.number)
+
+    failed: list[Failed] = []
+    for issue in gh.list_issues(lab.failed):
+        known = ended(issue, True)
+        failed.append(Failed(issue.number, issue.title, known.reason if known else None,
+                             known.run_url if known else "", known.pr_url if known else ""))
+    finished: list[Finished] = []
+    for issue in gh.list_issues(lab.ready, state="all", since=now - FINISHED_WINDOW)[:MAX_ROWS]:
+        known = ended(issue, False)
+        run, pr = (known.run_url, known.pr_url) if known else ("", "")
+        finished.append(Finished(issue.number, issue.title, issue.updated_at or issue.created_at,
+                                 issue.is_open, run, pr))
     working = []
     for s, row in zip(surveys, status_rows(list(surveys)), strict=True):
         rec = s.plan.holder.record if s.plan.holder else None
@@ -156,9 +172,11 @@ def gather(
     return view, reasons
 
 
-def update(gh: GitHubRepo, config: Config, surveys: Sequence[Survey], log: Log) -> None:
+def update(gh: GitHubRepo, config: Config, surveys: Sequence[Survey], log: Log,
+           server_url: str = "https://github.com") -> None:
     """After a reconcile pass: rewrite the dashboard if its content changed (at most one
-    write). Never fails the pass: a dashboard GitHub would not update waits for the next one."""
+    write). Never fails the pass: a dashboard GitHub would not update waits for the next one.
+    `server_url`: the repository's GitHub (pull request links on another host are not shown)."""
     if not config.dashboard_enabled:
         return
     spent = gh.requests
@@ -168,7 +186,8 @@ def update(gh: GitHubRepo, config: Config, surveys: Sequence[Survey], log: Log) 
             log("dashboard: dashboard.enabled is set but no dashboard issue exists: run `orion-action init`")
             return
         now = dash.read_at  # GitHub's time
-        view, reasons = gather(gh, config, surveys, spent, now, parse_reasons(dash.body))
+        cache = parse_reasons(dash.body)
+        view, reasons = gather(gh, config, surveys, spent, now, cache, server_url=server_url)
         body = render_body(view, now, reasons)
         if body == dash.body and dash.title == config.dashboard_title:
             log(f"dashboard: #{dash.number} unchanged ({gh.requests - spent} requests)")
@@ -196,5 +215,6 @@ def write_summary(
         dash = find(gh, config)
         cache = parse_reasons(dash.body) if dash else {}
     now = surveys[0].now if surveys else datetime.now(timezone.utc)
-    view, _ = gather(gh, config, surveys, spent, now, cache, queue=queue)
-    actions.add_summary(env, render_summary(view, now, gh.full_name, env.get("GITHUB_SERVER_URL") or "https://github.com"))
+    server_url = env.get("GITHUB_SERVER_URL") or "https://github.com"
+    view, _ = gather(gh, config, surveys, spent, now, cache, queue=queue, server_url=server_url)
+    actions.add_summary(env, render_summary(view, now, gh.full_name, server_url))

@@ -474,7 +474,7 @@ def reconcile_pass(gh: GitHubRepo, config: Config, log: Log, *, dry_run: bool,
     approved = trigger_check(gh, config, log)
     dispatched = [] if dry_run else dispatch_after_pass(gh, config, requeued, log, approved, env)
     if not dry_run:
-        dashboard.update(gh, config, surveys, log)
+        dashboard.update(gh, config, surveys, log, (env or {}).get("GITHUB_SERVER_URL") or "https://github.com")
     return PassResult(gh.full_name, dry_run, surveys, done, dispatched)
 
 

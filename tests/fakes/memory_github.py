@@ -516,15 +516,17 @@ class MemoryGitHub:
 
         return self._request("get_issue", number, apply=get, validator=_issue_etag)
 
-    def list_issues(self, label: str, state: str = "open") -> list[Issue]:
-        """Exact (case-sensitive) label match, state open/closed/all, oldest first."""
+    def list_issues(self, label: str, state: str = "open", since: datetime | None = None) -> list[Issue]:
+        """Exact (case-sensitive) label match, state open/closed/all, oldest first (`since`: only
+        those updated at or after it, as GitHub's parameter)."""
 
         def matching() -> list[Issue]:
             found = [i for i in self.server._issues.values()
                      if not i.is_pull_request and label in i.labels
                      and (state == "all" or i.is_open == (state == "open"))]
             found.sort(key=lambda i: (i.created_at, i.number))
-            return [i.freeze(self._date(), self.server.labels) for i in found]
+            frozen = [i.freeze(self._date(), self.server.labels) for i in found]
+            return [i for i in frozen if since is None or (i.updated_at or i.created_at) >= since]
 
         return self._pages("list_issues", (label, state), matching)[0]
 

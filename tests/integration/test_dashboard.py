@@ -112,7 +112,8 @@ def test_the_dashboard_shows_the_true_state_and_is_written_only_on_change(
     assert row(working, far)[1:5] == ["alive", "qa", "far-away pid 4242", "1"]
     fails = section(body, "Failed")
     assert issues_in(fails) == [failed]
-    assert row(fails, failed)[-1] == "the command exited with code 3 (attempt 1)"
+    # The reason, and no link: the run was outside Actions and its result named no pull request.
+    assert row(fails, failed)[-2:] == ["the command exited with code 3 (attempt 1)", "-"]
     finished = section(body, "Finished in the last 24 hours")
     assert sorted(issues_in(finished)) == [done, done_open]
     assert row(finished, done)[0] == "done | closed" and row(finished, done)[1] == "orion-ready"
@@ -170,7 +171,7 @@ def test_status_writes_the_tables_to_the_step_summary(orion: Orion, repo: RepoHa
     assert re.sub(r"\\(.)", r"\1", text.splitlines()[0]) == f"## orion queue: {repo.full_name}"
     assert "**The queue is running**" in text
     assert issues_in(section(text, "Queue")) == [queued]
-    assert row(section(text, "Failed"), failed)[-1] == "the command exited with code 2 (attempt 1)"
+    assert row(section(text, "Failed"), failed)[-2] == "the command exited with code 2 (attempt 1)"
     assert "_No issue is held._" in section(text, "Working")
     assert MARKER not in text
 

@@ -22,6 +22,7 @@ from orion_action.core.dashboard import (
     failed_reason,
     is_dashboard,
     parse_reasons,
+    pull_request_url,
     render_body,
     render_summary,
 )
@@ -57,7 +58,7 @@ def test_the_body_starts_with_the_marker_and_has_every_section():
     assert "| 1 | #5 | urgent fix | orion-p0 |\n| 2 | #3 | later | - |" in body  # pick order kept
     assert ("| #17 | build it | alive | build | runner-1 pid 4242 | 2 | 2026-12-03 11:30 UTC | step 3 of 5 |"
             in body)
-    assert "| #11 | done | orion-ready | 2026-12-03 11:00 UTC |" in body  # the outcome, not open
+    assert "| #11 | done | orion-ready | - | 2026-12-03 11:00 UTC |" in body  # the outcome, not open
     assert "#12" not in body  # finished more than 24 hours ago: left out
     # No operator notes for the dashboard's readers: no cost, no ADR paths.
     assert "### Cost" not in body and "adr" not in body.lower() and "requests" not in body
@@ -79,7 +80,7 @@ def test_the_summary_adds_the_ages():
     assert text.startswith("## orion queue: o/r\n") and MARKER not in text
     assert "| elapsed | heartbeat age |" in text
     assert "| 30m | 42s |" in text
-    done = "| [#11](https://github.com/o/r/issues/11) | done | orion-ready | 2026-12-03 11:00 UTC | 60m |"
+    done = "| [#11](https://github.com/o/r/issues/11) | done | orion-ready | - | 2026-12-03 11:00 UTC | 60m |"
     assert done in text
     # A job summary does not link #N itself; the queue shows how long each issue has existed.
     assert "| 1 | [#5](https://github.com/o/r/issues/5) | urgent fix | orion-p0 | 48h 0m |" in text
@@ -113,7 +114,7 @@ def test_titles_cannot_ping_break_the_table_or_link():
     hostile = "@everyone | #1 <!-- x --> [a](http://e) `c`\nsecond line"
     body = render_body(view(failed=[Failed(9, hostile, hostile)], working=[]), NOW, {})
     row = next(line for line in body.splitlines() if line.startswith("| #9 |"))
-    assert "@everyone" not in row.replace("\\@", "") and row.count(" | ") == 2
+    assert "@everyone" not in row.replace("\\@", "") and row.count(" | ") == 3
     assert not re.search(r"(?<!\\)[<>\[\]`@#]", row.removeprefix("| #9 |")) and "\\#1" in row
 
 
@@ -124,8 +125,13 @@ def test_the_reason_cache_round_trips_and_cannot_end_the_comment():
     assert parse_reasons(body) == reasons
 
 
+RUN = "https://github.com/o/r/actions/runs/77"
+PR = "https://github.com/o/r/pull/12"
+
+
 @given(st.dictionaries(st.integers(1, 10**6), st.builds(CachedReason, st.integers(0, 10**4),
-                                                        st.text(max_size=300))))
+                                                        st.text(max_size=300), st.sampled_from(["", RUN]),
+                                                        st.sampled_from(["", PR]))))
 def test_any_cache_round_trips(reasons):
     assert parse_reasons(render_body(view(), NOW, reasons)) == reasons
 
@@ -192,3 +198,66 @@ def test_the_holder_links_its_actions_run_and_only_a_well_formed_link():
     assert f"runner-1 pid 4242 ([run]({url}))" in body
     bad = render_body(view(working=[replace(WORKING, run_url="javascript:alert(1)")]), NOW, {})
     assert "javascript" not in bad
+
+
+# -- links to runs and pull requests ---------------------------------------------------------------
+
+
+def test_a_pull_request_link_is_taken_only_in_its_one_shape_on_the_same_host():
+    assert pull_request_url(f"Opened [the PR]({PR}).", "https://github.com") == PR
+    assert pull_request_url(f"see {PR}/files", "https://github.com") == PR
+    assert pull_request_url("https://GitHub.com/o/r/pull/3 and more", "https://github.com") == (
+        "https://GitHub.com/o/r/pull/3")
+    for hostile in ("https://evil.test/o/r/pull/1", "http://github.com/o/r/pull/1",
+                    "https://github.com.evil.test/o/r/pull/1", "https://github.com/o/r/pull/1x",
+                    "https://github.com/o/r/issues/1", f"https://github.com/{'a' * 40}/r/pull/1",
+                    "https://github.com/o/r/pull/12345678901", "javascript:https://github.com/o/r/pull/1x"):
+        assert pull_request_url(hostile, "https://github.com") == "", hostile
+    assert pull_request_url("https://ghe.corp:8443/o/r/pull/4", "https://ghe.corp:8443") == (
+        "https://ghe.corp:8443/o/r/pull/4")
+
+
+def test_finished_and_failed_rows_link_their_run_and_pull_request():
+    body = render_body(view(finished=[Finished(11, "done", NOW, False, RUN, PR)],
+                            failed=[Failed(9, "broke", "r", RUN, "")]), NOW, {})
+    assert f"| #11 | done | orion-ready | [run]({RUN}) · [pull request]({PR}) |" in body
+    assert f"| #9 | broke | r | [run]({RUN}) |" in body
+    bad = render_body(view(finished=[Finished(11, "done", NOW, False, "javascript:x", "https://e.test/x")]),
+                      NOW, {})
+    assert "javascript" not in bad and "e.test" not in bad and "| #11 | done | orion-ready | - |" in bad
+
+
+def test_a_cached_link_of_the_wrong_shape_is_dropped():
+    body = (f'{MARKER}\n<!-- orion-dashboard-reasons\n{{"4": {{"c": 2, "r": "", "u": "{RUN}", "p": "{PR}"}}, '
+            f'"5": {{"c": 1, "r": "", "u": "https://e.test/x", "p": "javascript:alert(1)"}}}}\n-->\n')
+    assert parse_reasons(body) == {4: CachedReason(2, "", RUN, PR), 5: CachedReason(1, "")}
+
+
+def test_the_dashboard_links_a_finished_run_and_the_pull_request_its_result_named(tmp_path):
+    """End to end on the in-memory GitHub: the real wrapper runs in Actions and writes a result
+    naming a pull request (and one on another host, and one in its progress line); the pass
+    links the run and the same-host pull request only, and the next pass reads no comment."""
+    from test_result import CONFIG as RUN_CONFIG
+    from test_result import run_wrapper
+
+    from orion_action.services.dashboard import gather
+
+    script = ("import os, pathlib; pathlib.Path(os.environ['ORION_PROGRESS_FILE']).write_text("
+              "'https://github.com/o/r/pull/666');"
+              "open(os.environ['ORION_RESULT_FILE'], 'w').write('Mirror: https://evil.test/o/r/pull/5\\n"
+              f"Pull request: {PR}\\nSpend: $1.20')")
+    s, n, code, _ = run_wrapper(tmp_path, script)
+    assert code == 0
+    gh = s.client()
+    now = s.clock.now
+    view_, cache = gather(gh, RUN_CONFIG, [], 0, now, {}, queue=[], server_url="https://github.com")
+    run = "https://github.com/orion-bot/work/actions/runs/123"
+    updated = view_.finished[0].updated_at
+    assert view_.finished == [Finished(n, "Write the @release notes", updated, True, run, PR)]
+    assert cache == {n: CachedReason(s.issue(n).comments, "", run, PR)}
+    body = render_body(view_, now, cache)
+    assert f"[pull request]({PR})" in body and "pull/666" not in body and "evil.test" not in body
+    before = gh.requests
+    again, _ = gather(gh, RUN_CONFIG, [], 0, now, parse_reasons(body), queue=[], server_url="https://github.com")
+    assert again.finished == view_.finished
+    assert gh.requests - before == 3  # the pause label, the failed and the finished listings: no comment
