@@ -342,6 +342,82 @@ def test_require_routes_work_to_the_runners_that_ask_for_it(runner: CompositeRun
     assert set(repo.labels(plain)) == {"orion"}
 
 
+def _agent_examples() -> dict[str, dict[str, Any]]:
+    """The agent examples as a repository installs them: name -> (workflow, its agent label,
+    the orion-action step's `with:`)."""
+    found = {}
+    for path in sorted((ROOT / "examples").glob("orion-agent-*.yml")):
+        wf = yaml.safe_load(path.read_text())
+        agent = wf["jobs"]["agent"]
+        label = next(s["env"]["AGENT_LABEL"] for s in agent["steps"] if "AGENT_LABEL" in (s.get("env") or {}))
+        orion = next(s for s in agent["steps"] if "orion-action@" in str(s.get("uses", "")))
+        found[path.name] = {"if": agent["if"], "label": label, "with": orion["with"]}
+    return found
+
+
+def test_installing_every_agent_example_starts_one_agent_per_issue_on_the_rig(
+        action_env: dict[str, str], repo: RepoHandle, tmp_path: Path) -> None:
+    """Issue 18's routing, on the rig: the three agent examples installed side by side. Every
+    label event goes to every workflow; each example's own `if:` decides whether its agent job
+    starts, and the started job runs the action with the example's own inputs (only `run` is a
+    stand-in that records which agent ran). Each issue labelled for an agent is claimed by that
+    agent's run alone; an issue labelled for no agent starts none. Then the same routing as
+    `require` (dispatched or draining workers, `run --next`): each agent claims only issues
+    carrying its label and leaves the others queued."""
+    from workflow_expressions import evaluate
+
+    agents = _agent_examples()
+    assert len(agents) == 3 and len({a["label"] for a in agents.values()}) == 3
+    (tmp_path / "workspace").mkdir()
+    ran = tmp_path / "ran.txt"
+    ran.touch()
+    count = 0
+
+    def start(name: str, with_: dict[str, str]) -> ActionResult:
+        nonlocal count
+        count += 1
+        temp = tmp_path / f"steps-{count}"
+        temp.mkdir()
+        runner = CompositeRunner(action_env, tmp_path / "workspace", temp,
+                                 event={"event_name": "issues", "event.sender.login": "orion-bot"})
+        return runner.run({**with_, "run": f'echo "{name} $ORION_ISSUE" >> {ran}'})
+
+    # Labelled by a person, one label after the other: each `labeled` event reaches every workflow.
+    issues = {name: repo.create_issue(f"for {a['label']}") for name, a in agents.items()}
+    plain = repo.create_issue("for no agent")
+    labelling = [(issues[name], ["orion", a["label"]]) for name, a in agents.items()] + [(plain, ["orion"])]
+    for n, labels in labelling:
+        for i, added in enumerate(labels):
+            repo.add_label(n, added)
+            now_on = [{"name": x} for x in labels[: i + 1]]
+            event = {"github": {"event_name": "issues", "event": {
+                "label": {"name": added}, "issue": {"number": n, "labels": now_on}}}}
+            for name, a in agents.items():
+                if not evaluate(a["if"], event):
+                    continue
+                with_ = {k: str(v) for k, v in a["with"].items() if k != "run"}
+                assert with_["issue"] == "${{ github.event.issue.number || inputs.issue }}"
+                with_["issue"] = str(n)
+                assert "${{" not in "".join(with_.values()), with_
+                result = start(name, with_)
+                assert result.ok and result.outputs["exit-code"] == "0", result.log
+    assert sorted(ran.read_text().splitlines()) == sorted(f"{name} {issues[name]}" for name in agents)
+    for name, a in agents.items():
+        assert set(repo.labels(issues[name])) == {"orion-ready", a["label"]}
+    assert set(repo.labels(plain)) == {"orion"}, "no agent's label: no agent touched it"
+
+    # `require`: every agent's worker asks the queue for its own label, twice (the second is idle).
+    ran.write_text("")
+    issues = {name: repo.create_issue(f"next for {a['label']}", labels=["orion", a["label"]])
+              for name, a in agents.items()}
+    for _ in range(2):
+        for name, a in agents.items():
+            result = start(name, {"command": "run", "next": "true", "require": a["label"]})
+            assert result.ok and result.outputs["exit-code"] in ("0", "75"), result.log
+    assert sorted(ran.read_text().splitlines()) == sorted(f"{name} {issues[name]}" for name in agents)
+    assert set(repo.labels(plain)) == {"orion"}
+
+
 def test_pause_and_resume_from_the_action(runner: CompositeRunner, repo: RepoHandle) -> None:
     """`command: pause` with a `reason`, then `resume`: while paused a run claims nothing."""
     n = _queued_issue(repo)

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
+from workflow_expressions import evaluate
 
 from orion_action.config import Config, load_config
 
@@ -229,78 +230,6 @@ def test_agent_examples(name: str) -> None:
     assert "make" not in runs and "bash " not in runs and "./" not in runs, "nothing of the agent's runs"
 
 
-# GitHub's expression language, the part the examples' job conditions use: enough to decide
-# which jobs a label event starts.
-_TOKEN = re.compile(r"\s*(\|\||&&|==|!=|!|\(|\)|,|'[^']*'|[A-Za-z_][\w.*-]*)")
-
-
-def _evaluate(expression: str, context: dict[str, Any]) -> Any:
-    tokens = []
-    rest = expression.strip()
-    while rest:
-        match = _TOKEN.match(rest)
-        assert match, f"cannot read {rest!r}"
-        tokens.append(match.group(1))
-        rest = rest[match.end():].strip()
-
-    def lookup(path: str) -> Any:
-        value: Any = context
-        for part in path.split("."):
-            if part == "*":
-                return value
-            value = value.get(part) if isinstance(value, dict) else None
-        return value
-
-    def primary(i: int) -> tuple[Any, int]:
-        token = tokens[i]
-        if token == "(":
-            value, i = disjunction(i + 1)
-            assert tokens[i] == ")"
-            return value, i + 1
-        if token == "!":
-            value, i = primary(i + 1)
-            return not value, i
-        if token.startswith("'"):
-            return token[1:-1], i + 1
-        if token == "contains":
-            assert tokens[i + 1] == "("
-            haystack, i = disjunction(i + 2)
-            assert tokens[i] == ","
-            needle, i = disjunction(i + 1)
-            assert tokens[i] == ")"
-            return needle in (haystack or []), i + 1
-        if ".*." in token:  # labels.*.name: the names of a list of objects
-            head, tail = token.split(".*.")
-            return [item.get(tail) for item in lookup(head) or []], i + 1
-        return lookup(token), i + 1
-
-    def comparison(i: int) -> tuple[Any, int]:
-        left, i = primary(i)
-        while i < len(tokens) and tokens[i] in ("==", "!="):
-            op = tokens[i]
-            right, i = primary(i + 1)
-            left = (left == right) if op == "==" else (left != right)
-        return left, i
-
-    def conjunction(i: int) -> tuple[Any, int]:
-        left, i = comparison(i)
-        while i < len(tokens) and tokens[i] == "&&":
-            right, i = comparison(i + 1)
-            left = left and right
-        return left, i
-
-    def disjunction(i: int) -> tuple[Any, int]:
-        left, i = conjunction(i)
-        while i < len(tokens) and tokens[i] == "||":
-            right, i = conjunction(i + 1)
-            left = left or right
-        return left, i
-
-    value, end = disjunction(0)
-    assert end == len(tokens), f"unread: {tokens[end:]}"
-    return value
-
-
 def _label_event(added: str, labels: list[str], number: int = 7) -> dict[str, Any]:
     return {"github": {"event_name": "issues", "event": {
         "label": {"name": added}, "issue": {"number": number, "labels": [{"name": n} for n in labels]}}}}
@@ -309,14 +238,14 @@ def _label_event(added: str, labels: list[str], number: int = 7) -> dict[str, An
 def _started(event: dict[str, Any]) -> list[str]:
     """The agent examples whose agent job this event starts."""
     return [name for name in sorted(AGENTS)
-            if _evaluate(_load(EXAMPLES / name)["jobs"]["agent"]["if"], event)]
+            if evaluate(_load(EXAMPLES / name)["jobs"]["agent"]["if"], event)]
 
 
 def test_the_expression_reader_reads_what_it_is_given() -> None:
     event = _label_event("bug", ["bug", "orion"])
-    assert _evaluate("github.event.label.name == 'bug' && !contains(github.event.issue.labels.*.name, 'x')",
+    assert evaluate("github.event.label.name == 'bug' && !contains(github.event.issue.labels.*.name, 'x')",
                      event) is True
-    assert _evaluate("(github.event_name == 'push' || github.event.label.name == 'orion')", event) is False
+    assert evaluate("(github.event_name == 'push' || github.event.label.name == 'orion')", event) is False
 
 
 @pytest.mark.parametrize("name", sorted(AGENTS))
