@@ -245,10 +245,18 @@ def parse_config(data: Any, source: str) -> Config:
         interval = config.heartbeat_interval
         raise fail("heartbeat.interval", f"must be at least {MIN_INTERVAL:g}s, got {interval:g}s")
     if config.stale_after < 3 * config.heartbeat_interval:
+        interval, stale = config.heartbeat_interval, config.stale_after
+        if "heartbeat.stale_after" not in values:  # blame the key the user set, not a default
+            raise fail(
+                "heartbeat.interval",
+                f"{interval:g}s is too long for heartbeat.stale_after ({stale:g}s, the default), which "
+                f"must be at least 3 x the interval: use an interval of at most {stale / 3:g}s, or set "
+                f"heartbeat.stale_after to at least {3 * interval:g}s",
+            )
         raise fail(
             "heartbeat.stale_after",
-            f"must be at least 3 x heartbeat.interval ({config.heartbeat_interval:g}s), "
-            f"got {config.stale_after:g}s",
+            f"must be at least 3 x heartbeat.interval ({interval:g}s), got {stale:g}s: set it to at "
+            f"least {3 * interval:g}s or shorten heartbeat.interval",
         )
     if config.kill_grace > MAX_KILL_GRACE:
         raise fail(

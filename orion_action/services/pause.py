@@ -71,13 +71,20 @@ def _queue_label(config: Config) -> tuple[str, str]:
 
 
 def pause_command(gh: GitHubPort, config: Config, log: Log, reason: str | None) -> int:
+    """Pause the queue. Pausing it again keeps the reason a person gave unless a new --reason
+    replaces it, and then says which reason it replaced: a reason is never lost in silence."""
     name = config.labels.queue
     color, _ = _queue_label(config)
+    was = read_pause(gh, config)
+    if was is not None and not (reason or "").strip():
+        print(f"already paused, reason kept: {was.reason.strip() or '(none)'!r}; pass --reason to "
+              f"replace it, or `orion-action resume` to resume", flush=True)
+        log(f"pause: {gh.requests} API requests")
+        return int(ExitCode.OK)
     why = " ".join((reason or DEFAULT_REASON).split())
     description = f"{PAUSE_WORD}: {why}"[:DESCRIPTION_MAX]
-    was = read_pause(gh, config)
     gh.ensure_label(name, color, description)
-    already = " (it already was; reason updated)" if was is not None else ""
+    already = f" (it already was; this replaces the reason {was.reason.strip()!r})" if was is not None else ""
     print(
         f"paused{already}: the label {name!r} now reads {description!r}; runs in flight go on",
         flush=True,

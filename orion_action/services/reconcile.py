@@ -277,6 +277,13 @@ class Reconciler:
             )
         s = self.survey_issue(issue)
         open_claims = s.log.open_claims()
+        stages = tuple(x for x in issue.labels if x.startswith(lab.stage_prefix))
+        if not s.log.claims and not s.log.unreadable:
+            # No orion run ever claimed it (a claim posts its record before it takes the
+            # lock): a person added the label. Take it off; queueing is that person's call.
+            move_labels(self.gh, number, [], [*stages, lab.working], lab.working)
+            why = "no orion run ever claimed it: the lock label was added by hand"
+            return Plan(number, Action.UNLOCK, why, remove_labels=(*stages, lab.working))
         if not open_claims and s.plan.action is Action.COMPLETE:
             # The run finished and only its label move is missing: finish it, do not redo it.
             return self.execute(s)
@@ -300,7 +307,7 @@ class Reconciler:
             release=open_claims,
             counts_attempt=counts,
             add_labels=(lab.queue,) if issue.is_open else (),  # a closed issue is not work
-            remove_labels=tuple(x for x in issue.labels if x.startswith(lab.stage_prefix)) + (lab.working,),
+            remove_labels=(*stages, lab.working),
         )
         ordered = tuple(sorted(open_claims, key=lambda c: c.record.child_pid is None))  # counts first
         self._post_tombstones(number, ordered, ReleaseAction.RELEASE, reason, counts, by="release")
@@ -587,6 +594,9 @@ def release_command(gh: GitHubRepo, config: Config, log: Log, number: int, *, fo
     plan = Reconciler(gh, config, log).release(number, force)
     if plan.action is Action.KEEP:
         print(plan.reason)
+    elif plan.action is Action.UNLOCK:
+        print(f"#{number}: {config.labels.working} removed ({plan.reason}); not queued: add the "
+              f"{config.labels.queue!r} label to queue it")
     elif plan.action is Action.COMPLETE:
         print(
             f"#{number}: completed ({plan.reason}); {config.labels.working} -> {', '.join(plan.add_labels)}"

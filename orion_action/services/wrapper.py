@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -133,13 +134,13 @@ def check_command(command: Sequence[str], env: dict[str, str]) -> None:
     if found:
         _check_script(found, command, env.get("PATH", os.defpath))
         return
+    raise UsageError(f"cannot start the command: {name!r} {_missing(name)}; nothing was claimed")
+
+
+def _missing(name: str) -> str:
     if "/" in name and os.path.isfile(name):
-        why = "is not executable"
-    elif "/" in name:
-        why = "does not exist"
-    else:
-        why = "is not found on PATH"
-    raise UsageError(f"cannot start the command: {name!r} {why}; nothing was claimed")
+        return "is not executable"
+    return "does not exist" if "/" in name else "is not found on PATH"
 
 
 SHELLS = ("bash", "sh", "dash", "zsh")
@@ -162,6 +163,34 @@ def _check_script(shell: str, command: Sequence[str], path: str) -> None:
         first = next((line for line in checked.stderr.splitlines() if line.strip()), "a syntax error")
         raise UsageError(f"cannot start the command: {os.path.basename(shell)} cannot parse the "
                          f"script: {first.strip()[:200]}; nothing was claimed")
+    _check_first_command(shell, command[2], path)
+
+
+# The script's first command, when it is a plain word: a path or a program name, nothing the
+# shell would expand (no $, quotes, globs or `=`), on the first line that is not blank or a comment.
+_FIRST_WORD = re.compile(r"[ \t]*([A-Za-z0-9_./+][A-Za-z0-9_./+-]{0,4095})(?=[ \t;&|)]|\Z)")
+
+
+def _check_first_command(shell: str, script: str, path: str) -> None:
+    """The action runs `bash -c "<run>"`: a typo in the script's first command (`./no-such.sh`)
+    parses, then exits 127 after the claim and burns the issue. The shell itself says whether
+    it can run that word (POSIX `command -v`: a builtin, keyword or program it finds), with PATH
+    only and the run's working directory. A later command, or a first one built by expansion, is
+    not judged: only the first is sure to run as written."""
+    line = next((x for x in script.splitlines() if x.strip() and not x.lstrip().startswith("#")), "")
+    m = _FIRST_WORD.match(line)
+    if not m:
+        return
+    word = m.group(1)
+    try:
+        known = subprocess.run([shell, "-c", 'command -v "$1"', "orion-check", word],
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                               timeout=SYNTAX_CHECK_TIMEOUT_S, env={"PATH": path, "LC_ALL": "C"})
+    except (OSError, subprocess.TimeoutExpired):
+        return  # no verdict: the run goes on, and the shell reports at its start
+    if known.returncode != 0 and not known.stdout.strip():
+        raise UsageError(f"cannot start the command: {word!r}, the script's first command, "
+                         f"{_missing(word)}; nothing was claimed")
 
 
 def read_result(path: Path) -> str | None:

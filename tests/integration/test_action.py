@@ -312,6 +312,9 @@ def test_issue_text_never_reaches_a_shell(runner: CompositeRunner, repo: RepoHan
     ({"command": "reconcile", "dry-run": "yes please"}, "input 'dry-run' must be true or false"),
     ({"command": "release"}, "command 'release' needs 'issue: N'"),
     ({"command": "frobnicate"}, "unknown command 'frobnicate'"),
+    # A typo in `run:` (the r3 review): bash would exit 127 after the claim and burn the issue.
+    ({"command": "run", "next": "true", "run": "./no-such-script.sh --fast"},
+     "'./no-such-script.sh', the script's first command, does not exist; nothing was claimed"),
 ])
 def test_bad_inputs_are_usage_errors(runner: CompositeRunner, repo: RepoHandle,
                                      with_: dict[str, str], message: str) -> None:

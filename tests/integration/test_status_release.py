@@ -189,10 +189,12 @@ def test_release_of_a_hand_lock_with_only_a_forged_record(orion: Orion, repo):
     n = repo.create_issue("hand", labels=["orion-working"])
     post_claim(repo, n, local_holder(), lock=False, token="f" * 24, author_token="outsider_token")
     # No trusted record: nothing to judge, nothing to tombstone; a hand release still works
-    # (the lock is the only thing to undo) and does not trust the forged record.
+    # (the lock is the only thing to undo) and does not trust the forged record. No orion run
+    # ever claimed the issue, so nothing queued it: it is left for a person to queue.
     result = orion.run("release", "--issue", str(n))
     assert result.returncode == 0, result.stderr
-    assert labels(repo, n) == {"orion"}
+    assert labels(repo, n) == set()
+    assert "not queued: add the 'orion' label to queue it" in result.stdout
     assert tombstones(repo, n) == []
 
 

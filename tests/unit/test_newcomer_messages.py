@@ -8,9 +8,11 @@ import pytest
 from fakes.memory_github import MemoryServer
 
 from orion_action.adapters.github import GitHubRepo
-from orion_action.config import Config
-from orion_action.errors import Unavailable
+from orion_action.config import Config, parse_config
+from orion_action.errors import ConfigError, Unavailable
 from orion_action.services.claiming import missing_label_hint, not_queued_hint
+from orion_action.services.pause import pause_command, read_pause
+from orion_action.services.reconcile import release_command
 
 CONFIG = Config()
 
@@ -52,3 +54,50 @@ def test_the_first_transient_failure_is_said_at_once(dead_url: str) -> None:
         repo.own_login()
     assert len(said) == 1, said  # once, at the first failure, however many retries follow
     assert said[0].startswith("GitHub did not answer GET /user") and "check GITHUB_API_URL" in said[0]
+
+
+# -- rows of the mistake table (r3 ecosystem review, section 2) that answered wrongly -------------
+
+
+def test_an_interval_too_long_for_the_default_stale_after_names_the_interval() -> None:
+    """`interval: 5m` alone used to blame heartbeat.stale_after, a key the user never set."""
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"heartbeat": {"interval": "5m"}}, source=".github/orion.yml")
+    assert str(caught.value) == (
+        ".github/orion.yml: heartbeat.interval: 300s is too long for heartbeat.stale_after (600s, the "
+        "default), which must be at least 3 x the interval: use an interval of at most 200s, or set "
+        "heartbeat.stale_after to at least 900s")
+    with pytest.raises(ConfigError) as both:  # both set: the rule names stale_after and the fix
+        parse_config({"heartbeat": {"interval": "5m", "stale_after": "10m"}}, source="c.yml")
+    assert str(both.value).startswith("c.yml: heartbeat.stale_after: must be at least 3 x heartbeat.interval "
+                                      "(300s), got 600s: set it to at least 900s")
+
+
+def test_pausing_again_keeps_the_reason_or_says_which_it_replaced(capsys: pytest.CaptureFixture[str]) -> None:
+    s = MemoryServer()
+    gh = s.client()
+    pause_command(gh, CONFIG, lambda line: None, "deploy freeze")
+    pause_command(gh, CONFIG, lambda line: None, None)  # the second `pause` without --reason
+    paused = read_pause(gh, CONFIG)
+    assert paused is not None and paused.reason.strip() == "deploy freeze"
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == ("already paused, reason kept: 'deploy freeze'; pass --reason to replace it, "
+                       "or `orion-action resume` to resume")
+    pause_command(gh, CONFIG, lambda line: None, "incident 42")
+    paused = read_pause(gh, CONFIG)
+    assert paused is not None and paused.reason.strip() == "incident 42"
+    assert "(it already was; this replaces the reason 'deploy freeze')" in capsys.readouterr().out
+
+
+def test_releasing_a_lock_a_person_added_does_not_queue_the_issue(capsys: pytest.CaptureFixture[str]) -> None:
+    """No orion run ever claimed it, so nothing queued it: the lock comes off and the issue is
+    left for a person to queue (a lock with a dead run's record is still requeued:
+    tests/integration/test_status_release.py)."""
+    s = MemoryServer()
+    gh = s.client()
+    n = s.create_issue("touched by hand", [CONFIG.labels.working, CONFIG.labels.stage("build") or ""])
+    assert release_command(gh, CONFIG, lambda line: None, n, force=False) == 0
+    assert s.issue(n).labels == frozenset() and s.comments(n) == []
+    assert capsys.readouterr().out.strip() == (
+        f"#{n}: orion-working removed (no orion run ever claimed it: the lock label was added by hand); "
+        "not queued: add the 'orion' label to queue it")

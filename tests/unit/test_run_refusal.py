@@ -62,3 +62,29 @@ def test_a_shell_script_that_cannot_be_parsed_is_refused(tmp_path: Path) -> None
     check_command(["bash", "-c", f"touch {marker}; if true; then echo ok; fi"], {"PATH": os.defpath})
     assert not marker.exists()
 
+
+
+@pytest.mark.parametrize("shell", ["bash", "sh"])
+def test_a_typo_in_the_first_command_of_a_run_line_is_refused(tmp_path: Path, shell: str) -> None:
+    """The action path: `run: ./no-such-script.sh` parses, and bash would exit 127 after the
+    claim, burning the issue to orion-failed (the r3 review). The script's first command is
+    looked up as the shell will, before anything is claimed."""
+    message = refused(tmp_path, [shell, "-c", "# the agent\n\n  ./no-such-script.sh --fast"], path=os.defpath)
+    assert message == ("cannot start the command: './no-such-script.sh', the script's first command, "
+                       "does not exist; nothing was claimed")
+    assert "'claud', the script's first command, is not found on PATH" in refused(
+        tmp_path, [shell, "-c", "claud -p \"$(cat $ORION_ISSUE_FILE)\""], path=os.defpath)
+    assert "the script's first command" in refused(tmp_path, [shell, "-c", "claud; echo"], drain=True,
+                                                   path=os.defpath)
+
+
+def test_a_first_command_the_shell_can_run_passes_and_runs_nothing(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    script = tmp_path / "agent.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    script.chmod(0o755)
+    path = f"{tmp_path}:{os.defpath}"
+    for line in (f"{script} --x", "agent.sh", "cd /tmp && ./anything", "set -e\nnosuch", "(nosuch)",
+                 "if true; then nosuch; fi", "FOO=1 nosuch", "\"$TOOL\" run", "[[ -e x ]] || true"):
+        check_command(["bash", "-c", line], {"PATH": path})  # a later or expanded command: not judged
+    assert not marker.exists()
