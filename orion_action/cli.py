@@ -52,6 +52,10 @@ class _Parser(argparse.ArgumentParser):
     """argparse that exits 64 (usage), not 2, with a one-line error."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        if message.startswith("argument command: invalid choice") or message.endswith("required: command"):
+            # Most often an option put before the command (`orion-action --repo X status`).
+            message += "; the command comes first and its options after it, e.g. " \
+                       "orion-action status --repo OWNER/NAME"
         sys.stderr.write(
             f"orion-action: error: {message} (see {self.prog} --help)\n"
         )

@@ -8,6 +8,7 @@ import pytest
 from fakes.memory_github import MemoryServer
 
 from orion_action.adapters.github import GitHubRepo
+from orion_action.cli import main
 from orion_action.config import Config, parse_config
 from orion_action.errors import ConfigError, Unavailable
 from orion_action.services.claiming import missing_label_hint, not_queued_hint
@@ -101,3 +102,14 @@ def test_releasing_a_lock_a_person_added_does_not_queue_the_issue(capsys: pytest
     assert capsys.readouterr().out.strip() == (
         f"#{n}: orion-working removed (no orion run ever claimed it: the lock label was added by hand); "
         "not queued: add the 'orion' label to queue it")
+
+
+@pytest.mark.parametrize("argv", [["--repo", "o/r", "status"], []])
+def test_an_option_before_the_command_or_no_command_says_the_order(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(argv, env={})
+    assert caught.value.code == 64
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "orion-action orion-action" not in err
+    assert "the command comes first and its options after it, e.g. orion-action status --repo" in err
