@@ -286,9 +286,11 @@ class Claimer:
         if not is_queued(issue, self.config):
             state = "closed" if not issue.is_open else "open"
             shown = ", ".join(sorted(issue.labels)) or "none"
+            missing = issue.is_open and self.config.labels.queue not in issue.labels
             raise NotClaimed(
                 f"issue #{issue.number} is not queued ({state}; labels: {shown})"
                 + not_queued_hint(issue, self.config)
+                + (missing_label_hint(self.gh, self.config) if missing else "")
             )
 
     def _settled_read(self, issue: Issue) -> Issue:

@@ -29,7 +29,7 @@ from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel
 from orion_action.core.queue import pick_order, priority_of
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
 from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed
-from orion_action.services.claiming import is_queued
+from orion_action.services.claiming import is_queued, missing_label_hint
 from orion_action.services.holding import move_labels
 from orion_action.services.observe import Sight, judge_entry
 from orion_action.services.pause import read_pause
@@ -555,7 +555,9 @@ def status_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, str]
     else:
         _print_claims(rows, config)
         shown = [f"#{q['issue']}" + (f" ({q['priority']})" if q["priority"] else "") for q in queue]
-        print(f"queue ({len(queue)}, in pick order): {', '.join(shown) if shown else 'empty'}")
+        # An empty queue in a repository never set up says so (one request, only then).
+        empty = "empty" + ("" if shown or paused else missing_label_hint(gh, config))
+        print(f"queue ({len(queue)}, in pick order): {', '.join(shown) if shown else empty}")
         print(f"paused: yes, {paused.line()}" if paused else "paused: no")
     for line in cost_lines(gh, config, surveys, env):
         log(line)

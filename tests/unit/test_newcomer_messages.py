@@ -4,16 +4,19 @@ answer (said at the first failure, not after the whole retry budget)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from fakes.memory_github import MemoryServer
 
 from orion_action.adapters.github import GitHubRepo
 from orion_action.cli import main
 from orion_action.config import Config, parse_config
-from orion_action.errors import ConfigError, Unavailable
+from orion_action.errors import ConfigError, NotClaimed, Unavailable
 from orion_action.services.claiming import missing_label_hint, not_queued_hint
 from orion_action.services.pause import pause_command, read_pause
-from orion_action.services.reconcile import release_command
+from orion_action.services.reconcile import release_command, status_command
+from orion_action.services.wrapper import RunRequest, Wrapper
 
 CONFIG = Config()
 
@@ -113,3 +116,24 @@ def test_an_option_before_the_command_or_no_command_says_the_order(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "orion-action orion-action" not in err
     assert "the command comes first and its options after it, e.g. orion-action status --repo" in err
+
+
+def test_a_repository_never_set_up_says_run_init_in_status_and_run(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The 'labels missing (no init)' row: `status` and `run --issue` say the label does not
+    exist and to run init (the queue label is looked up only when nothing is queued)."""
+    s = MemoryServer()
+    gh = s.client()
+    n = s.create_issue("never queued")
+    assert status_command(gh, CONFIG, lambda line: None, {}, as_json=False) == 0
+    assert f"queue (0, in pick order): empty; the label 'orion' does not exist in {gh.full_name}: run " \
+           "`orion-action init`" in capsys.readouterr().out
+    w = Wrapper(gh, CONFIG, lambda line: None, env={"PATH": os.defpath})
+    with pytest.raises(NotClaimed) as caught:
+        w.run(RunRequest(command=["true"], issue=n))
+    assert str(caught.value) == (f"issue #{n} is not queued (open; labels: none); add the 'orion' label to "
+                                 f"queue it; the label 'orion' does not exist in {gh.full_name}: run "
+                                 "`orion-action init`")
+    s.create_issue("queued", ["orion"])  # GitHub creates a label an issue is given: no hint now
+    assert status_command(gh, CONFIG, lambda line: None, {}, as_json=False) == 0
+    assert "does not exist" not in capsys.readouterr().out
