@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from orion_action.adapters import actions
 from orion_action.config import Config
-from orion_action.errors import Forbidden, GitHubError
+from orion_action.errors import Forbidden, GitHubError, NotFound
 from orion_action.ports import GitHubPort
 from orion_action.services import trigger
 
@@ -62,8 +62,12 @@ def dispatch_issues(
         _failed(log, env, f"dispatch: cannot start {workflow}: {exc}; the token needs actions: write")
     except GitHubError as exc:
         left = ", ".join(f"#{n}" for n in wanted if n not in started)
-        _failed(log, env, f"dispatch: starting {workflow} failed: {exc}; {left} stay(s) queued until a "
-                          f"worker runs (its schedule, a label event, or `run --next`)")
+        # A 404 here is almost always the file name: say which key to check, not the repository.
+        why = (f"GitHub has no workflow {workflow} (404): check dispatch.workflow against the file "
+               f"names in .github/workflows/ on the default branch" if isinstance(exc, NotFound) else
+               f"starting {workflow} failed: {exc}")
+        _failed(log, env, f"dispatch: {why}; {left} stay(s) queued until a worker runs (its "
+                          f"schedule, a label event, or `run --next`)")
     if started:
         log(f"dispatch: started {workflow} for {', '.join(f'#{n}' for n in started)}")
     return started

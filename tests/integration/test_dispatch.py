@@ -90,7 +90,7 @@ def test_a_missing_workflow_is_a_logged_line_not_a_failure(orion: Orion, repo, t
     queued_issue(repo)
     plan = orion.reconcile()
     assert plan["dispatched"] == []
-    assert f"dispatch: starting {WORKER} failed" in plan["_stderr"]
+    assert f"dispatch: GitHub has no workflow {WORKER} (404): check dispatch.workflow" in plan["_stderr"]
 
 
 def test_a_wrapper_that_hands_back_dispatches_the_issue(orion: Orion, repo, tmp_path):

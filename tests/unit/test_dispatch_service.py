@@ -57,7 +57,9 @@ def test_a_missing_workflow_is_logged_not_raised() -> None:
     s = MemoryServer()
     lines: list[str] = []
     assert dispatch_issues(s.client(), ON, [5], lines.append, YES) == []
-    assert lines and "dispatch: starting orion-worker.yml failed" in lines[0]
+    assert lines == ["dispatch: GitHub has no workflow orion-worker.yml (404): check dispatch.workflow "
+                     "against the file names in .github/workflows/ on the default branch; #5 stay(s) queued "
+                     "until a worker runs (its schedule, a label event, or `run --next`)"]
 
 
 def test_after_a_pass_requeued_first_then_the_queue_oldest_first() -> None:
