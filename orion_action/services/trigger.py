@@ -150,4 +150,5 @@ def _refuse(gh: TriggerSource, config: Config, number: int, marker: str, why: st
     the label comments, so that racing claimers leave one comment between them."""
     if gh.remove_label(number, config.labels.queue):
         gh.post_comment(number, f"<!-- {marker} -->\n**orion did not start a run**: {why}.\n", marker=marker)
-    raise Refused(f"trigger: issue #{number}: {why}; the {config.labels.queue!r} label is off")
+    raise Refused(f"trigger: issue #{number}: {why}; the {config.labels.queue!r} label is off: someone "
+                  f"with {config.trigger_permission} access may add it again to run it")

@@ -68,8 +68,11 @@ def test_a_writers_label_passes() -> None:
 def test_a_triagers_label_is_refused_the_issue_leaves_the_queue_with_one_comment() -> None:
     s, gh, n, t0 = world(("maintainer", 1), ("triager", 5),
                          access={"maintainer": "admin", "triager": "triage"})
-    with pytest.raises(Refused, match="triager"):
+    with pytest.raises(Refused, match="triager") as caught:
         check(gh, n, t0 + timedelta(seconds=9))
+    # What to do, in the one line (the r3 review's mistake table).
+    assert str(caught.value).endswith("the 'orion' label is off: someone with write access may add it again "
+                                      "to run it")
     assert "orion" not in s.issue(n).labels
     (said,) = refusals(s, n)
     assert "`triager` queued this issue and has triage access" in said and "needs write or more" in said
