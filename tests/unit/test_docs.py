@@ -324,3 +324,36 @@ def test_every_example_matches_its_readme_row(path: Path) -> None:
                      for label in re.findall(r"label\.name == '([^']+)'", str(job.get("if", "")))})
     assert sorted(re.findall(r"`([^`]+)`", starts_on)) == labels, f"{path.name}: {starts_on}"
     assert [t for t in ("dispatch", "schedule") if t in starts_on] == triggers, f"{path.name}: {starts_on}"
+
+
+def _security_permission_rows() -> list[tuple[list[Path], str, str]]:
+    """docs/security.md's "Permissions of the examples": (files, job, permissions cell); a blank
+    first cell means the files of the row above."""
+    text = (DOCS / "security.md").read_text(encoding="utf-8")
+    table = text.split("## Permissions of the examples", 1)[1].split("\n\n")[2]
+    rows: list[tuple[list[Path], str, str]] = []
+    files: list[Path] = []
+    for line in table.splitlines()[2:]:
+        first, job, _, permissions = (cell.strip() for cell in line.strip("|").split(" | "))
+        if first:
+            files = [p for pattern in re.findall(r"`([^`]+)`", first)
+                     for p in sorted((ROOT / "examples").glob(pattern))]
+        rows.append((files, job.strip("`"), permissions))
+    return rows
+
+
+def test_the_security_pages_permission_table_agrees_with_the_examples() -> None:
+    """The second permission table (docs/security.md) says what each job of each example file
+    asks for, as the README's Examples table does (test_every_example_matches_its_readme_row)."""
+    rows = _security_permission_rows()
+    covered = set()
+    for files, job, cell in rows:
+        assert files, f"a row names no example file: {job}"
+        said = re.findall(r"`([\w-]+: \w+)`", cell.split(" (")[0])
+        for path in files:
+            asked = _workflow(path)["jobs"][job]["permissions"]
+            granted = [f"{scope}: {level}" for scope, level in asked.items()]
+            assert said == granted, f"docs/security.md: {said} for {path.name} `{job}`, the file: {granted}"
+            covered.add((path.name, job))
+    every = {(p.name, job) for p in EXAMPLES for job in _workflow(p)["jobs"]}
+    assert covered == every, f"jobs missing from docs/security.md: {sorted(every - covered)}"
