@@ -285,13 +285,18 @@ def _workflow(path: Path) -> dict[str, Any]:
     return dict(data)
 
 
-def _first_sentence(path: Path) -> str:
+def _header(path: Path) -> str:
+    """The file's opening comment, as one line."""
     header = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.startswith("#"):
             break
         header.append(line.lstrip("# ").strip())
-    text = " ".join(header)
+    return " ".join(header)
+
+
+def _first_sentence(path: Path) -> str:
+    text = _header(path)
     return text[: text.index(". ") + 1] if ". " in text else text
 
 
@@ -324,6 +329,14 @@ def test_every_example_matches_its_readme_row(path: Path) -> None:
                      for label in re.findall(r"label\.name == '([^']+)'", str(job.get("if", "")))})
     assert sorted(re.findall(r"`([^`]+)`", starts_on)) == labels, f"{path.name}: {starts_on}"
     assert [t for t in ("dispatch", "schedule") if t in starts_on] == triggers, f"{path.name}: {starts_on}"
+    # The header says the same: the labels that start it and the runner labels it needs.
+    header = _header(path)
+    for label in labels:
+        assert f"`{label}`" in header or (label == "orion" and "the queue label" in header), label
+    custom = {label for job in jobs.values() if isinstance(job["runs-on"], list)
+              for label in job["runs-on"] if label not in ("self-hosted", "linux")}
+    for label in custom:
+        assert f"--labels {label}`" in header or f"`{label}`" in header, (path.name, label)
 
 
 def _security_permission_rows() -> list[tuple[list[Path], str, str]]:
