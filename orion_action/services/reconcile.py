@@ -278,9 +278,10 @@ class Reconciler:
         s = self.survey_issue(issue)
         open_claims = s.log.open_claims()
         stages = tuple(x for x in issue.labels if x.startswith(lab.stage_prefix))
-        if not s.log.claims and not s.log.unreadable:
-            # No orion run ever claimed it (a claim posts its record before it takes the
-            # lock): a person added the label. Take it off; queueing is that person's call.
+        if not s.log.claims and not s.log.unreadable and lab.queue not in issue.labels:
+            # No orion run ever claimed it, and it is not queued: a claim posts its record
+            # before it takes the lock and keeps the queue label until it has won, so a lock
+            # with neither is a person's. Take it off; queueing the issue is that person's call.
             move_labels(self.gh, number, [], [*stages, lab.working], lab.working)
             why = "no orion run ever claimed it: the lock label was added by hand"
             return Plan(number, Action.UNLOCK, why, remove_labels=(*stages, lab.working))

@@ -105,6 +105,11 @@ def test_releasing_a_lock_a_person_added_does_not_queue_the_issue(capsys: pytest
     assert capsys.readouterr().out.strip() == (
         f"#{n}: orion-working removed (no orion run ever claimed it: the lock label was added by hand); "
         "not queued: add the 'orion' label to queue it")
+    # Still queued and locked, no record seen: how a claim whose comment GitHub's list does not
+    # show yet looks. It was queued, so it stays queued (as before this rule).
+    q = s.create_issue("claimed just now?", [CONFIG.labels.queue, CONFIG.labels.working])
+    assert release_command(gh, CONFIG, lambda line: None, q, force=False) == 0
+    assert s.issue(q).labels == frozenset({CONFIG.labels.queue})
 
 
 @pytest.mark.parametrize("argv", [["--repo", "o/r", "status"], []])
