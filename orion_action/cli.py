@@ -175,7 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     rel = sub.add_parser(
         "release", help="release a claim by hand",
         description="Release issue N's claim by hand and put the issue back in the queue; refuses a "
-        "holder judged alive unless --force (that run stops at its next heartbeat).",
+        "holder judged alive unless --force (that run stops at its next heartbeat). A lock no orion run "
+        "ever claimed, on an issue without the queue label, only comes off: nobody queued it.",
         epilog=EPILOG, formatter_class=_HelpFormatter)
     _common(rel)
     rel.add_argument("--issue", type=_issue_number, metavar="N", required=True, help="the issue to release")
