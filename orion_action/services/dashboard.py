@@ -128,8 +128,11 @@ def gather(
         failed.append(Failed(issue.number, issue.title, known.reason if known else None,
                              known.run_url if known else "", known.pr_url if known else ""))
     finished: list[Finished] = []
-    for issue in gh.list_issues(lab.ready, state="all", since=now - FINISHED_WINDOW)[:MAX_ROWS]:
-        known = ended(issue, False)
+    listed = gh.list_issues(lab.ready, state="all", since=now - FINISHED_WINDOW)
+    # Links only for the rows the table shows: the cache in the body stays bounded.
+    shown = {i.number for i in sorted(listed, key=lambda i: i.number)[:MAX_ROWS]}
+    for issue in listed:
+        known = ended(issue, False) if issue.number in shown else None
         run, pr = (known.run_url, known.pr_url) if known else ("", "")
         finished.append(Finished(issue.number, issue.title, issue.updated_at or issue.created_at,
                                  issue.is_open, run, pr))

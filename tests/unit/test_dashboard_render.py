@@ -261,3 +261,19 @@ def test_the_dashboard_links_a_finished_run_and_the_pull_request_its_result_name
     again, _ = gather(gh, RUN_CONFIG, [], 0, now, parse_reasons(body), queue=[], server_url="https://github.com")
     assert again.finished == view_.finished
     assert gh.requests - before == 3  # the pause label, the failed and the finished listings: no comment
+
+
+def test_links_are_read_and_cached_only_for_the_finished_rows_shown(monkeypatch):
+    """The body may hold 65,536 characters: the cache keeps links for the rows the table shows,
+    however many issues finished; the count still says how many did."""
+    from fakes.memory_github import MemoryServer
+
+    from orion_action.config import Config
+    from orion_action.services import dashboard
+
+    monkeypatch.setattr(dashboard, "MAX_ROWS", 2)
+    s = MemoryServer()
+    done = [s.create_issue(f"done {k}", ["orion-ready"]) for k in range(3)]
+    view_, cache = dashboard.gather(s.client(), Config(), [], 0, s.clock.now, {}, queue=[])
+    assert [f.issue for f in view_.finished] == done
+    assert sorted(cache) == done[:2]
