@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from fakes.memory_github import BOT, PERSON, MemoryServer
+from fakes.memory_github import BOT, PERSON, MemoryGitHub, MemoryServer
 
 from model.scheduler import SLEEP, START, Crashed, Scheduler, StepResult
 from orion_action.adapters.clock import Clock
@@ -45,6 +45,7 @@ from orion_action.services.holding import (
     finished,
     outage_bound,
     signalled,
+    timed_out,
 )
 from orion_action.services.reconcile import Reconciler
 
@@ -91,23 +92,30 @@ KNOWN_HOLES = {
 
 
 class ModelClock(Clock):
-    """Virtual time: every machine reads the server's clock. A sleep is a scheduling point, and
-    the actor may only go on once its wake time has come: the driver moves the clock there when
-    it steps a sleeping actor."""
+    """Virtual time, as one machine reads it (`machine` None: the server's, the world's own).
+    A machine's clocks lag the server's by the time its VM spent paused (a paused VM's boot
+    clock stands still, and so does its wall clock until NTP steps it), and its wall clock is
+    off by its skew. A sleep is a scheduling point, and the actor may only go on once its wake
+    time has come: the driver moves the clock there when it steps a sleeping actor."""
 
-    def __init__(self, world: World):
+    def __init__(self, world: World, machine: str | None = None):
         self.world = world
+        self.machine = machine
+
+    def _behind(self) -> float:
+        return self.world.paused_for(self.machine) if self.machine else 0.0
 
     def monotonic(self) -> float:
-        return self.world.server.clock.monotonic()
+        return self.world.server.clock.monotonic() - self._behind()
 
     def now_iso(self) -> str:
-        return self.world.server.clock.now.isoformat(timespec="seconds")
+        off = self.world.skew.get(self.machine or "", 0.0) - self._behind()
+        return (self.world.server.clock.now + timedelta(seconds=off)).isoformat(timespec="seconds")
 
     def sleep(self, seconds: float, wake: threading.Event | None = None) -> bool:
         if seconds > 0:
             name = threading.current_thread().name
-            self.world.wake_at[name] = self.monotonic() + seconds
+            self.world.wake_at[name] = self.world.server.clock.monotonic() + seconds  # server time
             self.world.sched.sleep(seconds)
         return bool(wake and wake.is_set())
 
@@ -150,6 +158,7 @@ class Worker:
     outage_recorded: bool = False
     outage_retries: int = 0
     child_pid: int | None = None
+    started_at: float | None = None  # server monotonic when its child started
 
     @property
     def token(self) -> str | None:
@@ -175,7 +184,7 @@ class Pass:
 
 class World:
     def __init__(self, issues: int = 1, max_lag: float = 0.0, whole_seconds: bool = False,
-                 lag_seed: str = "0", clones: bool = False) -> None:
+                 lag_seed: str = "0", clones: bool = False, skew: dict[str, float] | None = None) -> None:
         self.server = MemoryServer()
         self.sched = Scheduler()
         self.workers: dict[str, Worker] = {}
@@ -188,6 +197,11 @@ class World:
         self.next_pid = 100
         self.max_lag = max_lag
         self.clones = clones
+        self.skew = dict(skew or {})  # machine -> how far its wall clock is ahead of GitHub's (s)
+        self.pauses = False  # whether drivers pause VMs (the explorer's switches)
+        self.paused: dict[str, float] = {}  # machine -> server monotonic when its VM was paused
+        self.pause_total: dict[str, float] = {}  # machine -> time its VM spent paused, ended pauses
+        self.pause_ends: dict[str, float] = {}  # machine -> server monotonic its last pause ended
         self.issue_numbers: list[int] = []
         self.gen: dict[int, int] = {}  # issue -> its queueing (every queue label added counts one)
         self.person: dict[int, list[tuple[str, float]]] = {}  # issue -> a person's acts, with times
@@ -225,6 +239,52 @@ class World:
 
     # -- machines ------------------------------------------------------------------------
 
+    def paused_for(self, machine: str) -> float:
+        """How far the machine's clocks lag the server's: the time its VM spent paused."""
+        now = self.server.clock.monotonic()
+        return self.pause_total.get(machine, 0.0) + (now - self.paused[machine] if machine in self.paused else 0.0)
+
+    def paused_since_beat(self, w: Worker) -> bool:
+        """Its VM paused after its last beat that found the claim still its own (or after its
+        claim, if it never beat): to everyone else it is dead, and may be released; on resume
+        its child runs on until that next beat, which must stop it (the bound of one beat)."""
+        if w.started_at is None:  # a pause while claiming is the claimer's to notice
+            return False
+        since = w.clean_beat if w.clean_beat is not None else w.started_at
+        m = w.proc.machine
+        return m in self.paused or self.pause_ends.get(m, -1.0) > since
+
+    def frozen(self, w: Worker) -> bool:
+        """Its wrapper runs no code now: stopped (SIGSTOP) or its VM paused."""
+        return w.stalled or w.proc.machine in self.paused
+
+    def clock_of(self, machine: str) -> ModelClock:
+        return ModelClock(self, machine)
+
+    def machine_of(self, actor: str) -> str:
+        w = self.workers.get(actor.partition(".")[0])
+        if w is not None:
+            return w.proc.machine
+        p = self.passes.get(actor)
+        return p.machine if p is not None else HOSTED
+
+    def pause_vm(self, machine: str) -> None:
+        """The hypervisor pauses the machine's VM (or a laptop sleeps): none of its processes
+        runs, and its boot clock (CLOCK_MONOTONIC) stands still, so that on resume a lease
+        counted on it has not run out however long the pause was."""
+        self.paused.setdefault(machine, self.server.clock.monotonic())
+
+    def resume_vm(self, machine: str) -> None:
+        began = self.paused.pop(machine, None)
+        if began is None:
+            return
+        spent = self.server.clock.monotonic() - began
+        self.pause_total[machine] = self.pause_total.get(machine, 0.0) + spent
+        self.pause_ends[machine] = self.server.clock.monotonic()
+        for actor in list(self.wake_at):  # a sleep counted on the frozen clock lasts that much longer
+            if self.machine_of(actor) == machine:
+                self.wake_at[actor] += spent
+
     def machine(self, name: str) -> Machine:
         ids = "m1" if name == CLONE else name  # a snapshot clone keeps host, boot, machine and ns ids
         boot = self.boots["m1" if name == CLONE else name]
@@ -247,18 +307,22 @@ class World:
         return look
 
     def child_alive(self, w: Worker) -> bool:
+        """The guardian kills the child when its lease runs out on the machine's boot clock."""
         return (
             w.child_started
             and not w.child_stopped
             and not w.crashed
             and w.exit_code is None
-            and self.clock.monotonic() < w.child_lease + CONFIG.kill_grace  # the guardian's TERM, then KILL
+            and self.clock_of(w.proc.machine).monotonic() < w.child_lease + CONFIG.kill_grace  # TERM, then KILL
         )
 
     # -- actors --------------------------------------------------------------------------
 
-    def _gh(self):  # noqa: ANN202 - the fake's client
-        return self.server.client(BOT)
+    def _gh(self, machine: str | None = None):  # noqa: ANN202 - the fake's client
+        """A client; its deadlines count on `machine`'s boot clock."""
+        if machine is None:
+            return self.server.client(BOT)
+        return MemoryGitHub(self.server, BOT, monotonic=self.clock_of(machine).monotonic)
 
     def spawn_worker(self, machine: str, issue: int | None = ISSUE, *, drain: bool = False,
                      proc: Proc | None = None) -> Worker:
@@ -274,7 +338,7 @@ class World:
         ids = self.machine(machine)
         holder = Holder(ids.host, proc.boot if machine != CLONE else ids.boot_id, ids.machine_id, ids.pid_ns,
                         proc.pid, float(proc.pid))
-        claimer = Claimer(self._gh(), CONFIG, self.log.append, self.clock, ids, holder,
+        claimer = Claimer(self._gh(machine), CONFIG, self.log.append, self.clock_of(machine), ids, holder,
                           sight=self.sight(machine))
 
         def claim() -> Claim:
@@ -352,13 +416,14 @@ class World:
             if t.tombstone.token == claim.record.token and before > self.max_lag + SECOND:
                 raise InvariantError(f"{w.name} started its child although its claim was released "
                                      f"{before:.0f}s before its last list ({t.tombstone.reason})")
-        h = Holding(self._gh(), claim, CONFIG, self.log.append, self.clock, self.machine(w.proc.machine),
+        h = Holding(self._gh(w.proc.machine), claim, CONFIG, self.log.append, self.clock_of(w.proc.machine),
+                    self.machine(w.proc.machine),
                     self.sight(w.proc.machine))
         w.holding = h
         if h.lease_left() <= 0:  # the wrapper gives up before starting anything
             self._spawn_ending(w, "lease")
             return
-        w.child_started, w.child_lease = True, h.lease_until
+        w.child_started, w.child_lease, w.started_at = True, h.lease_until, self.clock.monotonic()
         self.next_pid += 1
         h.child_pid = w.child_pid = self.next_pid  # each claim's child its own (a drain's too)
 
@@ -367,8 +432,8 @@ class World:
                 sent = self.clock.monotonic()
                 try:
                     h.beat()
+                    w.child_lease = h.lease_until  # after every beat, as the wrapper's on_beat does
                     if h.lost is None:
-                        w.child_lease = h.lease_until  # the wrapper renews the guardian's lease
                         w.clean_beat = sent
                 except NotFound:
                     h.lost = h.lost or "the claim comment or the issue was deleted"
@@ -396,6 +461,8 @@ class World:
                     h.conclude(signalled(CONFIG, h.claim.record.attempt, "SIGTERM", started=True))
                 elif due == "cancel":
                     h.conclude(cancelled(CONFIG, None))
+                elif due == "timeout":  # run.timeout or run.idle_timeout: a failed attempt, handed back
+                    h.conclude(timed_out(CONFIG, h.claim.record.attempt, "run.timeout reached"))
                 elif due == "lease" and h.lost is None and h.outage() is not None:
                     # GitHub did not answer (a beat stalled or failed): the wrapper's outage
                     # path, which records it without spending an attempt and hands back (ADR 0019).
@@ -415,7 +482,7 @@ class World:
 
     def runnable(self) -> list[str]:
         stalled = {a for w in self.workers.values() if w.stalled for a in w.actors()}
-        return [a for a in self.sched.runnable() if a not in stalled]
+        return [a for a in self.sched.runnable() if a not in stalled and self.machine_of(a) not in self.paused]
 
     def step(self, actor: str) -> StepResult:
         op = self.sched.pending_op(actor)
@@ -435,7 +502,7 @@ class World:
             dead, drained = set(), set()
             for n in p.locked:
                 ws = [w for w in self.workers.values() if w.number == n]
-                if all(not self.child_alive(w) and (w.done or w.crashed or w.stalled) for w in ws):
+                if all(not self.child_alive(w) and (w.done or w.crashed or self.frozen(w)) for w in ws):
                     dead.add(n)
                     if any(not w.proc.gone for w in ws):
                         drained.add(n)
@@ -479,6 +546,7 @@ class World:
                         self.sched.crash(a)
 
     def reboot(self, machine: str) -> None:
+        self.resume_vm(machine)
         for w in self.workers.values():
             if w.proc.machine == machine and not w.proc.gone:
                 self.crash(w)
@@ -491,6 +559,12 @@ class World:
     def child_exits(self, w: Worker, code: int) -> None:
         if self.child_alive(w):
             w.exit_code = code
+
+    def time_limit(self, w: Worker) -> None:
+        """run.timeout (or run.idle_timeout) passes: the wrapper's main loop stops the child and
+        hands the run back as a failed attempt (services/wrapper.py `_time_limit`)."""
+        if self.child_alive(w) and not (w.ending or w.done or w.crashed or self.frozen(w)):
+            self._spawn_ending(w, "timeout")
 
     def signal(self, w: Worker) -> None:
         if not (w.crashed or w.done):
@@ -606,7 +680,7 @@ class World:
     def react(self) -> None:
         """Each wrapper's main loop takes the ending that is due (unless it is stopped)."""
         for w in self.workers.values():
-            if w.holding is None or w.ending or w.crashed or w.done or w.stalled:
+            if w.holding is None or w.ending or w.crashed or w.done or w.stalled or w.proc.machine in self.paused:
                 continue
             due = ending_due(w.holding, w.exit_code, 15 if w.signalled else None, None)
             if due is not None:
@@ -677,7 +751,7 @@ class World:
             if h is None or h.lost is None or w.loss_judged:
                 continue
             w.loss_judged = True
-            if not self.child_alive(w) or w.number is None:
+            if not self.child_alive(w) or w.number is None or self.paused_since_beat(w):
                 continue
             since = w.posted_at or 0.0
             if self._person_since(w.number, since, ("release", "unlock", "close", "delete", "cancel")):
@@ -707,7 +781,7 @@ class World:
             log = self.issue_log(n)
             forced = {t.tombstone.token for t in log.tombstones if t.tombstone.by == "release"}
             live = [w for w in self.workers.values() if w.number == n and self.child_alive(w)]
-            self._check_overlap(n, [w for w in live if w.token not in forced])
+            self._check_overlap(n, [w for w in live if w.token not in forced and not self.paused_since_beat(w)])
             by_token = {w.token: w for w in self.workers.values() if w.token}
             started = {w.token for w in self.workers.values() if w.child_started}
             for c in log.claims:
@@ -728,10 +802,12 @@ class World:
                     tomb.action not in (ReleaseAction.UNLOCK, ReleaseAction.RELEASE)
                     and w is not None
                     and self.child_alive(w)
+                    and not self.paused_since_beat(w)
                 ):
                     raise InvariantError(f"{w.name}'s live run was released: {tomb.reason}")
                 if tomb.counts_attempt and tomb.token not in started:
                     raise InvariantError(f"an attempt was charged for a claim that never ran ({tomb.reason})")
+            self._check_releases_honoured(log, live)
             cancels = [at for what, at in self.person[n] if what == "cancel"]
             if cancels and self.last_person.get(n) == "cancel":
                 for w in live:
@@ -745,6 +821,25 @@ class World:
                                              f"beat at t={w.clean_beat:g} after it and runs on",
                                              "cancel-sweep-race" if swept else None)
         del now
+
+    def _check_releases_honoured(self, log: IssueLog, live: list[Worker]) -> None:
+        """A release is honoured: a holder whose claim a tombstone names stops at its first beat
+        sent after the tombstone could be listed (it landed, plus `max_lag`, plus a second of
+        GitHub's rounding), whoever released it and whatever the labels say meanwhile."""
+        for w in live:
+            if w.clean_beat is None or w.token is None:
+                continue
+            for t in log.tombstones:
+                if t.tombstone.token != w.token:
+                    continue
+                landed = self.server_stamp_monotonic(t.created_at)
+                if w.clean_beat >= landed + self.max_lag + 2 * SECOND:
+                    raise InvariantError(f"{w.name} beat at t={w.clean_beat:g}, after its claim was released "
+                                         f"at t={landed:g} ({t.tombstone.reason}), and runs on")
+
+    def server_stamp_monotonic(self, stamp: datetime) -> float:
+        """The server monotonic time of a GitHub stamp (whole seconds round it down)."""
+        return self.server.clock.monotonic() - (self.server.clock.now - stamp).total_seconds()
 
     def _check_overlap(self, n: int, live: list[Worker]) -> None:
         """Two children of one issue may overlap only until the later claim's first beat sent
@@ -778,7 +873,7 @@ class World:
             if LAB.working not in self.server.issue(n).labels or self.disrupted(n):
                 continue
             ws = [w for w in self.workers.values() if w.number == n]
-            if any(self.child_alive(w) or not (w.done or w.crashed or w.stalled) for w in ws):
+            if any(self.child_alive(w) or not (w.done or w.crashed or self.frozen(w)) for w in ws):
                 continue
             claims = self.issue_log(n).claims
             newest = max((c.updated_at for c in claims), default=None)
@@ -796,6 +891,8 @@ class World:
     def quiesce(self, passes: int = 4) -> None:
         """End the episode: every wrapper dies, late writes land, time passes, reconcile passes
         run to the end."""
+        for m in list(self.paused):
+            self.resume_vm(m)
         for w in self.workers.values():
             w.stalled = False
             if not w.crashed:
