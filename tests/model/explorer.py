@@ -33,7 +33,8 @@ Act = tuple[object, ...]
 class Setup:
     """An episode's world: how many issues, how much list lag, whole-second stamps; and the
     switches `hostile_for` draws: a snapshot clone of m1 (every id shared), m2's wall clock
-    skewed by `skew` seconds, VMs that pause (their boot clock frozen meanwhile)."""
+    skewed by `skew` seconds, VMs that pause (their boot clock frozen meanwhile), guardians
+    that are SIGKILLed."""
 
     issues: int = 1
     max_lag: float = 0.0
@@ -42,11 +43,12 @@ class Setup:
     lag_seed: str = "0"
     skew: float = 0.0
     pauses: bool = False
+    guardians_die: bool = False
 
     def world(self) -> World:
         world = World(self.issues, self.max_lag, self.whole_seconds, self.lag_seed, self.clones,
                       skew={"m2": self.skew} if self.skew else None)
-        world.pauses = self.pauses
+        world.pauses, world.guardians_die = self.pauses, self.guardians_die
         return world
 
 
@@ -127,6 +129,11 @@ def apply(world: World, act: Act) -> bool:
         if not world.server.delayed:
             return False
         world.land(int(act[1]) % len(world.server.delayed))  # type: ignore[call-overload]
+    elif kind == "guardian":
+        w = _worker(world, act[1])
+        if w is None or not world.guardians_die or not world.child_alive(w):
+            return False
+        world.guardian_dies(w)
     elif kind in ("crash", "stall", "exit", "signal"):
         w = _worker(world, act[1])
         if w is None or w.done or w.crashed:
@@ -221,6 +228,8 @@ def _choose(world: World, rng: random.Random) -> Act:
     ]
     if world.pauses:  # drawn only then, so that episodes without pauses replay as before
         acts.append((2, ("pause", rng.choice(MACHINES))))
+    if world.guardians_die and live:
+        acts.append((2, ("guardian", rng.choice(live).name)))
     return rng.choices([a for _, a in acts], weights=[w for w, _ in acts])[0]
 
 
@@ -241,6 +250,7 @@ def hostile_for(setup: Setup, seed: object, episode: int) -> Setup:
     setup.clones = rng.random() < 0.2
     setup.skew = rng.choice((0.0, 0.0, 0.0, 2.0, -2.0, 30.0, -30.0))
     setup.pauses = rng.random() < 0.2
+    setup.guardians_die = rng.random() < 0.2
     return setup
 
 

@@ -41,6 +41,14 @@ def _running(world: World, machine: str) -> Worker:
     return w
 
 
+def _beat_again(world: World, w: Worker) -> None:
+    """The worker's beat thread wakes from its sleep and beats once more."""
+    beat = f"{w.name}.beat"
+    world.step(beat)
+    world.check()
+    _run(world, beat, _at(world, beat, "sleep"))
+
+
 def budget_spent_by_time_limits() -> None:
     """Every attempt hits run.timeout and its holder dies after writing its "interrupted"
     record, before it moved the labels. After the last, the budget is spent: the pass gives
@@ -115,8 +123,103 @@ def clone_beside_rebooted_origin() -> None:
         world.close()
 
 
+def _ops(world: World, actor: str, *ops: str) -> Callable[[], bool]:
+    return lambda: (world.sched.pending_op(actor) or ("",))[0] in ops
+
+
+def outage_retry_after_landed_record() -> None:
+    """GitHub stops answering m1's holder; its lease runs out and its outage path writes the
+    "interrupted, no attempt" record, which lands although the answer is an error. Before its
+    retry moves any label, a pass hands the issue back on that record and m2's run claims it:
+    the retry must leave the labels alone (they are that run's now), not take its lock off
+    (ADR 0024)."""
+    world = World()
+    try:
+        end = _outage(world, _running(world, "m1"))  # just past the lease: labels are still in time
+        _run(world, end, _ops(world, end, "edit_comment"))
+        world.fail(end, "ambiguous")  # the record lands; its answer is lost
+        _run(world, end, _ops(world, end, "sleep"))
+        world.step(end)  # the retry's wait is over
+        _run(world, end, _ops(world, end, "add_labels", "remove_label", "sleep"))
+        _pass(world)
+        w1 = _running(world, "m2")
+        _run(world, end)
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def _outage(world: World, w: Worker) -> str:
+    """GitHub stops answering the worker's beats; just past its lease, its outage path starts.
+    Returns its ending's actor."""
+    assert w.holding is not None
+    beat = f"{w.name}.beat"
+    world.fail(beat, "unavailable", 50)
+    world.step(beat)  # the next beat, and every retry of it, gets no answer
+    world.advance(w.holding.lease_left() + 0.1)
+    world.react()
+    assert w.ending == "lease", w.ending
+    return f"{w.name}.end"
+
+
+def outage_record_put_back_unchanged() -> None:
+    """m1's outage record lands although its answer is an error; a pass hands the issue back on
+    it, and m2's claimer reads the issue as queued. m1's retry finds its record on GitHub and
+    must not write it again: a rewrite would move its `updated_at` past m2's read, and m2 would
+    lose to it as a run that ran meanwhile, leaving the queued issue unclaimed (ADR 0024)."""
+    world = World()
+    try:
+        end = _outage(world, _running(world, "m1"))
+        _run(world, end, _ops(world, end, "edit_comment"))
+        world.fail(end, "ambiguous")  # the record lands; its answer is lost
+        _run(world, end, _ops(world, end, "sleep"))
+        world.step(end)  # the retry's wait is over
+        _run(world, end, _ops(world, end, "get_comment"))
+        _pass(world)
+        w1 = world.spawn_worker("m2")
+        claim = f"{w1.name}.claim"
+        _run(world, claim, _ops(world, claim, "post_comment"))
+        world.advance(2.0)
+        _run(world, end)
+        _run(world, claim)
+        assert w1.child_started, f"{w1.name} lost the queued issue to a finished run's rewritten record"
+        _settle(world)
+    finally:
+        world.close()
+
+
+def late_label_write_near_presumption() -> None:
+    """m1's outage path gets its first answers 51 s after its last beat was sent: a label write
+    started now may land (GitHub accepts it and answers late) after a pass presumed m1 dead at
+    60 s and m2's run took the lock; it must not be started (ADR 0024's landing margin)."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        end = _outage(world, w0)
+        _run(world, end, _ops(world, end, "get_issue"))
+        world.fail(end, "unavailable")  # the first try gets no answer either
+        _run(world, end, _ops(world, end, "sleep"))
+        world.advance(10.0)
+        world.step(end)  # the retry's wait is over
+        _run(world, end, _ops(world, end, "remove_label", "sleep"))
+        if (world.sched.pending_op(end) or ("",))[0] == "remove_label":
+            world.fail(end, "late")  # taken, answered late, lands within the request timeout
+            world.step(end)
+        _pass(world)
+        w1 = _running(world, "m2")
+        while world.server.delayed:
+            world.land(0)
+        _run(world, end)
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
-              clone_beside_rebooted_origin)
+              clone_beside_rebooted_origin, outage_retry_after_landed_record,
+              outage_record_put_back_unchanged, late_label_write_near_presumption)
 }

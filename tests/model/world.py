@@ -43,6 +43,7 @@ from orion_action.services.holding import (
     cancelled,
     ending_due,
     finished,
+    handed_back,
     outage_bound,
     signalled,
     timed_out,
@@ -159,6 +160,7 @@ class Worker:
     outage_retries: int = 0
     child_pid: int | None = None
     started_at: float | None = None  # server monotonic when its child started
+    guardian_dead: bool = False  # its guardian was SIGKILLed (the child died with it)
 
     @property
     def token(self) -> str | None:
@@ -199,6 +201,7 @@ class World:
         self.clones = clones
         self.skew = dict(skew or {})  # machine -> how far its wall clock is ahead of GitHub's (s)
         self.pauses = False  # whether drivers pause VMs (the explorer's switches)
+        self.guardians_die = False  # whether drivers SIGKILL guardians
         self.paused: dict[str, float] = {}  # machine -> server monotonic when its VM was paused
         self.pause_total: dict[str, float] = {}  # machine -> time its VM spent paused, ended pauses
         self.pause_ends: dict[str, float] = {}  # machine -> server monotonic its last pause ended
@@ -463,6 +466,8 @@ class World:
                     h.conclude(cancelled(CONFIG, None))
                 elif due == "timeout":  # run.timeout or run.idle_timeout: a failed attempt, handed back
                     h.conclude(timed_out(CONFIG, h.claim.record.attempt, "run.timeout reached"))
+                elif due == "guardian":  # the guardian was SIGKILLed: interrupted, handed back (ADR 0030)
+                    h.conclude(handed_back(CONFIG, h.claim.record.attempt, "the guardian was killed", 137))
                 elif due == "lease" and h.lost is None and h.outage() is not None:
                     # GitHub did not answer (a beat stalled or failed): the wrapper's outage
                     # path, which records it without spending an attempt and hands back (ADR 0019).
@@ -565,6 +570,16 @@ class World:
         hands the run back as a failed attempt (services/wrapper.py `_time_limit`)."""
         if self.child_alive(w) and not (w.ending or w.done or w.crashed or self.frozen(w)):
             self._spawn_ending(w, "timeout")
+
+    def guardian_dies(self, w: Worker) -> None:
+        """The child's guardian is SIGKILLed (the OOM killer): the child dies with it
+        (PDEATHSIG), what escaped its group is killed by the wrapper, which adopted it, and the
+        wrapper records the run interrupted and hands it back (services/wrapper.py
+        `_guardian_died`, ADR 0030). With the wrapper stopped, nothing of this happens until it
+        runs again; the child is dead meanwhile all the same."""
+        if self.child_alive(w) and not (w.ending or w.done or w.crashed):
+            w.exit_code, w.guardian_dead = 137, True
+            self.react()
 
     def signal(self, w: Worker) -> None:
         if not (w.crashed or w.done):
@@ -682,7 +697,8 @@ class World:
         for w in self.workers.values():
             if w.holding is None or w.ending or w.crashed or w.done or w.stalled or w.proc.machine in self.paused:
                 continue
-            due = ending_due(w.holding, w.exit_code, 15 if w.signalled else None, None)
+            due = "guardian" if w.guardian_dead else ending_due(w.holding, w.exit_code,
+                                                                15 if w.signalled else None, None)
             if due is not None:
                 self._spawn_ending(w, due)
 
@@ -869,6 +885,9 @@ class World:
             return
         if self.server.delayed or any(a.endswith(".claim") for a in self.sched.runnable()):
             return
+        if any(o is not p and o.began is not None and o.began <= p.began and not self.sched.result(a).done
+               for a, o in self.passes.items()):
+            return  # an earlier pass still at work: a pass whose release duplicates its leaves it the labels
         for n in p.dead:
             if LAB.working not in self.server.issue(n).labels or self.disrupted(n):
                 continue
