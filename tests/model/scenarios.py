@@ -217,9 +217,92 @@ def late_label_write_near_presumption() -> None:
         world.close()
 
 
+def _released_by_hand(world: World) -> str:
+    """A person's forced release of issue 1 posts its tombstone, and is held there: the lock
+    is still on, so only the comment tells the holder. Returns the release's actor."""
+    release = world.spawn_forced_release(ISSUE)
+    posted = len(world.issue_log(ISSUE).tombstones)
+    _run(world, release, lambda: len(world.issue_log(ISSUE).tombstones) > posted)
+    return release
+
+
+def release_after_deletions_shift_pages() -> None:
+    """The holder has listed more than a page of comments; a person deletes twenty of the
+    early ones and force-releases the run. The holder's next beat starts at the page it read
+    last, which deletions emptied: it must notice the pages shifted, read from page 1, see the
+    tombstone and stop (ADR 0023)."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        for _ in range(110):
+            world.person_comments(ISSUE)
+        world.advance(CONFIG.heartbeat_interval)
+        _beat_again(world, w)  # it lists them all: its next read starts at page 2
+        for _ in range(20):
+            world.person_deletes_comment(ISSUE, 1)  # the oldest but the claim
+        _released_by_hand(world)
+        world.advance(3.0)
+        _beat_again(world, w)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def release_beside_a_deletion() -> None:
+    """A person deletes a comment and force-releases the run: the issue's comment count is what
+    the holder listed last. Its next beat must list all the same, see the tombstone and stop
+    (ADR 0044)."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.person_comments(ISSUE)
+        world.advance(CONFIG.heartbeat_interval)
+        _beat_again(world, w)
+        world.person_deletes_comment(ISSUE, 1)
+        _released_by_hand(world)
+        world.advance(3.0)
+        _beat_again(world, w)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def lower_claim_seen_late() -> None:
+    """Audit finding 1 (ADR 0023): w0's claim stays out of listings for 3 s, w1 wins without
+    seeing it and beats at once, then w0 wins as the lower claim. w1's next beat must see w0
+    and stop (the overlap invariant); a fence that records counts it never listed does not."""
+    world = World(max_lag=3.0)
+    world.server.lag_of = None  # lags set by hand below
+    try:
+        w0, w1 = world.spawn_worker("m1"), world.spawn_worker("m2")
+        a0, a1 = f"{w0.name}.claim", f"{w1.name}.claim"
+        for a in (a0, a0, a1, a1):  # both read the issue as queued
+            world.step(a)
+        world.server.list_lag = 3.0
+        world.step(a0)  # w0 posts: listings lag it 3 s
+        world.server.list_lag = 0.0
+        world.step(a1)  # w1 posts
+        _run(world, a1)
+        _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))  # its first beat, at once
+        _run(world, a0)
+        end = world.clock.monotonic() + 10 * CONFIG.heartbeat_interval
+        while world.clock.monotonic() < end:
+            for w in (w0, w1):
+                if f"{w.name}.beat" in world.runnable():
+                    world.step(f"{w.name}.beat")
+                    world.check()
+                _run(world, f"{w.name}.end")
+            world.advance(1.0)
+            world.react()
+            world.check()
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
               clone_beside_rebooted_origin, outage_retry_after_landed_record,
-              outage_record_put_back_unchanged, late_label_write_near_presumption)
+              outage_record_put_back_unchanged, late_label_write_near_presumption,
+              release_after_deletions_shift_pages, release_beside_a_deletion, lower_claim_seen_late)
 }

@@ -89,6 +89,12 @@ KNOWN_HOLES = {
     "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
     "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
+    "lagging-running-edit": "a winner's `running` edit still lags in listings when it dies at once; a claimer "
+                            "on its machine reads its claim as never run and dead, and runs the queueing again "
+                            "(seed 19 episode 122, ADR 0047)",
+    "paused-vm": "a holder whose VM paused past stale_after counts its label-write bound on its frozen boot "
+                 "clock: on resume its ending moves labels after a pass handed the issue back (seed 17 "
+                 "episode 22, ADR 0047)",
 }
 
 
@@ -214,6 +220,7 @@ class World:
         self.label_writes: dict[int, list[tuple[str, str, str, float]]] = {}  # issue -> (actor, op, label, t)
         self.landed_late: set[str] = set()  # actors whose late write landed
         self.listed_at: dict[str, datetime] = {}  # claimer -> when it last listed the comments
+        self.listed_mono: dict[str, float] = {}  # the same, on the server's monotonic clock
         self.overlap_notes: list[str] = []
         self._logs: dict[int, tuple[int, IssueLog]] = {}
         self._seen_tombstones: set[int] = set()
@@ -408,10 +415,14 @@ class World:
             if (o is not w and o.child_started and o.number == w.number and o.gen == w.gen
                     and not self.child_alive(o) and not self.disrupted(w.number)):
                 lower_won_late = o.claim is not None and o.claim.comment_id > claim.comment_id
+                listed = self.listed_mono.get(f"{w.name}.claim")
+                edit_lagged = (o.started_at is not None and listed is not None and o.crashed
+                               and 0 <= listed - o.started_at <= self.max_lag)
                 raise InvariantError(
                     f"issue {w.number}'s queueing {w.gen} was run twice ({o.name}, then {w.name}) "
                     f"with no recorded death requeueing it in between",
-                    "lower-claim-wins-late" if lower_won_late and self.max_lag > LIST_SETTLE_S else None,
+                    "lower-claim-wins-late" if lower_won_late and self.max_lag > LIST_SETTLE_S
+                    else "lagging-running-edit" if edit_lagged else None,
                 )
         listed = self.listed_at.get(f"{w.name}.claim")
         for t in self.issue_log(claim.number).tombstones:
@@ -497,6 +508,7 @@ class World:
                 self.advance(wake - self.clock.monotonic())
         if op is not None and op[0] == "list_comments" and actor.endswith(".claim"):
             self.listed_at[actor] = self.server.clock.now  # a claimer's arbitration list
+            self.listed_mono[actor] = self.clock.monotonic()
         p = self.passes.get(actor)
         if p is not None and p.began is None:
             p.began, p.began_at = self.clock.monotonic(), self.server.clock.now
@@ -744,6 +756,16 @@ class World:
                 return True
         return False
 
+    def _paused_writer(self, n: int) -> str | None:
+        """A holder of issue n whose VM paused while it held the issue wrote its labels."""
+        writers = {a.partition(".")[0] for a, _, _, _ in self.label_writes.get(n, ()) if a.endswith((".end", ".beat"))}
+        for name in writers:
+            w = self.workers[name]
+            m = w.proc.machine
+            if w.started_at is not None and self.pause_ends.get(m, -1.0) > w.started_at:
+                return "paused-vm"
+        return None
+
     def _duplicate(self, n: int) -> str | None:
         tokens = [c.record.token for c in self.issue_log(n).claims]
         return "duplicate-claim" if len(tokens) != len(set(tokens)) else None
@@ -772,6 +794,9 @@ class World:
             since = w.posted_at or 0.0
             if self._person_since(w.number, since, ("release", "unlock", "close", "delete", "cancel")):
                 continue
+            if any(t.tombstone.token == w.token and t.tombstone.by == "release"
+                   for t in self.issue_log(w.number).tombstones):
+                continue  # a person's forced release, whenever they started the command
             if "earlier" in h.lost:
                 continue
             who = self.lock_removed_by.get(w.number)
@@ -802,7 +827,7 @@ class World:
             started = {w.token for w in self.workers.values() if w.child_started}
             for c in log.claims:
                 w = by_token.get(c.record.token)
-                if (w is not None and w.signalled and c.record.state is State.INTERRUPTED
+                if (w is not None and w.signalled and w.ending == "signal" and c.record.state is State.INTERRUPTED
                         and c.record.counts_attempt):
                     # run.on_signal: cancel (the model's default): a cancelled Actions job
                     # cancels its run, as the cancel label does; it never hands the issue back
@@ -954,7 +979,7 @@ class World:
         stale = "stale-pass-repair" if self._stale_pass_write(n) else None
         if len(fates) > 1 and not self._person_since(n, 0.0, ("release",)):
             raise InvariantError(f"issue {n} carries more than one of queue/ready/failed: {sorted(labels)}",
-                                 stale)
+                                 stale or self._paused_writer(n))
         if cancelled_last and LAB.queue in labels:
             cancel_at = max(at for what, at in self.person[n] if what == "cancel")
             writes = [x for x in self.label_writes.get(n, ()) if x[3] >= cancel_at]
