@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from model.world import CLONE, CONFIG, HOSTED, ISSUE, World, Worker
+from model.world import CLONE, CONFIG, HOSTED, ISSUE, LAB, World, Worker
 
 
 def _run(world: World, actor: str, stop: Callable[[], bool] = lambda: False) -> None:
@@ -299,10 +299,56 @@ def lower_claim_seen_late() -> None:
         world.close()
 
 
+def stopped_after_a_lost_beat() -> None:
+    """A person force-releases the run; the holder's next beat finds the claim lost, and its
+    wrapper is stopped (SIGSTOP) right after, before its main loop ends the run. The guardian
+    must still kill the child when the lease of the last beat that found the claim its own
+    runs out: a beat that finds the claim lost renews nothing."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        _released_by_hand(world)
+        world.advance(CONFIG.heartbeat_interval)
+        beat = f"{w.name}.beat"
+        _run(world, beat, _ops(world, beat, "list_comments"))
+        w.stalled = True  # SIGSTOP lands between the beat's last answer and the main loop
+        world.step(beat)
+        assert w.holding is not None and w.holding.lost, "the beat did not find the claim lost"
+        for _ in range(int(CONFIG.renew_deadline)):
+            world.advance(1.0)
+            world.check()
+        w.stalled = False
+        world.react()
+        _settle(world)
+    finally:
+        world.close()
+
+
+def release_finished_by_the_next_pass() -> None:
+    """A person's forced release posts its tombstone and dies before it moves a label; the
+    holder's next beat sees the tombstone and its run ends. The next pass (on a hosted runner,
+    which judges by beats alone) sees the released claim's beat still fresh in the repository
+    listing, but the tombstone beside it: it must read the issue and finish the release (take
+    the lock off), not keep the issue on the fresh beat (ADR 0018's shortcut)."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.sched.crash(_released_by_hand(world))
+        world.advance(3.0)
+        _beat_again(world, w)  # it writes "running", then sees the tombstone: its run ends
+        _pass(world, HOSTED)
+        assert LAB.working not in world.server.issue(ISSUE).labels, "the pass kept a released claim's lock"
+        _run(world, f"{w.name}.end")
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
               clone_beside_rebooted_origin, outage_retry_after_landed_record,
               outage_record_put_back_unchanged, late_label_write_near_presumption,
-              release_after_deletions_shift_pages, release_beside_a_deletion, lower_claim_seen_late)
+              release_after_deletions_shift_pages, release_beside_a_deletion, lower_claim_seen_late,
+              stopped_after_a_lost_beat, release_finished_by_the_next_pass)
 }

@@ -161,6 +161,7 @@ class Worker:
     posted_at: float | None = None  # clock.monotonic() when its claim comment landed
     gen: int = -1  # the issue's queueing its claim was posted in
     clean_beat: float | None = None  # when the last beat that found the claim still ours was sent
+    clean_local: float | None = None  # the same, on its machine's boot clock
     loss_judged: bool = False
     outage_recorded: bool = False
     outage_retries: int = 0
@@ -443,12 +444,12 @@ class World:
 
         def beats() -> None:
             while not w.beat_stop:
-                sent = self.clock.monotonic()
+                sent, sent_local = self.clock.monotonic(), h.clock.monotonic()
                 try:
                     h.beat()
                     w.child_lease = h.lease_until  # after every beat, as the wrapper's on_beat does
                     if h.lost is None:
-                        w.clean_beat = sent
+                        w.clean_beat, w.clean_local = sent, sent_local
                 except NotFound:
                     h.lost = h.lost or "the claim comment or the issue was deleted"
                 except GitHubError:
@@ -849,6 +850,8 @@ class World:
                 if tomb.counts_attempt and tomb.token not in started:
                     raise InvariantError(f"an attempt was charged for a claim that never ran ({tomb.reason})")
             self._check_releases_honoured(log, live)
+            for w in live:
+                self._check_lease(w)
             cancels = [at for what, at in self.person[n] if what == "cancel"]
             if cancels and self.last_person.get(n) == "cancel":
                 for w in live:
@@ -877,6 +880,17 @@ class World:
                 if w.clean_beat >= landed + self.max_lag + 2 * SECOND:
                     raise InvariantError(f"{w.name} beat at t={w.clean_beat:g}, after its claim was released "
                                          f"at t={landed:g} ({t.tombstone.reason}), and runs on")
+
+    def _check_lease(self, w: Worker) -> None:
+        """Only a beat that found the claim still ours renews the lease: the guardian kills the
+        child by renew_deadline (plus the kill grace) after the last such beat was sent, on the
+        machine's boot clock, even when the wrapper itself is stopped."""
+        assert w.claim is not None
+        since = w.clean_local if w.clean_local is not None else w.claim.lease_start
+        now = self.clock_of(w.proc.machine).monotonic()
+        if now >= since + CONFIG.renew_deadline + CONFIG.kill_grace:
+            raise InvariantError(f"{w.name}'s child outlives its lease: its last beat that found the claim its "
+                                 f"own was sent at t={since:g} (its boot clock), now t={now:g}")
 
     def server_stamp_monotonic(self, stamp: datetime) -> float:
         """The server monotonic time of a GitHub stamp (whole seconds round it down)."""
