@@ -344,11 +344,31 @@ def release_finished_by_the_next_pass() -> None:
         world.close()
 
 
+def release_before_the_unqueue_lands() -> None:
+    """A person force-releases a claim the moment it won, while its queue-label removal is on
+    the way: the release puts the queue label on, then the unqueue lands and takes it off. The
+    run starts, its first beat finds the claim released, and its ending must put the queue
+    label back, or the issue is left with no label at all (ADR 0025)."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _ops(world, claim, "remove_label"))
+        _run(world, world.spawn_forced_release(ISSUE))
+        _run(world, claim)
+        assert w.child_started, f"{w.name} did not start its run"
+        _run(world, f"{w.name}.beat")
+        _run(world, f"{w.name}.end")
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
               clone_beside_rebooted_origin, outage_retry_after_landed_record,
               outage_record_put_back_unchanged, late_label_write_near_presumption,
               release_after_deletions_shift_pages, release_beside_a_deletion, lower_claim_seen_late,
-              stopped_after_a_lost_beat, release_finished_by_the_next_pass)
+              stopped_after_a_lost_beat, release_finished_by_the_next_pass, release_before_the_unqueue_lands)
 }
