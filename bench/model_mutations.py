@@ -2,13 +2,13 @@
 explorer needs to notice (`make bench-model`, or `python bench/model_mutations.py`).
 
 Each mutation is applied to a copy of the package in a temporary directory (the working tree
-is never touched); the explorer (tests/model/explorer.py) then runs `make simulate`'s fixed seeds and
-budget (250 episodes of 80 actions per seed) until it breaks an invariant on actions that the
-unmutated code survives (a second process replays every broken episode on the unmutated code:
-a break it shows too is no kill, a known hole's name excuses nothing), or gives up; then the
-directed scenarios of tests/model/scenarios.py run (ADR 0047). `python bench/model_mutations.py WORD...` runs only the
-mutations whose name contains a WORD (and writes nothing). Prints a table and writes
-bench/model-mutations.json.
+is never touched); the explorer (tests/model/explorer.py) then runs `make simulate`'s fixed
+seeds and budget (250 episodes of 80 actions per seed) until it breaks an invariant on actions
+that the unmutated code survives (a second process replays every broken episode on the
+unmutated code: a break it shows too is no kill, a known hole's name excuses nothing), or
+gives up; then the directed scenarios of tests/model/scenarios.py run (ADR 0047).
+`python bench/model_mutations.py WORD...` runs only the mutations whose name contains a WORD
+(and writes nothing). Prints a table and writes bench/model-mutations.json.
 """
 
 from __future__ import annotations
@@ -113,12 +113,15 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # The fence itself.
     "a beat never lists new comments (a blind fence)": [(
         "services/holding.py",
-        "        log = self._read_new_comments(issue, gh)\n        self.lost = self._lost_reason(issue, log, now)",
-        "        log = read_log(c.comments.values(), c.trusted)\n        self.lost = self._lost_reason(issue, log, now)",
+        "        log = self._read_new_comments(issue, gh)\n"
+        "        self.lost = self._lost_reason(issue, log, now)",
+        "        log = read_log(c.comments.values(), c.trusted)\n"
+        "        self.lost = self._lost_reason(issue, log, now)",
     )],
     "a beat lists only when the comment count changed (ADR 0044)": [(
         "services/holding.py",
-        "        log = self._read_new_comments(issue, gh)\n        self.lost = self._lost_reason(issue, log, now)",
+        "        log = self._read_new_comments(issue, gh)\n"
+        "        self.lost = self._lost_reason(issue, log, now)",
         "        log = (self._read_new_comments(issue, gh) if issue.comments != len(c.listed)\n"
         "               else read_log(c.comments.values(), c.trusted))\n"
         "        self.lost = self._lost_reason(issue, log, now)",

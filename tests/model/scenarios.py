@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from model.world import CLONE, CONFIG, HOSTED, ISSUE, LAB, World, Worker
+from model.world import CLONE, CONFIG, HOSTED, ISSUE, LAB, Worker, World
 
 
 def _run(world: World, actor: str, stop: Callable[[], bool] = lambda: False) -> None:
@@ -267,24 +267,47 @@ def release_beside_a_deletion() -> None:
         world.close()
 
 
-def lower_claim_seen_late() -> None:
-    """Audit finding 1 (ADR 0023): w0's claim stays out of listings for 3 s, w1 wins without
-    seeing it and beats at once, then w0 wins as the lower claim. w1's next beat must see w0
-    and stop (the overlap invariant); a fence that records counts it never listed does not."""
-    world = World(max_lag=3.0)
+def _both_win(world: World) -> tuple[Worker, Worker]:
+    """Audit finding 1's interleaving: w0's claim stays out of listings for 3 s, w1 wins without
+    seeing it and beats at once, then w0 wins as the lower claim."""
     world.server.lag_of = None  # lags set by hand below
+    w0, w1 = world.spawn_worker("m1"), world.spawn_worker("m2")
+    a0, a1 = f"{w0.name}.claim", f"{w1.name}.claim"
+    for a in (a0, a0, a1, a1):  # both read the issue as queued
+        world.step(a)
+    world.server.list_lag = 3.0
+    world.step(a0)  # w0 posts: listings lag it 3 s
+    world.server.list_lag = 0.0
+    world.step(a1)  # w1 posts
+    _run(world, a1)
+    _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))  # its first beat, at once
+    _run(world, a0)
+    return w0, w1
+
+
+def ending_after_a_lower_claim_won() -> None:
+    """Both win (audit finding 1's interleaving), and w1's child exits before w1 beats again:
+    its ending must check the fence, see the lower claim that holds the issue and leave the
+    labels alone, not finish the issue under w0's live run."""
+    world = World(max_lag=3.0)
     try:
-        w0, w1 = world.spawn_worker("m1"), world.spawn_worker("m2")
-        a0, a1 = f"{w0.name}.claim", f"{w1.name}.claim"
-        for a in (a0, a0, a1, a1):  # both read the issue as queued
-            world.step(a)
-        world.server.list_lag = 3.0
-        world.step(a0)  # w0 posts: listings lag it 3 s
-        world.server.list_lag = 0.0
-        world.step(a1)  # w1 posts
-        _run(world, a1)
-        _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))  # its first beat, at once
-        _run(world, a0)
+        w0, w1 = _both_win(world)
+        world.child_exits(w1, 0)
+        world.react()
+        _run(world, f"{w1.name}.end")
+        world.advance(CONFIG.heartbeat_interval)
+        _beat_again(world, w0)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def lower_claim_seen_late() -> None:
+    """Audit finding 1 (ADR 0023): both win; w1's next beat must see w0 and stop (the overlap
+    invariant); a fence that records counts it never listed does not."""
+    world = World(max_lag=3.0)
+    try:
+        w0, w1 = _both_win(world)
         end = world.clock.monotonic() + 10 * CONFIG.heartbeat_interval
         while world.clock.monotonic() < end:
             for w in (w0, w1):
@@ -366,9 +389,11 @@ def release_before_the_unqueue_lands() -> None:
 
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
-    for f in (budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
-              clone_beside_rebooted_origin, outage_retry_after_landed_record,
-              outage_record_put_back_unchanged, late_label_write_near_presumption,
-              release_after_deletions_shift_pages, release_beside_a_deletion, lower_claim_seen_late,
-              stopped_after_a_lost_beat, release_finished_by_the_next_pass, release_before_the_unqueue_lands)
+    for f in (
+        budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
+        clone_beside_rebooted_origin, outage_retry_after_landed_record, outage_record_put_back_unchanged,
+        late_label_write_near_presumption, release_after_deletions_shift_pages, release_beside_a_deletion,
+        lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,
+        release_finished_by_the_next_pass, release_before_the_unqueue_lands,
+    )
 }

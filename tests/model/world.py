@@ -89,9 +89,9 @@ KNOWN_HOLES = {
     "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
     "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
-    "lagging-running-edit": "a winner's `running` edit still lags in listings when it dies at once; a claimer "
-                            "on its machine reads its claim as never run and dead, and runs the queueing again "
-                            "(seed 19 episode 122, ADR 0047)",
+    "lagging-running-edit": "a winner's `running` edit still lags in listings when it dies at once; a "
+                            "claimer on its machine reads its claim as never run and dead, and runs the "
+                            "queueing again (seed 19 episode 122, ADR 0047)",
     "paused-vm": "a holder whose VM paused past stale_after counts its label-write bound on its frozen boot "
                  "clock: on resume its ending moves labels after a pass handed the issue back (seed 17 "
                  "episode 22, ADR 0047)",
@@ -253,7 +253,8 @@ class World:
     def paused_for(self, machine: str) -> float:
         """How far the machine's clocks lag the server's: the time its VM spent paused."""
         now = self.server.clock.monotonic()
-        return self.pause_total.get(machine, 0.0) + (now - self.paused[machine] if machine in self.paused else 0.0)
+        running = now - self.paused[machine] if machine in self.paused else 0.0
+        return self.pause_total.get(machine, 0.0) + running
 
     def paused_since_beat(self, w: Worker) -> bool:
         """Its VM paused after its last beat that found the claim still its own (or after its
@@ -324,7 +325,7 @@ class World:
             and not w.child_stopped
             and not w.crashed
             and w.exit_code is None
-            and self.clock_of(w.proc.machine).monotonic() < w.child_lease + CONFIG.kill_grace  # TERM, then KILL
+            and self.clock_of(w.proc.machine).monotonic() < w.child_lease + CONFIG.kill_grace  # TERM, KILL
         )
 
     # -- actors --------------------------------------------------------------------------
@@ -499,7 +500,8 @@ class World:
 
     def runnable(self) -> list[str]:
         stalled = {a for w in self.workers.values() if w.stalled for a in w.actors()}
-        return [a for a in self.sched.runnable() if a not in stalled and self.machine_of(a) not in self.paused]
+        return [a for a in self.sched.runnable()
+                if a not in stalled and self.machine_of(a) not in self.paused]
 
     def step(self, actor: str) -> StepResult:
         op = self.sched.pending_op(actor)
@@ -708,7 +710,7 @@ class World:
     def react(self) -> None:
         """Each wrapper's main loop takes the ending that is due (unless it is stopped)."""
         for w in self.workers.values():
-            if w.holding is None or w.ending or w.crashed or w.done or w.stalled or w.proc.machine in self.paused:
+            if w.holding is None or w.ending or w.crashed or w.done or self.frozen(w):
                 continue
             due = "guardian" if w.guardian_dead else ending_due(w.holding, w.exit_code,
                                                                 15 if w.signalled else None, None)
@@ -759,7 +761,8 @@ class World:
 
     def _paused_writer(self, n: int) -> str | None:
         """A holder of issue n whose VM paused while it held the issue wrote its labels."""
-        writers = {a.partition(".")[0] for a, _, _, _ in self.label_writes.get(n, ()) if a.endswith((".end", ".beat"))}
+        writers = {a.partition(".")[0] for a, _, _, _ in self.label_writes.get(n, ())
+                   if a.endswith((".end", ".beat"))}
         for name in writers:
             w = self.workers[name]
             m = w.proc.machine
@@ -823,13 +826,14 @@ class World:
             log = self.issue_log(n)
             forced = {t.tombstone.token for t in log.tombstones if t.tombstone.by == "release"}
             live = [w for w in self.workers.values() if w.number == n and self.child_alive(w)]
-            self._check_overlap(n, [w for w in live if w.token not in forced and not self.paused_since_beat(w)])
+            self._check_overlap(n, [w for w in live
+                                    if w.token not in forced and not self.paused_since_beat(w)])
             by_token = {w.token: w for w in self.workers.values() if w.token}
             started = {w.token for w in self.workers.values() if w.child_started}
             for c in log.claims:
                 w = by_token.get(c.record.token)
-                if (w is not None and w.signalled and w.ending == "signal" and c.record.state is State.INTERRUPTED
-                        and c.record.counts_attempt):
+                if (w is not None and w.signalled and w.ending == "signal"
+                        and c.record.state is State.INTERRUPTED and c.record.counts_attempt):
                     # run.on_signal: cancel (the model's default): a cancelled Actions job
                     # cancels its run, as the cancel label does; it never hands the issue back
                     # and spends no attempt (ADR 0043). An outage's record spends none either.
@@ -889,8 +893,8 @@ class World:
         since = w.clean_local if w.clean_local is not None else w.claim.lease_start
         now = self.clock_of(w.proc.machine).monotonic()
         if now >= since + CONFIG.renew_deadline + CONFIG.kill_grace:
-            raise InvariantError(f"{w.name}'s child outlives its lease: its last beat that found the claim its "
-                                 f"own was sent at t={since:g} (its boot clock), now t={now:g}")
+            raise InvariantError(f"{w.name}'s child outlives its lease: its last beat that found the claim "
+                                 f"its own was sent at t={since:g} (its boot clock), now t={now:g}")
 
     def server_stamp_monotonic(self, stamp: datetime) -> float:
         """The server monotonic time of a GitHub stamp (whole seconds round it down)."""
