@@ -245,7 +245,8 @@ def setup_for(rng: random.Random, seed: object, episode: int) -> Setup:
 def hostile_for(setup: Setup, seed: object, episode: int) -> Setup:
     """Turn on the world's newer switches for some episodes (ADR 0047), from a random stream of
     their own, so that an episode with none of them on replays exactly as it did before they
-    existed (the witnesses in test_known_holes.py stay witnesses)."""
+    existed. test_known_holes.py replays its witnesses with every switch off (`setup_for`
+    alone), as they were found."""
     rng = random.Random(f"{seed}-{episode}-hostile")
     setup.clones = rng.random() < 0.2
     setup.skew = rng.choice((0.0, 0.0, 0.0, 2.0, -2.0, 30.0, -30.0))

@@ -16,6 +16,7 @@ from model.world import CONFIG, KNOWN_HOLES, InvariantError, World
 
 
 def replay(seed: int, episode: int) -> None:
+    """The episode as it was found: without ADR 0047's switches (`explorer.hostile_for`)."""
     rng = random.Random(f"{seed}-{episode}")
     setup = explorer.setup_for(rng, seed, episode)
     explorer.episode(rng, 80, [], [], setup)
