@@ -34,7 +34,7 @@ class Setup:
     """An episode's world: how many issues, how much list lag, whole-second stamps; and the
     switches `hostile_for` draws: a snapshot clone of m1 (every id shared), m2's wall clock
     skewed by `skew` seconds, VMs that pause (their boot clock frozen meanwhile), guardians
-    that are SIGKILLed."""
+    that are SIGKILLed, passes that dispatch the worker workflow (runners pick the runs up)."""
 
     issues: int = 1
     max_lag: float = 0.0
@@ -44,11 +44,12 @@ class Setup:
     skew: float = 0.0
     pauses: bool = False
     guardians_die: bool = False
+    dispatch: bool = False
 
     def world(self) -> World:
         world = World(self.issues, self.max_lag, self.whole_seconds, self.lag_seed, self.clones,
                       skew={"m2": self.skew} if self.skew else None)
-        world.pauses, world.guardians_die = self.pauses, self.guardians_die
+        world.pauses, world.guardians_die, world.dispatch = self.pauses, self.guardians_die, self.dispatch
         return world
 
 
@@ -129,6 +130,9 @@ def apply(world: World, act: Act) -> bool:
         if not world.server.delayed:
             return False
         world.land(int(act[1]) % len(world.server.delayed))  # type: ignore[call-overload]
+    elif kind == "pickup":
+        if not world.dispatch or len(world.workers) >= MAX_WORKERS or world.pickup(str(act[1])) is None:
+            return False
     elif kind == "guardian":
         w = _worker(world, act[1])
         if w is None or not world.guardians_die or not world.child_alive(w):
@@ -228,6 +232,8 @@ def _choose(world: World, rng: random.Random) -> Act:
     ]
     if world.pauses:  # drawn only then, so that episodes without pauses replay as before
         acts.append((2, ("pause", rng.choice(MACHINES))))
+    if world.dispatch and world.queued_runs() and len(world.workers) < MAX_WORKERS:
+        acts.append((8, ("pickup", rng.choice(MACHINES))))
     if world.guardians_die and live:
         acts.append((2, ("guardian", rng.choice(live).name)))
     return rng.choices([a for _, a in acts], weights=[w for w, _ in acts])[0]
@@ -252,6 +258,7 @@ def hostile_for(setup: Setup, seed: object, episode: int) -> Setup:
     setup.skew = rng.choice((0.0, 0.0, 0.0, 2.0, -2.0, 30.0, -30.0))
     setup.pauses = rng.random() < 0.2
     setup.guardians_die = rng.random() < 0.2
+    setup.dispatch = rng.random() < 0.25
     return setup
 
 

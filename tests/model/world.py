@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from fakes.memory_github import BOT, PERSON, MemoryGitHub, MemoryServer
@@ -38,6 +38,7 @@ from orion_action.core.liveness import Machine, ProcessSighting
 from orion_action.core.record import CLAIM_MARK, HOLDER_END, Holder, ReleaseAction, State
 from orion_action.errors import GitHubError, NotFound, OrionError
 from orion_action.services.claiming import LIST_SETTLE_S, Claim, Claimer
+from orion_action.services.dispatch import dispatch_after_pass
 from orion_action.services.holding import (
     Holding,
     cancelled,
@@ -48,9 +49,11 @@ from orion_action.services.holding import (
     signalled,
     timed_out,
 )
-from orion_action.services.reconcile import Reconciler
+from orion_action.services.reconcile import Action, Reconciler
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, kill_grace=1.0, source="model")
+WORKFLOW = "orion-worker.yml"  # the worker workflow passes dispatch (World.dispatch)
+DISPATCHING = replace(CONFIG, dispatch_workflow=WORKFLOW, dispatch_max_runs=2)
 LAB = CONFIG.labels
 ISSUE = 1
 MACHINES = ("m1", "m2")  # workers run here; reconcilers on these or on a hosted runner
@@ -166,6 +169,7 @@ class Worker:
     outage_recorded: bool = False
     outage_retries: int = 0
     child_pid: int | None = None
+    run_id: int | None = None  # the dispatched workflow run it is
     started_at: float | None = None  # server monotonic when its child started
     guardian_dead: bool = False  # its guardian was SIGKILLed (the child died with it)
 
@@ -209,6 +213,8 @@ class World:
         self.skew = dict(skew or {})  # machine -> how far its wall clock is ahead of GitHub's (s)
         self.pauses = False  # whether drivers pause VMs (the explorer's switches)
         self.guardians_die = False  # whether drivers SIGKILL guardians
+        self.dispatch = False  # whether passes dispatch the worker workflow (then `pickup` runs it)
+        self.server.workflows[WORKFLOW] = "orion #{issue}"
         self.paused: dict[str, float] = {}  # machine -> server monotonic when its VM was paused
         self.pause_total: dict[str, float] = {}  # machine -> time its VM spent paused, ended pauses
         self.pause_ends: dict[str, float] = {}  # machine -> server monotonic its last pause ended
@@ -370,6 +376,29 @@ class World:
             return None
         return self.spawn_worker(w.proc.machine, None, drain=True, proc=w.proc)
 
+    def queued_runs(self) -> list[int]:
+        """Dispatched workflow runs no runner has picked up yet, oldest first."""
+        return sorted(r for r, status in self.server.workflow_runs.items() if status == "queued")
+
+    def pickup(self, machine: str) -> Worker | None:
+        """A runner on `machine` picks up the oldest dispatched run: `run --issue N`."""
+        runs = self.queued_runs()
+        if not runs:
+            return None
+        run = runs[0]
+        inputs = next(d["inputs"] for d in self.server.dispatches if d["run_id"] == run)
+        issue = int(inputs["issue"])  # type: ignore[index]
+        self.server.workflow_runs[run] = "in_progress"
+        w = self.spawn_worker(machine, issue)
+        w.run_id = run
+        return w
+
+    def _runs_over(self) -> None:
+        """A dispatched run whose wrapper is gone is completed."""
+        for w in self.workers.values():
+            if w.run_id is not None and w.proc.gone:
+                self.server.workflow_runs[w.run_id] = "completed"
+
     def drain_exits(self, w: Worker) -> None:
         if w.drain and w.done and not any(o.proc is w.proc and not o.done for o in self.workers.values()):
             w.proc.gone = True
@@ -381,12 +410,16 @@ class World:
         reconciler = Reconciler(self._gh(), CONFIG, self.log.append, here=here, sight=self.sight(machine))
 
         def run_pass() -> None:
+            requeued = []
             for s in reconciler.survey():
                 with contextlib.suppress(GitHubError):
-                    reconciler.execute(s)
+                    if reconciler.execute(s).action is Action.REQUEUE:
+                        requeued.append(s.plan.issue)
             for plan in reconciler.survey_cancels():
                 with contextlib.suppress(GitHubError):
                     reconciler.execute_cancel(plan)
+            if self.dispatch:  # as reconcile_pass does; the model approves every issue
+                dispatch_after_pass(reconciler.gh, DISPATCHING, requeued, self.log.append, lambda _: True)
 
         self.passes[name] = Pass(machine=machine, boot=self.boots[machine])
         self.sched.spawn(name, run_pass)
@@ -564,6 +597,7 @@ class World:
                 for a in o.actors():
                     if self._exists(a):
                         self.sched.crash(a)
+        self._runs_over()
 
     def reboot(self, machine: str) -> None:
         self.resume_vm(machine)
@@ -703,6 +737,7 @@ class World:
                 if self._exists(f"{name}.beat") and not self.sched.result(f"{name}.beat").done:
                     self.sched.crash(f"{name}.beat")  # the ending is over: no beat after it
         self._judge_losses()
+        self._runs_over()
         self.react()
         if result.done and actor in self.passes:
             self._check_pass(actor, result)
@@ -1003,8 +1038,8 @@ class World:
             writes = [x for x in self.label_writes.get(n, ()) if x[3] >= cancel_at]
             passes = any(
                 a in self.passes and o == "add_labels" and x == LAB.queue
-                and any(b in self.passes and b != a and o2 == "remove_label" and x2 == LAB.cancel
-                        for b, o2, x2, _ in writes[:i])
+                and any(b in self.passes and b != a and o2 == "remove_label" and x2 in (LAB.cancel, LAB.queue)
+                        for b, o2, x2, _ in writes[:i])  # another pass's cancel sweep had begun
                 for i, (a, o, x, _) in enumerate(writes)
             )
             requeuers = self._label_by(n, "add_labels", LAB.queue, cancel_at)
