@@ -94,10 +94,10 @@ KNOWN_HOLES = {
     "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
     "lagging-running-edit": "a winner's `running` edit still lags in listings when it dies at once; a "
                             "claimer on its machine reads its claim as never run and dead, and runs the "
-                            "queueing again (seed 19 episode 122, ADR 0047)",
+                            "queueing again (test_world_findings.py, ADR 0047)",
     "paused-vm": "a holder whose VM paused past stale_after counts its label-write bound on its frozen boot "
-                 "clock: on resume its ending moves labels after a pass handed the issue back (seed 17 "
-                 "episode 22, ADR 0047)",
+                 "clock: on resume its ending moves labels after a pass handed the issue back "
+                 "(test_world_findings.py, ADR 0047)",
 }
 
 
