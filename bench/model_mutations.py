@@ -2,12 +2,13 @@
 explorer needs to notice (`make bench-model`, or `python bench/model_mutations.py`).
 
 Each mutation is applied to a copy of the package in a temporary directory (the working tree
-is never touched); the explorer (tests/model/explorer.py) then runs `make simulate`'s fixed seeds
-until it breaks
-an invariant it cannot attribute to a known open hole (KNOWN_HOLES), or gives up. A break of a
-known hole does not count as a kill. `python bench/model_mutations.py WORD...` runs only the
-mutations whose name contains a WORD (and writes nothing). Prints a table and writes
-bench/model-mutations.json.
+is never touched); the explorer (tests/model/explorer.py) then runs `make simulate`'s fixed
+seeds and budget (250 episodes of 80 actions per seed) until it breaks an invariant on actions
+that the unmutated code survives (a second process replays every broken episode on the
+unmutated code: a break it shows too is no kill, a known hole's name excuses nothing), or
+gives up; then the directed scenarios of tests/model/scenarios.py run (ADR 0047).
+`python bench/model_mutations.py WORD...` runs only the mutations whose name contains a WORD
+(and writes nothing). Prints a table and writes bench/model-mutations.json.
 """
 
 from __future__ import annotations
@@ -112,9 +113,18 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # The fence itself.
     "a beat never lists new comments (a blind fence)": [(
         "services/holding.py",
-        "        if not issue.is_open or lab.working not in issue.labels"
-        " or issue.comments != len(c.listed):",
-        "        if not issue.is_open or lab.working not in issue.labels:",
+        "        log = self._read_new_comments(issue, gh)\n"
+        "        self.lost = self._lost_reason(issue, log, now)",
+        "        log = read_log(c.comments.values(), c.trusted)\n"
+        "        self.lost = self._lost_reason(issue, log, now)",
+    )],
+    "a beat lists only when the comment count changed (ADR 0044)": [(
+        "services/holding.py",
+        "        log = self._read_new_comments(issue, gh)\n"
+        "        self.lost = self._lost_reason(issue, log, now)",
+        "        log = (self._read_new_comments(issue, gh) if issue.comments != len(c.listed)\n"
+        "               else read_log(c.comments.values(), c.trusted))\n"
+        "        self.lost = self._lost_reason(issue, log, now)",
     )],
     # h1-protocol's rules for the r3 audit's findings (ADRs 0023-0025).
     "the fence counts comments it never listed as seen (ADR 0023)": [(
@@ -165,20 +175,50 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
 }
 
-RUNNER = """
+# The mutated code runs in one process; the unmutated code in a second (REFERENCE), which
+# replays every episode the mutated code breaks: only a break the unmutated code survives on
+# the very same actions is a kill (explorer.explore's `reference`). Known holes excuse nothing.
+REFERENCE = """
 import sys, json
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
+from model.explorer import Setup, breaks
+for line in sys.stdin:
+    ask = json.loads(line)
+    print(int(breaks(Setup(**ask["setup"]), ask["acts"])), flush=True)
+"""
+
+RUNNER = """
+import sys, json, dataclasses, subprocess
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
 from model.explorer import explore
-total, broken = 0, None
+mutated = sys.argv[7] == "1"  # the code as it is: known holes excused, as make simulate does
+ref = subprocess.Popen([sys.executable, "-c", sys.argv[6], sys.argv[5], sys.argv[2]],
+                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) if mutated else None
+def reference(setup, acts):
+    ref.stdin.write(json.dumps({"setup": dataclasses.asdict(setup), "acts": acts}) + "\\n")
+    ref.stdin.flush()
+    return ref.stdout.readline().strip() == "1"
+total, broken, excused = 0, None, {}
 for seed in json.loads(sys.argv[4]):
-    taken, failure = explore(seed, int(sys.argv[3]))
+    taken, failure = explore(seed, int(sys.argv[3]), known=excused, reference=reference if mutated else None)
     total += taken
     if failure is not None:
         lines = failure.error.strip().splitlines()
         last = lines[-1 if lines[0].startswith("Traceback") else 0]
         broken = f"seed {seed} episode {failure.episode}: " + last
         break
-print(json.dumps({"actions": total, "broken": broken}))
+if broken is None:  # the directed scenarios (tests/model/scenarios.py): the code as it is passes them all
+    from model.scenarios import SCENARIOS
+    for name, scenario in SCENARIOS.items():
+        try:
+            scenario()
+        except Exception as exc:
+            lines = str(exc).strip().splitlines() or [type(exc).__name__]
+            broken = f"directed scenario {name}: {lines[0]}"
+            break
+if ref is not None:
+    ref.stdin.close()
+print(json.dumps({"actions": total, "broken": broken, "excused": excused}))
 """
 
 
@@ -194,7 +234,8 @@ def run_one(name: str, mutation: list[tuple[str, str, str]] | None) -> dict[str,
             path.write_text(text.replace(find, replace, 1))
         started = time.monotonic()
         out = subprocess.run(
-            [sys.executable, "-c", RUNNER, tmp, str(ROOT / "tests"), str(EPISODES), json.dumps(SEEDS)],
+            [sys.executable, "-c", RUNNER, tmp, str(ROOT / "tests"), str(EPISODES), json.dumps(SEEDS),
+             str(ROOT), REFERENCE, "1" if mutation else "0"],
             capture_output=True, text=True, timeout=1800,
         )
         if out.returncode != 0:
@@ -203,14 +244,20 @@ def run_one(name: str, mutation: list[tuple[str, str, str]] | None) -> dict[str,
         return {"mutation": name, **result, "seconds": round(time.monotonic() - started, 1)}
 
 
+def _show(r: dict[str, object]) -> None:
+    verdict = "caught" if r.get("broken") else ("ERROR" if r.get("error") else "missed")
+    why = r.get("broken") or r.get("error") or ""
+    print(f"{verdict:7} {r.get('actions', '-')!s:>7} actions  {r['mutation']}  {why}", flush=True)
+
+
 def main() -> int:
     only = sys.argv[1:]
     rows = [run_one("(none: the code as it is)", None)]
-    rows += [run_one(name, m) for name, m in MUTATIONS.items() if not only or any(o in name for o in only)]
-    for r in rows:
-        verdict = "caught" if r.get("broken") else ("ERROR" if r.get("error") else "missed")
-        why = r.get("broken") or r.get("error") or ""
-        print(f"{verdict:7} {r.get('actions', '-')!s:>7} actions  {r['mutation']}  {why}")
+    _show(rows[0])
+    for name, m in MUTATIONS.items():
+        if not only or any(o in name for o in only):
+            rows.append(run_one(name, m))
+            _show(rows[-1])
     killed = sum(1 for r in rows[1:] if r.get("broken"))
     print(f"killed {killed} of {len(rows) - 1} mutations ({EPISODES} episodes per seed, seeds {SEEDS})")
     if not only:

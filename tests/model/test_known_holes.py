@@ -16,6 +16,7 @@ from model.world import CONFIG, KNOWN_HOLES, InvariantError, World
 
 
 def replay(seed: int, episode: int) -> None:
+    """The episode as it was found: without ADR 0047's switches (`explorer.hostile_for`)."""
     rng = random.Random(f"{seed}-{episode}")
     setup = explorer.setup_for(rng, seed, episode)
     explorer.episode(rng, 80, [], [], setup)
@@ -31,13 +32,14 @@ def replay(seed: int, episode: int) -> None:
 # holes, which are all still open: stale-pass-unlock (1, 100), outage-record-overwritten
 # (1, 133), requeue-over-cancel (5, 133), repair-undoes-cancel (36, 72) and the unattributed
 # strand (2, 22). Each needs a directed scenario instead of a random episode (ADR 0026).
+# (25, 246), "a dead holder kept", was the model's own mistake: the pass it judged had left a
+# duplicate release to an earlier pass still at work, as it should (ADR 0047).
 CASES = [
     (5, 207, "late-unqueue", "a winner whose late unqueue stranded the issue dies before its repair"),
     (7, 203, "cancel-sweep-race", "the cancel sweep removes the label while a claim is in flight"),
     (33, 5, "lower-claim-wins-late", "lag 4 s: w1 (higher) wins and runs, then w0 (lower) wins too"),
     (8, 235, None, "a live run stopped by another actor's lock removal (not yet attributed)"),
     (18, 58, None, "a person's requeue lost: ['orion-ready'] (not yet attributed)"),
-    (25, 246, None, "a dead holder kept past stale_after and a pass (not yet attributed)"),
 ]
 
 

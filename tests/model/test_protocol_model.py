@@ -25,8 +25,10 @@ EXAMPLES = int(os.environ.get("ORION_MODEL_EXAMPLES", "100"))
 EPISODES = int(os.environ.get("ORION_MODEL_EPISODES", "250"))
 # test-slow: 15 seeds x 250 episodes x 80 actions = 300,000 actions, each seed one on which the
 # code breaks no invariant beyond KNOWN_HOLES (seeds that break one more are findings:
-# test_known_holes.py replays them).
-SLOW_SEEDS = (1, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14, 15, 16, 17, 19)
+# test_known_holes.py replays them). 5 and 19 left when the world grew new switches (ADR 0047):
+# seed 5 episode 70 shows the signal-during-claim break of seed 945794403, seed 19 episode 190
+# the unattributed lost requeue of (18, 58); 20 and 22 replace them.
+SLOW_SEEDS = (1, 3, 4, 6, 7, 9, 10, 11, 13, 14, 15, 16, 17, 20, 22)
 
 
 def test_explorer_finds_no_broken_invariant(monkeypatch) -> None:
@@ -135,6 +137,19 @@ class Protocol(RuleBasedStateMachine):
     @rule(machine=st.sampled_from(MACHINES))
     def a_machine_reboots(self, machine: str) -> None:
         self.world.reboot(machine)
+
+    @rule(machine=st.sampled_from(MACHINES))
+    def a_vm_pauses_or_resumes(self, machine: str) -> None:
+        if machine in self.world.paused:
+            self.world.resume_vm(machine)
+        else:
+            self.world.pause_vm(machine)
+        self.world.react()
+
+    @precondition(lambda self: bool(self._live()))
+    @rule(data=st.data())
+    def a_guardian_is_killed(self, data: st.DataObject) -> None:
+        self.world.guardian_dies(self.world.workers[data.draw(st.sampled_from(self._live()))])
 
     @rule(lag=st.sampled_from([0.0, 0.5, 1.0]))
     def lists_lag(self, lag: float) -> None:

@@ -25,10 +25,10 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from fakes.memory_github import BOT, PERSON, MemoryServer
+from fakes.memory_github import BOT, PERSON, MemoryGitHub, MemoryServer
 
 from model.scheduler import SLEEP, START, Crashed, Scheduler, StepResult
 from orion_action.adapters.clock import Clock
@@ -38,17 +38,22 @@ from orion_action.core.liveness import Machine, ProcessSighting
 from orion_action.core.record import CLAIM_MARK, HOLDER_END, Holder, ReleaseAction, State
 from orion_action.errors import GitHubError, NotFound, OrionError
 from orion_action.services.claiming import LIST_SETTLE_S, Claim, Claimer
+from orion_action.services.dispatch import dispatch_after_pass
 from orion_action.services.holding import (
     Holding,
     cancelled,
     ending_due,
     finished,
+    handed_back,
     outage_bound,
     signalled,
+    timed_out,
 )
-from orion_action.services.reconcile import Reconciler
+from orion_action.services.reconcile import Action, Reconciler
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, kill_grace=1.0, source="model")
+WORKFLOW = "orion-worker.yml"  # the worker workflow passes dispatch (World.dispatch)
+DISPATCHING = replace(CONFIG, dispatch_workflow=WORKFLOW, dispatch_max_runs=2)
 LAB = CONFIG.labels
 ISSUE = 1
 MACHINES = ("m1", "m2")  # workers run here; reconcilers on these or on a hosted runner
@@ -87,27 +92,40 @@ KNOWN_HOLES = {
     "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
     "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
+    "lagging-running-edit": "a winner's `running` edit still lags in listings when it dies at once; a "
+                            "claimer on its machine reads its claim as never run and dead, and runs the "
+                            "queueing again (test_world_findings.py, ADR 0047)",
+    "paused-vm": "a holder whose VM paused past stale_after counts its label-write bound on its frozen boot "
+                 "clock: on resume its ending moves labels after a pass handed the issue back "
+                 "(test_world_findings.py, ADR 0047)",
 }
 
 
 class ModelClock(Clock):
-    """Virtual time: every machine reads the server's clock. A sleep is a scheduling point, and
-    the actor may only go on once its wake time has come: the driver moves the clock there when
-    it steps a sleeping actor."""
+    """Virtual time, as one machine reads it (`machine` None: the server's, the world's own).
+    A machine's clocks lag the server's by the time its VM spent paused (a paused VM's boot
+    clock stands still, and so does its wall clock until NTP steps it), and its wall clock is
+    off by its skew. A sleep is a scheduling point, and the actor may only go on once its wake
+    time has come: the driver moves the clock there when it steps a sleeping actor."""
 
-    def __init__(self, world: World):
+    def __init__(self, world: World, machine: str | None = None):
         self.world = world
+        self.machine = machine
+
+    def _behind(self) -> float:
+        return self.world.paused_for(self.machine) if self.machine else 0.0
 
     def monotonic(self) -> float:
-        return self.world.server.clock.monotonic()
+        return self.world.server.clock.monotonic() - self._behind()
 
     def now_iso(self) -> str:
-        return self.world.server.clock.now.isoformat(timespec="seconds")
+        off = self.world.skew.get(self.machine or "", 0.0) - self._behind()
+        return (self.world.server.clock.now + timedelta(seconds=off)).isoformat(timespec="seconds")
 
     def sleep(self, seconds: float, wake: threading.Event | None = None) -> bool:
         if seconds > 0:
             name = threading.current_thread().name
-            self.world.wake_at[name] = self.monotonic() + seconds
+            self.world.wake_at[name] = self.world.server.clock.monotonic() + seconds  # server time
             self.world.sched.sleep(seconds)
         return bool(wake and wake.is_set())
 
@@ -146,10 +164,14 @@ class Worker:
     posted_at: float | None = None  # clock.monotonic() when its claim comment landed
     gen: int = -1  # the issue's queueing its claim was posted in
     clean_beat: float | None = None  # when the last beat that found the claim still ours was sent
+    clean_local: float | None = None  # the same, on its machine's boot clock
     loss_judged: bool = False
     outage_recorded: bool = False
     outage_retries: int = 0
     child_pid: int | None = None
+    run_id: int | None = None  # the dispatched workflow run it is
+    started_at: float | None = None  # server monotonic when its child started
+    guardian_dead: bool = False  # its guardian was SIGKILLed (the child died with it)
 
     @property
     def token(self) -> str | None:
@@ -175,7 +197,7 @@ class Pass:
 
 class World:
     def __init__(self, issues: int = 1, max_lag: float = 0.0, whole_seconds: bool = False,
-                 lag_seed: str = "0", clones: bool = False) -> None:
+                 lag_seed: str = "0", clones: bool = False, skew: dict[str, float] | None = None) -> None:
         self.server = MemoryServer()
         self.sched = Scheduler()
         self.workers: dict[str, Worker] = {}
@@ -188,6 +210,14 @@ class World:
         self.next_pid = 100
         self.max_lag = max_lag
         self.clones = clones
+        self.skew = dict(skew or {})  # machine -> how far its wall clock is ahead of GitHub's (s)
+        self.pauses = False  # whether drivers pause VMs (the explorer's switches)
+        self.guardians_die = False  # whether drivers SIGKILL guardians
+        self.dispatch = False  # whether passes dispatch the worker workflow (then `pickup` runs it)
+        self.server.workflows[WORKFLOW] = "orion #{issue}"
+        self.paused: dict[str, float] = {}  # machine -> server monotonic when its VM was paused
+        self.pause_total: dict[str, float] = {}  # machine -> time its VM spent paused, ended pauses
+        self.pause_ends: dict[str, float] = {}  # machine -> server monotonic its last pause ended
         self.issue_numbers: list[int] = []
         self.gen: dict[int, int] = {}  # issue -> its queueing (every queue label added counts one)
         self.person: dict[int, list[tuple[str, float]]] = {}  # issue -> a person's acts, with times
@@ -197,6 +227,7 @@ class World:
         self.label_writes: dict[int, list[tuple[str, str, str, float]]] = {}  # issue -> (actor, op, label, t)
         self.landed_late: set[str] = set()  # actors whose late write landed
         self.listed_at: dict[str, datetime] = {}  # claimer -> when it last listed the comments
+        self.listed_mono: dict[str, float] = {}  # the same, on the server's monotonic clock
         self.overlap_notes: list[str] = []
         self._logs: dict[int, tuple[int, IssueLog]] = {}
         self._seen_tombstones: set[int] = set()
@@ -225,6 +256,53 @@ class World:
 
     # -- machines ------------------------------------------------------------------------
 
+    def paused_for(self, machine: str) -> float:
+        """How far the machine's clocks lag the server's: the time its VM spent paused."""
+        now = self.server.clock.monotonic()
+        running = now - self.paused[machine] if machine in self.paused else 0.0
+        return self.pause_total.get(machine, 0.0) + running
+
+    def paused_since_beat(self, w: Worker) -> bool:
+        """Its VM paused after its last beat that found the claim still its own (or after its
+        claim, if it never beat): to everyone else it is dead, and may be released; on resume
+        its child runs on until that next beat, which must stop it (the bound of one beat)."""
+        if w.started_at is None:  # a pause while claiming is the claimer's to notice
+            return False
+        since = w.clean_beat if w.clean_beat is not None else w.started_at
+        m = w.proc.machine
+        return m in self.paused or self.pause_ends.get(m, -1.0) > since
+
+    def frozen(self, w: Worker) -> bool:
+        """Its wrapper runs no code now: stopped (SIGSTOP) or its VM paused."""
+        return w.stalled or w.proc.machine in self.paused
+
+    def clock_of(self, machine: str) -> ModelClock:
+        return ModelClock(self, machine)
+
+    def machine_of(self, actor: str) -> str:
+        w = self.workers.get(actor.partition(".")[0])
+        if w is not None:
+            return w.proc.machine
+        p = self.passes.get(actor)
+        return p.machine if p is not None else HOSTED
+
+    def pause_vm(self, machine: str) -> None:
+        """The hypervisor pauses the machine's VM (or a laptop sleeps): none of its processes
+        runs, and its boot clock (CLOCK_MONOTONIC) stands still, so that on resume a lease
+        counted on it has not run out however long the pause was."""
+        self.paused.setdefault(machine, self.server.clock.monotonic())
+
+    def resume_vm(self, machine: str) -> None:
+        began = self.paused.pop(machine, None)
+        if began is None:
+            return
+        spent = self.server.clock.monotonic() - began
+        self.pause_total[machine] = self.pause_total.get(machine, 0.0) + spent
+        self.pause_ends[machine] = self.server.clock.monotonic()
+        for actor in list(self.wake_at):  # a sleep counted on the frozen clock lasts that much longer
+            if self.machine_of(actor) == machine:
+                self.wake_at[actor] += spent
+
     def machine(self, name: str) -> Machine:
         ids = "m1" if name == CLONE else name  # a snapshot clone keeps host, boot, machine and ns ids
         boot = self.boots["m1" if name == CLONE else name]
@@ -247,18 +325,22 @@ class World:
         return look
 
     def child_alive(self, w: Worker) -> bool:
+        """The guardian kills the child when its lease runs out on the machine's boot clock."""
         return (
             w.child_started
             and not w.child_stopped
             and not w.crashed
             and w.exit_code is None
-            and self.clock.monotonic() < w.child_lease + CONFIG.kill_grace  # the guardian's TERM, then KILL
+            and self.clock_of(w.proc.machine).monotonic() < w.child_lease + CONFIG.kill_grace  # TERM, KILL
         )
 
     # -- actors --------------------------------------------------------------------------
 
-    def _gh(self):  # noqa: ANN202 - the fake's client
-        return self.server.client(BOT)
+    def _gh(self, machine: str | None = None):  # noqa: ANN202 - the fake's client
+        """A client; its deadlines count on `machine`'s boot clock."""
+        if machine is None:
+            return self.server.client(BOT)
+        return MemoryGitHub(self.server, BOT, monotonic=self.clock_of(machine).monotonic)
 
     def spawn_worker(self, machine: str, issue: int | None = ISSUE, *, drain: bool = False,
                      proc: Proc | None = None) -> Worker:
@@ -274,7 +356,7 @@ class World:
         ids = self.machine(machine)
         holder = Holder(ids.host, proc.boot if machine != CLONE else ids.boot_id, ids.machine_id, ids.pid_ns,
                         proc.pid, float(proc.pid))
-        claimer = Claimer(self._gh(), CONFIG, self.log.append, self.clock, ids, holder,
+        claimer = Claimer(self._gh(machine), CONFIG, self.log.append, self.clock_of(machine), ids, holder,
                           sight=self.sight(machine))
 
         def claim() -> Claim:
@@ -294,6 +376,29 @@ class World:
             return None
         return self.spawn_worker(w.proc.machine, None, drain=True, proc=w.proc)
 
+    def queued_runs(self) -> list[int]:
+        """Dispatched workflow runs no runner has picked up yet, oldest first."""
+        return sorted(r for r, status in self.server.workflow_runs.items() if status == "queued")
+
+    def pickup(self, machine: str) -> Worker | None:
+        """A runner on `machine` picks up the oldest dispatched run: `run --issue N`."""
+        runs = self.queued_runs()
+        if not runs:
+            return None
+        run = runs[0]
+        inputs = next(d["inputs"] for d in self.server.dispatches if d["run_id"] == run)
+        issue = int(inputs["issue"])  # type: ignore[index]
+        self.server.workflow_runs[run] = "in_progress"
+        w = self.spawn_worker(machine, issue)
+        w.run_id = run
+        return w
+
+    def _runs_over(self) -> None:
+        """A dispatched run whose wrapper is gone is completed."""
+        for w in self.workers.values():
+            if w.run_id is not None and w.proc.gone:
+                self.server.workflow_runs[w.run_id] = "completed"
+
     def drain_exits(self, w: Worker) -> None:
         if w.drain and w.done and not any(o.proc is w.proc and not o.done for o in self.workers.values()):
             w.proc.gone = True
@@ -305,12 +410,16 @@ class World:
         reconciler = Reconciler(self._gh(), CONFIG, self.log.append, here=here, sight=self.sight(machine))
 
         def run_pass() -> None:
+            requeued = []
             for s in reconciler.survey():
                 with contextlib.suppress(GitHubError):
-                    reconciler.execute(s)
+                    if reconciler.execute(s).action is Action.REQUEUE:
+                        requeued.append(s.plan.issue)
             for plan in reconciler.survey_cancels():
                 with contextlib.suppress(GitHubError):
                     reconciler.execute_cancel(plan)
+            if self.dispatch:  # as reconcile_pass does; the model approves every issue
+                dispatch_after_pass(reconciler.gh, DISPATCHING, requeued, self.log.append, lambda _: True)
 
         self.passes[name] = Pass(machine=machine, boot=self.boots[machine])
         self.sched.spawn(name, run_pass)
@@ -341,10 +450,14 @@ class World:
             if (o is not w and o.child_started and o.number == w.number and o.gen == w.gen
                     and not self.child_alive(o) and not self.disrupted(w.number)):
                 lower_won_late = o.claim is not None and o.claim.comment_id > claim.comment_id
+                listed = self.listed_mono.get(f"{w.name}.claim")
+                edit_lagged = (o.started_at is not None and listed is not None and o.crashed
+                               and 0 <= listed - o.started_at <= self.max_lag)
                 raise InvariantError(
                     f"issue {w.number}'s queueing {w.gen} was run twice ({o.name}, then {w.name}) "
                     f"with no recorded death requeueing it in between",
-                    "lower-claim-wins-late" if lower_won_late and self.max_lag > LIST_SETTLE_S else None,
+                    "lower-claim-wins-late" if lower_won_late and self.max_lag > LIST_SETTLE_S
+                    else "lagging-running-edit" if edit_lagged else None,
                 )
         listed = self.listed_at.get(f"{w.name}.claim")
         for t in self.issue_log(claim.number).tombstones:
@@ -352,24 +465,25 @@ class World:
             if t.tombstone.token == claim.record.token and before > self.max_lag + SECOND:
                 raise InvariantError(f"{w.name} started its child although its claim was released "
                                      f"{before:.0f}s before its last list ({t.tombstone.reason})")
-        h = Holding(self._gh(), claim, CONFIG, self.log.append, self.clock, self.machine(w.proc.machine),
+        h = Holding(self._gh(w.proc.machine), claim, CONFIG, self.log.append, self.clock_of(w.proc.machine),
+                    self.machine(w.proc.machine),
                     self.sight(w.proc.machine))
         w.holding = h
         if h.lease_left() <= 0:  # the wrapper gives up before starting anything
             self._spawn_ending(w, "lease")
             return
-        w.child_started, w.child_lease = True, h.lease_until
+        w.child_started, w.child_lease, w.started_at = True, h.lease_until, self.clock.monotonic()
         self.next_pid += 1
         h.child_pid = w.child_pid = self.next_pid  # each claim's child its own (a drain's too)
 
         def beats() -> None:
             while not w.beat_stop:
-                sent = self.clock.monotonic()
+                sent, sent_local = self.clock.monotonic(), h.clock.monotonic()
                 try:
                     h.beat()
+                    w.child_lease = h.lease_until  # after every beat, as the wrapper's on_beat does
                     if h.lost is None:
-                        w.child_lease = h.lease_until  # the wrapper renews the guardian's lease
-                        w.clean_beat = sent
+                        w.clean_beat, w.clean_local = sent, sent_local
                 except NotFound:
                     h.lost = h.lost or "the claim comment or the issue was deleted"
                 except GitHubError:
@@ -396,6 +510,10 @@ class World:
                     h.conclude(signalled(CONFIG, h.claim.record.attempt, "SIGTERM", started=True))
                 elif due == "cancel":
                     h.conclude(cancelled(CONFIG, None))
+                elif due == "timeout":  # run.timeout or run.idle_timeout: a failed attempt, handed back
+                    h.conclude(timed_out(CONFIG, h.claim.record.attempt, "run.timeout reached"))
+                elif due == "guardian":  # the guardian was SIGKILLed: interrupted, handed back (ADR 0030)
+                    h.conclude(handed_back(CONFIG, h.claim.record.attempt, "the guardian was killed", 137))
                 elif due == "lease" and h.lost is None and h.outage() is not None:
                     # GitHub did not answer (a beat stalled or failed): the wrapper's outage
                     # path, which records it without spending an attempt and hands back (ADR 0019).
@@ -415,7 +533,8 @@ class World:
 
     def runnable(self) -> list[str]:
         stalled = {a for w in self.workers.values() if w.stalled for a in w.actors()}
-        return [a for a in self.sched.runnable() if a not in stalled]
+        return [a for a in self.sched.runnable()
+                if a not in stalled and self.machine_of(a) not in self.paused]
 
     def step(self, actor: str) -> StepResult:
         op = self.sched.pending_op(actor)
@@ -425,6 +544,7 @@ class World:
                 self.advance(wake - self.clock.monotonic())
         if op is not None and op[0] == "list_comments" and actor.endswith(".claim"):
             self.listed_at[actor] = self.server.clock.now  # a claimer's arbitration list
+            self.listed_mono[actor] = self.clock.monotonic()
         p = self.passes.get(actor)
         if p is not None and p.began is None:
             p.began, p.began_at = self.clock.monotonic(), self.server.clock.now
@@ -435,7 +555,7 @@ class World:
             dead, drained = set(), set()
             for n in p.locked:
                 ws = [w for w in self.workers.values() if w.number == n]
-                if all(not self.child_alive(w) and (w.done or w.crashed or w.stalled) for w in ws):
+                if all(not self.child_alive(w) and (w.done or w.crashed or self.frozen(w)) for w in ws):
                     dead.add(n)
                     if any(not w.proc.gone for w in ws):
                         drained.add(n)
@@ -477,8 +597,10 @@ class World:
                 for a in o.actors():
                     if self._exists(a):
                         self.sched.crash(a)
+        self._runs_over()
 
     def reboot(self, machine: str) -> None:
+        self.resume_vm(machine)
         for w in self.workers.values():
             if w.proc.machine == machine and not w.proc.gone:
                 self.crash(w)
@@ -491,6 +613,22 @@ class World:
     def child_exits(self, w: Worker, code: int) -> None:
         if self.child_alive(w):
             w.exit_code = code
+
+    def time_limit(self, w: Worker) -> None:
+        """run.timeout (or run.idle_timeout) passes: the wrapper's main loop stops the child and
+        hands the run back as a failed attempt (services/wrapper.py `_time_limit`)."""
+        if self.child_alive(w) and not (w.ending or w.done or w.crashed or self.frozen(w)):
+            self._spawn_ending(w, "timeout")
+
+    def guardian_dies(self, w: Worker) -> None:
+        """The child's guardian is SIGKILLed (the OOM killer): the child dies with it
+        (PDEATHSIG), what escaped its group is killed by the wrapper, which adopted it, and the
+        wrapper records the run interrupted and hands it back (services/wrapper.py
+        `_guardian_died`, ADR 0030). With the wrapper stopped, nothing of this happens until it
+        runs again; the child is dead meanwhile all the same."""
+        if self.child_alive(w) and not (w.ending or w.done or w.crashed):
+            w.exit_code, w.guardian_dead = 137, True
+            self.react()
 
     def signal(self, w: Worker) -> None:
         if not (w.crashed or w.done):
@@ -599,6 +737,7 @@ class World:
                 if self._exists(f"{name}.beat") and not self.sched.result(f"{name}.beat").done:
                     self.sched.crash(f"{name}.beat")  # the ending is over: no beat after it
         self._judge_losses()
+        self._runs_over()
         self.react()
         if result.done and actor in self.passes:
             self._check_pass(actor, result)
@@ -606,9 +745,10 @@ class World:
     def react(self) -> None:
         """Each wrapper's main loop takes the ending that is due (unless it is stopped)."""
         for w in self.workers.values():
-            if w.holding is None or w.ending or w.crashed or w.done or w.stalled:
+            if w.holding is None or w.ending or w.crashed or w.done or self.frozen(w):
                 continue
-            due = ending_due(w.holding, w.exit_code, 15 if w.signalled else None, None)
+            due = "guardian" if w.guardian_dead else ending_due(w.holding, w.exit_code,
+                                                                15 if w.signalled else None, None)
             if due is not None:
                 self._spawn_ending(w, due)
 
@@ -654,6 +794,17 @@ class World:
                 return True
         return False
 
+    def _paused_writer(self, n: int) -> str | None:
+        """A holder of issue n whose VM paused while it held the issue wrote its labels."""
+        writers = {a.partition(".")[0] for a, _, _, _ in self.label_writes.get(n, ())
+                   if a.endswith((".end", ".beat"))}
+        for name in writers:
+            w = self.workers[name]
+            m = w.proc.machine
+            if w.started_at is not None and self.pause_ends.get(m, -1.0) > w.started_at:
+                return "paused-vm"
+        return None
+
     def _duplicate(self, n: int) -> str | None:
         tokens = [c.record.token for c in self.issue_log(n).claims]
         return "duplicate-claim" if len(tokens) != len(set(tokens)) else None
@@ -677,11 +828,14 @@ class World:
             if h is None or h.lost is None or w.loss_judged:
                 continue
             w.loss_judged = True
-            if not self.child_alive(w) or w.number is None:
+            if not self.child_alive(w) or w.number is None or self.paused_since_beat(w):
                 continue
             since = w.posted_at or 0.0
             if self._person_since(w.number, since, ("release", "unlock", "close", "delete", "cancel")):
                 continue
+            if any(t.tombstone.token == w.token and t.tombstone.by == "release"
+                   for t in self.issue_log(w.number).tombstones):
+                continue  # a person's forced release, whenever they started the command
             if "earlier" in h.lost:
                 continue
             who = self.lock_removed_by.get(w.number)
@@ -707,13 +861,14 @@ class World:
             log = self.issue_log(n)
             forced = {t.tombstone.token for t in log.tombstones if t.tombstone.by == "release"}
             live = [w for w in self.workers.values() if w.number == n and self.child_alive(w)]
-            self._check_overlap(n, [w for w in live if w.token not in forced])
+            self._check_overlap(n, [w for w in live
+                                    if w.token not in forced and not self.paused_since_beat(w)])
             by_token = {w.token: w for w in self.workers.values() if w.token}
             started = {w.token for w in self.workers.values() if w.child_started}
             for c in log.claims:
                 w = by_token.get(c.record.token)
-                if (w is not None and w.signalled and c.record.state is State.INTERRUPTED
-                        and c.record.counts_attempt):
+                if (w is not None and w.signalled and w.ending == "signal"
+                        and c.record.state is State.INTERRUPTED and c.record.counts_attempt):
                     # run.on_signal: cancel (the model's default): a cancelled Actions job
                     # cancels its run, as the cancel label does; it never hands the issue back
                     # and spends no attempt (ADR 0043). An outage's record spends none either.
@@ -728,10 +883,14 @@ class World:
                     tomb.action not in (ReleaseAction.UNLOCK, ReleaseAction.RELEASE)
                     and w is not None
                     and self.child_alive(w)
+                    and not self.paused_since_beat(w)
                 ):
                     raise InvariantError(f"{w.name}'s live run was released: {tomb.reason}")
                 if tomb.counts_attempt and tomb.token not in started:
                     raise InvariantError(f"an attempt was charged for a claim that never ran ({tomb.reason})")
+            self._check_releases_honoured(log, live)
+            for w in live:
+                self._check_lease(w)
             cancels = [at for what, at in self.person[n] if what == "cancel"]
             if cancels and self.last_person.get(n) == "cancel":
                 for w in live:
@@ -745,6 +904,36 @@ class World:
                                              f"beat at t={w.clean_beat:g} after it and runs on",
                                              "cancel-sweep-race" if swept else None)
         del now
+
+    def _check_releases_honoured(self, log: IssueLog, live: list[Worker]) -> None:
+        """A release is honoured: a holder whose claim a tombstone names stops at its first beat
+        sent after the tombstone could be listed (it landed, plus `max_lag`, plus a second of
+        GitHub's rounding), whoever released it and whatever the labels say meanwhile."""
+        for w in live:
+            if w.clean_beat is None or w.token is None:
+                continue
+            for t in log.tombstones:
+                if t.tombstone.token != w.token:
+                    continue
+                landed = self.server_stamp_monotonic(t.created_at)
+                if w.clean_beat >= landed + self.max_lag + 2 * SECOND:
+                    raise InvariantError(f"{w.name} beat at t={w.clean_beat:g}, after its claim was released "
+                                         f"at t={landed:g} ({t.tombstone.reason}), and runs on")
+
+    def _check_lease(self, w: Worker) -> None:
+        """Only a beat that found the claim still ours renews the lease: the guardian kills the
+        child by renew_deadline (plus the kill grace) after the last such beat was sent, on the
+        machine's boot clock, even when the wrapper itself is stopped."""
+        assert w.claim is not None
+        since = w.clean_local if w.clean_local is not None else w.claim.lease_start
+        now = self.clock_of(w.proc.machine).monotonic()
+        if now >= since + CONFIG.renew_deadline + CONFIG.kill_grace:
+            raise InvariantError(f"{w.name}'s child outlives its lease: its last beat that found the claim "
+                                 f"its own was sent at t={since:g} (its boot clock), now t={now:g}")
+
+    def server_stamp_monotonic(self, stamp: datetime) -> float:
+        """The server monotonic time of a GitHub stamp (whole seconds round it down)."""
+        return self.server.clock.monotonic() - (self.server.clock.now - stamp).total_seconds()
 
     def _check_overlap(self, n: int, live: list[Worker]) -> None:
         """Two children of one issue may overlap only until the later claim's first beat sent
@@ -774,11 +963,14 @@ class World:
             return
         if self.server.delayed or any(a.endswith(".claim") for a in self.sched.runnable()):
             return
+        if any(o is not p and o.began is not None and o.began <= p.began and not self.sched.result(a).done
+               for a, o in self.passes.items()):
+            return  # an earlier pass still at work: a pass whose release duplicates its leaves it the labels
         for n in p.dead:
             if LAB.working not in self.server.issue(n).labels or self.disrupted(n):
                 continue
             ws = [w for w in self.workers.values() if w.number == n]
-            if any(self.child_alive(w) or not (w.done or w.crashed or w.stalled) for w in ws):
+            if any(self.child_alive(w) or not (w.done or w.crashed or self.frozen(w)) for w in ws):
                 continue
             claims = self.issue_log(n).claims
             newest = max((c.updated_at for c in claims), default=None)
@@ -796,6 +988,8 @@ class World:
     def quiesce(self, passes: int = 4) -> None:
         """End the episode: every wrapper dies, late writes land, time passes, reconcile passes
         run to the end."""
+        for m in list(self.paused):
+            self.resume_vm(m)
         for w in self.workers.values():
             w.stalled = False
             if not w.crashed:
@@ -838,14 +1032,14 @@ class World:
         stale = "stale-pass-repair" if self._stale_pass_write(n) else None
         if len(fates) > 1 and not self._person_since(n, 0.0, ("release",)):
             raise InvariantError(f"issue {n} carries more than one of queue/ready/failed: {sorted(labels)}",
-                                 stale)
+                                 stale or self._paused_writer(n))
         if cancelled_last and LAB.queue in labels:
             cancel_at = max(at for what, at in self.person[n] if what == "cancel")
             writes = [x for x in self.label_writes.get(n, ()) if x[3] >= cancel_at]
             passes = any(
                 a in self.passes and o == "add_labels" and x == LAB.queue
-                and any(b in self.passes and b != a and o2 == "remove_label" and x2 == LAB.cancel
-                        for b, o2, x2, _ in writes[:i])
+                and any(b in self.passes and b != a and o2 == "remove_label" and x2 in (LAB.cancel, LAB.queue)
+                        for b, o2, x2, _ in writes[:i])  # another pass's cancel sweep had begun
                 for i, (a, o, x, _) in enumerate(writes)
             )
             requeuers = self._label_by(n, "add_labels", LAB.queue, cancel_at)
