@@ -73,6 +73,7 @@ _ARITH = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mu
 class Mutant:
     id: str
     module: str  # path relative to the repository
+    scope: str  # the enclosing definitions, dotted (".Holding.beat"); "" at module level
     line: int
     op: str
     before: str
@@ -205,8 +206,8 @@ def mutants(path: Path, enums: dict[str, list[str]]) -> list[tuple[Mutant, Build
             key = f"{rel}:{scope}:{op}:{before}->{after}"
             seen[key] += 1
             digest = hashlib.sha1(f"{key}#{seen[key]}".encode()).hexdigest()[:10]
-            out.append((Mutant(f"{Path(rel).stem}-{digest}", rel, getattr(node, "lineno", 0), op, before,
-                               after), partial(_replace, tree, parent, name, index, new)))
+            mutant = Mutant(f"{Path(rel).stem}-{digest}", rel, scope, getattr(node, "lineno", 0), op, before, after)
+            out.append((mutant, partial(_replace, tree, parent, name, index, new)))
     return out
 
 
@@ -228,8 +229,53 @@ def tests_for(rel: str) -> list[str]:
     return [f"tests/unit/{name}" for name in TESTS[rel]]
 
 
+def _function(module: object, scope: str, kinds: dict[str, str]) -> object | None:
+    """The function object whose code holds a mutant at `scope`: a module-level function or a
+    method (an inner function is part of its outer function's code), or None."""
+    parts = scope.strip(".").split(".")
+    if not parts[0] or kinds.get(parts[0]) is None:
+        return None
+    obj = getattr(module, parts[0], None)
+    if kinds[parts[0]] == "class":
+        if len(parts) < 2:
+            return None
+        obj = vars(obj).get(parts[1]) if isinstance(obj, type) else None
+    obj = getattr(obj, "fget", obj)  # property
+    obj = getattr(obj, "__func__", obj)  # staticmethod, classmethod
+    return obj if hasattr(obj, "__code__") else None
+
+
+def _swap(mutant: Mutant, build: Build) -> bool:
+    """In this (forked) process, give the already imported function the mutant's code, so every
+    reference to it (`from ... import f` in a test too) runs the mutant. False if the mutant is
+    not inside a function (a table, a default of a dataclass field): that one needs a fresh import."""
+    name = mutant.module[:-3].replace("/", ".")
+    module = sys.modules[name]
+    tree = build()
+    kinds = {n.name: "class" if isinstance(n, ast.ClassDef) else "def" for n in tree.body
+             if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    old = _function(module, mutant.scope, kinds)
+    if old is None:
+        return False
+    scratch: dict[str, object] = {"__name__": name, "__file__": str(ROOT / mutant.module)}
+    exec(compile(tree, str(ROOT / mutant.module), "exec"), scratch)
+    new = _function(_Namespace(scratch), mutant.scope, kinds)
+    try:
+        old.__code__ = new.__code__  # type: ignore[attr-defined]
+        old.__defaults__ = new.__defaults__  # type: ignore[attr-defined]
+        old.__kwdefaults__ = new.__kwdefaults__  # type: ignore[attr-defined]
+    except (ValueError, TypeError):  # a different closure: import it afresh instead
+        return False
+    return True
+
+
+class _Namespace:
+    def __init__(self, values: dict[str, object]):
+        self.__dict__.update(values)
+
+
 class _Source(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves one module from a mutated code object instead of its file."""
+    """Serves one module from a mutated code object instead of its file (for a fresh import)."""
 
     def __init__(self, name: str, code: object, origin: str):
         self.name, self.code, self.origin = name, code, origin
@@ -247,87 +293,123 @@ class _Source(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         exec(self.code, module.__dict__)
 
 
-def _child(rel: str, build: Build | None, tests: list[str]) -> int:
-    """Run in a forked child: serve the mutant, run the tests, return pytest's exit code."""
-    import pytest
-    from hypothesis import settings
-
+def _quiet() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
-    if build is not None:
-        name = rel[:-3].replace("/", ".")
-        code = compile(build(), str(ROOT / rel), "exec")
-        sys.meta_path.insert(0, _Source(name, code, str(ROOT / rel)))
-    if not tests:  # pytest with no paths would run the whole tree
-        return 0
+
+
+def _profile() -> None:
+    from hypothesis import settings
+
     settings.register_profile("mutate", database=None, derandomize=True, deadline=None)
     settings.load_profile("mutate")
-    return int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", *tests], plugins=[_ExamplesFirst()]))
+
+
+def _fresh(mutant: Mutant, build: Build) -> int:
+    """The slow path (`--one ID`, in a new interpreter): import the mutated module afresh and run
+    its tests under pytest; pytest's exit code."""
+    import pytest
+
+    _quiet()
+    name = mutant.module[:-3].replace("/", ".")
+    sys.meta_path.insert(0, _Source(name, compile(build(), str(ROOT / mutant.module), "exec"),
+                                    str(ROOT / mutant.module)))
+    _profile()
+    return int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", *tests_for(mutant.module)],
+                           plugins=[_ExamplesFirst()]))
 
 
 class _ExamplesFirst:
-    """Runs the example tests before the property tests: with -x a killed mutant usually dies
-    in the first cheap example, and only survivors pay for every Hypothesis run."""
+    """Runs the example tests before the property tests: a killed mutant usually dies in the
+    first cheap example, and only survivors pay for every Hypothesis run."""
 
     def pytest_collection_modifyitems(self, items: list) -> None:  # type: ignore[type-arg]
-        items.sort(key=lambda item: bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False)))
+        items.sort(key=lambda i: bool(getattr(getattr(i, "obj", None), "is_hypothesis_test", False)))
 
 
-def _spawn(rel: str, build: Build | None, tests: list[str]) -> int:
-    pid = os.fork()
-    if pid == 0:
+class _Runner(_ExamplesFirst):
+    """A pytest plugin: the tests are collected once, in this process; then each mutant runs in
+    a forked child that swaps one function's code and runs its module's tests, stopping at the
+    first failure (a mutant outside any function runs in a fresh interpreter instead)."""
+
+    def __init__(self, chosen: list[tuple[Mutant, Build]], workers: int, timeout: float):
+        self.chosen, self.workers, self.timeout = chosen, workers, timeout
+        self.results: list[tuple[str, float]] = []
+        self.clean_failed: list[str] = []
+
+    def pytest_runtestloop(self, session) -> bool:  # type: ignore[no-untyped-def]
+        by_file: dict[str, list] = {}  # type: ignore[type-arg]
+        for item in session.items:
+            by_file.setdefault(str(Path(item.path).relative_to(ROOT)), []).append(item)
+        rels = sorted({m.module for m, _ in self.chosen})
+        items = {rel: [i for f in tests_for(rel) for i in by_file.get(f, [])] for rel in rels}
+        clean = self._run([(None, None, items[rel]) for rel in rels], 600)
+        self.clean_failed = [rel for rel, (verdict, _) in zip(rels, clean, strict=True) if verdict != "survived"]
+        if self.clean_failed:
+            return True
+        slowest = max((s for _, s in clean), default=1.0)
+        self.timeout = self.timeout or max(30.0, 3 * slowest)
+        print(f"mutate: {len(self.chosen)} mutants, {self.workers} at a time, {self.timeout:.0f}s each at most",
+              file=sys.stderr, flush=True)
+        self.results = self._run([(m, b, items[m.module]) for m, b in self.chosen], self.timeout)
+        return True
+
+    def _spawn(self, mutant: Mutant | None, build: Build | None, items: list) -> int:  # type: ignore[type-arg]
+        pid = os.fork()
+        if pid:
+            return pid
         code = 3
         try:
             os.setpgid(0, 0)
-            code = _child(rel, build, tests)
+            if mutant is not None and build is not None and not _swap(mutant, build):
+                os.execv(sys.executable, [sys.executable, __file__, "--one", mutant.id])
+            _quiet()
+            from _pytest.runner import runtestprotocol
+
+            code = 0
+            for item in items:
+                if any(r.failed for r in runtestprotocol(item, log=False, nextitem=None)):
+                    code = 1
+                    break
         finally:
             os._exit(code)
-    return pid
 
-
-def run(jobs: list[tuple[str, Build | None, list[str]]], workers: int,
-        timeout: float) -> list[tuple[str, float]]:
-    """Run jobs `workers` at a time; one (killed|survived|timeout, seconds) per job, in order."""
-    pending = list(reversed(list(enumerate(jobs))))
-    results: list[tuple[str, float]] = [("", 0.0)] * len(jobs)
-    running: dict[int, tuple[int, float]] = {}
-    try:
-        return _loop(pending, workers, timeout, results, running)
-    finally:
-        for p in running:  # interrupted: no child outlives the run
-            os.killpg(p, signal.SIGKILL)
-            os.waitpid(p, 0)
-
-
-def _loop(pending: list[tuple[int, tuple[str, Build | None, list[str]]]], workers: int, timeout: float,
-          results: list[tuple[str, float]], running: dict[int, tuple[int, float]]) -> list[tuple[str, float]]:
-    jobs = len(results)
-    done = 0
-    while pending or running:
-        while pending and len(running) < workers:
-            k, (rel, build, tests) = pending.pop()
-            running[_spawn(rel, build, tests)] = (k, time.monotonic())
-        pid, status = os.waitpid(-1, os.WNOHANG)
-        if pid == 0:
-            now = time.monotonic()
-            for p, (k, started) in list(running.items()):
-                if now - started > timeout:
-                    os.killpg(p, signal.SIGKILL)
-                    os.waitpid(p, 0)
-                    del running[p]
-                    results[k] = ("timeout", now - started)
-            time.sleep(0.02)
-            continue
-        if pid not in running:
-            continue
-        k, started = running.pop(pid)
-        code = os.waitstatus_to_exitcode(status)
-        results[k] = ("survived" if code == 0 else "killed", time.monotonic() - started)
-        done += 1
-        if done % 50 == 0:
-            print(f"  {done}/{jobs} mutants run", file=sys.stderr, flush=True)
-    return results
+    def _run(self, jobs: list, timeout: float) -> list[tuple[str, float]]:  # type: ignore[type-arg]
+        """Run jobs `workers` at a time; one (killed|survived|timeout, seconds) per job, in order."""
+        pending = list(reversed(list(enumerate(jobs))))
+        results: list[tuple[str, float]] = [("", 0.0)] * len(jobs)
+        running: dict[int, tuple[int, float]] = {}
+        done = 0
+        try:
+            while pending or running:
+                while pending and len(running) < self.workers:
+                    k, job = pending.pop()
+                    running[self._spawn(*job)] = (k, time.monotonic())
+                pid, status = os.waitpid(-1, os.WNOHANG)
+                if pid == 0:
+                    now = time.monotonic()
+                    for p, (k, started) in list(running.items()):
+                        if now - started > timeout:
+                            os.killpg(p, signal.SIGKILL)
+                            os.waitpid(p, 0)
+                            del running[p]
+                            results[k] = ("timeout", now - started)
+                    time.sleep(0.01)
+                    continue
+                if pid not in running:
+                    continue
+                k, started = running.pop(pid)
+                code = os.waitstatus_to_exitcode(status)
+                results[k] = ("survived" if code == 0 else "killed", time.monotonic() - started)
+                done += 1
+                if done % 100 == 0:
+                    print(f"  {done}/{len(jobs)} run", file=sys.stderr, flush=True)
+        finally:
+            for p in running:  # interrupted: no child outlives the run
+                os.killpg(p, signal.SIGKILL)
+                os.waitpid(p, 0)
+        return results
 
 
 def read_equivalent() -> dict[str, str]:
@@ -335,8 +417,8 @@ def read_equivalent() -> dict[str, str]:
     out: dict[str, str] = {}
     if EQUIVALENT.exists():
         for line in EQUIVALENT.read_text(encoding="utf-8").splitlines():
-            line = line.split("#", 1)[0].strip() if line.lstrip().startswith("#") else line.strip()
-            if line:
+            line = line.strip()
+            if line and not line.startswith("#"):
                 ident, _, reason = line.partition(" ")
                 out[ident] = reason.strip()
     return out
@@ -347,10 +429,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("modules", nargs="*", help="paths of modules to mutate (default: core/ and config.py)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="mutants run at once")
     ap.add_argument("--timeout", type=float, default=0.0,
-                    help="seconds per mutant (default: 5 x the module's clean run, at least 20)")
+                    help="seconds per mutant (default: 3 x the slowest clean run, at least 30)")
     ap.add_argument("--sample", type=int, default=0, help="run only this many mutants, drawn at random")
     ap.add_argument("--seed", type=int, default=0, help="the sample's seed")
     ap.add_argument("--list", action="store_true", help="print the mutants and exit")
+    ap.add_argument("--one", metavar="ID", help=argparse.SUPPRESS)  # the fresh-import path of one mutant
     ap.add_argument("--no-write", action="store_true", help="do not write bench/mutation-score.json")
     args = ap.parse_args(argv)
 
@@ -359,7 +442,9 @@ def main(argv: list[str] | None = None) -> int:
     paths = [Path(m).resolve() for m in args.modules] or TARGETS
     trees = [ast.parse(p.read_text(encoding="utf-8")) for p in TARGETS]
     enums = _enums(trees)
-    every = [(m, t) for p in paths for m, t in mutants(p, enums)]
+    every = [(m, b) for p in paths for m, b in mutants(p, enums)]
+    if args.one:
+        return _fresh(*next((m, b) for m, b in every if m.id == args.one))
     if args.list:
         for m, _ in every:
             print(f"{m.id}  {m.module}:{m.line}  {m.op}  {m.before}  ->  {m.after}")
@@ -367,27 +452,23 @@ def main(argv: list[str] | None = None) -> int:
     chosen = every
     if args.sample and args.sample < len(every):
         chosen = random.Random(args.seed).sample(every, args.sample)
-    # Third-party imports happen once, here; orion_action is imported afresh by every child.
-    import github  # noqa: F401
-    import hypothesis  # noqa: F401
-    import psutil  # noqa: F401
-    import pytest  # noqa: F401
-    import yaml  # noqa: F401
+    import pytest
 
     started = time.monotonic()
-    rels = sorted({m.module for m, _ in chosen})
-    tests = {rel: tests_for(rel) for rel in rels}
-    clean = run([(rel, None, tests[rel]) for rel in rels], args.jobs, 600)
-    broken = [rel for rel, (verdict, _) in zip(rels, clean, strict=True) if verdict != "survived"]
-    if broken:
-        print(f"mutate: the unmutated tests fail for {', '.join(broken)}: fix them first", file=sys.stderr)
+    _profile()
+    runner = _Runner(chosen, args.jobs, args.timeout)
+    files = sorted({f for m, _ in chosen for f in tests_for(m.module)})
+    pytest.main(["-q", "-s", "-p", "no:cacheprovider", "-p", "no:randomly", *files], plugins=[runner])
+    if runner.clean_failed or len(runner.results) != len(chosen):
+        print(f"mutate: the unmutated tests fail for {', '.join(runner.clean_failed) or 'some module'}: "
+              f"fix them first", file=sys.stderr)
         return 2
-    slowest = max((s for _, s in clean), default=1.0)
-    timeout = args.timeout or max(30.0, 3 * slowest)
-    print(f"mutate: {len(chosen)} of {len(every)} mutants over {len(rels)} modules, "
-          f"{args.jobs} at a time, {timeout:.0f}s each at most", file=sys.stderr, flush=True)
-    results = run([(m.module, b, tests[m.module]) for m, b in chosen], args.jobs, timeout)
+    return report(every, chosen, runner.results, time.monotonic() - started, args)
 
+
+def report(every: list[tuple[Mutant, Build]], chosen: list[tuple[Mutant, Build]],
+           results: list[tuple[str, float]], seconds: float, args: argparse.Namespace) -> int:
+    """Print the survivors and the score, write bench/mutation-score.json; 0 at or above FLOOR."""
     equivalent = read_equivalent()
     known = {m.id for m, _ in every}
     per: dict[str, Counter[str]] = {}
@@ -404,11 +485,10 @@ def main(argv: list[str] | None = None) -> int:
             survivors.append(mutant)
         else:
             c["killed"] += 1
-    stale = sorted(set(equivalent) - known)
+    stale = sorted(set(equivalent) - known) if not args.modules else []
     total = sum(c["mutants"] - c["equivalent"] for c in per.values())
     killed = sum(c["killed"] for c in per.values())
     score = killed / total if total else 1.0
-    seconds = time.monotonic() - started
     for m in sorted(survivors, key=lambda m: (m.module, m.line)):
         print(f"survived {m.id}  {m.module}:{m.line}  {m.op}  {m.before}  ->  {m.after}")
     for ident in killed_equivalent:
