@@ -308,6 +308,43 @@ def _apply(
     )
 
 
+def plan_release(
+    number: int,
+    is_open: bool,
+    on_issue: frozenset[str],
+    open_claims: tuple[ClaimEntry, ...],
+    verdicts: Mapping[str, Verdict],
+    labels: Labels,
+    force: bool,
+) -> Plan:
+    """`release` by hand of an issue carrying the lock: requeue, releasing every open claim.
+    A holder judged alive or in doubt is released only with `force`; without it the plan is a
+    REPORT whose reason is the refusal. Only a dead run that started its command spends an
+    attempt (ADR 0012); a closed issue is not work, so it is not queued again."""
+    blocking = [(c, verdicts[c.record.token]) for c in open_claims if not verdicts[c.record.token].is_dead]
+    if blocking and not force:
+        v = blocking[0][1]
+        return Plan(
+            number,
+            Action.REPORT,
+            f"refusing to release #{number}: its holder is {v.liveness.value} ({v.reason}); "
+            f"use --force only if you are sure the run is gone",
+            holder=blocking[0][0],
+            verdict=v,
+        )
+    reason = "released by hand with --force" if blocking else "released by hand; the holder is dead"
+    return Plan(
+        number,
+        Action.REQUEUE,
+        reason,
+        holder=open_claims[0] if open_claims else None,
+        release=open_claims,
+        counts_attempt=not blocking and any(c.record.child_pid is not None for c in open_claims),
+        add_labels=(labels.queue,) if is_open else (),
+        remove_labels=tuple(x for x in on_issue if x.startswith(labels.stage_prefix)) + (labels.working,),
+    )
+
+
 def keep_on_fresh_beat(
     number: int,
     is_open: bool,
