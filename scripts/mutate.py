@@ -49,10 +49,12 @@ FLOOR = 0.95
 TESTS: dict[str, tuple[str, ...]] = {
     "orion_action/core/arbitration.py": ("test_arbitration.py",),
     "orion_action/core/dashboard.py": ("test_dashboard_render.py",),
+    "orion_action/core/ending.py": ("test_ending.py", "test_outage_holding.py"),
     "orion_action/core/issue.py": ("test_issue_log.py", "test_trusted_records.py", "test_plan.py"),
     "orion_action/core/liveness.py": ("test_liveness.py", "test_observe.py", "test_plan.py"),
     "orion_action/core/pause.py": ("test_pause_reason.py",),
-    "orion_action/core/plan.py": ("test_plan.py", "test_plan_cancel.py", "test_fresh_beat.py",
+    "orion_action/core/plan.py": ("test_plan_fates.py", "test_plan.py", "test_plan_cancel.py",
+                                  "test_plan_release.py", "test_fresh_beat.py",
                                   "test_cancel_means_cancel.py", "test_outage_attempts.py",
                                   "test_drain_identity.py"),
     "orion_action/core/queue.py": ("test_queue_order.py",),
