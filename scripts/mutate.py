@@ -208,7 +208,8 @@ def mutants(path: Path, enums: dict[str, list[str]]) -> list[tuple[Mutant, Build
             key = f"{rel}:{scope}:{op}:{before}->{after}"
             seen[key] += 1
             digest = hashlib.sha1(f"{key}#{seen[key]}".encode()).hexdigest()[:10]
-            mutant = Mutant(f"{Path(rel).stem}-{digest}", rel, scope, getattr(node, "lineno", 0), op, before, after)
+            line = getattr(node, "lineno", 0)
+            mutant = Mutant(f"{Path(rel).stem}-{digest}", rel, scope, line, op, before, after)
             out.append((mutant, partial(_replace, tree, parent, name, index, new)))
     return out
 
@@ -347,13 +348,13 @@ class _Runner(_ExamplesFirst):
         rels = sorted({m.module for m, _ in self.chosen})
         items = {rel: [i for f in tests_for(rel) for i in by_file.get(f, [])] for rel in rels}
         clean = self._run([(None, None, items[rel]) for rel in rels], 600)
-        self.clean_failed = [rel for rel, (verdict, _) in zip(rels, clean, strict=True) if verdict != "survived"]
+        self.clean_failed = [r for r, (verdict, _) in zip(rels, clean, strict=True) if verdict != "survived"]
         if self.clean_failed:
             return True
         slowest = max((s for _, s in clean), default=1.0)
         self.timeout = self.timeout or max(30.0, 3 * slowest)
-        print(f"mutate: {len(self.chosen)} mutants, {self.workers} at a time, {self.timeout:.0f}s each at most",
-              file=sys.stderr, flush=True)
+        print(f"mutate: {len(self.chosen)} mutants, {self.workers} at a time, "
+              f"{self.timeout:.0f}s each at most", file=sys.stderr, flush=True)
         self.results = self._run([(m, b, items[m.module]) for m, b in self.chosen], self.timeout)
         return True
 
@@ -405,7 +406,7 @@ class _Runner(_ExamplesFirst):
                 code = os.waitstatus_to_exitcode(status)
                 results[k] = ("survived" if code == 0 else "killed", time.monotonic() - started)
                 done += 1
-                if done % 100 == 0:
+                if done % 50 == 0:
                     print(f"  {done}/{len(jobs)} run", file=sys.stderr, flush=True)
         finally:
             for p in running:  # interrupted: no child outlives the run
