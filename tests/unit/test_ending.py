@@ -112,6 +112,9 @@ class Held:
         (Held(), None, None, None, 60.0, 99, "timeout"),
         (Held(), None, None, None, 1.0, 30.0, "idle"),
         (Held(config=CONFIG), None, None, None, 1e6, 1e6, None),  # no limits set: never
+        (Held(left=0.5), None, None, None, None, None, None),  # any lease left: not yet
+        (Held(config=replace(CONFIG, timeout=1.0)), None, None, None, 1.0, None, "timeout"),
+        (Held(config=replace(CONFIG, idle_timeout=1.0)), None, None, None, None, 1.0, "idle"),
     ],
 )
 def test_ending_due_in_the_supervisors_order(held: Held, child: int | None, signum: int | None,

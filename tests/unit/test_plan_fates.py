@@ -8,15 +8,25 @@ marker for a deleted claim, the verdicts shown for each) each carry the property
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import timedelta
 
 import pytest
-from test_plan import DEAD, T0, claim, log, tomb
+from test_plan import ALIVE, DEAD, T0, UNKNOWN, claim, log, tomb
 
 from orion_action.config import Labels
-from orion_action.core.issue import IssueLog, TombstoneEntry
-from orion_action.core.liveness import Liveness, Verdict
-from orion_action.core.plan import RULES, Action, Fate, fate, plan_issue
+from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
+from orion_action.core.liveness import MISSED_BEAT_FACTOR, Liveness, Verdict
+from orion_action.core.plan import (
+    RULES,
+    Action,
+    Fate,
+    fate,
+    keep_on_fresh_beat,
+    plan_cancel,
+    plan_issue,
+    plan_release,
+)
 from orion_action.core.record import ReleaseAction, State, Tombstone
 
 LABELS = Labels()
@@ -167,3 +177,93 @@ def test_the_claim_a_fate_is_about_is_released_first() -> None:
     history = log(claim(1, "a"), claim(2, "b", State.CLAIMING))
     plan = plan_issue(7, True, frozenset({W}), history, {"a": DEAD, "b": DEAD}, LABELS, 3)
     assert [c.record.token for c in plan.release] == ["a", "b"] and plan.counts_attempt
+
+
+# -- which of several claims a plan is about, and the verdict it shows -------------------------
+
+
+def _noted(entry: ClaimEntry, note: str) -> ClaimEntry:
+    return replace(entry, record=entry.record.with_changes(note=note))
+
+
+@pytest.mark.parametrize(
+    ("why", "is_open", "on_issue", "history", "verdicts", "holder"),
+    [
+        ("queued again: the newest dead claim", True, frozenset({W, Q}),
+         log(claim(1, "a", State.CLAIMING), claim(2, "b", State.CLAIMING)), {"a": DEAD, "b": DEAD}, "b"),
+        ("never started: the newest dead claim", True, frozenset({W}),
+         log(claim(1, "a", State.CLAIMING), claim(2, "b", State.CLAIMING)), {"a": DEAD, "b": DEAD}, "b"),
+        ("gave up unstarted: the last claim", True, frozenset({W}),
+         log(_noted(claim(1, "a", State.LOST), "first"), _noted(claim(2, "b", State.LOST), "second")), {},
+         "b"),
+        ("closed: the newest open claim", False, frozenset({W}),
+         log(claim(1, "a"), claim(2, "b")), {"a": DEAD, "b": ALIVE}, "b"),
+        ("closed, none open: the last claim", False, frozenset({W}),
+         log(claim(1, "a", State.FINISHED, 0), claim(2, "b", State.LOST)), {}, "b"),
+    ],
+)
+def test_the_plan_is_about_the_newest_claim(
+    why: str, is_open: bool, on_issue: frozenset[str], history: IssueLog, verdicts: dict[str, Verdict],
+    holder: str,
+) -> None:
+    plan = plan_issue(7, is_open, on_issue, history, verdicts, LABELS, 3)
+    assert plan.holder is not None and plan.holder.record.token == holder, why
+    if is_open:  # the claim the fate is about is tombstoned first: only it may count an attempt
+        assert plan.release[:1] == tuple(c for c in history.open_claims() if c.record.token == holder)
+    if "gave up" in why:
+        assert plan.reason == "the last claim gave up before it ran (second)"
+
+
+def test_keep_and_report_show_the_holders_own_verdict() -> None:
+    for verdict, action in ((ALIVE, Action.KEEP), (UNKNOWN, Action.REPORT)):
+        history = log(claim(1, "a"), claim(2, "b"))
+        plan = plan_issue(7, True, frozenset({W}), history, {"a": DEAD, "b": verdict}, LABELS, 3)
+        assert (plan.action, plan.verdict, plan.reason) == (action, verdict, verdict.reason)
+        assert plan.holder is not None and plan.holder.record.token == "b"
+
+
+def test_an_unreadable_claim_shows_as_in_doubt_never_alive() -> None:
+    history = log(claim(1, "a", State.FINISHED, 0), unreadable=((3, "version 2"),))
+    plan = plan_issue(7, True, frozenset({W}), history, {}, LABELS, 3)
+    assert plan.action is Action.REPORT and plan.verdict is not None
+    assert plan.verdict.liveness is Liveness.UNKNOWN and plan.verdict.reason == plan.reason
+
+
+def test_the_verdict_shown_for_an_ended_run_says_why() -> None:
+    done = plan_issue(7, True, frozenset({W}), log(claim(1, "a", State.FINISHED, 0)), {}, LABELS, 3)
+    assert done.verdict == Verdict(Liveness.FINISHED, "the run finished")
+    stopped = plan_issue(7, True, frozenset({W, C}), log(claim(1, "a", State.CANCELLED)), {}, LABELS, 3)
+    assert stopped.verdict == Verdict(Liveness.FINISHED, stopped.reason)
+    none = plan_issue(7, True, frozenset({W}), log(), {}, LABELS, 3)
+    assert none.verdict == Verdict(Liveness.UNKNOWN, none.reason)
+
+
+def test_a_refused_release_names_the_first_live_holder() -> None:
+    both = (claim(1, "a"), claim(2, "b"))
+    plan = plan_release(7, True, frozenset({W}), both, {"a": ALIVE, "b": UNKNOWN}, LABELS, force=False)
+    assert plan.holder == both[0] and plan.verdict is ALIVE and "its holder is alive" in plan.reason
+    forced = plan_release(7, True, frozenset({W}), both, {"a": ALIVE, "b": UNKNOWN}, LABELS, force=True)
+    assert forced.holder == both[0]
+
+
+def test_a_beat_exactly_at_the_missed_beat_bound_is_still_on_time() -> None:
+    entry = claim(1, "a", updated=0)
+    at_bound = T0 + timedelta(seconds=MISSED_BEAT_FACTOR * entry.record.interval)
+    plan = keep_on_fresh_beat(7, True, frozenset({W}), log(entry), at_bound, LABELS, lambda _e: ALIVE)
+    assert plan is not None and plan.action is Action.KEEP
+    late = at_bound + timedelta(seconds=1)
+    assert keep_on_fresh_beat(7, True, frozenset({W}), log(entry), late, LABELS, lambda _e: ALIVE) is None
+
+
+@pytest.mark.parametrize("queued", [True, False])
+def test_the_cancel_sweep_says_which_case_it_met(queued: bool) -> None:
+    plan = plan_cancel(7, True, frozenset({C, Q}) if queued else frozenset({C}), LABELS)
+    assert plan is not None
+    if queued:
+        assert plan.reason == (
+            "cancelled before it ran: the orion-cancel label was on a queued issue; add orion to run it again"
+        )
+    else:
+        assert plan.reason == (
+            "the orion-cancel label was on an issue that is neither queued nor held; taken off"
+        )
