@@ -407,7 +407,8 @@ class _Runner(_ExamplesFirst):
                 results[k] = ("survived" if code == 0 else "killed", time.monotonic() - started)
                 mutant = jobs[k][0]
                 if code == 0 and mutant is not None:  # at once: a long run shows its survivors early
-                    print(f"  survived {mutant.id}  {mutant.module}:{mutant.line}", file=sys.stderr, flush=True)
+                    print(f"  survived {mutant.id}  {mutant.module}:{mutant.line}", file=sys.stderr,
+                          flush=True)
                 done += 1
                 if done % 50 == 0:
                     print(f"  {done}/{len(jobs)} run", file=sys.stderr, flush=True)
