@@ -9,7 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orion_action.config import Labels
-from orion_action.core.arbitration import lost_reason, may_tidy_lock, ran_meanwhile, winner
+from orion_action.core.arbitration import (
+    blocker,
+    ended_before,
+    lost_reason,
+    may_tidy_lock,
+    ran_meanwhile,
+    winner,
+)
 from orion_action.core.issue import ClaimEntry, Comment, IssueLog, read_log
 from orion_action.core.record import (
     ClaimRecord,
@@ -233,3 +240,20 @@ _LOCK_AND_QUEUE = frozenset({_LAB.working, _LAB.queue})
 def test_may_tidy_lock(why: str, states: dict[int, State], on_issue: frozenset[str], tidy: bool) -> None:
     entries = [ClaimEntry(cid, rec(f"t{cid}", st), T0, T0) for cid, st in states.items()]
     assert may_tidy_lock(_tidy_log(*entries), "t2", 2, on_issue, _LAB) is tidy, why
+
+
+def test_a_claim_released_before_it_started_never_wins() -> None:
+    """Review group 4: a claimer whose own claim was tombstoned during arbitration must not
+    start its child, even as the lowest claim."""
+    log = log_of((1, rec("a", State.CLAIMING)), (2, tomb("a")))
+    assert blocker(log, "a", dead()) == "the claim was released before it started"
+
+
+def test_ended_before_counts_a_tombstone_at_the_cutoff_second() -> None:
+    """Review group 5: GitHub's whole seconds; a tombstone stamped at the cut-off second ended
+    the claim before it (the same boundary as the record's own)."""
+    log = log_of((1, rec("a")), (5, tomb("a")))
+    entry = log.find("a")
+    assert entry is not None
+    assert ended_before(log, entry, T0 + timedelta(seconds=5))
+    assert not ended_before(log, entry, T0 + timedelta(seconds=4))

@@ -18,6 +18,7 @@ from orion_action.core.liveness import (
     ProcessSighting,
     judge,
     rebooted,
+    same_boot,
     same_process_table,
 )
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State
@@ -440,3 +441,19 @@ def test_a_process_hidden_from_us_is_no_sighting(monkeypatch) -> None:
 
     monkeypatch.setattr(machine.psutil, "Process", denied)
     assert machine.sight(4242, None) is None
+
+
+@pytest.mark.parametrize(
+    ("recorded", "here", "same"),
+    [
+        ("boot-time-x", "boot-time-x", True),  # malformed alike: one boot, not a reboot (review group 7)
+        ("boot-time-x", "boot-time-y", False),
+        ("boot-time-100.0", "boot-time-100.5", True),
+        ("abc", "abc", True),
+        ("abc", "abd", False),
+        ("", "abc", None),
+        ("abc", "", None),
+    ],
+)
+def test_same_boot(recorded: str, here: str, same: bool | None) -> None:
+    assert same_boot(recorded, here) is same
