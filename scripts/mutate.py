@@ -60,7 +60,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "orion_action/core/queue.py": ("test_queue_order.py",),
     "orion_action/core/record.py": ("test_record.py", "test_issue_log.py", "test_trusted_records.py"),
     "orion_action/core/result.py": ("test_result.py",),
-    "orion_action/config.py": ("test_config.py", "test_schema.py"),
+    "orion_action/config.py": ("test_config.py", "test_config_loader.py", "test_schema.py"),
 }
 
 _FLIP = {
@@ -76,6 +76,7 @@ class Mutant:
     id: str
     module: str  # path relative to the repository
     scope: str  # the enclosing definitions, dotted (".Holding.beat"); "" at module level
+    fresh: bool  # needs a fresh import: outside a function, nested deeper, or run at import time
     line: int
     op: str
     before: str
@@ -195,6 +196,13 @@ def mutants(path: Path, enums: dict[str, list[str]]) -> list[tuple[Mutant, Build
     skip = _skipped(tree)
     rel = str(path.relative_to(ROOT))
     seen: Counter[str] = Counter()
+    # Functions the module calls while it is imported (to build a table, or a closure kept in
+    # one): swapping their code afterwards would change nothing.
+    body_calls = [n for stmt in tree.body if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    at_import = {n.func.id for n in body_calls if isinstance(n.func, ast.Name)}
+    kinds = {n.name: "class" if isinstance(n, ast.ClassDef) else "def" for n in tree.body
+             if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
     out: list[tuple[Mutant, Build]] = []
     for parent, name, index, scope in list(_sites(tree)):
         node = getattr(parent, name) if index is None else getattr(parent, name)[index]
@@ -209,7 +217,10 @@ def mutants(path: Path, enums: dict[str, list[str]]) -> list[tuple[Mutant, Build
             seen[key] += 1
             digest = hashlib.sha1(f"{key}#{seen[key]}".encode()).hexdigest()[:10]
             line = getattr(node, "lineno", 0)
-            mutant = Mutant(f"{Path(rel).stem}-{digest}", rel, scope, line, op, before, after)
+            parts = scope.strip(".").split(".")
+            depth = 1 if kinds.get(parts[0]) == "def" else 2
+            fresh = len(parts) != depth or parts[0] in at_import or kinds.get(parts[0]) is None
+            mutant = Mutant(f"{Path(rel).stem}-{digest}", rel, scope, fresh, line, op, before, after)
             out.append((mutant, partial(_replace, tree, parent, name, index, new)))
     return out
 
@@ -252,6 +263,8 @@ def _swap(mutant: Mutant, build: Build) -> bool:
     """In this (forked) process, give the already imported function the mutant's code, so every
     reference to it (`from ... import f` in a test too) runs the mutant. False if the mutant is
     not inside a function (a table, a default of a dataclass field): that one needs a fresh import."""
+    if mutant.fresh:
+        return False
     name = mutant.module[:-3].replace("/", ".")
     module = sys.modules[name]
     tree = build()
