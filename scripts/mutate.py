@@ -48,7 +48,7 @@ FLOOR = 0.95
 # several times the cost (a survivor runs all of its tests).
 TESTS: dict[str, tuple[str, ...]] = {
     "orion_action/core/arbitration.py": ("test_arbitration.py",),
-    "orion_action/core/dashboard.py": ("test_dashboard_render.py",),
+    "orion_action/core/dashboard.py": ("test_dashboard_render.py", "test_dashboard_edges.py"),
     "orion_action/core/ending.py": ("test_ending.py", "test_outage_holding.py"),
     "orion_action/core/issue.py": ("test_issue_log.py", "test_trusted_records.py", "test_plan.py"),
     "orion_action/core/liveness.py": ("test_liveness.py", "test_observe.py", "test_plan.py"),
