@@ -10,12 +10,14 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from orion_action.core.liveness import (
+    BOOT_TIME_TOLERANCE_S,
     FUTURE_TOLERANCE_S,
     START_TIME_TOLERANCE_S,
     Liveness,
     Machine,
     Observations,
     ProcessSighting,
+    _same_start,
     judge,
     rebooted,
     same_boot,
@@ -453,7 +455,26 @@ def test_a_process_hidden_from_us_is_no_sighting(monkeypatch) -> None:
         ("abc", "abd", False),
         ("", "abc", None),
         ("abc", "", None),
+        # exactly the tolerance apart is one boot; a second more is a reboot
+        ("boot-time-1000.0", "boot-time-1060.0", True),
+        ("boot-time-1000.0", "boot-time-1061.0", False),
+        # a boot time beside a real boot id is never compared as numbers, whatever follows
+        # the id's first ten characters
+        ("boot-time-1000.0", "0123456789" + "1000.0", False),
+        ("0123456789" + "1000.0", "boot-time-1000.0", False),
     ],
 )
 def test_same_boot(recorded: str, here: str, same: bool | None) -> None:
     assert same_boot(recorded, here) is same
+
+
+def test_the_tolerances_documented_in_liveness() -> None:
+    """A process's start time wobbles by milliseconds (1 s is generous); GitHub's clock and ours
+    disagree by seconds (30 s); a boot-time id moves with a stepped wall clock (60 s), and no
+    machine reboots faster than that."""
+    assert (START_TIME_TOLERANCE_S, FUTURE_TOLERANCE_S, BOOT_TIME_TOLERANCE_S) == (1.0, 30.0, 60.0)
+
+
+@pytest.mark.parametrize(("off", "same"), [(0.0, True), (1.0, True), (-1.0, True), (1.001, False)])
+def test_a_start_time_within_one_second_is_the_same_process(off: float, same: bool) -> None:
+    assert _same_start(ProcessSighting(HOLDER.pid_start + off), HOLDER) is same
