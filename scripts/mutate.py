@@ -59,7 +59,8 @@ TESTS: dict[str, tuple[str, ...]] = {
                                   "test_cancel_means_cancel.py", "test_outage_attempts.py",
                                   "test_drain_identity.py"),
     "orion_action/core/queue.py": ("test_queue_order.py",),
-    "orion_action/core/record.py": ("test_record.py", "test_issue_log.py", "test_trusted_records.py"),
+    "orion_action/core/record.py": ("test_record.py", "test_visible_line.py", "test_issue_log.py",
+                                    "test_trusted_records.py"),
     "orion_action/core/result.py": ("test_result.py",),
     "orion_action/config.py": ("test_config.py", "test_config_loader.py", "test_schema.py"),
 }
