@@ -8,6 +8,7 @@ import pytest
 
 from orion_action.core.record import (
     END_STATES,
+    HOLDER_END,
     PROGRESS_MAX_CHARS,
     ActionsRun,
     ClaimRecord,
@@ -15,7 +16,11 @@ from orion_action.core.record import (
     ReleaseAction,
     State,
     Tombstone,
+    block_kind,
     clean_progress,
+    render_record,
+    render_tombstone,
+    result_section,
     visible_line,
 )
 
@@ -103,3 +108,32 @@ def test_each_end_marker_stands_for_its_own_state() -> None:
         ReleaseAction.INTERRUPTED: State.INTERRUPTED,
         ReleaseAction.CANCELLED: State.CANCELLED,
     }
+
+
+def test_the_visible_text_of_a_release_and_of_a_holders_end_marker() -> None:
+    released = render_tombstone(Tombstone("t1", ReleaseAction.REQUEUE, "dead *holder*"), "runner-1, pid 9")
+    assert released.splitlines()[-1] == (
+        "**orion released claim `t1`** (runner-1, pid 9): dead \\*holder\\*; "
+        "the issue was returned to the queue.")
+    bare = render_tombstone(Tombstone("t1", ReleaseAction.GIVE_UP, "spent"))
+    assert "**orion released claim `t1`**: spent; the retry budget is spent" in bare
+    ended = render_tombstone(Tombstone("t1", ReleaseAction.CANCELLED, "by alice", by=HOLDER_END), "ignored")
+    assert ended.splitlines()[-1] == "**orion run ended** (claim `t1`): the run was cancelled; by alice."
+    assert '"action":"cancelled"' in ended
+
+
+def test_a_final_record_shows_its_result_and_a_released_one_says_so() -> None:
+    assert result_section(None) == result_section("") == ""
+    done = BASE.with_changes(state=State.FINISHED, exit_code=0)
+    assert render_record(done, result="all *good*").endswith("\n### Result\n\nall *good*\n")
+    assert render_record(done).endswith(".\n")
+    released = render_record(done, released="by hand")
+    assert '"released":"by hand"' in released and "released: by hand." in released
+
+
+def test_a_header_must_be_the_first_line_and_short() -> None:
+    body = render_record(BASE)
+    assert block_kind(body) == "orion-claim"
+    assert block_kind(" " + body) is None and block_kind("x\n" + body) is None
+    assert block_kind("<!-- orion-claim v1") is None  # no line after it: no block
+    assert block_kind("<!-- orion-claim v1" + " " * 200 + "\n{}") is None  # a header line is short
