@@ -4,8 +4,11 @@ the defaults a record or tombstone takes when a field is left out."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from orion_action.config import MAX_DURATION
 from orion_action.core.record import (
     END_STATES,
     HOLDER_END,
@@ -18,6 +21,7 @@ from orion_action.core.record import (
     Tombstone,
     block_kind,
     clean_progress,
+    parse_block,
     render_record,
     render_tombstone,
     result_section,
@@ -137,3 +141,24 @@ def test_a_header_must_be_the_first_line_and_short() -> None:
     assert block_kind(" " + body) is None and block_kind("x\n" + body) is None
     assert block_kind("<!-- orion-claim v1") is None  # no line after it: no block
     assert block_kind("<!-- orion-claim v1" + " " * 200 + "\n{}") is None  # a header line is short
+
+
+def _block(data: dict) -> str:
+    return "<!-- orion-claim v1\n" + json.dumps(data) + "\n-->\n"
+
+
+def test_a_record_without_its_optional_fields_reads_with_their_defaults() -> None:
+    data = json.loads(render_record(BASE).split("\n")[1])
+    for key in ("note", "progress", "released", "counts_attempt", "actions", "exit_code", "finished_at", "stage"):
+        data.pop(key, None)
+    record = parse_block(_block(data))
+    assert isinstance(record, ClaimRecord)
+    assert (record.note, record.progress, record.released, record.counts_attempt, record.actions) == (
+        None, None, None, True, None)
+
+
+def test_a_record_promising_exactly_a_week_is_readable() -> None:
+    data = json.loads(render_record(BASE).split("\n")[1])
+    data["stale_after"] = MAX_DURATION
+    record = parse_block(_block(data))
+    assert isinstance(record, ClaimRecord) and record.stale_after == MAX_DURATION
