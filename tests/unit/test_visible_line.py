@@ -149,7 +149,8 @@ def _block(data: dict) -> str:
 
 def test_a_record_without_its_optional_fields_reads_with_their_defaults() -> None:
     data = json.loads(render_record(BASE).split("\n")[1])
-    optional = ("note", "progress", "released", "counts_attempt", "actions", "exit_code", "finished_at", "stage")
+    optional = ("note", "progress", "released", "counts_attempt", "actions", "exit_code", "finished_at",
+                "stage")
     for key in optional:
         data.pop(key, None)
     record = parse_block(_block(data))
