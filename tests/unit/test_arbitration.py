@@ -233,6 +233,8 @@ _LOCK_AND_QUEUE = frozenset({_LAB.working, _LAB.queue})
         ("a later claim won: the same label is its lock", {2: State.LOST, 3: State.FINISHED},
          _LOCK_AND_QUEUE, False),
         ("a later loser does not stop it", {2: State.LOST, 3: State.LOST}, _LOCK_AND_QUEUE, True),
+        ("our own give-up not landed yet: the claim is still ours alone", {2: State.CLAIMING},
+         _LOCK_AND_QUEUE, True),
         ("no label anyone acts on: a pass decides", {2: State.LOST}, frozenset({_LAB.working}), False),
         ("the lock is already off", {2: State.LOST}, frozenset({_LAB.queue}), False),
     ],

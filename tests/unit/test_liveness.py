@@ -478,3 +478,25 @@ def test_the_tolerances_documented_in_liveness() -> None:
 @pytest.mark.parametrize(("off", "same"), [(0.0, True), (1.0, True), (-1.0, True), (1.001, False)])
 def test_a_start_time_within_one_second_is_the_same_process(off: float, same: bool) -> None:
     assert _same_start(ProcessSighting(HOLDER.pid_start + off), HOLDER) is same
+
+
+@pytest.mark.parametrize(
+    ("why", "record", "age", "seen", "expect"),
+    [
+        # exactly FUTURE_TOLERANCE_S ahead is tolerated; a second more is "from the future"
+        ("future at the tolerance", RECORD, -FUTURE_TOLERANCE_S, obs(SAME, RUNNING), Liveness.ALIVE),
+        ("future past the tolerance", RECORD, -FUTURE_TOLERANCE_S - 1, obs(SAME, RUNNING), Liveness.UNKNOWN),
+        # a live wrapper keeps its claim up to stale_after inclusive, not a second longer
+        ("alive at stale_after", RECORD, 60.0, obs(SAME, RUNNING), Liveness.ALIVE),
+        ("fenced past stale_after", RECORD, 61.0, obs(SAME, RUNNING), Liveness.DEAD),
+        # a rebooted host's claim is dead only once a beat was missed (1.5 intervals: 15 s)
+        ("rebooted, beat on time", RECORD, 15.0, obs(REBOOTED), Liveness.ALIVE),
+        ("rebooted, beat missed", RECORD, 16.0, obs(REBOOTED), Liveness.DEAD),
+        # a completed Actions run proves death only after the holder's own stale_after
+        ("run completed at stale_after", ACTIONS, 60.0, obs(OTHER, run="completed"), Liveness.ALIVE),
+        ("run completed past stale_after", ACTIONS, 61.0, obs(OTHER, run="completed"), Liveness.DEAD),
+    ],
+)
+def test_judge_at_its_boundaries(why: str, record: ClaimRecord, age: float, seen: Observations,
+                                 expect: Liveness) -> None:
+    assert judge(record, heartbeat(age), NOW, 60.0, seen).liveness is expect, why
