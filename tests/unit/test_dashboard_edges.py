@@ -4,6 +4,7 @@ every kind of last event (docs/adr/0020)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -136,3 +137,13 @@ def test_a_reason_of_exactly_the_limit_is_not_cut() -> None:
     assert len(exact) == REASON_MAX and not exact.endswith("…")
     longer = failed_reason(IssueLog(claims=(_noted(1, State.LOST, note + "y"),)))
     assert len(longer) == REASON_MAX and longer.endswith("…")
+
+
+def test_a_time_without_a_zone_is_utc_whatever_the_machines_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        assert _time(datetime(2026, 12, 3, 9, 5)) == "2026-12-03 09:05 UTC"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
