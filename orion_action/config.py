@@ -106,31 +106,6 @@ def parse_duration(value: Any, allow_zero: bool = False) -> float:
     return seconds
 
 
-_SCHEMA: dict[str, Any] = {
-    "labels": {
-        "queue": str,
-        "working": str,
-        "ready": str,
-        "failed": str,
-        "stage_prefix": str,
-        "cancel": str,
-        "priority": "labels",
-    },
-    "heartbeat": {"interval": "duration", "stale_after": "duration"},
-    "retry": {"max_attempts": int},
-    "run": {
-        "kill_grace": "duration",
-        "timeout": "limit",
-        "idle_timeout": "limit",
-        "pass_token": bool,
-        "user": "user",
-        "on_signal": "on_signal",
-    },
-    "trusted_authors": list,
-    "trigger": {"permission": "permission"},
-    "dispatch": {"workflow": "workflow", "max_runs": int},
-    "dashboard": {"enabled": bool, "title": "title"},
-}
 # run.on_signal: what a SIGINT/SIGTERM/SIGHUP to the wrapper (a cancelled Actions job) does to the
 # run: end it as `cancelled`, as the cancel label does, or hand the issue back (pre-emptible runners).
 ON_SIGNAL = ("cancel", "requeue")
@@ -138,6 +113,137 @@ TITLE_MAX = 256  # GitHub's limit on an issue title
 # A workflow file name in .github/workflows ("" turns dispatching off).
 _WORKFLOW = re.compile(r"(?:[A-Za-z0-9._-]+\.ya?ml)?")
 _USER = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_.-]{0,31})?")  # a POSIX user name, or "" (run.user)
+
+# Per-key parsers: each takes the YAML value and returns the setting, or raises ValueError with
+# the message a person reads after "file: key: ".
+
+
+def _duration(value: Any) -> float:
+    return parse_duration(value)
+
+
+def _limit(value: Any) -> float:
+    return parse_duration(value, allow_zero=True)
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"expected a non-empty string, got {value!r}")
+    return value
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"expected a whole number of at least 1, got {value!r}")
+    return value
+
+
+def _one_of(choices: tuple[str, ...]) -> Callable[[Any], str]:
+    def parse(value: Any) -> str:
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}")
+        return str(value)
+
+    return parse
+
+
+def _matching(pattern: re.Pattern[str], expected: str) -> Callable[[Any], str]:
+    def parse(value: Any) -> str:
+        if not isinstance(value, str) or not pattern.fullmatch(value):
+            raise ValueError(f"expected {expected}, got {value!r}")
+        return value
+
+    return parse
+
+
+def _title(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > TITLE_MAX or UNSEEN.search(value):
+        raise ValueError(f"expected a non-empty title of at most {TITLE_MAX} characters "
+                         f"and no control characters, got {value!r}")
+    return value
+
+
+def _logins(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError("expected a list of GitHub logins")
+    bad = next((v for v in value if not LOGIN.fullmatch(v)), None)
+    if bad is not None:
+        raise ValueError(f"{bad!r} is not a GitHub login (letters, digits, '-' and '_', "
+                         f"at most 64, optionally ending in [bot]): it could never match")
+    return tuple(value)
+
+
+def _label_list(value: Any) -> tuple[str, ...]:
+    """Distinct label names GitHub accepts and a label filter cannot split."""
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list of label names, got {type(value).__name__}")
+    for name in value:
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"expected non-empty label names, got {name!r}")
+        if "," in name or name != name.strip() or len(name) > LABEL_MAX or UNSEEN.search(name):
+            raise ValueError(
+                f"a label name has no commas, no control characters, no white space at either end "
+                f"and at most {LABEL_MAX} characters, got {name!r}"
+            )
+    if len({n.casefold() for n in value}) != len(value):
+        raise ValueError("each label may appear once (GitHub ignores case in label names)")
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class Key:
+    """One configuration key: how its value is read, and the Config (or Labels, for `labels.*`)
+    field it sets; an absent key leaves that field's default."""
+
+    parse: Callable[[Any], Any]
+    field: str
+
+
+def _label(name: str) -> Key:
+    return Key(_name, name)
+
+
+# The file's keys, section by section (a section's keys are a mapping; `trusted_authors` is a
+# list). The published JSON Schema (docs/orion.schema.json) describes the same keys.
+_SCHEMA: dict[str, Any] = {
+    "labels": {
+        "queue": _label("queue"),
+        "working": _label("working"),
+        "ready": _label("ready"),
+        "failed": _label("failed"),
+        "stage_prefix": _label("stage_prefix"),
+        "cancel": _label("cancel"),
+        "priority": Key(_label_list, "priority"),
+    },
+    "heartbeat": {
+        "interval": Key(_duration, "heartbeat_interval"),
+        "stale_after": Key(_duration, "stale_after"),
+    },
+    "retry": {"max_attempts": Key(_count, "max_attempts")},
+    "run": {
+        "kill_grace": Key(_duration, "kill_grace"),
+        "timeout": Key(_limit, "timeout"),
+        "idle_timeout": Key(_limit, "idle_timeout"),
+        "pass_token": Key(_flag, "pass_token"),
+        "user": Key(_matching(_USER, "a user name of the machine"), "run_user"),
+        "on_signal": Key(_one_of(ON_SIGNAL), "on_signal"),
+    },
+    "trusted_authors": Key(_logins, "trusted_authors"),
+    "trigger": {"permission": Key(_one_of(PERMISSIONS), "trigger_permission")},
+    "dispatch": {
+        "workflow": Key(
+            _matching(_WORKFLOW, 'a workflow file name like "worker.yml" or ""'), "dispatch_workflow"
+        ),
+        "max_runs": Key(_count, "dispatch_max_runs"),
+    },
+    "dashboard": {"enabled": Key(_flag, "dashboard_enabled"), "title": Key(_title, "dashboard_title")},
+}
 
 
 def parse_config(data: Any, source: str) -> Config:
@@ -150,100 +256,41 @@ def parse_config(data: Any, source: str) -> Config:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
-    values: dict[str, Any] = {}
+    settings: dict[str, Any] = {}
+    labels: dict[str, Any] = {}
     for section, value in data.items():
         spec = _SCHEMA.get(section)
         if spec is None:
             raise fail(str(section), f"unknown key (known: {', '.join(_SCHEMA)})")
-        if spec is list:
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                raise fail(section, "expected a list of GitHub logins")
-            bad = next((v for v in value if not LOGIN.fullmatch(v)), None)
-            if bad is not None:
-                raise fail(section, f"{bad!r} is not a GitHub login (letters, digits, '-' and '_', "
-                                    f"at most 64, optionally ending in [bot]): it could never match")
-            values[section] = tuple(value)
-            continue
-        if not isinstance(value, dict):
+        if isinstance(spec, Key):
+            items, keys = [(section, value)], {section: spec}
+        elif not isinstance(value, dict):
             raise fail(section, f"expected a mapping, got {type(value).__name__}")
-        for key, item in value.items():
-            name = f"{section}.{key}"
-            kind = spec.get(key)
-            if kind is None:
+        else:
+            items = [(f"{section}.{k}", v) for k, v in value.items()]
+            keys = {f"{section}.{k}": spec[k] for k in spec}
+        for name, item in items:
+            key = keys.get(name)
+            if key is None:
                 raise fail(name, f"unknown key (known: {', '.join(spec)})")
-            if kind == "duration":
-                try:
-                    values[name] = parse_duration(item)
-                except ValueError as exc:
-                    raise fail(name, str(exc)) from None
-            elif kind == "limit":
-                try:
-                    values[name] = parse_duration(item, allow_zero=True)
-                except ValueError as exc:
-                    raise fail(name, str(exc)) from None
-            elif kind == "workflow":
-                if not isinstance(item, str) or not _WORKFLOW.fullmatch(item):
-                    raise fail(name, f'expected a workflow file name like "worker.yml" or "", got {item!r}')
-                values[name] = item
-            elif kind == "user":
-                if not isinstance(item, str) or not _USER.fullmatch(item):
-                    raise fail(name, f"expected a user name of the machine, got {item!r}")
-                values[name] = item
-            elif kind == "on_signal":
-                if item not in ON_SIGNAL:
-                    raise fail(name, f"expected one of {', '.join(ON_SIGNAL)}, got {item!r}")
-                values[name] = item
-            elif kind == "permission":
-                if item not in PERMISSIONS:
-                    raise fail(name, f"expected one of {', '.join(PERMISSIONS)}, got {item!r}")
-                values[name] = item
-            elif kind == "labels":
-                try:
-                    values[name] = _label_list(item)
-                except ValueError as exc:
-                    raise fail(name, str(exc)) from None
-            elif kind is bool:
-                if not isinstance(item, bool):
-                    raise fail(name, f"expected true or false, got {item!r}")
-                values[name] = item
-            elif kind == "title":
-                if (not isinstance(item, str) or not item.strip() or len(item) > TITLE_MAX
-                        or UNSEEN.search(item)):
-                    raise fail(name, f"expected a non-empty title of at most {TITLE_MAX} characters "
-                                     f"and no control characters, got {item!r}")
-                values[name] = item
-            elif kind is int:
-                if isinstance(item, bool) or not isinstance(item, int) or item < 1:
-                    raise fail(name, f"expected a whole number of at least 1, got {item!r}")
-                values[name] = item
-            elif not isinstance(item, str) or not item.strip():
-                raise fail(name, f"expected a non-empty string, got {item!r}")
-            else:
-                values[name] = item
-    labels = Labels(**{k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("labels.")})
-    defaults = Config()
-    config = Config(
-        labels=labels,
-        heartbeat_interval=values.get("heartbeat.interval", defaults.heartbeat_interval),
-        stale_after=values.get("heartbeat.stale_after", defaults.stale_after),
-        max_attempts=values.get("retry.max_attempts", defaults.max_attempts),
-        kill_grace=values.get("run.kill_grace", defaults.kill_grace),
-        trusted_authors=values.get("trusted_authors", ()),
-        trigger_permission=values.get("trigger.permission", defaults.trigger_permission),
-        timeout=values.get("run.timeout", defaults.timeout),
-        idle_timeout=values.get("run.idle_timeout", defaults.idle_timeout),
-        pass_token=values.get("run.pass_token", defaults.pass_token),
-        run_user=values.get("run.user", defaults.run_user),
-        on_signal=values.get("run.on_signal", defaults.on_signal),
-        dispatch_workflow=values.get("dispatch.workflow", defaults.dispatch_workflow),
-        dispatch_max_runs=values.get("dispatch.max_runs", defaults.dispatch_max_runs),
-        dashboard_enabled=values.get("dashboard.enabled", defaults.dashboard_enabled),
-        dashboard_title=values.get("dashboard.title", defaults.dashboard_title),
-        source=source,
-    )
+            try:
+                parsed = key.parse(item)
+            except ValueError as exc:
+                raise fail(name, str(exc)) from None
+            (labels if section == "labels" else settings)[key.field] = parsed
+    config = Config(labels=Labels(**labels), source=source, **settings)
+    for check in _BOUNDS:
+        check(config, fail)
+    return config
+
+
+def _interval_floor(config: Config, fail: Callable[[str, str], ConfigError]) -> None:
     if config.heartbeat_interval < MIN_INTERVAL:
         interval = config.heartbeat_interval
         raise fail("heartbeat.interval", f"must be at least {MIN_INTERVAL:g}s, got {interval:g}s")
+
+
+def _stale_after_floor(config: Config, fail: Callable[[str, str], ConfigError]) -> None:
     if config.stale_after < 3 * config.heartbeat_interval:
         interval, stale = config.heartbeat_interval, config.stale_after
         if "heartbeat.stale_after" not in values:  # blame the key the user set, not a default
@@ -258,6 +305,9 @@ def parse_config(data: Any, source: str) -> Config:
             f"must be at least 3 x heartbeat.interval ({interval:g}s), got {stale:g}s: set it to at "
             f"least {3 * interval:g}s or shorten heartbeat.interval",
         )
+
+
+def _kill_grace_ceiling(config: Config, fail: Callable[[str, str], ConfigError]) -> None:
     if config.kill_grace > MAX_KILL_GRACE:
         raise fail(
             "run.kill_grace",
@@ -271,8 +321,16 @@ def parse_config(data: Any, source: str) -> Config:
             f"gives up at the renew deadline must have stopped its child before it may be presumed "
             f"dead; got {config.kill_grace:g}s",
         )
-    _check_labels(labels, fail)
-    return config
+
+
+def _labels_apart(config: Config, fail: Callable[[str, str], ConfigError]) -> None:
+    _check_labels(config.labels, fail)
+
+
+# Bounds between keys, checked in this order once every key has been read.
+_BOUNDS: tuple[Callable[[Config, Callable[[str, str], ConfigError]], None], ...] = (
+    _interval_floor, _stale_after_floor, _kill_grace_ceiling, _labels_apart,
+)
 
 
 def _check_labels(labels: Labels, fail: Callable[[str, str], ConfigError]) -> None:
@@ -309,23 +367,6 @@ def _check_labels(labels: Labels, fail: Callable[[str, str], ConfigError]) -> No
         if name.casefold() in taken or name.casefold().startswith(prefix):
             what = taken.get(name.casefold(), f"a stage label ({labels.stage_prefix}*)")
             raise fail("labels.priority", f"{name!r} is also {what}: a priority label must be one of its own")
-
-
-def _label_list(value: Any) -> tuple[str, ...]:
-    """Distinct label names GitHub accepts and a label filter cannot split."""
-    if not isinstance(value, list):
-        raise ValueError(f"expected a list of label names, got {type(value).__name__}")
-    for name in value:
-        if not isinstance(name, str) or not name.strip():
-            raise ValueError(f"expected non-empty label names, got {name!r}")
-        if "," in name or name != name.strip() or len(name) > LABEL_MAX or UNSEEN.search(name):
-            raise ValueError(
-                f"a label name has no commas, no control characters, no white space at either end "
-                f"and at most {LABEL_MAX} characters, got {name!r}"
-            )
-    if len({n.casefold() for n in value}) != len(value):
-        raise ValueError("each label may appear once (GitHub ignores case in label names)")
-    return tuple(value)
 
 
 class _Loader(yaml.SafeLoader):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from orion_action.config import Labels
 from orion_action.core.issue import ClaimEntry, IssueLog
 from orion_action.core.record import RELEASE_MARK, State
 
@@ -109,3 +110,18 @@ def ran_meanwhile(log: IssueLog, token: str, read_at: datetime) -> ClaimEntry | 
         ),
         None,
     )
+
+
+def may_tidy_lock(
+    log: IssueLog, token: str, comment_id: int, on_issue: frozenset[str], labels: Labels
+) -> bool:
+    """Whether a claimer that gave up before running (claim `token` in comment `comment_id`)
+    may take the lock it added off again: only where nothing can be undone. No other claim is
+    open, none came after ours but a loser's (a later winner's lock is the same label), and the
+    issue keeps a label that a claimer or a person acts on. Anything else is left to a pass."""
+    others = [c for c in log.open_claims() if c.record.token != token]
+    later = [c for c in log.claims if c.comment_id > comment_id and c.record.state is not State.LOST]
+    if others or later:
+        return False
+    return labels.working in on_issue and bool(on_issue & {labels.queue, labels.ready, labels.failed})
+

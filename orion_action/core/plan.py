@@ -27,6 +27,11 @@ class Action(str, Enum):
     REPORT = "report"
     CANCEL = "cancel"  # a queued (not held) issue carries the cancel label: unqueue it
 
+    @property
+    def writes(self) -> bool:
+        """Whether carrying it out changes the issue (keep and report only look)."""
+        return self not in (Action.KEEP, Action.REPORT)
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -44,7 +49,7 @@ class Plan:
 
     @property
     def writes(self) -> bool:
-        return self.action not in (Action.KEEP, Action.REPORT)
+        return self.action.writes
 
     @property
     def tombstone_action(self) -> ReleaseAction:
@@ -61,6 +66,162 @@ def _lock_labels(labels: Labels, on_issue: frozenset[str]) -> tuple[str, ...]:
     return tuple(n for n in (*stages, labels.working) if n in on_issue)
 
 
+class Fate(Enum):
+    """What last happened to an issue none of whose open claims is alive or in doubt: the newest
+    event of its history by comment id (a run, or a release of a run), or a leftover lock."""
+
+    QUEUED_AGAIN = "the queue label is back on: a person's requeue, or a claim that died before it ran"
+    DIED_UNSTARTED = "the newest run won, then died before its command started"
+    DIED_RUNNING = "the newest run died while its command ran, with attempts left"
+    DIED_RUNNING_SPENT = "the newest run died while its command ran, on its last attempt"
+    FINISHED_OK = "the newest run finished with exit code 0; its label move did not"
+    FINISHED_FAILED = "the newest run finished with a failure; its label move did not"
+    CANCELLED = "the newest run was cancelled; its label move did not finish"
+    STOPPED = "the newest run was interrupted or stopped; its hand-back did not finish"
+    STOPPED_SPENT = "the newest run was interrupted or stopped, its budget spent; no hand-back"
+    RELEASED = "an earlier release (requeue, unlock or by hand) whose label move did not happen"
+    RELEASED_GIVEN_UP = "an earlier give-up whose label move did not happen"
+    NEVER_STARTED = "dead open claims, none of which ran its command"
+    GAVE_UP_UNSTARTED = "the last claim gave up before it ran, and nothing ran since"
+    NO_RECORD = "the lock is on and no trusted claim record explains it"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of the table from fate to action. `target` and `also_remove` name fields of
+    Labels; `reason` is a format string over the facts `_facts` gathers; `shown` is the verdict
+    displayed for the run (None: the dead claim's own verdict, if any) and `says` its text (None:
+    the reason)."""
+
+    action: Action
+    reason: str
+    target: str | None = None
+    counts: bool = False
+    also_remove: tuple[str, ...] = ()
+    shown: Liveness | None = None
+    says: str | None = None
+
+
+_STOPPED = "the run was {what} and its hand-back did not finish"
+_RELEASED = "finishing an earlier release whose label move did not happen: {release}"
+_FINISHED = "the run finished with exit code {exit_code} but the lock never moved"
+
+RULES: Mapping[Fate, Rule] = {
+    # The queue label is removed only by a claim that won; beside a lock and no live claim it
+    # means the issue is wanted again: keep it, take the leftover lock off.
+    Fate.QUEUED_AGAIN: Rule(
+        Action.REQUEUE,
+        "{lead}the issue is queued; the lock is left over from a claim that never ran its command",
+    ),
+    # No pid recorded: the command never started, so no attempt is spent.
+    Fate.DIED_UNSTARTED: Rule(
+        Action.REQUEUE, "{verdict}; it died before its command started (no attempt spent)", "queue"
+    ),
+    Fate.DIED_RUNNING: Rule(
+        Action.REQUEUE, "{verdict}; attempt {attempt} of {max_attempts}", "queue", counts=True
+    ),
+    Fate.DIED_RUNNING_SPENT: Rule(
+        Action.GIVE_UP, "{verdict}; attempt {attempt} of {max_attempts} failed, retry budget spent", "failed",
+        counts=True,
+    ),
+    Fate.FINISHED_OK: Rule(
+        Action.COMPLETE, _FINISHED, "ready", shown=Liveness.FINISHED, says="the run finished"
+    ),
+    Fate.FINISHED_FAILED: Rule(
+        Action.COMPLETE, _FINISHED, "failed", shown=Liveness.FINISHED, says="the run finished"
+    ),
+    # A person's cancel is final: never back to the queue, and the cancel label goes too (the
+    # queue label cannot be on here: a person who put it back wanted a run, QUEUED_AGAIN).
+    Fate.CANCELLED: Rule(
+        Action.COMPLETE, "the run was cancelled and its label move did not finish", None,
+        also_remove=("cancel",), shown=Liveness.FINISHED,
+    ),
+    # The holder's own hand-back already counted its attempt (its record says so).
+    Fate.STOPPED: Rule(Action.REQUEUE, _STOPPED, "queue", shown=Liveness.FINISHED),
+    Fate.STOPPED_SPENT: Rule(
+        Action.GIVE_UP, _STOPPED + "; {used} of {max_attempts} attempts spent", "failed",
+        shown=Liveness.FINISHED,
+    ),
+    Fate.RELEASED: Rule(Action.REQUEUE, _RELEASED, "queue"),
+    Fate.RELEASED_GIVEN_UP: Rule(Action.GIVE_UP, _RELEASED, "failed"),
+    Fate.NEVER_STARTED: Rule(
+        Action.REQUEUE, "{verdict}; the claim never started its command (no attempt spent)", "queue"
+    ),
+    Fate.GAVE_UP_UNSTARTED: Rule(
+        Action.REQUEUE, "the last claim gave up before it ran ({note})", "queue", shown=Liveness.FINISHED
+    ),
+    Fate.NO_RECORD: Rule(
+        Action.REPORT, "the lock label is on but there is no trusted claim record", shown=Liveness.UNKNOWN
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Fated:
+    """A fate, the claim it is about (for display and to release first) and the facts its
+    reason names."""
+
+    fate: Fate
+    holder: ClaimEntry | None = None
+    facts: Mapping[str, object] = field(default_factory=dict)
+
+
+def fate(on_issue: frozenset[str], log: IssueLog, verdicts: Mapping[str, Verdict], labels: Labels,
+         max_attempts: int) -> Fated:
+    """What last happened to an issue whose open claims are all dead (or that has none).
+
+    The newest event by comment id decides: a run (finished, interrupted, cancelled, or dead
+    while open) or a release of a run. Claims that never started their command decide nothing
+    and spend nothing (ADR 0012). Never by update time: a released holder may still write its
+    final record late, and that must not hide the next run's claim (defect 5 of the v0.1 audit)."""
+    dead = log.open_claims()
+    last = _last_event(log)
+    if labels.queue in on_issue and not (isinstance(last, ClaimEntry) and last.record.state.is_open):
+        newest = dead[-1] if dead else None
+        lead = f"{verdicts[newest.record.token].reason}; " if newest is not None else ""
+        return Fated(Fate.QUEUED_AGAIN, newest, {"lead": lead})
+    if isinstance(last, TombstoneEntry) and last.tombstone.by == HOLDER_END:
+        last = _as_ended(log, last) or last
+    if isinstance(last, ClaimEntry):
+        return _run_fate(last, verdicts, log.attempts_used(), max_attempts)
+    if last is not None:
+        t = last.tombstone
+        given_up = t.action is ReleaseAction.GIVE_UP
+        released = Fate.RELEASED_GIVEN_UP if given_up else Fate.RELEASED
+        return Fated(released, log.find(t.token), {"release": t.reason})
+    if dead:
+        return Fated(Fate.NEVER_STARTED, dead[-1])
+    if log.claims:
+        note = log.claims[-1].record.note or "no reason given"
+        return Fated(Fate.GAVE_UP_UNSTARTED, log.claims[-1], {"note": note})
+    return Fated(Fate.NO_RECORD)
+
+
+def _last_event(log: IssueLog) -> ClaimEntry | TombstoneEntry | None:
+    """The newest run or release of a run, by comment id. A release naming a claim the log does
+    not hold counts (the claim may have been deleted); one of a claim that never ran does not."""
+    releases = [t for t in log.tombstones if (c := log.find(t.tombstone.token)) is None or ran(c)]
+    events: list[ClaimEntry | TombstoneEntry] = [c for c in log.claims if ran(c)] + releases
+    return max(events, key=lambda e: e.comment_id, default=None)
+
+
+def _run_fate(last: ClaimEntry, verdicts: Mapping[str, Verdict], used: int, max_attempts: int) -> Fated:
+    """The fate of an issue whose newest event is a run, by the state its record ends in."""
+    rec = last.record
+    if rec.state.is_open:
+        if rec.child_pid is None:
+            return Fated(Fate.DIED_UNSTARTED, last)
+        spent = used + 1 >= max_attempts
+        return Fated(Fate.DIED_RUNNING_SPENT if spent else Fate.DIED_RUNNING, last)
+    if rec.state is State.FINISHED:
+        ok = rec.exit_code == 0
+        return Fated(Fate.FINISHED_OK if ok else Fate.FINISHED_FAILED, last, {"exit_code": rec.exit_code})
+    if rec.state is State.CANCELLED:
+        return Fated(Fate.CANCELLED, last)
+    what = "interrupted" if rec.state is State.INTERRUPTED else "stopped"
+    return Fated(Fate.STOPPED_SPENT if used >= max_attempts else Fate.STOPPED, last, {"what": what})
+
+
 def plan_issue(
     number: int,
     is_open: bool,
@@ -72,16 +233,14 @@ def plan_issue(
 ) -> Plan:
     """Decide for one issue carrying the lock. `verdicts` has one entry per open claim token.
 
-    Everything is ordered by comment id (GitHub's total order), never by update time: a
-    released holder may still write its final record late, and that must not hide the next
-    run's claim (defect 5 of the v0.1 audit)."""
-    remove = _lock_labels(labels, on_issue)
+    What is true now comes first: a closed issue is unlocked, a live holder kept, one in doubt
+    (or a claim this version cannot read) reported. Otherwise every open claim is provably dead
+    (or there is none): all of them are released, and what the labels become is the row of
+    RULES for the issue's fate."""
     open_claims = log.open_claims()
     notes = _notes(log)
-    latest = open_claims[-1] if open_claims else (log.claims[-1] if log.claims else None)
-    used = log.attempts_used()
-
     if not is_open:
+        latest = open_claims[-1] if open_claims else (log.claims[-1] if log.claims else None)
         return Plan(
             number,
             Action.UNLOCK,
@@ -89,15 +248,13 @@ def plan_issue(
             holder=latest,
             verdict=verdicts.get(latest.record.token) if latest else None,
             release=open_claims,
-            remove_labels=remove,
+            remove_labels=_lock_labels(labels, on_issue),
             notes=notes,
         )
-
     judged = [(c, verdicts[c.record.token]) for c in open_claims]
-    for wanted in (Liveness.ALIVE, Liveness.UNKNOWN):
+    for wanted, action in ((Liveness.ALIVE, Action.KEEP), (Liveness.UNKNOWN, Action.REPORT)):
         hit = next(((c, v) for c, v in judged if v.liveness is wanted), None)
         if hit:
-            action = Action.KEEP if wanted is Liveness.ALIVE else Action.REPORT
             return Plan(number, action, hit[1].reason, holder=hit[0], verdict=hit[1], notes=notes)
     unreadable = log.blocking_unreadable()
     if unreadable is not None:
@@ -106,104 +263,86 @@ def plan_issue(
             f"upgrade orion-action, or release it by hand with `orion-action release --force`"
         )
         return Plan(number, Action.REPORT, reason, verdict=Verdict(Liveness.UNKNOWN, reason), notes=notes)
+    fated = fate(on_issue, log, verdicts, labels, max_attempts)
+    return _apply(number, fated, on_issue, log, verdicts, labels, max_attempts, notes)
 
-    # Every open claim is provably dead (or there is none): all of them are released. What the
-    # labels become is decided by the newest event of the issue's fate, by comment id: a run
-    # (finished, interrupted, cancelled, or dead while open) or a release of a run. Claims that
-    # never started their command decide nothing and spend nothing.
-    release = open_claims
-    ran_releases = [t for t in log.tombstones if (c := log.find(t.tombstone.token)) is None or ran(c)]
-    events: list[ClaimEntry | TombstoneEntry] = [c for c in log.claims if ran(c)] + ran_releases
-    last = max(events, key=lambda e: e.comment_id, default=None)
 
-    def move(
-        action: Action,
-        reason: str,
-        target: str | None,
-        holder: ClaimEntry | None,
-        verdict: Verdict | None = None,
-        counts: bool = False,
-        extra_remove: tuple[str, ...] = (),
-    ) -> Plan:
-        """Release the dead open claims (if any), take the lock and stages off, put `target` on."""
-        first = tuple(c for c in release if holder is not None and c.comment_id == holder.comment_id)
+def _apply(
+    number: int,
+    fated: Fated,
+    on_issue: frozenset[str],
+    log: IssueLog,
+    verdicts: Mapping[str, Verdict],
+    labels: Labels,
+    max_attempts: int,
+    notes: tuple[str, ...],
+) -> Plan:
+    """The plan a fate's row of RULES makes: release the dead open claims (the one the fate is
+    about first: only it may count an attempt), take the lock and stages off, put the target on."""
+    rule = RULES[fated.fate]
+    holder = fated.holder
+    judged = verdicts.get(holder.record.token) if holder is not None else None
+    used = log.attempts_used()
+    reason = rule.reason.format(
+        verdict=judged.reason if judged else "", attempt=used + 1, used=used, max_attempts=max_attempts,
+        **fated.facts,
+    )
+    verdict = judged if rule.shown is None else Verdict(rule.shown, rule.says or reason)
+    if not rule.action.writes:
+        return Plan(number, rule.action, reason, verdict=verdict, notes=notes)
+    release = log.open_claims()
+    first = tuple(c for c in release if holder is not None and c.comment_id == holder.comment_id)
+    extra = tuple(n for n in (getattr(labels, k) for k in rule.also_remove) if n in on_issue)
+    return Plan(
+        number,
+        rule.action,
+        reason,
+        holder=holder,
+        verdict=verdict,
+        release=first + tuple(c for c in release if c not in first),
+        counts_attempt=rule.counts,
+        add_labels=(getattr(labels, rule.target),) if rule.target else (),
+        remove_labels=(*_lock_labels(labels, on_issue), *extra),
+        attempts_used=used,
+        notes=notes,
+    )
+
+
+def plan_release(
+    number: int,
+    is_open: bool,
+    on_issue: frozenset[str],
+    open_claims: tuple[ClaimEntry, ...],
+    verdicts: Mapping[str, Verdict],
+    labels: Labels,
+    force: bool,
+) -> Plan:
+    """`release` by hand of an issue carrying the lock: requeue, releasing every open claim.
+    A holder judged alive or in doubt is released only with `force`; without it the plan is a
+    REPORT whose reason is the refusal. Only a dead run that started its command spends an
+    attempt (ADR 0012); a closed issue is not work, so it is not queued again."""
+    blocking = [(c, verdicts[c.record.token]) for c in open_claims if not verdicts[c.record.token].is_dead]
+    if blocking and not force:
+        v = blocking[0][1]
         return Plan(
             number,
-            action,
-            reason,
-            holder=holder,
-            verdict=verdict,
-            release=first + tuple(c for c in release if c not in first),  # the one that counts first
-            counts_attempt=counts,
-            add_labels=(target,) if target else (),
-            remove_labels=(*remove, *extra_remove),
-            attempts_used=used,
-            notes=notes,
+            Action.REPORT,
+            f"refusing to release #{number}: its holder is {v.liveness.value} ({v.reason}); "
+            f"use --force only if you are sure the run is gone",
+            holder=blocking[0][0],
+            verdict=v,
         )
-
-    if labels.queue in on_issue and not (isinstance(last, ClaimEntry) and last.record.state.is_open):
-        # The queue label is removed only by a claim that won; beside a lock and no live claim
-        # it means the issue is wanted again (a person's requeue, or a claim that died before it
-        # ran): keep it, take the leftover lock off.
-        reason = "the issue is queued; the lock is left over from a claim that never ran its command"
-        dead = release[-1] if release else None
-        if dead is not None:
-            reason = f"{verdicts[dead.record.token].reason}; {reason}"
-        return move(Action.REQUEUE, reason, None, dead, verdicts.get(dead.record.token) if dead else None)
-    if isinstance(last, TombstoneEntry) and last.tombstone.by == HOLDER_END:
-        last = _as_ended(log, last) or last
-    if isinstance(last, ClaimEntry) and last.record.state.is_open and last.record.child_pid is None:
-        # It won but died before its command started (no pid recorded): back to the queue,
-        # no attempt spent.
-        verdict = verdicts[last.record.token]
-        reason = f"{verdict.reason}; it died before its command started (no attempt spent)"
-        return move(Action.REQUEUE, reason, labels.queue, last, verdict)
-    if isinstance(last, ClaimEntry) and last.record.state.is_open:
-        verdict = verdicts[last.record.token]
-        spent = used + 1 >= max_attempts
-        reason = f"{verdict.reason}; attempt {used + 1} of {max_attempts}" + (
-            " failed, retry budget spent" if spent else ""
-        )
-        target = labels.failed if spent else labels.queue
-        return move(Action.GIVE_UP if spent else Action.REQUEUE, reason, target, last, verdict, counts=True)
-    if isinstance(last, ClaimEntry):
-        rec = last.record
-        if rec.state is State.FINISHED:
-            reason = f"the run finished with exit code {rec.exit_code} but the lock never moved"
-            target = labels.ready if rec.exit_code == 0 else labels.failed
-            return move(Action.COMPLETE, reason, target, last, Verdict(Liveness.FINISHED, "the run finished"))
-        if rec.state is State.CANCELLED:
-            reason = "the run was cancelled and its label move did not finish"
-            extra = tuple(n for n in (labels.queue, labels.cancel) if n in on_issue)
-            finished = Verdict(Liveness.FINISHED, reason)
-            return move(Action.COMPLETE, reason, None, last, finished, extra_remove=extra)
-        spent = used >= max_attempts
-        what = "interrupted" if rec.state is State.INTERRUPTED else "stopped"
-        reason = f"the run was {what} and its hand-back did not finish" + (
-            f"; {used} of {max_attempts} attempts spent" if spent else ""
-        )
-        target = labels.failed if spent else labels.queue
-        action = Action.GIVE_UP if spent else Action.REQUEUE
-        return move(action, reason, target, last, Verdict(Liveness.FINISHED, reason))
-    if last is not None:
-        t = last.tombstone
-        give_up = t.action is ReleaseAction.GIVE_UP
-        return move(
-            Action.GIVE_UP if give_up else Action.REQUEUE,
-            f"finishing an earlier release whose label move did not happen: {t.reason}",
-            labels.failed if give_up else labels.queue,
-            log.find(t.token),
-        )
-    if release:
-        verdict = verdicts[release[-1].record.token]
-        reason = f"{verdict.reason}; the claim never started its command (no attempt spent)"
-        return move(Action.REQUEUE, reason, labels.queue, release[-1], verdict)
-    if log.claims:
-        gave_up = log.claims[-1]
-        reason = f"the last claim gave up before it ran ({gave_up.record.note or 'no reason given'})"
-        return move(Action.REQUEUE, reason, labels.queue, gave_up, Verdict(Liveness.FINISHED, reason))
-    reason = "the lock label is on but there is no trusted claim record"
-    return Plan(number, Action.REPORT, reason, verdict=Verdict(Liveness.UNKNOWN, reason), notes=notes)
+    reason = "released by hand with --force" if blocking else "released by hand; the holder is dead"
+    return Plan(
+        number,
+        Action.REQUEUE,
+        reason,
+        holder=open_claims[0] if open_claims else None,
+        release=open_claims,
+        counts_attempt=not blocking and any(c.record.child_pid is not None for c in open_claims),
+        add_labels=(labels.queue,) if is_open else (),
+        remove_labels=tuple(x for x in on_issue if x.startswith(labels.stage_prefix)) + (labels.working,),
+    )
 
 
 def keep_on_fresh_beat(

@@ -282,10 +282,8 @@ def _get(data: dict[str, Any], key: str, kind: type | tuple[type, ...], optional
     return value
 
 
-def _number(data: dict[str, Any], key: str, optional: bool = False) -> Any:
-    value = _get(data, key, (int, float), optional)
-    if value is None:
-        return None
+def _number(data: dict[str, Any], key: str) -> float:
+    value = _get(data, key, (int, float))
     try:
         value = float(value)
     except OverflowError:

@@ -18,7 +18,7 @@ from orion_action.adapters import machine as local
 from orion_action.adapters.clock import Clock
 from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
-from orion_action.core.arbitration import SERVER_TIME_SLACK_S, blocker, ran_meanwhile, winner
+from orion_action.core.arbitration import SERVER_TIME_SLACK_S, blocker, may_tidy_lock, ran_meanwhile, winner
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine
 from orion_action.core.queue import pick_order
@@ -370,13 +370,7 @@ class Claimer:
             issue, _ = self.gh.get_issue(n)
             comments, _ = self.gh.list_comments(n)
             log = read_log(comments, claim.trusted)
-            others = [c for c in log.open_claims() if c.record.token != claim.record.token]
-            later = [
-                c for c in log.claims if c.comment_id > claim.comment_id and c.record.state is not State.LOST
-            ]
-            if others or later:
-                return
-            if lab.working in issue.labels and issue.labels & {lab.queue, lab.ready, lab.failed}:
+            if may_tidy_lock(log, claim.record.token, claim.comment_id, issue.labels, lab):
                 for name in filter(None, [lab.stage(claim.record.stage), lab.working]):
                     self.gh.remove_label(n, name)
         except GitHubError as exc:

@@ -14,7 +14,6 @@ import contextlib
 import secrets
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
 from datetime import datetime
 
 from orion_action.adapters import machine as local
@@ -22,6 +21,7 @@ from orion_action.adapters.clock import Clock
 from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
 from orion_action.core.arbitration import SERVER_TIME_SLACK_S, lost_reason
+from orion_action.core.ending import Outcome, failed_for_outage, handed_back
 from orion_action.core.issue import Issue, IssueLog, read_log
 from orion_action.core.liveness import Machine
 from orion_action.core.record import (
@@ -44,7 +44,6 @@ FENCE_MAX_PAGES = 2
 PAGE = 100
 # How long a final write waits for a beat in flight before going ahead (and reading back).
 FINAL_LOCK_WAIT_S = 1.0
-TIME_LIMIT_EXIT_CODE = 124  # run.timeout or run.idle_timeout stopped the child (as `timeout` says)
 # A holder that gave up because GitHub did not answer keeps trying to say so (ADR 0019) for
 # the longer of this and stale_after, backing off from the first pause to the longest.
 OUTAGE_RECORD_MIN_S = 600.0
@@ -69,81 +68,6 @@ def outage_bound(config: Config) -> float:
     return max(config.stale_after, OUTAGE_RECORD_MIN_S)
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """How a run ended, and what that does to the record and the labels."""
-
-    state: State
-    exit_code: int | None = None
-    note: str | None = None
-    add: str | None = None  # the label that says what happens next
-    also_remove: tuple[str, ...] = ()  # labels removed besides the lock and the stage label
-    counts_attempt: bool = True
-
-
-def finished(config: Config, code: int) -> Outcome:
-    lab = config.labels
-    return Outcome(State.FINISHED, exit_code=code, add=lab.ready if code == 0 else lab.failed)
-
-
-def handed_back(
-    config: Config, attempt: int, why: str, code: int | None = None, counts: bool = True
-) -> Outcome:
-    """An interrupted run goes back to the queue, or to failed once its attempts are spent
-    (a run that is cancelled or hangs every time must not loop forever)."""
-    lab = config.labels
-    spent = counts and attempt >= config.max_attempts
-    note = why + (
-        f"; attempt {attempt} of {config.max_attempts}, retry budget spent"
-        if spent
-        else "; back to the queue"
-    )
-    return Outcome(
-        State.INTERRUPTED,
-        exit_code=code,
-        note=note,
-        add=lab.failed if spent else lab.queue,
-        counts_attempt=counts,
-    )
-
-
-def timed_out(config: Config, attempt: int, why: str) -> Outcome:
-    """A time limit stopped the child: a failed attempt (exit code 124, as `timeout` reports
-    it), back to the queue while the retry budget allows, then failed."""
-    return handed_back(config, attempt, why, code=TIME_LIMIT_EXIT_CODE)
-
-
-def cancelled(config: Config, by: str | None) -> Outcome:
-    lab = config.labels
-    who = f" by {by}" if by else ""
-    return Outcome(
-        State.CANCELLED,
-        note=f"cancelled{who} (the {lab.cancel} label); add {lab.queue} to run it again",
-        also_remove=(lab.queue, lab.cancel),
-        counts_attempt=False,
-    )
-
-
-def signalled(config: Config, attempt: int, signame: str, started: bool) -> Outcome:
-    """A signal to the wrapper (SIGINT/SIGTERM/SIGHUP: on a runner, the Actions job was
-    cancelled). By default the run ends as the cancel label ends it: a person pressed Cancel,
-    so the issue must not run again on its own (no attempt, no requeue, no dispatch). With
-    run.on_signal: requeue (pre-emptible runners, whose jobs a machine stops) it is handed
-    back; only a run whose command started spends an attempt (ADR 0043). Unlike the cancel
-    label, it leaves a queue label on: the claim took it off, so one there now was put back
-    by a person after the run began (a newer wish than the job's cancel)."""
-    why = f"stopped by {signame}"
-    if config.on_signal == "requeue":
-        return handed_back(config, attempt, why, counts=started)
-    lab = config.labels
-    return Outcome(
-        State.CANCELLED,
-        note=f"cancelled: the Actions job was cancelled ({why}); add {lab.queue} to run it again",
-        also_remove=(lab.cancel,),
-        counts_attempt=False,
-    )
-
-
 def move_labels(gh: GitHubRepo, number: int, add: list[str], remove: list[str], lock: str) -> None:
     """The one label sequence of every ending and every repair: the next label on first, then
     the others off, the lock last. A crash in between leaves the lock on, and a reconcile pass
@@ -154,38 +78,6 @@ def move_labels(gh: GitHubRepo, number: int, add: list[str], remove: list[str], 
         if name != lock:
             gh.remove_label(number, name)
     gh.remove_label(number, lock)
-
-
-def ending_due(
-    holding: Holding,
-    child_code: int | None,
-    signum: int | None,
-    fatal: str | None,
-    ran_s: float | None = None,
-    idle_s: float | None = None,
-) -> str | None:
-    """Which way the run ends now, if any, in the order the supervisor checks them: the child
-    exited, a signal, a rejected token, the claim lost, a cancel, the lease run out, then the
-    time limits: `ran_s` (how long the child has run) past run.timeout, `idle_s` (how long it
-    has written no output and no progress line) past run.idle_timeout."""
-    if child_code is not None:
-        return "exited"
-    if signum is not None:
-        return "signal"
-    if fatal is not None:
-        return "fatal"
-    if holding.lost is not None:
-        return "lost"
-    if holding.cancel_requested:
-        return "cancel"
-    if holding.lease_left() <= 0:
-        return "lease"
-    config = holding.config
-    if config.timeout > 0 and ran_s is not None and ran_s >= config.timeout:
-        return "timeout"
-    if config.idle_timeout > 0 and idle_s is not None and idle_s >= config.idle_timeout:
-        return "idle"
-    return None
 
 
 class Holding:
@@ -583,25 +475,7 @@ class Holding:
             self.gh.deadline = previous
 
     def _failed_for_our_outage(self, issue: Issue, log: IssueLog, record: ClaimRecord) -> bool:
-        """Whether a pass turned the issue failed only because it counted our run, which our
-        record now excuses: its give-up released our claim and is the issue's last event, the
-        issue is open and carries the failed label alone of ours, and without our run the
-        budget is not spent."""
-        lab = self.config.labels
-        token = record.token
-        mine = [t for t in log.tombstones if t.tombstone.token == token]
-        events = [c.comment_id for c in log.claims] + [t.comment_id for t in log.tombstones]
-        if not (
-            issue.is_open
-            and lab.failed in issue.labels
-            and not issue.labels & {lab.working, lab.queue, lab.ready, lab.cancel}
-            and len(mine) == 1
-            and mine[0].tombstone.action is ReleaseAction.GIVE_UP
-            and mine[0].comment_id == max(events)
-        ):
-            return False
-        ours = tuple(replace(c, record=record) if c.record.token == token else c for c in log.claims)
-        return replace(log, claims=ours).attempts_used() < self.config.max_attempts
+        return failed_for_outage(issue.is_open, issue.labels, log, record, self.config)
 
     def move_labels(self, add: str | None, also_remove: tuple[str, ...] = ()) -> None:
         lab = self.config.labels

@@ -25,7 +25,7 @@ from orion_action.adapters.github import GitHubRepo, Issue
 from orion_action.config import Config
 from orion_action.core.issue import ClaimEntry, Comment, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import MISSED_BEAT_FACTOR, Liveness, Machine, Verdict
-from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel, plan_issue
+from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel, plan_issue, plan_release
 from orion_action.core.queue import pick_order, priority_of
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
 from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed
@@ -288,28 +288,10 @@ class Reconciler:
         if not open_claims and s.plan.action is Action.COMPLETE:
             # The run finished and only its label move is missing: finish it, do not redo it.
             return self.execute(s)
-        blocking = [
-            (c, s.verdicts[c.record.token]) for c in open_claims if not s.verdicts[c.record.token].is_dead
-        ]
-        if blocking and not force:
-            c, v = blocking[0]
-            raise NotClaimed(
-                f"refusing to release #{number}: its holder is {v.liveness.value} ({v.reason}); "
-                f"use --force only if you are sure the run is gone"
-            )
-        reason = "released by hand with --force" if blocking else "released by hand; the holder is dead"
-        # Only a dead run that started its command spends an attempt (ADR 0012).
-        counts = not blocking and any(c.record.child_pid is not None for c in open_claims)
-        plan = Plan(
-            number,
-            Action.REQUEUE,
-            reason,
-            holder=open_claims[0] if open_claims else None,
-            release=open_claims,
-            counts_attempt=counts,
-            add_labels=(lab.queue,) if issue.is_open else (),  # a closed issue is not work
-            remove_labels=(*stages, lab.working),
-        )
+        plan = plan_release(number, issue.is_open, issue.labels, open_claims, s.verdicts, lab, force)
+        if plan.action is Action.REPORT:
+            raise NotClaimed(plan.reason)
+        reason, counts = plan.reason, plan.counts_attempt
         ordered = tuple(sorted(open_claims, key=lambda c: c.record.child_pid is None))  # counts first
         self._post_tombstones(number, ordered, ReleaseAction.RELEASE, reason, counts, by="release")
         unreadable = s.log.blocking_unreadable()

@@ -34,6 +34,16 @@ from orion_action.adapters.github import GitHubRepo
 from orion_action.adapters.guardian import adopt_orphans
 from orion_action.adapters.run_as import RunAs, resolve
 from orion_action.config import Config
+from orion_action.core.ending import (
+    TIME_LIMIT_EXIT_CODE,
+    Outcome,
+    cancelled,
+    ending_due,
+    finished,
+    handed_back,
+    signalled,
+    timed_out,
+)
 from orion_action.core.record import ActionsRun, clean_progress, mentions_orion, run_url
 from orion_action.core.result import RESULT_MAX_BYTES, clean_result, run_summary
 from orion_action.credentials import command_env
@@ -41,18 +51,7 @@ from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, No
 from orion_action.services import trigger
 from orion_action.services.claiming import Claim, Claimer
 from orion_action.services.dispatch import dispatch_issues, trigger_check
-from orion_action.services.holding import (
-    TIME_LIMIT_EXIT_CODE,
-    Holding,
-    Outcome,
-    cancelled,
-    ending_due,
-    finished,
-    handed_back,
-    outage_bound,
-    signalled,
-    timed_out,
-)
+from orion_action.services.holding import Holding, outage_bound
 
 Log = Callable[[str], None]
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

@@ -8,8 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orion_action.core.arbitration import lost_reason, ran_meanwhile, winner
-from orion_action.core.issue import ClaimEntry, Comment, read_log
+from orion_action.config import Labels
+from orion_action.core.arbitration import (
+    blocker,
+    ended_before,
+    lost_reason,
+    may_tidy_lock,
+    ran_meanwhile,
+    winner,
+)
+from orion_action.core.issue import ClaimEntry, Comment, IssueLog, read_log
 from orion_action.core.record import (
     ClaimRecord,
     Holder,
@@ -202,3 +210,52 @@ def test_an_unreadable_release_after_our_claim_stops_us() -> None:
     reason = lost_reason(read_log(comments, TRUSTED), "me", is_open=True, has_lock=True,
                          is_dead=NOBODY_DEAD)
     assert reason is not None and "cannot read" in reason
+
+
+# -- may_tidy_lock: a loser takes its lock off again only where nothing can be undone ----------
+
+def _tidy_log(*entries: ClaimEntry) -> IssueLog:
+    return IssueLog(tuple(entries), ())
+
+
+_LAB = Labels()
+_LOCK_AND_QUEUE = frozenset({_LAB.working, _LAB.queue})
+
+
+@pytest.mark.parametrize(
+    ("why", "states", "on_issue", "tidy"),
+    [
+        ("alone, the issue still queued: take the lock off", {2: State.LOST}, _LOCK_AND_QUEUE, True),
+        ("alone, the winner's run done (ready)", {1: State.FINISHED, 2: State.LOST},
+         frozenset({_LAB.working, _LAB.ready}), True),
+        ("alone, failed", {2: State.LOST}, frozenset({_LAB.working, _LAB.failed}), True),
+        ("another claim is open: its lock", {1: State.RUNNING, 2: State.LOST}, _LOCK_AND_QUEUE, False),
+        ("a later claim won: the same label is its lock", {2: State.LOST, 3: State.FINISHED},
+         _LOCK_AND_QUEUE, False),
+        ("a later loser does not stop it", {2: State.LOST, 3: State.LOST}, _LOCK_AND_QUEUE, True),
+        ("our own give-up not landed yet: the claim is still ours alone", {2: State.CLAIMING},
+         _LOCK_AND_QUEUE, True),
+        ("no label anyone acts on: a pass decides", {2: State.LOST}, frozenset({_LAB.working}), False),
+        ("the lock is already off", {2: State.LOST}, frozenset({_LAB.queue}), False),
+    ],
+)
+def test_may_tidy_lock(why: str, states: dict[int, State], on_issue: frozenset[str], tidy: bool) -> None:
+    entries = [ClaimEntry(cid, rec(f"t{cid}", st), T0, T0) for cid, st in states.items()]
+    assert may_tidy_lock(_tidy_log(*entries), "t2", 2, on_issue, _LAB) is tidy, why
+
+
+def test_a_claim_released_before_it_started_never_wins() -> None:
+    """Review group 4: a claimer whose own claim was tombstoned during arbitration must not
+    start its child, even as the lowest claim."""
+    log = log_of((1, rec("a", State.CLAIMING)), (2, tomb("a")))
+    assert blocker(log, "a", dead()) == "the claim was released before it started"
+
+
+def test_ended_before_counts_a_tombstone_at_the_cutoff_second() -> None:
+    """Review group 5: GitHub's whole seconds; a tombstone stamped at the cut-off second ended
+    the claim before it (the same boundary as the record's own)."""
+    log = log_of((1, rec("a")), (5, tomb("a")))
+    entry = log.find("a")
+    assert entry is not None
+    assert ended_before(log, entry, T0 + timedelta(seconds=5))
+    assert not ended_before(log, entry, T0 + timedelta(seconds=4))

@@ -10,14 +10,17 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from orion_action.core.liveness import (
+    BOOT_TIME_TOLERANCE_S,
     FUTURE_TOLERANCE_S,
     START_TIME_TOLERANCE_S,
     Liveness,
     Machine,
     Observations,
     ProcessSighting,
+    _same_start,
     judge,
     rebooted,
+    same_boot,
     same_process_table,
 )
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State
@@ -440,3 +443,60 @@ def test_a_process_hidden_from_us_is_no_sighting(monkeypatch) -> None:
 
     monkeypatch.setattr(machine.psutil, "Process", denied)
     assert machine.sight(4242, None) is None
+
+
+@pytest.mark.parametrize(
+    ("recorded", "here", "same"),
+    [
+        ("boot-time-x", "boot-time-x", True),  # malformed alike: one boot, not a reboot (review group 7)
+        ("boot-time-x", "boot-time-y", False),
+        ("boot-time-100.0", "boot-time-100.5", True),
+        ("abc", "abc", True),
+        ("abc", "abd", False),
+        ("", "abc", None),
+        ("abc", "", None),
+        # exactly the tolerance apart is one boot; a second more is a reboot
+        ("boot-time-1000.0", "boot-time-1060.0", True),
+        ("boot-time-1000.0", "boot-time-1061.0", False),
+        # a boot time beside a real boot id is never compared as numbers, whatever follows
+        # the id's first ten characters
+        ("boot-time-1000.0", "0123456789" + "1000.0", False),
+        ("0123456789" + "1000.0", "boot-time-1000.0", False),
+    ],
+)
+def test_same_boot(recorded: str, here: str, same: bool | None) -> None:
+    assert same_boot(recorded, here) is same
+
+
+def test_the_tolerances_documented_in_liveness() -> None:
+    """A process's start time wobbles by milliseconds (1 s is generous); GitHub's clock and ours
+    disagree by seconds (30 s); a boot-time id moves with a stepped wall clock (60 s), and no
+    machine reboots faster than that."""
+    assert (START_TIME_TOLERANCE_S, FUTURE_TOLERANCE_S, BOOT_TIME_TOLERANCE_S) == (1.0, 30.0, 60.0)
+
+
+@pytest.mark.parametrize(("off", "same"), [(0.0, True), (1.0, True), (-1.0, True), (1.001, False)])
+def test_a_start_time_within_one_second_is_the_same_process(off: float, same: bool) -> None:
+    assert _same_start(ProcessSighting(HOLDER.pid_start + off), HOLDER) is same
+
+
+@pytest.mark.parametrize(
+    ("why", "record", "age", "seen", "expect"),
+    [
+        # exactly FUTURE_TOLERANCE_S ahead is tolerated; a second more is "from the future"
+        ("future at the tolerance", RECORD, -FUTURE_TOLERANCE_S, obs(SAME, RUNNING), Liveness.ALIVE),
+        ("future past the tolerance", RECORD, -FUTURE_TOLERANCE_S - 1, obs(SAME, RUNNING), Liveness.UNKNOWN),
+        # a live wrapper keeps its claim up to stale_after inclusive, not a second longer
+        ("alive at stale_after", RECORD, 60.0, obs(SAME, RUNNING), Liveness.ALIVE),
+        ("fenced past stale_after", RECORD, 61.0, obs(SAME, RUNNING), Liveness.DEAD),
+        # a rebooted host's claim is dead only once a beat was missed (1.5 intervals: 15 s)
+        ("rebooted, beat on time", RECORD, 15.0, obs(REBOOTED), Liveness.ALIVE),
+        ("rebooted, beat missed", RECORD, 16.0, obs(REBOOTED), Liveness.DEAD),
+        # a completed Actions run proves death only after the holder's own stale_after
+        ("run completed at stale_after", ACTIONS, 60.0, obs(OTHER, run="completed"), Liveness.ALIVE),
+        ("run completed past stale_after", ACTIONS, 61.0, obs(OTHER, run="completed"), Liveness.DEAD),
+    ],
+)
+def test_judge_at_its_boundaries(why: str, record: ClaimRecord, age: float, seen: Observations,
+                                 expect: Liveness) -> None:
+    assert judge(record, heartbeat(age), NOW, 60.0, seen).liveness is expect, why

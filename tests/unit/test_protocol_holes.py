@@ -21,6 +21,7 @@ import pytest
 from fakes.memory_github import BOT, PERSON, MemoryServer, ServerTime
 
 from orion_action.config import Config
+from orion_action.core.ending import finished
 from orion_action.core.issue import read_log, trusted_set
 from orion_action.core.liveness import Machine
 from orion_action.core.record import (
@@ -36,7 +37,7 @@ from orion_action.core.record import (
 )
 from orion_action.errors import GitHubError, NotClaimed
 from orion_action.services.claiming import Claim, Claimer
-from orion_action.services.holding import Holding, finished
+from orion_action.services.holding import Holding
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, source="test")
 LAB = CONFIG.labels

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from orion_action.core.record import (
     CLAIM_MARK,
+    MAX_BLOCK_CHARS,
     RELEASE_MARK,
     VERSION,
     ActionsRun,
@@ -307,3 +308,21 @@ def test_the_visible_line_links_the_actions_run_and_only_a_well_formed_link() ->
         assert isinstance(again, ClaimRecord) and again.actions is not None and again.actions.url == ""
     assert run_url("https://github.com/", "o/r", 5) == "https://github.com/o/r/actions/runs/5"
     assert run_url("https://github.com", "", 5) == ""  # no repository, no link
+
+
+def test_the_header_says_version_1() -> None:
+    """Records other versions wrote and read: the version is on the wire, not only in code."""
+    assert render_record(RECORD).startswith("<!-- orion-claim v1\n")
+    with pytest.raises(RecordError, match="version 2 is not understood"):
+        parse_block(render_record(RECORD).replace("orion-claim v1", "orion-claim v2", 1))
+
+
+def test_a_block_must_end_within_its_cap() -> None:
+    body = render_record(RECORD)
+    end = body.index("\n-->")
+    fits = body[:end] + " " * (MAX_BLOCK_CHARS - 4 - end) + body[end:]  # "\n-->" ends at the cap
+    assert parse_block(fits) == RECORD
+    over = body[:end] + " " * (MAX_BLOCK_CHARS - 3 - end) + body[end:]
+    with pytest.raises(RecordError, match=f"no end within {MAX_BLOCK_CHARS} characters"):
+        parse_block(over)
+    assert MAX_BLOCK_CHARS == 16_384

@@ -14,7 +14,7 @@ from fakes.memory_github import MemoryServer
 from orion_action.config import Config
 from orion_action.core.issue import read_log, trusted_set
 from orion_action.core.record import block_kind, mentions_orion, parse_block
-from orion_action.core.result import RESULT_MAX_BYTES, clean_result, run_summary
+from orion_action.core.result import RESULT_MAX_BYTES, TRUNCATED, clean_result, run_summary
 from orion_action.services.holding import Holding
 from orion_action.services.wrapper import RunRequest, Wrapper, read_result
 
@@ -140,3 +140,14 @@ def test_the_summary_says_when_the_labels_were_left(tmp_path: Path, monkeypatch:
     summary = out.read_text()
     assert "finished, exit code 0; the labels were left: the issue was closed" in summary
     assert "labelled" not in summary
+
+
+def test_the_bound_is_the_16_kib_the_notice_names_and_a_full_file_is_not_cut() -> None:
+    assert RESULT_MAX_BYTES == 16 * 1024 and "16 KiB" in TRUNCATED
+    exact = clean_result(b"a" * RESULT_MAX_BYTES)
+    assert exact == "a" * RESULT_MAX_BYTES  # exactly the bound: all of it, no truncation notice
+
+
+def test_a_long_title_is_cut_to_200_characters_in_the_summary() -> None:
+    summary = run_summary("o/r", 7, "t" * 300, "finished", 1, 5, None)
+    assert "| Title | " + "t" * 200 + " |" in summary
