@@ -258,6 +258,7 @@ def parse_config(data: Any, source: str) -> Config:
         raise ConfigError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
     settings: dict[str, Any] = {}
     labels: dict[str, Any] = {}
+    given: set[str] = set()  # the keys the file sets (a bound blames one of them, not a default)
     for section, value in data.items():
         spec = _SCHEMA.get(section)
         if spec is None:
@@ -278,22 +279,27 @@ def parse_config(data: Any, source: str) -> Config:
             except ValueError as exc:
                 raise fail(name, str(exc)) from None
             (labels if section == "labels" else settings)[key.field] = parsed
+            given.add(name)
     config = Config(labels=Labels(**labels), source=source, **settings)
     for check in _BOUNDS:
-        check(config, fail)
+        check(config, fail, frozenset(given))
     return config
 
 
-def _interval_floor(config: Config, fail: Callable[[str, str], ConfigError]) -> None:
+def _interval_floor(
+    config: Config, fail: Callable[[str, str], ConfigError], given: frozenset[str]
+) -> None:
     if config.heartbeat_interval < MIN_INTERVAL:
         interval = config.heartbeat_interval
         raise fail("heartbeat.interval", f"must be at least {MIN_INTERVAL:g}s, got {interval:g}s")
 
 
-def _stale_after_floor(config: Config, fail: Callable[[str, str], ConfigError]) -> None:
+def _stale_after_floor(
+    config: Config, fail: Callable[[str, str], ConfigError], given: frozenset[str]
+) -> None:
     if config.stale_after < 3 * config.heartbeat_interval:
         interval, stale = config.heartbeat_interval, config.stale_after
-        if "heartbeat.stale_after" not in values:  # blame the key the user set, not a default
+        if "heartbeat.stale_after" not in given:  # blame the key the user set, not a default
             raise fail(
                 "heartbeat.interval",
                 f"{interval:g}s is too long for heartbeat.stale_after ({stale:g}s, the default), which "
@@ -307,7 +313,9 @@ def _stale_after_floor(config: Config, fail: Callable[[str, str], ConfigError]) 
         )
 
 
-def _kill_grace_ceiling(config: Config, fail: Callable[[str, str], ConfigError]) -> None:
+def _kill_grace_ceiling(
+    config: Config, fail: Callable[[str, str], ConfigError], given: frozenset[str]
+) -> None:
     if config.kill_grace > MAX_KILL_GRACE:
         raise fail(
             "run.kill_grace",
@@ -323,12 +331,14 @@ def _kill_grace_ceiling(config: Config, fail: Callable[[str, str], ConfigError])
         )
 
 
-def _labels_apart(config: Config, fail: Callable[[str, str], ConfigError]) -> None:
+def _labels_apart(
+    config: Config, fail: Callable[[str, str], ConfigError], given: frozenset[str]
+) -> None:
     _check_labels(config.labels, fail)
 
 
 # Bounds between keys, checked in this order once every key has been read.
-_BOUNDS: tuple[Callable[[Config, Callable[[str, str], ConfigError]], None], ...] = (
+_BOUNDS: tuple[Callable[[Config, Callable[[str, str], ConfigError], frozenset[str]], None], ...] = (
     _interval_floor, _stale_after_floor, _kill_grace_ceiling, _labels_apart,
 )
 

@@ -33,29 +33,15 @@ from fakes.memory_github import BOT, PERSON, MemoryGitHub, MemoryServer
 from model.scheduler import SLEEP, START, Crashed, Scheduler, StepResult
 from orion_action.adapters.clock import Clock
 from orion_action.config import Config
-from orion_action.core.ending import cancelled, ending_due, finished, signalled
+from orion_action.core.ending import cancelled, ending_due, finished, handed_back, signalled, timed_out
 from orion_action.core.issue import IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine, ProcessSighting
 from orion_action.core.record import CLAIM_MARK, HOLDER_END, Holder, ReleaseAction, State
 from orion_action.errors import GitHubError, NotFound, OrionError
 from orion_action.services.claiming import LIST_SETTLE_S, Claim, Claimer
-<<<<<<< HEAD
 from orion_action.services.dispatch import dispatch_after_pass
-from orion_action.services.holding import (
-    Holding,
-    cancelled,
-    ending_due,
-    finished,
-    handed_back,
-    outage_bound,
-    signalled,
-    timed_out,
-)
-from orion_action.services.reconcile import Action, Reconciler
-=======
 from orion_action.services.holding import Holding, outage_bound
-from orion_action.services.reconcile import Reconciler
->>>>>>> h17-core
+from orion_action.services.reconcile import Action, Reconciler
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, kill_grace=1.0, source="model")
 WORKFLOW = "orion-worker.yml"  # the worker workflow passes dispatch (World.dispatch)
