@@ -390,8 +390,9 @@ def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, prox
             assert _used(result.stderr) == spent, (command, result.stderr)
             # GET /user, one page of issues, one page of recently updated comments, then one
             # list per claim (frozen, they missed a beat: no shortcut); status also lists the
-            # queue and reads the pause label, a pass also lists the cancel label's issues.
-            assert spent == 1 + 1 + 1 + 2 + (2 if command == "status" else 1), command
+            # queue and reads the pause label (and, its queue being empty, checks that the queue
+            # label exists, to say "run init" if not), a pass also lists the cancel label's issues.
+            assert spent == 1 + 1 + 1 + 2 + (3 if command == "status" else 1), command
             assert "2 live claim(s) heartbeat every 1s: about 14400 requests/hour" in result.stderr
             assert "7200 comment edits/hour" in result.stderr
             assert "warning: heartbeats would use more than 80% of the token's budget" in result.stderr
