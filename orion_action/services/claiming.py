@@ -271,7 +271,7 @@ class Claimer:
             claim.record = record.with_changes(state=State.RUNNING, attempt=log.attempts_used() + 1)
             self.gh.edit_comment(claim.comment_id, render_record(claim.record))
             claim.unqueued = True
-            self.gh.remove_label(n, lab.queue)
+            took_queueing = self.gh.remove_label(n, lab.queue)
         except GitHubError as exc:
             self.gh.deadline = None
             self._give_up(claim, f"the claim could not be completed: {exc}")
@@ -280,6 +280,14 @@ class Claimer:
             raise
         finally:
             self.gh.deadline = None
+        if not took_queueing:
+            # Someone took this queueing before us (ADR 0048): a claim that decided on a list
+            # still missing ours (lag above the settle) and may have run and ended already, or
+            # the cancel sweep, or a person. Running now could run it a second time.
+            why = "the queue label was already gone when this claim took it: the queueing was taken"
+            self._give_up(claim, why)
+            self._tidy_after_giving_up(claim)
+            raise NotClaimed(f"issue #{n} lost the race: {why}")
         return claim
 
     def _require_queued(self, issue: Issue) -> None:

@@ -34,11 +34,24 @@ def replay(seed: int, episode: int) -> None:
 CASES = [
     (5, 207, "late-unqueue", "a winner whose late unqueue stranded the issue dies before its repair"),
     (7, 203, "cancel-sweep-race", "the cancel sweep removes the label while a claim is in flight"),
-    (33, 5, "lower-claim-wins-late", "lag 4 s: w1 (higher) wins and runs, then w0 (lower) wins too"),
     (8, 235, None, "a live run stopped by another actor's lock removal (not yet attributed)"),
     (18, 58, None, "a person's requeue lost: ['orion-ready'] (not yet attributed)"),
     (25, 246, None, "a dead holder kept past stale_after and a pass (not yet attributed)"),
 ]
+
+
+# Replays of holes since closed, kept as regression tests: each must break nothing.
+CLOSED = [
+    (33, 5, "lower-claim-wins-late: lag 4 s, w1 (higher) wins and runs, then w0 (lower) wins too; "
+            "w0's unqueue finds the queue label gone and it gives up (ADR 0048)"),
+    (945794403, 17, "w3 (higher) wins on a list without w2's claim; w2 wins, runs and is cancelled by "
+                    "a signal; w3's unqueue finds the queue label gone and it gives up (ADR 0048)"),
+]
+
+
+@pytest.mark.parametrize(("seed", "episode", "what"), CLOSED, ids=[f"{c[0]}-{c[1]}" for c in CLOSED])
+def test_closed_hole_replays(seed: int, episode: int, what: str) -> None:
+    replay(seed, episode)
 
 
 @pytest.mark.parametrize(

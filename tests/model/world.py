@@ -80,8 +80,6 @@ KNOWN_HOLES = {
     "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
     "duplicate-claim": "a claim POST retried under lag posts one token twice; every pass then backs off",
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
-    "lower-claim-wins-late": "with lag above the settle a higher claim wins and runs, then the lower claim "
-                             "wins too: ran_meanwhile looks only at lower claims",
     "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it off",
     "cancel-sweep-race": "the cancel sweep removes the cancel label while a claim is in flight",
     "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
