@@ -144,7 +144,12 @@ def plan_issue(
     if labels.queue in on_issue and not (isinstance(last, ClaimEntry) and last.record.state.is_open):
         # The queue label is removed only by a claim that won; beside a lock and no live claim
         # it means the issue is wanted again (a person's requeue, or a claim that died before it
-        # ran): keep it, take the leftover lock off.
+        # ran): keep it, take the leftover lock off. But a claim in flight looks the same (its
+        # lock on, the queue label not yet taken): with no claim listed at all, its comment may
+        # just not be listed yet, and taking the lock off would strand it (ADR 0049).
+        if not log.claims:
+            reason = "the lock is on beside the queue label and no claim is listed yet: one may be in flight"
+            return Plan(number, Action.REPORT, reason, verdict=Verdict(Liveness.UNKNOWN, reason), notes=notes)
         reason = "the issue is queued; the lock is left over from a claim that never ran its command"
         dead = release[-1] if release else None
         if dead is not None:

@@ -46,6 +46,8 @@ CLOSED = [
             "w0's unqueue finds the queue label gone and it gives up (ADR 0048)"),
     (945794403, 17, "w3 (higher) wins on a list without w2's claim; w2 wins, runs and is cancelled by "
                     "a signal; w3's unqueue finds the queue label gone and it gives up (ADR 0048)"),
+    (3, 24, "stale-pass-unlock (one shape; the hole stays open in others): a pass sees the lock and "
+            "the queue label but not w0's lagging claim, and no longer takes the lock off (ADR 0049)"),
 ]
 
 
