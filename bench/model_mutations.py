@@ -163,6 +163,16 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if self.claim.unqueued:  # our unqueue may have landed after the release (ADR 0025)",
         "        if False:",
     )],
+    "a winner runs whether or not its unqueue took the queue label (ADR 0048)": [(
+        "services/claiming.py",
+        "        if not took_queueing:",
+        "        if False:",
+    )],
+    "a pass unlocks a queued issue with no claim listed (ADR 0049)": [(
+        "core/plan.py",
+        "        if not log.claims:\n            reason = \"the lock is on beside the queue label",
+        "        if False:\n            reason = \"the lock is on beside the queue label",
+    )],
 }
 
 RUNNER = """
