@@ -48,6 +48,9 @@ CLOSED = [
                     "a signal; w3's unqueue finds the queue label gone and it gives up (ADR 0048)"),
     (3, 24, "stale-pass-unlock (one shape; the hole stays open in others): a pass sees the lock and "
             "the queue label but not w0's lagging claim, and no longer takes the lock off (ADR 0049)"),
+    (14, 19, "duplicate-claim: a retried claim POST under lag posts one token twice; a pass killed after "
+             "its tombstone left the lock, and every later pass crashed on the orphan copy (ADR 0049)"),
+    (11, 145, "duplicate-claim, with the cancel label on the issue (ADR 0049)"),
 ]
 
 

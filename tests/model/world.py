@@ -78,7 +78,6 @@ KNOWN_HOLES = {
                     "its repair (ADR 0025)",
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
     "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
-    "duplicate-claim": "a claim POST retried under lag posts one token twice; every pass then backs off",
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
     "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it off",
     "cancel-sweep-race": "the cancel sweep removes the cancel label while a claim is in flight",

@@ -12,7 +12,15 @@ from orion_action.config import Config
 from orion_action.core.issue import read_log, trusted_set
 from orion_action.core.liveness import Machine
 from orion_action.core.plan import Action, plan_issue
-from orion_action.core.record import Holder
+from orion_action.core.record import (
+    ClaimRecord,
+    Holder,
+    ReleaseAction,
+    State,
+    Tombstone,
+    render_record,
+    render_tombstone,
+)
 from orion_action.services.claiming import Claimer
 from orion_action.services.reconcile import Reconciler
 
@@ -53,3 +61,29 @@ def test_a_pass_during_a_claim_whose_comment_lags_does_not_strand_it() -> None:
     assert done == ["report"]
     assert s.issue(n).labels == frozenset({LAB.working})  # held by the winner, not stranded
     assert claim.number == n
+
+
+def test_a_claim_posted_twice_by_a_retry_is_one_claim_and_a_pass_finishes_it() -> None:
+    """duplicate-claim (the model's seeds 14/19 and 11/145): the claim POST lands but its
+    answer is lost, and the retry's look for it misses it in a lagging listing, so one token
+    sits in two comments; the claimer edits only the second. After the claimer died and a pass
+    was killed between its tombstone and its label move, every later pass crashed on the
+    orphan copy (a KeyError in the plan) and the lock stayed for ever. The last copy is the
+    claim (ADR 0049)."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue, LAB.working])
+    now = s.clock.now.isoformat(timespec="seconds")
+    holder = Holder("a", "a-boot", "a-id", "a-ns", 10, 10.0)
+    record = ClaimRecord(token="t1", state=State.CLAIMING, holder=holder, started_at=now, heartbeat_at=now,
+                         interval=CONFIG.heartbeat_interval, stale_after=CONFIG.stale_after)
+    s.comment(n, render_record(record), BOT)  # the copy whose answer was lost
+    second = s.comment(n, render_record(record.with_changes(state=State.RUNNING)), BOT)  # won, then died
+    log = read_log(s.comments(n), trusted_set(BOT, ()))
+    assert [c.comment_id for c in log.claims] == [second]
+    s.clock.advance(CONFIG.stale_after + 10)
+    tomb = Tombstone("t1", ReleaseAction.REQUEUE, "a pass killed before its label move", False, "reconcile")
+    s.comment(n, render_tombstone(tomb), BOT)
+    r = Reconciler(s.client(), CONFIG, lambda _line: None, here=machine("hosted"),
+                   sight=lambda _pid, _child: None)
+    assert [r.execute(sv).action for sv in r.survey()] == [Action.REQUEUE]
+    assert s.issue(n).labels == frozenset({LAB.queue})
