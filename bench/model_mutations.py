@@ -173,6 +173,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if not log.claims:\n            reason = \"the lock is on beside the queue label",
         "        if False:\n            reason = \"the lock is on beside the queue label",
     )],
+    "every copy of a claim posted twice is a claim (ADR 0049)": [(
+        "core/issue.py",
+        "    claims = [c for c in claims if last_copy[c.record.token] == c.comment_id]",
+        "",
+    )],
 }
 
 RUNNER = """
