@@ -41,6 +41,9 @@ class Plan:
     remove_labels: tuple[str, ...] = ()
     attempts_used: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # A dead run not requeued because the issue carries the cancel label (ADR 0049): its
+    # tombstone unlocks, so that no repair (ADR 0025) reads it as a return to the queue.
+    for_cancel: bool = False
 
     @property
     def writes(self) -> bool:
@@ -48,6 +51,8 @@ class Plan:
 
     @property
     def tombstone_action(self) -> ReleaseAction:
+        if self.for_cancel:
+            return ReleaseAction.UNLOCK
         return {
             Action.UNLOCK: ReleaseAction.UNLOCK,
             Action.GIVE_UP: ReleaseAction.GIVE_UP,
@@ -125,7 +130,14 @@ def plan_issue(
         counts: bool = False,
         extra_remove: tuple[str, ...] = (),
     ) -> Plan:
-        """Release the dead open claims (if any), take the lock and stages off, put `target` on."""
+        """Release the dead open claims (if any), take the lock and stages off, put `target` on.
+        A dead run on an issue carrying the cancel label is not put back in the queue: the
+        person asked for no more runs, and a plan made before the cancel sweep ran would undo
+        it when it lands after the sweep (ADR 0049); the sweep then takes the label off."""
+        for_cancel = target == labels.queue and labels.cancel in on_issue
+        if for_cancel:
+            target, reason = None, f"{reason}; not requeued: the issue carries {labels.cancel}"
+            extra_remove = (*extra_remove, *(n for n in (labels.queue,) if n in on_issue))
         first = tuple(c for c in release if holder is not None and c.comment_id == holder.comment_id)
         return Plan(
             number,
@@ -139,6 +151,7 @@ def plan_issue(
             remove_labels=(*remove, *extra_remove),
             attempts_used=used,
             notes=notes,
+            for_cancel=for_cancel,
         )
 
     if labels.queue in on_issue and not (isinstance(last, ClaimEntry) and last.record.state.is_open):

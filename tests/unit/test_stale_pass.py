@@ -10,7 +10,7 @@ from fakes.memory_github import BOT, MemoryServer, ServerTime
 
 from orion_action.config import Config
 from orion_action.core.issue import read_log, trusted_set
-from orion_action.core.liveness import Machine
+from orion_action.core.liveness import Liveness, Machine, Verdict
 from orion_action.core.plan import Action, plan_issue
 from orion_action.core.record import (
     ClaimRecord,
@@ -87,3 +87,29 @@ def test_a_claim_posted_twice_by_a_retry_is_one_claim_and_a_pass_finishes_it() -
                    sight=lambda _pid, _child: None)
     assert [r.execute(sv).action for sv in r.survey()] == [Action.REQUEUE]
     assert s.issue(n).labels == frozenset({LAB.queue})
+
+
+def test_a_dead_run_on_a_cancelled_issue_is_not_requeued() -> None:
+    """The model's seed 7, episode 203: two passes plan to requeue the same dead run while a
+    person's cancel label is on; one does it and its cancel sweep takes the labels off, then
+    the other's stale plan lands and puts the queue label back: the issue runs again. A dead
+    run on an issue carrying the cancel label is unlocked, not requeued (ADR 0049), so a stale
+    plan has nothing to undo."""
+    now = "2026-01-01T12:00:00+00:00"
+    holder = Holder("a", "a-boot", "a-id", "a-ns", 10, 10.0)
+    record = ClaimRecord(token="t1", state=State.RUNNING, holder=holder, started_at=now, heartbeat_at=now,
+                         interval=CONFIG.heartbeat_interval, stale_after=CONFIG.stale_after, child_pid=None)
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working, LAB.cancel])
+    s.comment(n, render_record(record), BOT)
+    log = read_log(s.comments(n), trusted_set(BOT, ()))
+    dead = {"t1": Verdict(Liveness.DEAD, "no heartbeat for 70s")}
+    plan = plan_issue(n, True, frozenset({LAB.working, LAB.cancel}), log, dead, LAB, 3)
+    assert plan.action is Action.REQUEUE and plan.add_labels == ()
+    assert plan.remove_labels == (LAB.working,)
+    assert "not requeued" in plan.reason
+    assert plan.tombstone_action is ReleaseAction.UNLOCK  # no repair reads it as a requeue
+    queued = plan_issue(n, True, frozenset({LAB.working, LAB.cancel, LAB.queue}), log, dead, LAB, 3)
+    assert queued.add_labels == () and LAB.queue in queued.remove_labels
+    without = plan_issue(n, True, frozenset({LAB.working}), log, dead, LAB, 3)
+    assert without.add_labels == (LAB.queue,) and without.tombstone_action is ReleaseAction.REQUEUE
