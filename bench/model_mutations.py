@@ -178,6 +178,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "    claims = [c for c in claims if last_copy[c.record.token] == c.comment_id]",
         "",
     )],
+    "a pass requeues a dead run under a cancel (ADR 0049)": [(
+        "core/plan.py",
+        "        for_cancel = target == labels.queue and labels.cancel in on_issue",
+        "        for_cancel = False",
+    )],
 }
 
 RUNNER = """
