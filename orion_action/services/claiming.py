@@ -368,13 +368,17 @@ class Claimer:
         claimed. The lock we added may now be ours alone (the other run may have ended and
         taken its lock off before ours landed): take it off again, but only where nothing can
         be undone: no other claim is open, none came after ours (a later winner's lock is the
-        same label), and the issue keeps a label that a claimer or a person acts on. Anything
-        else is left to a reconcile pass. A loser never touches the queue label."""
+        same label, and a later claim may not be listed yet while the issue's comment count
+        runs ahead of the listing, ADR 0049), and the issue keeps a label that a claimer or a
+        person acts on. Anything else is left to a reconcile pass. A loser never touches the
+        queue label."""
         lab = self.config.labels
         n = claim.number
         try:
             issue, _ = self.gh.get_issue(n)
             comments, _ = self.gh.list_comments(n)
+            if issue.comments > len(comments):
+                return
             log = read_log(comments, claim.trusted)
             others = [c for c in log.open_claims() if c.record.token != claim.record.token]
             later = [

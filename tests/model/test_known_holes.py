@@ -33,7 +33,6 @@ def replay(seed: int, episode: int) -> None:
 # strand (2, 22). Each needs a directed scenario instead of a random episode (ADR 0026).
 CASES = [
     (5, 207, "late-unqueue", "a winner whose late unqueue stranded the issue dies before its repair"),
-    (8, 235, None, "a live run stopped by another actor's lock removal (not yet attributed)"),
     (25, 246, None, "a dead holder kept past stale_after and a pass (not yet attributed)"),
 ]
 
@@ -52,6 +51,8 @@ CLOSED = [
     (7, 203, "attributed to cancel-sweep-race: two passes plan to requeue one dead run under a cancel; "
              "one does and its sweep takes the cancel off, the other's stale plan put the queue label "
              "back. A dead run under a cancel is not requeued (ADR 0049)"),
+    (8, 235, "unattributed: a loser's tidy took off a later claim's lock, that claim not listed yet; the "
+             "tidy now leaves the lock while the issue's comment count is ahead of its listing (ADR 0049)"),
 ]
 
 

@@ -6,6 +6,9 @@ pass's late lock removal stranded the issue. Directed on the in-memory GitHub.""
 
 from __future__ import annotations
 
+import threading
+
+import pytest
 from fakes.memory_github import BOT, MemoryServer, ServerTime
 
 from orion_action.config import Config
@@ -21,6 +24,7 @@ from orion_action.core.record import (
     render_record,
     render_tombstone,
 )
+from orion_action.errors import GitHubError
 from orion_action.services.claiming import Claimer
 from orion_action.services.reconcile import Reconciler
 
@@ -113,3 +117,35 @@ def test_a_dead_run_on_a_cancelled_issue_is_not_requeued() -> None:
     assert queued.add_labels == () and LAB.queue in queued.remove_labels
     without = plan_issue(n, True, frozenset({LAB.working}), log, dead, LAB, 3)
     assert without.add_labels == (LAB.queue,) and without.tombstone_action is ReleaseAction.REQUEUE
+
+
+def test_a_loser_leaves_the_lock_when_a_comment_is_not_listed_yet() -> None:
+    """The model's unattributed replay (8, 235): a claimer whose lock write failed gives up and
+    tidies: the issue shows the lock and the queue label, its listing shows no claim after
+    ours, so it took the lock off. But the lock was a later claimer's, whose claim the listing
+    still lagged: that claimer won and ran without a lock. The issue's comment count runs ahead
+    of a lagging listing: while it does, the loser leaves the lock to a pass (ADR 0049)."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    a = Claimer(s.client(), CONFIG, lambda _line: None, ServerTime(s), machine("a"),
+                Holder("a", "a-boot", "a-id", "a-ns", 10, 10.0), sight=lambda _pid, _child: None)
+    reads: list[str] = []
+
+    def later_claim(name: str, args: tuple[object, ...]) -> None:
+        if name == "add_labels" and not reads:
+            reads.append("failing")
+            s.fail_next(threading.current_thread().name, "unavailable")  # our lock never lands
+        elif name == "get_issue" and reads == ["failing"]:  # our tidy's read
+            reads.append("tidy")
+            now = s.clock.now.isoformat(timespec="seconds")
+            record = ClaimRecord(token="b", state=State.RUNNING, holder=Holder("b", "b", "b", "b", 20, 20.0),
+                                 started_at=now, heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                                 stale_after=CONFIG.stale_after)
+            s.hide(s.comment(n, render_record(record), BOT), 5.0)  # B's claim: not listed yet
+            s.add_label(n, LAB.working)  # B's lock
+
+    s.on_call = later_claim
+    with pytest.raises(GitHubError):
+        a.claim_number(n, None)
+    assert reads == ["failing", "tidy"]
+    assert LAB.working in s.issue(n).labels  # B's lock stays
