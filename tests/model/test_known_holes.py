@@ -32,7 +32,6 @@ def replay(seed: int, episode: int) -> None:
 # (1, 133), requeue-over-cancel (5, 133), repair-undoes-cancel (36, 72) and the unattributed
 # strand (2, 22). Each needs a directed scenario instead of a random episode (ADR 0026).
 CASES = [
-    (5, 207, "late-unqueue", "a winner whose late unqueue stranded the issue dies before its repair"),
     (25, 246, None, "a dead holder kept past stale_after and a pass (not yet attributed)"),
 ]
 
@@ -53,6 +52,11 @@ CLOSED = [
              "back. A dead run under a cancel is not requeued (ADR 0049)"),
     (8, 235, "unattributed: a loser's tidy took off a later claim's lock, that claim not listed yet; the "
              "tidy now leaves the lock while the issue's comment count is ahead of its listing (ADR 0049)"),
+    (12, 111, "stale-pass-unlock: a person takes the lock off under a forced release, a drain claims the "
+              "issue, and the release's lock removal lands after its lock; a release or pass that finds "
+              "the lock gone moves nothing (ADR 0049)"),
+    (16, 176, "stale-pass-unlock: a pass's lock removal planned before a new claim (ADR 0049)"),
+    (13, 117, "stale-pass-unlock: a pass's move after a new claim not yet listed (ADR 0049)"),
 ]
 
 
@@ -78,6 +82,12 @@ def test_open_hole_replays(seed: int, episode: int, hole: str | None, what: str)
 # Shrunk traces of open holes whose random episode no longer reaches them (the request
 # sequence changed): (setup, actions, the hole, what the model saw), replayed exactly.
 ACT_CASES = [
+    (explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, lag_seed="5-207"),
+     [("worker", "m2", 1, False), ("worker", "m1", None, False), ("worker", "m1", None, False),
+      ("step", "w2.claim"), ("step", "w2.claim"), ("burst", "w2.claim", 3), ("step", "w2.claim"),
+      ("step", "w2.claim"), ("fail", "w2.claim", "late", 2), ("burst", "w2.claim", 10), ("reconciler", "m1"),
+      ("burst", "r0", 8), ("burst", "r0", 8)],
+     "late-unqueue", "(5, 207): a winner whose late unqueue stranded the issue dies before its repair"),
     (explorer.Setup(issues=2, max_lag=0.0, whole_seconds=True, lag_seed="18-58"),
      [("worker", "m2", 1, False), ("worker", "m1", 2, False), ("burst", "w1.claim", 9),
       ("worker", "m2", 2, False), ("worker", "m1", 1, False), ("exit", "w1", 0), ("burst", "w1.end", 5),

@@ -149,3 +149,61 @@ def test_a_loser_leaves_the_lock_when_a_comment_is_not_listed_yet() -> None:
         a.claim_number(n, None)
     assert reads == ["failing", "tidy"]
     assert LAB.working in s.issue(n).labels  # B's lock stays
+
+
+def dead_claim(s: MemoryServer, n: int, token: str = "dead") -> None:
+    """A claim that won and died before its command started, long ago."""
+    now = s.clock.now.isoformat(timespec="seconds")
+    record = ClaimRecord(token=token, state=State.RUNNING, holder=Holder("d", "d", "d", "d", 30, 30.0),
+                         started_at=now, heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                         stale_after=CONFIG.stale_after)
+    s.comment(n, render_record(record), BOT)
+    s.clock.advance(CONFIG.stale_after + 10)
+
+
+def reconciler(s: MemoryServer) -> Reconciler:
+    return Reconciler(s.client(), CONFIG, lambda _line: None, here=machine("hosted"),
+                      sight=lambda _pid, _child: None)
+
+
+def test_a_pass_does_not_unlock_under_a_claim_its_listing_lags() -> None:
+    """pass-unlocks-unlisted-claim: the pass requeues a dead claim; while it runs, a new
+    claimer claims the issue (the pass's queue label on, the lock its own), and the pass's
+    re-list after its tombstone lags the new claim. The issue's count is ahead of that listing:
+    the pass leaves the labels (ADR 0049), and the new claim keeps its lock."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working])
+    dead_claim(s, n)
+    r = reconciler(s)
+    (survey,) = r.survey()
+    assert survey.plan.action is Action.REQUEUE
+
+    def new_claim(name: str, args: tuple[object, ...]) -> None:
+        if name == "list_comments":  # the pass's re-list after its tombstone
+            s.on_call = None
+            now = s.clock.now.isoformat(timespec="seconds")
+            b = Holder("b", "b", "b", "b", 20, 20.0)
+            record = ClaimRecord(token="new", state=State.CLAIMING, holder=b, started_at=now,
+                                 heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                                 stale_after=CONFIG.stale_after)
+            s.hide(s.comment(n, render_record(record), BOT), 5.0)
+
+    s.on_call = new_claim
+    done = r.execute(survey)
+    assert done.action is Action.KEEP and "not listed yet" in done.reason
+    assert LAB.working in s.issue(n).labels
+
+
+def test_a_pass_moves_no_label_once_the_lock_was_taken_off_meanwhile() -> None:
+    """stale-pass-unlock through a person: the pass plans to requeue a dead claim, a person
+    takes the lock off and the issue is claimed again before the pass's move lands. A pass
+    finding the lock gone moves nothing (ADR 0049): whoever took it off decided the labels."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working])
+    dead_claim(s, n)
+    r = reconciler(s)
+    (survey,) = r.survey()
+    s.remove_label(n, LAB.working)  # by hand
+    done = r.execute(survey)
+    assert done.action is Action.KEEP and "taken off" in done.reason
+    assert s.issue(n).labels == frozenset()
