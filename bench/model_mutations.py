@@ -183,6 +183,21 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        for_cancel = target == labels.queue and labels.cancel in on_issue",
         "        for_cancel = False",
     )],
+    "a loser tidies whatever the comment count says (ADR 0049)": [(
+        "services/claiming.py",
+        "            if issue.comments > len(comments):\n                return\n",
+        "",
+    )],
+    "a pass moves labels after the lock was taken off (ADR 0049)": [(
+        "services/reconcile.py",
+        "        if self.config.labels.working not in issue.labels:",
+        "        if False:",
+    )],
+    "a pass moves labels whatever the comment count says (ADR 0049)": [(
+        "services/reconcile.py",
+        "        if listed is None or issue.comments <= listed:",
+        "        if True:",
+    )],
 }
 
 RUNNER = """
