@@ -226,10 +226,11 @@ class Reconciler:
 
     def _not_listed_yet(self, n: int, listed: int | None, plan: Plan, known: set[str]) -> str | None:
         """Why the label move must not happen, or None (ADR 0049). A claim posted after the
-        plan's read, or one the listing still lags, holds the same lock: the issue's comment
-        count runs ahead of a lagging listing, so when it is ahead of what the plan was made
-        from, list once more; a new open claim there, or a count still ahead, leaves the labels
-        to the next pass. One read of the issue before every label move of an open issue."""
+        plan's read holds the same lock: when the issue counts more comments than the plan was
+        made from, list once more, and a new open claim there leaves the labels to the next
+        pass. (A comment the listing still lags is not waited for: it may be anyone's, and a
+        dead holder's lock must not wait on a person's comment.) One read of the issue before
+        every label move of an open issue."""
         issue, _ = self.gh.get_issue(n)
         if self.config.labels.working not in issue.labels:
             # Taken off meanwhile (a holder's ending, another pass, a person): whoever did it
@@ -243,13 +244,6 @@ class Reconciler:
                  if c.record.token not in released | known]
         if newer:
             return f"a new claim (comment {newer[0].comment_id}) appeared while the pass ran"
-        queue = self.config.labels.queue
-        claimable = queue in issue.labels or queue in plan.add_labels
-        if issue.comments > len(comments) and claimable:
-            # Only a claim that finds the queue label at its unqueue runs (ADR 0048): with none
-            # on the issue and none from us, an unlisted comment cannot be a claim that runs.
-            return (f"the issue counts {issue.comments} comments but the listing shows {len(comments)}: "
-                    f"one not listed yet may be a new claim; the next pass decides")
         return None
 
     def _post_tombstones(
