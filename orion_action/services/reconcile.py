@@ -321,6 +321,12 @@ class Reconciler:
         reason = "released by hand with --force" if blocking else "released by hand; the holder is dead"
         # Only a dead run that started its command spends an attempt (ADR 0012).
         counts = not blocking and any(c.record.child_pid is not None for c in open_claims)
+        # An issue carrying the cancel label is not put back in the queue, and its tombstone
+        # unlocks, so that the released holder's repair (ADR 0025) does not requeue it after
+        # the cancel sweep took the label off (ADR 0049).
+        cancelled = lab.cancel in issue.labels
+        if cancelled:
+            reason = f"{reason}; not requeued: the issue carries {lab.cancel}"
         plan = Plan(
             number,
             Action.REQUEUE,
@@ -328,11 +334,15 @@ class Reconciler:
             holder=open_claims[0] if open_claims else None,
             release=open_claims,
             counts_attempt=counts,
-            add_labels=(lab.queue,) if issue.is_open else (),  # a closed issue is not work
-            remove_labels=tuple(x for x in issue.labels if x.startswith(lab.stage_prefix)) + (lab.working,),
+            add_labels=(lab.queue,) if issue.is_open and not cancelled else (),  # a closed issue is not work
+            remove_labels=tuple(x for x in issue.labels if x.startswith(lab.stage_prefix))
+            + ((lab.queue,) if cancelled and lab.queue in issue.labels else ())
+            + (lab.working,),
+            for_cancel=cancelled,
         )
         ordered = tuple(sorted(open_claims, key=lambda c: c.record.child_pid is None))  # counts first
-        self._post_tombstones(number, ordered, ReleaseAction.RELEASE, reason, counts, by="release")
+        action = ReleaseAction.UNLOCK if cancelled else ReleaseAction.RELEASE
+        self._post_tombstones(number, ordered, action, reason, counts, by="release")
         unreadable = s.log.blocking_unreadable()
         if force and unreadable is not None:
             tomb = Tombstone(
@@ -626,6 +636,8 @@ def release_command(gh: GitHubRepo, config: Config, log: Log, number: int, *, fo
         moved = (
             f"{config.labels.working} -> {config.labels.queue}"
             if plan.add_labels
+            else f"{config.labels.working} removed (the issue carries {config.labels.cancel})"
+            if plan.for_cancel
             else f"{config.labels.working} removed (the issue is closed)"
         )
         print(f"#{number}: released ({plan.reason}); {moved}")

@@ -57,6 +57,9 @@ CLOSED = [
               "the lock gone moves nothing (ADR 0049)"),
     (16, 176, "stale-pass-unlock: a pass's lock removal planned before a new claim (ADR 0049)"),
     (13, 117, "stale-pass-unlock: a pass's move after a new claim not yet listed (ADR 0049)"),
+    (13, 215, "repair-undoes-cancel: release --force of a cancelled running issue requeued it, the sweep "
+              "took the labels off, the holder's repair put the queue label back; the release of a "
+              "cancelled issue now unlocks (ADR 0049)"),
 ]
 
 

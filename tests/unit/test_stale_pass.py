@@ -207,3 +207,23 @@ def test_a_pass_moves_no_label_once_the_lock_was_taken_off_meanwhile() -> None:
     done = r.execute(survey)
     assert done.action is Action.KEEP and "taken off" in done.reason
     assert s.issue(n).labels == frozenset()
+
+
+def test_a_forced_release_of_a_cancelled_issue_does_not_requeue_it() -> None:
+    """repair-undoes-cancel (the model's seed 13, episode 215): a person cancels a running
+    issue and releases it with --force; the release put the queue label on over the cancel,
+    the sweep took queue and cancel off, and the released holder's repair (ADR 0025), finding
+    a release of its claim back to the queue as the last event and no label, put the queue
+    label back. The release of a cancelled issue unlocks (ADR 0049): nothing to repair."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working, LAB.cancel])
+    now = s.clock.now.isoformat(timespec="seconds")
+    record = ClaimRecord(token="t1", state=State.RUNNING, holder=Holder("a", "a", "a", "a", 10, 10.0),
+                         started_at=now, heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                         stale_after=CONFIG.stale_after, child_pid=11)
+    s.comment(n, render_record(record), BOT)
+    plan = reconciler(s).release(n, force=True)
+    assert plan.add_labels == () and "not requeued" in plan.reason
+    assert s.issue(n).labels == frozenset({LAB.cancel})
+    (tomb,) = read_log(s.comments(n), trusted_set(BOT, ())).tombstones
+    assert tomb.tombstone.action is ReleaseAction.UNLOCK
