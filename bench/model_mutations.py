@@ -198,6 +198,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if listed is None or issue.comments <= listed:",
         "        if True:",
     )],
+    "a forced release requeues a cancelled issue (ADR 0049)": [(
+        "services/reconcile.py",
+        "        cancelled = lab.cancel in issue.labels",
+        "        cancelled = False",
+    )],
 }
 
 RUNNER = """
