@@ -594,8 +594,15 @@ class MemoryGitHub:
                           apply=lambda: self.server._add_labels(number, names))
 
     def remove_label(self, number: int, name: str) -> bool:
-        return bool(self._request("remove_label", number, name,
-                                  apply=lambda: self.server._remove_label(number, name)))
+        """As the adapter: absent reads False, unless an earlier try may have landed (ADR 0048)."""
+        maybe_ours: list[bool] = []
+
+        def note_ambiguous() -> None:
+            maybe_ours.append(True)
+
+        removed = self._request("remove_label", number, name, before_retry=note_ambiguous,
+                                apply=lambda: self.server._remove_label(number, name))
+        return bool(removed) or bool(maybe_ours)
 
     def list_workflow_runs(self, workflow: str, status: str) -> list[WorkflowRun]:
         server = self.server

@@ -11,6 +11,7 @@ interleavings of the real Claimer on the in-memory GitHub under a virtual clock.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -90,3 +91,23 @@ def test_the_lower_claim_that_wins_late_does_not_run_after_the_higher_one() -> N
     claims = read_log(s.comments(n), TRUSTED).claims
     assert [c.record.state for c in claims] == [State.LOST, State.RUNNING]
     assert claims[1].record.token == b_claim.record.token
+
+
+def test_a_winner_whose_own_unqueue_answer_was_lost_still_runs() -> None:
+    """The unqueue lands but its answer is lost, and the retry reads 404: the label was taken,
+    most likely by that first try, so the winner runs (the adapter and the in-memory GitHub
+    both read such a 404 as True). Giving up here would stop every run whose unqueue met a
+    timeout (tests/integration/test_run_faults.py, retried label writes are harmless)."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+
+    def lose_the_answer(args: tuple[object, ...]) -> bool:
+        if args[1] != LAB.queue:
+            return False
+        s.fail_next(threading.current_thread().name, "lost")
+        return True
+
+    before_first(s, "remove_label", lose_the_answer)
+    claim = claimer(s, "a", 10).claim_number(n, None)
+    assert claim.record.state is State.RUNNING
+    assert s.issue(n).labels == frozenset({LAB.working})
