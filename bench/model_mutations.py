@@ -173,6 +173,46 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if self.claim.unqueued:  # our unqueue may have landed after the release (ADR 0025)",
         "        if False:",
     )],
+    "a winner runs whether or not its unqueue took the queue label (ADR 0048)": [(
+        "services/claiming.py",
+        "        if not took_queueing:",
+        "        if False:",
+    )],
+    "a pass unlocks a queued issue with no claim listed (ADR 0049)": [(
+        "core/plan.py",
+        "        if not log.claims:\n            reason = \"the lock is on beside the queue label",
+        "        if False:\n            reason = \"the lock is on beside the queue label",
+    )],
+    "every copy of a claim posted twice is a claim (ADR 0049)": [(
+        "core/issue.py",
+        "    claims = [c for c in claims if last_copy[c.record.token] == c.comment_id]",
+        "",
+    )],
+    "a pass requeues a dead run under a cancel (ADR 0049)": [(
+        "core/plan.py",
+        "        for_cancel = target == labels.queue and labels.cancel in on_issue",
+        "        for_cancel = False",
+    )],
+    "a loser tidies whatever the comment count says (ADR 0049)": [(
+        "services/claiming.py",
+        "            if issue.comments > len(comments):\n                return\n",
+        "",
+    )],
+    "a pass moves labels after the lock was taken off (ADR 0049)": [(
+        "services/reconcile.py",
+        "        if self.config.labels.working not in issue.labels:",
+        "        if False:",
+    )],
+    "a pass moves labels whatever the comment count says (ADR 0049)": [(
+        "services/reconcile.py",
+        "        if listed is None or issue.comments <= listed:",
+        "        if True:",
+    )],
+    "a forced release requeues a cancelled issue (ADR 0049)": [(
+        "services/reconcile.py",
+        "        cancelled = lab.cancel in issue.labels",
+        "        cancelled = False",
+    )],
 }
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which

@@ -995,12 +995,20 @@ class GitHubRepo:
 
     def remove_label(self, number: int, name: str) -> bool:
         """Remove one label: True if it was on the issue, False if it was absent (GitHub's
-        404; removal is idempotent). A DELETE that landed but whose answer was lost, then
-        retried, also reads False: the label is gone either way."""
+        404; removal is idempotent). A DELETE that may have landed although its answer was lost
+        (a timeout, a 5xx), retried and answered 404, reads True: most likely our own first
+        try took the label, and a winner's unqueue reads its answer as "this queueing is mine"
+        (ADR 0048)."""
+        maybe_ours = []
+
+        def note_ambiguous() -> None:
+            maybe_ours.append(True)  # and send it again
+
         try:
-            self._request("DELETE", f"{self._repo_path}/issues/{number}/labels/{quote(name, safe='')}")
+            self._request("DELETE", f"{self._repo_path}/issues/{number}/labels/{quote(name, safe='')}",
+                          before_retry=note_ambiguous)
         except NotFound:
-            return False
+            return bool(maybe_ours)
         return True
 
     def workflow_run_status(self, run_id: int) -> str | None:

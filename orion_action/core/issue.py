@@ -194,6 +194,11 @@ def read_log(comments: Iterable[Comment], trusted: frozenset[str]) -> IssueLog:
             claims.append(ClaimEntry(c.id, block, c.created_at, c.updated_at))
         elif isinstance(block, Tombstone):
             tombstones.append(TombstoneEntry(c.id, block, c.created_at))
+    # One token in several claim comments: a claim POST whose answer was lost, retried while the
+    # listing still lagged the first copy. The claimer got the last copy back and edits only it;
+    # the earlier ones are orphans that would stay "claiming" for ever (ADR 0049).
+    last_copy = {c.record.token: c.comment_id for c in claims}
+    claims = [c for c in claims if last_copy[c.record.token] == c.comment_id]
     return IssueLog(
         tuple(claims), tuple(tombstones), tuple(untrusted), tuple(unreadable), tuple(untrusted_releases)
     )

@@ -46,6 +46,9 @@ class Plan:
     remove_labels: tuple[str, ...] = ()
     attempts_used: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # A dead run not requeued because the issue carries the cancel label (ADR 0049): its
+    # tombstone unlocks, so that no repair (ADR 0025) reads it as a return to the queue.
+    for_cancel: bool = False
 
     @property
     def writes(self) -> bool:
@@ -53,6 +56,8 @@ class Plan:
 
     @property
     def tombstone_action(self) -> ReleaseAction:
+        if self.for_cancel:
+            return ReleaseAction.UNLOCK
         return {
             Action.UNLOCK: ReleaseAction.UNLOCK,
             Action.GIVE_UP: ReleaseAction.GIVE_UP,
@@ -71,6 +76,7 @@ class Fate(Enum):
     event of its history by comment id (a run, or a release of a run), or a leftover lock."""
 
     QUEUED_AGAIN = "the queue label is back on: a person's requeue, or a claim that died before it ran"
+    CLAIM_IN_FLIGHT = "the lock beside the queue label and no claim listed: a claim may be in flight"
     DIED_UNSTARTED = "the newest run won, then died before its command started"
     DIED_RUNNING = "the newest run died while its command ran, with attempts left"
     DIED_RUNNING_SPENT = "the newest run died while its command ran, on its last attempt"
@@ -112,6 +118,13 @@ RULES: Mapping[Fate, Rule] = {
     Fate.QUEUED_AGAIN: Rule(
         Action.REQUEUE,
         "{lead}the issue is queued; the lock is left over from a claim that never ran its command",
+    ),
+    # A claim in flight looks like QUEUED_AGAIN (its lock on, the queue label not yet taken);
+    # with no claim listed at all, its comment may just not be listed yet, and taking the lock
+    # off would strand it (ADR 0049).
+    Fate.CLAIM_IN_FLIGHT: Rule(
+        Action.REPORT, "the lock is on beside the queue label and no claim is listed yet: one may be in flight",
+        shown=Liveness.UNKNOWN,
     ),
     # No pid recorded: the command never started, so no attempt is spent.
     Fate.DIED_UNSTARTED: Rule(
@@ -177,6 +190,8 @@ def fate(on_issue: frozenset[str], log: IssueLog, verdicts: Mapping[str, Verdict
     dead = log.open_claims()
     last = _last_event(log)
     if labels.queue in on_issue and not (isinstance(last, ClaimEntry) and last.record.state.is_open):
+        if not log.claims:
+            return Fated(Fate.CLAIM_IN_FLIGHT)
         newest = dead[-1] if dead else None
         lead = f"{verdicts[newest.record.token].reason}; " if newest is not None else ""
         return Fated(Fate.QUEUED_AGAIN, newest, {"lead": lead})
@@ -278,7 +293,11 @@ def _apply(
     notes: tuple[str, ...],
 ) -> Plan:
     """The plan a fate's row of RULES makes: release the dead open claims (the one the fate is
-    about first: only it may count an attempt), take the lock and stages off, put the target on."""
+    about first: only it may count an attempt), take the lock and stages off, put the target on.
+
+    A dead run on an issue carrying the cancel label is not put back in the queue: the person
+    asked for no more runs, and a plan made before the cancel sweep ran would undo it when it
+    lands after the sweep (ADR 0049); the sweep then takes the label off."""
     rule = RULES[fated.fate]
     holder = fated.holder
     judged = verdicts.get(holder.record.token) if holder is not None else None
@@ -293,6 +312,11 @@ def _apply(
     release = log.open_claims()
     first = tuple(c for c in release if holder is not None and c.comment_id == holder.comment_id)
     extra = tuple(n for n in (getattr(labels, k) for k in rule.also_remove) if n in on_issue)
+    target = getattr(labels, rule.target) if rule.target else None
+    for_cancel = target == labels.queue and labels.cancel in on_issue
+    if for_cancel:
+        target, reason = None, f"{reason}; not requeued: the issue carries {labels.cancel}"
+        extra = (*extra, *(n for n in (labels.queue,) if n in on_issue))
     return Plan(
         number,
         rule.action,
@@ -301,10 +325,11 @@ def _apply(
         verdict=verdict,
         release=first + tuple(c for c in release if c not in first),
         counts_attempt=rule.counts,
-        add_labels=(getattr(labels, rule.target),) if rule.target else (),
+        add_labels=(target,) if target else (),
         remove_labels=(*_lock_labels(labels, on_issue), *extra),
         attempts_used=used,
         notes=notes,
+        for_cancel=for_cancel,
     )
 
 
@@ -320,7 +345,8 @@ def plan_release(
     """`release` by hand of an issue carrying the lock: requeue, releasing every open claim.
     A holder judged alive or in doubt is released only with `force`; without it the plan is a
     REPORT whose reason is the refusal. Only a dead run that started its command spends an
-    attempt (ADR 0012); a closed issue is not work, so it is not queued again."""
+    attempt (ADR 0012); a closed issue is not work, and a cancelled one is not wanted, so
+    neither is queued again."""
     blocking = [(c, verdicts[c.record.token]) for c in open_claims if not verdicts[c.record.token].is_dead]
     if blocking and not force:
         v = blocking[0][1]
@@ -333,6 +359,12 @@ def plan_release(
             verdict=v,
         )
     reason = "released by hand with --force" if blocking else "released by hand; the holder is dead"
+    # An issue carrying the cancel label is not put back in the queue, and its tombstone
+    # unlocks, so that the released holder's repair (ADR 0025) does not requeue it after the
+    # cancel sweep took the label off (ADR 0049).
+    cancelled = labels.cancel in on_issue
+    if cancelled:
+        reason = f"{reason}; not requeued: the issue carries {labels.cancel}"
     return Plan(
         number,
         Action.REQUEUE,
@@ -340,8 +372,11 @@ def plan_release(
         holder=open_claims[0] if open_claims else None,
         release=open_claims,
         counts_attempt=not blocking and any(c.record.child_pid is not None for c in open_claims),
-        add_labels=(labels.queue,) if is_open else (),
-        remove_labels=tuple(x for x in on_issue if x.startswith(labels.stage_prefix)) + (labels.working,),
+        add_labels=(labels.queue,) if is_open and not cancelled else (),
+        remove_labels=tuple(x for x in on_issue if x.startswith(labels.stage_prefix))
+        + ((labels.queue,) if cancelled and labels.queue in on_issue else ())
+        + (labels.working,),
+        for_cancel=cancelled,
     )
 
 

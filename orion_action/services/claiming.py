@@ -271,7 +271,7 @@ class Claimer:
             claim.record = record.with_changes(state=State.RUNNING, attempt=log.attempts_used() + 1)
             self.gh.edit_comment(claim.comment_id, render_record(claim.record))
             claim.unqueued = True
-            self.gh.remove_label(n, lab.queue)
+            took_queueing = self.gh.remove_label(n, lab.queue)
         except GitHubError as exc:
             self.gh.deadline = None
             self._give_up(claim, f"the claim could not be completed: {exc}")
@@ -280,6 +280,14 @@ class Claimer:
             raise
         finally:
             self.gh.deadline = None
+        if not took_queueing:
+            # Someone took this queueing before us (ADR 0048): a claim that decided on a list
+            # still missing ours (lag above the settle) and may have run and ended already, or
+            # the cancel sweep, or a person. Running now could run it a second time.
+            why = "the queue label was already gone when this claim took it: the queueing was taken"
+            self._give_up(claim, why)
+            self._tidy_after_giving_up(claim)
+            raise NotClaimed(f"issue #{n} lost the race: {why}")
         return claim
 
     def _require_queued(self, issue: Issue) -> None:
@@ -362,13 +370,17 @@ class Claimer:
         claimed. The lock we added may now be ours alone (the other run may have ended and
         taken its lock off before ours landed): take it off again, but only where nothing can
         be undone: no other claim is open, none came after ours (a later winner's lock is the
-        same label), and the issue keeps a label that a claimer or a person acts on. Anything
-        else is left to a reconcile pass. A loser never touches the queue label."""
+        same label, and a later claim may not be listed yet while the issue's comment count
+        runs ahead of the listing, ADR 0049), and the issue keeps a label that a claimer or a
+        person acts on. Anything else is left to a reconcile pass. A loser never touches the
+        queue label."""
         lab = self.config.labels
         n = claim.number
         try:
             issue, _ = self.gh.get_issue(n)
             comments, _ = self.gh.list_comments(n)
+            if issue.comments > len(comments):
+                return
             log = read_log(comments, claim.trusted)
             if may_tidy_lock(log, claim.record.token, claim.comment_id, issue.labels, lab):
                 for name in filter(None, [lab.stage(claim.record.stage), lab.working]):

@@ -54,6 +54,7 @@ class Survey:
     verdicts: dict[str, Verdict]
     plan: Plan
     full_read: bool = True  # False: kept on a fresh beat seen in the repository listing
+    listed: int | None = None  # how many comments the full read listed
 
     @property
     def heartbeat_age(self) -> float | None:
@@ -112,7 +113,7 @@ class Reconciler:
             self.config.labels,
             self.config.max_attempts,
         )
-        return Survey(issue, log, now, verdicts, plan)
+        return Survey(issue, log, now, verdicts, plan, listed=len(comments))
 
     def survey(self) -> list[Survey]:
         """Every issue carrying the lock: ceil(N/100) listings, then ceil(C/100) for the
@@ -204,18 +205,46 @@ class Reconciler:
                         reason="the heartbeat moved while the pass ran; keeping the claim",
                     )
         mine = self._post_tombstones(n, plan.release, plan.tombstone_action, plan.reason, plan.counts_attempt)
+        listed = s.listed
+        known = {c.record.token for c in s.log.claims}
         if mine:
             comments, _ = self.gh.list_comments(n)
+            listed = len(comments)
             fresh_log = read_log(comments, self.trusted)
-            known = {c.record.token for c in s.log.claims}
             duplicate = self._beaten_to_it(fresh_log, plan, set(mine), known)
             if duplicate:
                 for cid in mine:
                     self.gh.delete_comment(cid)
                 return replace(plan, action=Action.KEEP, release=(), reason=duplicate)
             self._no_longer_working(plan.release, plan.reason)
+        if plan.action is not Action.UNLOCK:
+            unseen = self._not_listed_yet(n, listed, plan, known)
+            if unseen is not None:
+                return replace(plan, action=Action.KEEP, release=(), reason=unseen)
         move_labels(self.gh, n, list(plan.add_labels), list(plan.remove_labels), self.config.labels.working)
         return plan
+
+    def _not_listed_yet(self, n: int, listed: int | None, plan: Plan, known: set[str]) -> str | None:
+        """Why the label move must not happen, or None (ADR 0049). A claim posted after the
+        plan's read holds the same lock: when the issue counts more comments than the plan was
+        made from, list once more, and a new open claim there leaves the labels to the next
+        pass. (A comment the listing still lags is not waited for: it may be anyone's, and a
+        dead holder's lock must not wait on a person's comment.) One read of the issue before
+        every label move of an open issue."""
+        issue, _ = self.gh.get_issue(n)
+        if self.config.labels.working not in issue.labels:
+            # Taken off meanwhile (a holder's ending, another pass, a person): whoever did it
+            # moved the labels, and a move of ours now could land after the next claim's.
+            return "the lock was taken off while the pass ran; the labels are left as they are"
+        if listed is None or issue.comments <= listed:
+            return None
+        comments, _ = self.gh.list_comments(n)
+        released = {e.record.token for e in plan.release}
+        newer = [c for c in read_log(comments, self.trusted).open_claims()
+                 if c.record.token not in released | known]
+        if newer:
+            return f"a new claim (comment {newer[0].comment_id}) appeared while the pass ran"
+        return None
 
     def _post_tombstones(
         self,
@@ -291,9 +320,10 @@ class Reconciler:
         plan = plan_release(number, issue.is_open, issue.labels, open_claims, s.verdicts, lab, force)
         if plan.action is Action.REPORT:
             raise NotClaimed(plan.reason)
-        reason, counts = plan.reason, plan.counts_attempt
+        reason, counts, cancelled = plan.reason, plan.counts_attempt, plan.for_cancel
         ordered = tuple(sorted(open_claims, key=lambda c: c.record.child_pid is None))  # counts first
-        self._post_tombstones(number, ordered, ReleaseAction.RELEASE, reason, counts, by="release")
+        action = ReleaseAction.UNLOCK if cancelled else ReleaseAction.RELEASE
+        self._post_tombstones(number, ordered, action, reason, counts, by="release")
         unreadable = s.log.blocking_unreadable()
         if force and unreadable is not None:
             tomb = Tombstone(
@@ -308,7 +338,9 @@ class Reconciler:
                 number, render_tombstone(tomb, f"comment {unreadable.comment_id}"), marker=tomb.extra["nonce"]
             )
         self._no_longer_working(ordered, reason)
-        move_labels(self.gh, number, list(plan.add_labels), list(plan.remove_labels), lab.working)
+        now, _ = self.gh.get_issue(number)
+        if lab.working in now.labels:  # else someone moved the labels meanwhile (ADR 0049)
+            move_labels(self.gh, number, list(plan.add_labels), list(plan.remove_labels), lab.working)
         return plan
 
 
@@ -590,6 +622,8 @@ def release_command(gh: GitHubRepo, config: Config, log: Log, number: int, *, fo
         moved = (
             f"{config.labels.working} -> {config.labels.queue}"
             if plan.add_labels
+            else f"{config.labels.working} removed (the issue carries {config.labels.cancel})"
+            if plan.for_cancel
             else f"{config.labels.working} removed (the issue is closed)"
         )
         print(f"#{number}: released ({plan.reason}); {moved}")

@@ -53,7 +53,7 @@ PERSON = "a-person"
 PAGE = 100
 RATE_LIMIT = 5000  # core requests per hour of a personal token
 FIRST_COMMENT_ID = 1_000_001  # far from issue numbers, so mixing them up cannot pass a test
-Failure = Literal["unavailable", "ambiguous", "lost", "limited", "late"]
+Failure = Literal["unavailable", "ambiguous", "lost", "retried", "limited", "late"]
 T = TypeVar("T")
 _WRITES = frozenset({"post_comment", "edit_comment", "delete_comment", "add_labels", "remove_label",
                      "ensure_label", "dispatch_workflow"})
@@ -181,6 +181,8 @@ class MemoryServer:
         "lost": the write is applied, its answer lost, and the client retries as GitHubRepo does:
         a new request (a new scheduling point); a post with a marker first lists the comments
         and returns its own if the list shows it, else posts again (a duplicate, under lag).
+        "retried": a 5xx (502, 503) that applied nothing, and the client retries as GitHubRepo
+        does (a new scheduling point): the answer looks like "lost", the issue differs.
         "limited": a 403/429 with Retry-After: nothing is applied, the client waits
         `retry_after` (`sleep`, a scheduling point) and sends again, unless that wait would pass
         its deadline (then Unavailable), as GitHubRepo does.
@@ -450,7 +452,7 @@ class MemoryGitHub:
             if failure in ("ambiguous", "lost") and op in _WRITES:
                 with contextlib.suppress(GitHubError):  # a 4xx nobody hears
                     self._applied(op, args, apply)
-            if failure not in ("lost", "limited"):
+            if failure not in ("lost", "retried", "limited"):
                 raise Unavailable(f"GitHub did not answer {op} successfully (injected {failure})")
         if failure == "limited":
             wait = server.retry_after
@@ -596,8 +598,15 @@ class MemoryGitHub:
                           apply=lambda: self.server._add_labels(number, names))
 
     def remove_label(self, number: int, name: str) -> bool:
-        return bool(self._request("remove_label", number, name,
-                                  apply=lambda: self.server._remove_label(number, name)))
+        """As the adapter: absent reads False, unless an earlier try may have landed (ADR 0048)."""
+        maybe_ours: list[bool] = []
+
+        def note_ambiguous() -> None:
+            maybe_ours.append(True)
+
+        removed = self._request("remove_label", number, name, before_retry=note_ambiguous,
+                                apply=lambda: self.server._remove_label(number, name))
+        return bool(removed) or bool(maybe_ours)
 
     def list_workflow_runs(self, workflow: str, status: str) -> list[WorkflowRun]:
         server = self.server

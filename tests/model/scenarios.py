@@ -268,8 +268,12 @@ def release_beside_a_deletion() -> None:
 
 
 def _both_win(world: World) -> tuple[Worker, Worker]:
-    """Audit finding 1's interleaving: w0's claim stays out of listings for 3 s, w1 wins without
-    seeing it and beats at once, then w0 wins as the lower claim."""
+    """Two runs on one issue, the narrowest way left after ADR 0048: w0's claim stays out of
+    listings for 3 s, so w1 wins without seeing it, takes the queue label and beats at once;
+    w0 (the lower claim) wins too. Each runs only if its own unqueue took the queue label, but
+    w0's first DELETE answers a 502, and its retry, answered 404 after a try that may have
+    landed, reads "mine" (the adapter cannot tell). From here the fences must stop one of them
+    (audit finding 1, ADR 0023)."""
     world.server.lag_of = None  # lags set by hand below
     w0, w1 = world.spawn_worker("m1"), world.spawn_worker("m2")
     a0, a1 = f"{w0.name}.claim", f"{w1.name}.claim"
@@ -281,7 +285,10 @@ def _both_win(world: World) -> tuple[Worker, Worker]:
     world.step(a1)  # w1 posts
     _run(world, a1)
     _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))  # its first beat, at once
+    _run(world, a0, _at(world, a0, "remove_label"))  # w0 wins as the lower claim, up to its unqueue
+    world.fail(a0, "retried")
     _run(world, a0)
+    assert f"{w0.name}.beat" in world.runnable(), "w0 did not win: the scenario lost its interleaving"
     return w0, w1
 
 

@@ -75,18 +75,11 @@ KNOWN_HOLES = {
                     "its repair (ADR 0025)",
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
     "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
-    "duplicate-claim": "a claim POST retried under lag posts one token twice; every pass then backs off",
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
-    "lower-claim-wins-late": "with lag above the settle a higher claim wins and runs, then the lower claim "
-                             "wins too: ran_meanwhile looks only at lower claims",
     "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it off",
-    "cancel-sweep-race": "the cancel sweep removes the cancel label while a claim is in flight",
     "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
     "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
-    "lagging-running-edit": "a winner's `running` edit still lags in listings when it dies at once; a "
-                            "claimer on its machine reads its claim as never run and dead, and runs the "
-                            "queueing again (test_world_findings.py, ADR 0047)",
     "paused-vm": "a holder whose VM paused past stale_after counts its label-write bound on its frozen boot "
                  "clock: on resume its ending moves labels after a pass handed the issue back "
                  "(test_world_findings.py, ADR 0047)",
@@ -219,7 +212,6 @@ class World:
         self.label_writes: dict[int, list[tuple[str, str, str, float]]] = {}  # issue -> (actor, op, label, t)
         self.landed_late: set[str] = set()  # actors whose late write landed
         self.listed_at: dict[str, datetime] = {}  # claimer -> when it last listed the comments
-        self.listed_mono: dict[str, float] = {}  # the same, on the server's monotonic clock
         self.overlap_notes: list[str] = []
         self._logs: dict[int, tuple[int, IssueLog]] = {}
         self._seen_tombstones: set[int] = set()
@@ -442,14 +434,10 @@ class World:
             if (o is not w and o.child_started and o.number == w.number and o.gen == w.gen
                     and not self.child_alive(o) and not self.disrupted(w.number)):
                 lower_won_late = o.claim is not None and o.claim.comment_id > claim.comment_id
-                listed = self.listed_mono.get(f"{w.name}.claim")
-                edit_lagged = (o.started_at is not None and listed is not None and o.crashed
-                               and 0 <= listed - o.started_at <= self.max_lag)
                 raise InvariantError(
                     f"issue {w.number}'s queueing {w.gen} was run twice ({o.name}, then {w.name}) "
                     f"with no recorded death requeueing it in between",
-                    "lower-claim-wins-late" if lower_won_late and self.max_lag > LIST_SETTLE_S
-                    else "lagging-running-edit" if edit_lagged else None,
+                    "lower-claim-wins-late" if lower_won_late and self.max_lag > LIST_SETTLE_S else None,
                 )
         listed = self.listed_at.get(f"{w.name}.claim")
         for t in self.issue_log(claim.number).tombstones:
@@ -536,7 +524,6 @@ class World:
                 self.advance(wake - self.clock.monotonic())
         if op is not None and op[0] == "list_comments" and actor.endswith(".claim"):
             self.listed_at[actor] = self.server.clock.now  # a claimer's arbitration list
-            self.listed_mono[actor] = self.clock.monotonic()
         p = self.passes.get(actor)
         if p is not None and p.began is None:
             p.began, p.began_at = self.clock.monotonic(), self.server.clock.now

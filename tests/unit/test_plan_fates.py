@@ -60,6 +60,11 @@ ROWS = {
     "queued again, no claim left open": Row(
         Fate.QUEUED_AGAIN, log(claim(1, "a", State.FINISHED, 0)), Action.REQUEUE, (), None, None,
         on_issue=frozenset({W, Q}), removed=frozenset({W})),
+    # ADR 0049: a claim in flight shows its lock before its comment is listed; a pass that
+    # took the lock off here would strand it.
+    "the lock beside the queue label, no claim listed yet": Row(
+        Fate.CLAIM_IN_FLIGHT, log(), Action.REPORT, (), Liveness.UNKNOWN, None,
+        on_issue=frozenset({W, Q}), removed=frozenset()),
     "died before its command started": Row(
         Fate.DIED_UNSTARTED, log(claim(1, "a", child_pid=None)), Action.REQUEUE, (Q,), Liveness.DEAD, "a",
         verdicts=(("a", DEAD),)),

@@ -1,0 +1,229 @@
+"""A reconcile pass does not take the lock off a queued issue whose claim it cannot list yet
+(ADR 0049): the lock beside the queue label with no claim listed is a claim in flight whose
+comment GitHub's listing still lags, not a leftover. The model found it as `stale-pass-unlock`
+(seed 3, episode 24): the pass planned on a list without the claim, the claimer won, and the
+pass's late lock removal stranded the issue. Directed on the in-memory GitHub."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from fakes.memory_github import BOT, MemoryServer, ServerTime
+
+from orion_action.config import Config
+from orion_action.core.issue import read_log, trusted_set
+from orion_action.core.liveness import Liveness, Machine, Verdict
+from orion_action.core.plan import Action, plan_issue
+from orion_action.core.record import (
+    ClaimRecord,
+    Holder,
+    ReleaseAction,
+    State,
+    Tombstone,
+    render_record,
+    render_tombstone,
+)
+from orion_action.errors import GitHubError
+from orion_action.services.claiming import Claimer
+from orion_action.services.reconcile import Reconciler
+
+CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, source="test")
+LAB = CONFIG.labels
+
+
+def machine(name: str) -> Machine:
+    return Machine(host=name, boot_id=f"{name}-boot", machine_id=f"{name}-id", pid_ns=f"{name}-ns")
+
+
+def test_the_lock_beside_the_queue_label_with_no_claim_listed_is_left_alone() -> None:
+    empty = read_log([], trusted_set(BOT, ()))
+    plan = plan_issue(1, True, frozenset({LAB.queue, LAB.working}), empty, {}, LAB, 3)
+    assert plan.action is Action.REPORT and not plan.writes
+    assert "no claim is listed yet" in plan.reason
+
+
+def test_a_pass_during_a_claim_whose_comment_lags_does_not_strand_it() -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    claimer = Claimer(s.client(), CONFIG, lambda _line: None, ServerTime(s), machine("a"),
+                      Holder("a", "a-boot", "a-id", "a-ns", 10, 10.0), sight=lambda _pid, _child: None)
+    done: list[str] = []
+
+    def pass_meanwhile(name: str, args: tuple[object, ...]) -> None:
+        if name != "add_labels" or done:
+            return
+        s.hide(max(c.id for c in s.comments(n)), 5.0)  # our claim, posted just now, is not listed
+        s.on_call = None
+        r = Reconciler(s.client(), CONFIG, lambda _line: None, here=machine("hosted"),
+                       sight=lambda _pid, _child: None)
+        s.add_label(n, LAB.working)  # the lock this claim is adding, as the pass sees it
+        done.extend(r.execute(sv).action.value for sv in r.survey())
+
+    s.on_call = pass_meanwhile
+    claim = claimer.claim_number(n, None)
+    assert done == ["report"]
+    assert s.issue(n).labels == frozenset({LAB.working})  # held by the winner, not stranded
+    assert claim.number == n
+
+
+def test_a_claim_posted_twice_by_a_retry_is_one_claim_and_a_pass_finishes_it() -> None:
+    """duplicate-claim (the model's seeds 14/19 and 11/145): the claim POST lands but its
+    answer is lost, and the retry's look for it misses it in a lagging listing, so one token
+    sits in two comments; the claimer edits only the second. After the claimer died and a pass
+    was killed between its tombstone and its label move, every later pass crashed on the
+    orphan copy (a KeyError in the plan) and the lock stayed for ever. The last copy is the
+    claim (ADR 0049)."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue, LAB.working])
+    now = s.clock.now.isoformat(timespec="seconds")
+    holder = Holder("a", "a-boot", "a-id", "a-ns", 10, 10.0)
+    record = ClaimRecord(token="t1", state=State.CLAIMING, holder=holder, started_at=now, heartbeat_at=now,
+                         interval=CONFIG.heartbeat_interval, stale_after=CONFIG.stale_after)
+    s.comment(n, render_record(record), BOT)  # the copy whose answer was lost
+    second = s.comment(n, render_record(record.with_changes(state=State.RUNNING)), BOT)  # won, then died
+    log = read_log(s.comments(n), trusted_set(BOT, ()))
+    assert [c.comment_id for c in log.claims] == [second]
+    s.clock.advance(CONFIG.stale_after + 10)
+    tomb = Tombstone("t1", ReleaseAction.REQUEUE, "a pass killed before its label move", False, "reconcile")
+    s.comment(n, render_tombstone(tomb), BOT)
+    r = Reconciler(s.client(), CONFIG, lambda _line: None, here=machine("hosted"),
+                   sight=lambda _pid, _child: None)
+    assert [r.execute(sv).action for sv in r.survey()] == [Action.REQUEUE]
+    assert s.issue(n).labels == frozenset({LAB.queue})
+
+
+def test_a_dead_run_on_a_cancelled_issue_is_not_requeued() -> None:
+    """The model's seed 7, episode 203: two passes plan to requeue the same dead run while a
+    person's cancel label is on; one does it and its cancel sweep takes the labels off, then
+    the other's stale plan lands and puts the queue label back: the issue runs again. A dead
+    run on an issue carrying the cancel label is unlocked, not requeued (ADR 0049), so a stale
+    plan has nothing to undo."""
+    now = "2026-01-01T12:00:00+00:00"
+    holder = Holder("a", "a-boot", "a-id", "a-ns", 10, 10.0)
+    record = ClaimRecord(token="t1", state=State.RUNNING, holder=holder, started_at=now, heartbeat_at=now,
+                         interval=CONFIG.heartbeat_interval, stale_after=CONFIG.stale_after, child_pid=None)
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working, LAB.cancel])
+    s.comment(n, render_record(record), BOT)
+    log = read_log(s.comments(n), trusted_set(BOT, ()))
+    dead = {"t1": Verdict(Liveness.DEAD, "no heartbeat for 70s")}
+    plan = plan_issue(n, True, frozenset({LAB.working, LAB.cancel}), log, dead, LAB, 3)
+    assert plan.action is Action.REQUEUE and plan.add_labels == ()
+    assert plan.remove_labels == (LAB.working,)
+    assert "not requeued" in plan.reason
+    assert plan.tombstone_action is ReleaseAction.UNLOCK  # no repair reads it as a requeue
+    queued = plan_issue(n, True, frozenset({LAB.working, LAB.cancel, LAB.queue}), log, dead, LAB, 3)
+    assert queued.add_labels == () and LAB.queue in queued.remove_labels
+    without = plan_issue(n, True, frozenset({LAB.working}), log, dead, LAB, 3)
+    assert without.add_labels == (LAB.queue,) and without.tombstone_action is ReleaseAction.REQUEUE
+
+
+def test_a_loser_leaves_the_lock_when_a_comment_is_not_listed_yet() -> None:
+    """The model's unattributed replay (8, 235): a claimer whose lock write failed gives up and
+    tidies: the issue shows the lock and the queue label, its listing shows no claim after
+    ours, so it took the lock off. But the lock was a later claimer's, whose claim the listing
+    still lagged: that claimer won and ran without a lock. The issue's comment count runs ahead
+    of a lagging listing: while it does, the loser leaves the lock to a pass (ADR 0049)."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    a = Claimer(s.client(), CONFIG, lambda _line: None, ServerTime(s), machine("a"),
+                Holder("a", "a-boot", "a-id", "a-ns", 10, 10.0), sight=lambda _pid, _child: None)
+    reads: list[str] = []
+
+    def later_claim(name: str, args: tuple[object, ...]) -> None:
+        if name == "add_labels" and not reads:
+            reads.append("failing")
+            s.fail_next(threading.current_thread().name, "unavailable")  # our lock never lands
+        elif name == "get_issue" and reads == ["failing"]:  # our tidy's read
+            reads.append("tidy")
+            now = s.clock.now.isoformat(timespec="seconds")
+            record = ClaimRecord(token="b", state=State.RUNNING, holder=Holder("b", "b", "b", "b", 20, 20.0),
+                                 started_at=now, heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                                 stale_after=CONFIG.stale_after)
+            s.hide(s.comment(n, render_record(record), BOT), 5.0)  # B's claim: not listed yet
+            s.add_label(n, LAB.working)  # B's lock
+
+    s.on_call = later_claim
+    with pytest.raises(GitHubError):
+        a.claim_number(n, None)
+    assert reads == ["failing", "tidy"]
+    assert LAB.working in s.issue(n).labels  # B's lock stays
+
+
+def dead_claim(s: MemoryServer, n: int, token: str = "dead") -> None:
+    """A claim that won and died before its command started, long ago."""
+    now = s.clock.now.isoformat(timespec="seconds")
+    record = ClaimRecord(token=token, state=State.RUNNING, holder=Holder("d", "d", "d", "d", 30, 30.0),
+                         started_at=now, heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                         stale_after=CONFIG.stale_after)
+    s.comment(n, render_record(record), BOT)
+    s.clock.advance(CONFIG.stale_after + 10)
+
+
+def reconciler(s: MemoryServer) -> Reconciler:
+    return Reconciler(s.client(), CONFIG, lambda _line: None, here=machine("hosted"),
+                      sight=lambda _pid, _child: None)
+
+
+def test_a_pass_does_not_unlock_under_a_claim_posted_after_its_re_list() -> None:
+    """stale-pass-unlock: the pass requeues a dead claim; after its re-list (which showed no new
+    claim) a new claimer claims the issue (the pass's queue label on, the lock the same label).
+    The issue now counts one comment more than the pass listed: the pass lists once more, sees
+    the new claim and leaves the labels (ADR 0049); the new claim keeps its lock."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working])
+    dead_claim(s, n)
+    r = reconciler(s)
+    (survey,) = r.survey()
+    assert survey.plan.action is Action.REQUEUE
+
+    def new_claim(name: str, args: tuple[object, ...]) -> None:
+        if name == "get_issue":  # the pass's read just before its label move
+            s.on_call = None
+            now = s.clock.now.isoformat(timespec="seconds")
+            b = Holder("b", "b", "b", "b", 20, 20.0)
+            record = ClaimRecord(token="new", state=State.CLAIMING, holder=b, started_at=now,
+                                 heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                                 stale_after=CONFIG.stale_after)
+            s.comment(n, render_record(record), BOT)
+
+    s.on_call = new_claim
+    done = r.execute(survey)
+    assert done.action is Action.KEEP and "a new claim" in done.reason
+    assert LAB.working in s.issue(n).labels
+
+
+def test_a_pass_moves_no_label_once_the_lock_was_taken_off_meanwhile() -> None:
+    """stale-pass-unlock through a person: the pass plans to requeue a dead claim, a person
+    takes the lock off and the issue is claimed again before the pass's move lands. A pass
+    finding the lock gone moves nothing (ADR 0049): whoever took it off decided the labels."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working])
+    dead_claim(s, n)
+    r = reconciler(s)
+    (survey,) = r.survey()
+    s.remove_label(n, LAB.working)  # by hand
+    done = r.execute(survey)
+    assert done.action is Action.KEEP and "taken off" in done.reason
+    assert s.issue(n).labels == frozenset()
+
+
+def test_a_forced_release_of_a_cancelled_issue_does_not_requeue_it() -> None:
+    """repair-undoes-cancel (the model's seed 13, episode 215): a person cancels a running
+    issue and releases it with --force; the release put the queue label on over the cancel,
+    the sweep took queue and cancel off, and the released holder's repair (ADR 0025), finding
+    a release of its claim back to the queue as the last event and no label, put the queue
+    label back. The release of a cancelled issue unlocks (ADR 0049): nothing to repair."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working, LAB.cancel])
+    now = s.clock.now.isoformat(timespec="seconds")
+    record = ClaimRecord(token="t1", state=State.RUNNING, holder=Holder("a", "a", "a", "a", 10, 10.0),
+                         started_at=now, heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                         stale_after=CONFIG.stale_after, child_pid=11)
+    s.comment(n, render_record(record), BOT)
+    plan = reconciler(s).release(n, force=True)
+    assert plan.add_labels == () and "not requeued" in plan.reason
+    assert s.issue(n).labels == frozenset({LAB.cancel})
+    (tomb,) = read_log(s.comments(n), trusted_set(BOT, ())).tombstones
+    assert tomb.tombstone.action is ReleaseAction.UNLOCK

@@ -1,0 +1,113 @@
+"""A winner whose unqueue finds the queue label already gone does not run (ADR 0048).
+
+With list lag above the settle two claimers can each decide they won: the higher one on a list
+still missing the lower claim, the lower one because the higher claim is not an earlier one.
+Whichever of them removes the queue label second finds it gone (GitHub answers 404), and that
+is the one that must not run: the other one may be running, or may already have run and ended
+(the model's seed 945794403, episode 17: the lower claim ran, was cancelled by a signal, and
+then the higher claim, acting on its stale decision, ran the same queueing again). Directed
+interleavings of the real Claimer on the in-memory GitHub under a virtual clock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import pytest
+from fakes.memory_github import BOT, MemoryServer, ServerTime
+
+from orion_action.config import Config
+from orion_action.core.issue import read_log, trusted_set
+from orion_action.core.liveness import Machine
+from orion_action.core.record import Holder, State
+from orion_action.errors import NotClaimed
+from orion_action.services.claiming import LIST_SETTLE_S, Claimer
+
+CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, source="test")
+LAB = CONFIG.labels
+TRUSTED = trusted_set(BOT, ())
+
+
+def claimer(s: MemoryServer, name: str, pid: int) -> Claimer:
+    """A claimer on its own machine (which sees no other machine's processes)."""
+    here = Machine(host=name, boot_id=f"{name}-boot", machine_id=f"{name}-id", pid_ns=f"{name}-ns")
+    holder = Holder(name, f"{name}-boot", f"{name}-id", f"{name}-ns", pid, float(pid))
+    return Claimer(s.client(), CONFIG, lambda _line: None, ServerTime(s), here, holder,
+                   sight=lambda _pid, _child: None)
+
+
+def before_first(s: MemoryServer, op: str, act: Callable[[tuple[object, ...]], bool]) -> None:
+    """Run `act(args)` just before the first request `op` for which it returns True."""
+    done = {"yet": False}
+
+    def hook(name: str, args: tuple[object, ...]) -> None:
+        if name == op and not done["yet"]:
+            done["yet"] = act(args)
+
+    s.on_call = hook
+
+
+def test_a_stale_winner_does_not_run_a_queueing_another_claim_took() -> None:
+    """B decided it won on a list without A's lower claim; before B's unqueue, A won too, took
+    the queue label, ran and ended. B must give up (LOST, never ran), not run the issue again."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+
+    def a_ran_meanwhile(args: tuple[object, ...]) -> bool:
+        if args[1] != LAB.queue:
+            return False
+        assert s.remove_label(n, LAB.queue)  # the other winner's unqueue landed first
+        return True
+
+    before_first(s, "remove_label", a_ran_meanwhile)
+    with pytest.raises(NotClaimed, match="queue label was already gone"):
+        claimer(s, "b", 20).claim_number(n, None)
+    (mine,) = read_log(s.comments(n), TRUSTED).claims
+    assert mine.record.state is State.LOST
+
+
+def test_the_lower_claim_that_wins_late_does_not_run_after_the_higher_one() -> None:
+    """The lower-claim-wins-late hole: A posts first, but its claim stays out of listings past
+    the settle; B (higher) wins without seeing it and runs. A then lists both, and as the lower
+    live claim wins by comment order, but B took the queueing: A must not run it again."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    a, b = claimer(s, "a", 10), claimer(s, "b", 20)
+    state: dict[str, object] = {"b": None}
+
+    def b_claims_meanwhile(args: tuple[object, ...]) -> bool:
+        a_comment = max(c.id for c in s.comments(n))
+        s.hide(a_comment, 6 * LIST_SETTLE_S)  # past B's settle (B waits 2 s out first: A is recent)
+        s.on_call = None
+        state["b"] = b.claim_number(n, None)  # B wins without seeing A, and unqueues
+        return True
+
+    before_first(s, "add_labels", b_claims_meanwhile)  # A has posted; B claims before A's settle
+    with pytest.raises(NotClaimed, match="queue label was already gone"):
+        a.claim_number(n, None)
+    b_claim = state["b"]
+    assert b_claim is not None
+    claims = read_log(s.comments(n), TRUSTED).claims
+    assert [c.record.state for c in claims] == [State.LOST, State.RUNNING]
+    assert claims[1].record.token == b_claim.record.token
+
+
+def test_a_winner_whose_own_unqueue_answer_was_lost_still_runs() -> None:
+    """The unqueue lands but its answer is lost, and the retry reads 404: the label was taken,
+    most likely by that first try, so the winner runs (the adapter and the in-memory GitHub
+    both read such a 404 as True). Giving up here would stop every run whose unqueue met a
+    timeout (tests/integration/test_run_faults.py, retried label writes are harmless)."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+
+    def lose_the_answer(args: tuple[object, ...]) -> bool:
+        if args[1] != LAB.queue:
+            return False
+        s.fail_next(threading.current_thread().name, "lost")
+        return True
+
+    before_first(s, "remove_label", lose_the_answer)
+    claim = claimer(s, "a", 10).claim_number(n, None)
+    assert claim.record.state is State.RUNNING
+    assert s.issue(n).labels == frozenset({LAB.working})
