@@ -332,8 +332,16 @@ def _command_line(args: argparse.Namespace) -> list[str]:
 
 
 def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> int:
+    """The composition root: the one place that builds adapters and hands them to services,
+    then their results to the report layer (docs/adr/0051-ports-only.md)."""
+    from orion_action import report
+    from orion_action.adapters import child, machine
+    from orion_action.adapters.actions import ActionsRunner
+    from orion_action.adapters.clock import SYSTEM_CLOCK
+    from orion_action.ports import Host
     from orion_action.services import reconcile, trigger, wrapper
 
+    runner = ActionsRunner(env)
     if args.command == "run":
         if args.drain and not args.next:
             raise UsageError("--drain works with --next only")
@@ -352,13 +360,14 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
         trigger.check_actor_argument(args.actor)
         if len(repos) > 1 and args.actor:
             raise UsageError("--actor goes with one --repo: the label was added in one repository")
+        host = Host(SYSTEM_CLOCK, machine, child, runner)
         # The wrapper gives the command no credential (credentials.command_env).
         if len(repos) > 1:
             from orion_action.services.fleet import FleetWrapper
 
-            w: wrapper.Wrapper = FleetWrapper(repos, config, _log, env)
+            w: wrapper.Wrapper = FleetWrapper(repos, config, _log, env, host)
         else:
-            w = wrapper.Wrapper(repos[0], config, _log, env)
+            w = wrapper.Wrapper(repos[0], config, _log, env, host)
         w.actor = args.actor  # every claim checks who queued the issue (services/trigger.py)
         request = wrapper.RunRequest(
             command=cmd, issue=args.issue, stage=args.stage, require=tuple(args.require or ())
@@ -367,29 +376,29 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
             return w.drain(request, args.max_runs)
         return w.run(request)
     repos = _connect(args, env, config.trusted_authors)
-    if len(repos) > 1:
-        from orion_action.services import fleet
-
-        if args.command == "reconcile":
-            return fleet.reconcile_fleet(repos, config, _log, env, dry_run=args.dry_run, as_json=args.json)
-        return fleet.status_fleet(repos, config, _log, env, as_json=args.json)
-    gh = repos[0]
+    here = machine.this_machine()
     if args.command == "reconcile":
-        return reconcile.reconcile_command(gh, config, _log, env, dry_run=args.dry_run, as_json=args.json)
+        passes = reconcile.reconcile_repos(repos, config, _log, here, machine.sight, dry_run=args.dry_run,
+                                           runner=runner)
+        return report.reconcile(passes, config, _log, runner, dry_run=args.dry_run, as_json=args.json)
     if args.command == "status":
-        return reconcile.status_command(gh, config, _log, env, as_json=args.json)
+        url = runner.server_url if runner.has_summary() else None
+        found = reconcile.status_repos(repos, config, _log, here, machine.sight, summary_url=url)
+        return report.status(found, config, _log, runner, as_json=args.json)
+    gh = repos[0]
     if args.command == "release":
-        return reconcile.release_command(gh, config, _log, args.issue, force=args.force)
+        plan = reconcile.release(gh, config, _log, here, machine.sight, args.issue, force=args.force)
+        return report.release(plan, config, args.issue)
     if args.command in ("pause", "resume"):
         from orion_action.services import pause
 
         if args.command == "pause":
-            return pause.pause_command(gh, config, _log, args.reason)
-        return pause.resume_command(gh, config, _log)
+            return report.lines(pause.pause_command(gh, config, _log, args.reason))
+        return report.lines(pause.resume_command(gh, config, _log))
     if args.command == "init":
         from orion_action.services import setup
 
-        return setup.init_command(gh, config, _log)
+        return report.lines(setup.init_command(gh, config, _log))
     raise UsageError(f"unknown command {args.command!r}")  # pragma: no cover
 
 
@@ -411,9 +420,9 @@ def main(argv: Sequence[str] | None = None, env: dict[str, str] | None = None) -
     finally:
         threading.excepthook = hook
     # The composite action execs this process, so it sets the step's exit-code output itself.
-    from orion_action.services.wrapper import write_output
+    from orion_action.adapters.actions import ActionsRunner
 
-    write_output(env, "exit-code", code)
+    ActionsRunner(env).set_outputs({"exit-code": str(code)})
     return code
 
 

@@ -1,4 +1,7 @@
-"""What the services need from GitHub, as a port.
+"""What the services need from the world, as ports: GitHub (`GitHubPort`), this machine
+(`MachinePort`), the command's process (`LauncherPort`), the Actions runner's files
+(`RunnerPort`) and time (`Clock`). Services import these, never `orion_action.adapters`;
+`cli.py` builds the adapters and passes them in (docs/adr/0051-ports-only.md).
 
 Two implementations: `adapters.github.GitHubRepo` (PyGithub, the real thing) and the
 in-memory `tests/fakes/memory_github.MemoryGitHub` that the model checker drives. One contract
@@ -11,11 +14,15 @@ never the local clock.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from orion_action.core.issue import Comment, Issue
+from orion_action.core.liveness import Machine, ProcessSighting
+from orion_action.core.record import Holder
 
 
 @dataclass(frozen=True)
@@ -72,14 +79,28 @@ class GitHubPort(Protocol):
 
     def check_repo(self) -> None: ...
 
+    def collaborator_permission(self, login: str) -> str:
+        """`login`'s access level to the repository ("none" for an outsider)."""
+        ...
+
+    def queue_history(self, number: int, label: str) -> QueueHistory:
+        """Who added `label` to the issue and when, and when its title or body last changed."""
+        ...
+
     def get_issue(self, number: int) -> tuple[Issue, datetime]:
         """The issue and GitHub's time; NotFound for a missing issue or a pull request."""
         ...
 
-    def list_issues(self, label: str, state: str = "open") -> list[Issue]:
+    def list_issues(self, label: str, state: str = "open", since: datetime | None = None) -> list[Issue]:
         """Issues (not pull requests) carrying exactly `label`, oldest first; state is
-        "open", "closed" or "all"."""
+        "open", "closed" or "all"; `since`: only those updated at or after it."""
         ...
+
+    def create_issue(self, title: str, body: str, labels: list[str], marker: str | None = None) -> Issue:
+        """A new issue; `marker` (a text in the body) finds it again if the answer is lost."""
+        ...
+
+    def edit_issue(self, number: int, *, title: str, body: str) -> None: ...
 
     def list_comments(self, number: int) -> tuple[list[Comment], datetime]:
         """Every comment of the issue in id order, and GitHub's time at the first page."""
@@ -136,3 +157,123 @@ class GitHubPort(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class Clock(Protocol):
+    """Durations (`monotonic`, suspend included) and display times (`now_iso`); the model
+    checker's is virtual. Deadlines are computed and enforced on the same one."""
+
+    def monotonic(self) -> float: ...
+
+    def now_iso(self) -> str: ...
+
+    def sleep(self, seconds: float, wake: threading.Event | None = None) -> bool:
+        """Sleep, or stop early when `wake` is set; returns whether it was woken."""
+        ...
+
+
+# What this machine's process table says of a wrapper pid and its child's group.
+Sight = Callable[[int, "int | None"], "ProcessSighting | None"]
+
+
+class MachinePort(Protocol):
+    """This machine: who it is (to judge claims made here) and its process table."""
+
+    def this_machine(self) -> Machine: ...
+
+    def this_holder(self) -> Holder: ...
+
+    def sight(self, pid: int, child_pgid: int | None) -> ProcessSighting | None: ...
+
+
+class RunAsPort(Protocol):
+    """The user `run.user` names (ADR 0032): the command runs as it."""
+
+    @property
+    def ids(self) -> tuple[int, int, tuple[int, ...]]: ...
+
+    def env(self, env: dict[str, str]) -> dict[str, str]: ...
+
+    def give(self, path: str) -> None:
+        """Make a file orion created for the command its own."""
+        ...
+
+
+class ChildPort(Protocol):
+    """The command, running under its guardian (ADR 0010)."""
+
+    pid: int
+    reason: str | None  # why it ended when the guardian ended it: "lease", "guardian-died"
+    last_output: float | None  # Clock.monotonic() of its last output, when watched
+
+    def fileno(self) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+    def renew(self, deadline: float) -> None: ...
+
+    def stop(self, first_signal: int, grace: float, cut_short: Callable[[], bool] | None = None) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class LauncherPort(Protocol):
+    """How the wrapper starts the command (adapters/child.py)."""
+
+    def start_child(
+        self,
+        command: list[str],
+        env: dict[str, str],
+        lease_until: float,
+        kill_grace: float,
+        watch_output: bool = False,
+        run_as: RunAsPort | None = None,
+    ) -> ChildPort:
+        """Raises errors.CannotStart or errors.LeaseExpired."""
+        ...
+
+    def adopt_orphans(self) -> None:
+        """What escapes a killed guardian is reparented here, to be killed (ADR 0030)."""
+        ...
+
+    def resolve_run_as(self, name: str, workdir: str) -> RunAsPort:
+        """The user `run.user` names, checked before anything is claimed (UsageError)."""
+        ...
+
+
+class RunnerPort(Protocol):
+    """The GitHub Actions runner's files and log commands; outside Actions, no-ops."""
+
+    @property
+    def in_actions(self) -> bool: ...
+
+    @property
+    def server_url(self) -> str: ...
+
+    def group(self, title: str) -> AbstractContextManager[None]:
+        """Fold what is printed inside into one collapsible group of the job's log."""
+        ...
+
+    def set_outputs(self, outputs: Mapping[str, str]) -> None: ...
+
+    def add_summary(self, markdown: str) -> None: ...
+
+    def has_summary(self) -> bool:
+        """Whether the runner gives a step summary file at all."""
+        ...
+
+    def warning(self, message: str, title: str = "orion-action") -> None:
+        """A warning annotation (printed, in Actions only)."""
+        ...
+
+
+
+@dataclass(frozen=True)
+class Host:
+    """Everything outside GitHub that the wrapper touches on this runner: its clock, who this
+    machine is, how the command is started, and the Actions runner's files."""
+
+    clock: Clock
+    machine: MachinePort
+    launcher: LauncherPort
+    runner: RunnerPort

@@ -14,9 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from orion_action.adapters import machine as local
-from orion_action.adapters.clock import Clock
-from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
 from orion_action.core.arbitration import SERVER_TIME_SLACK_S, blocker, ran_meanwhile, winner
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
@@ -24,7 +21,8 @@ from orion_action.core.liveness import Machine
 from orion_action.core.queue import pick_order
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, ReleaseAction, State, render_record
 from orion_action.errors import GitHubError, NotClaimed
-from orion_action.services.observe import Sight, judge_entry
+from orion_action.ports import Clock, GitHubPort, Sight
+from orion_action.services.observe import judge_entry
 from orion_action.services.pause import refuse_if_paused
 
 Log = Callable[[str], None]
@@ -49,7 +47,7 @@ def is_queued(issue: Issue, config: Config) -> bool:
     )
 
 
-def queued_candidates(gh: GitHubRepo, config: Config, require: Sequence[str] = ()) -> list[Issue]:
+def queued_candidates(gh: GitHubPort, config: Config, require: Sequence[str] = ()) -> list[Issue]:
     """The queued issues carrying every `require` label, in pick order (one listing per 100).
     Raises NotClaimed while the queue is paused (the listing shows it: no extra request)."""
     listed = gh.list_issues(config.labels.queue)
@@ -60,7 +58,7 @@ def queued_candidates(gh: GitHubRepo, config: Config, require: Sequence[str] = (
     )
 
 
-def missing_label_hint(gh: GitHubRepo, config: Config) -> str:
+def missing_label_hint(gh: GitHubPort, config: Config) -> str:
     """When the queue label does not exist, say so and what to do (one request, asked only
     when nothing was claimable): otherwise an empty queue and a repository never set up look
     the same."""
@@ -111,11 +109,11 @@ class Claimer:
     """Claims one issue for one wrapper process."""
 
     # The trigger check every claim passes first (the wrapper sets it; services/trigger.py).
-    approval: Callable[[GitHubRepo, Issue], None] | None = None
+    approval: Callable[[GitHubPort, Issue], None] | None = None
 
     def __init__(
         self,
-        gh: GitHubRepo,
+        gh: GitHubPort,
         config: Config,
         log: Log,
         clock: Clock,
@@ -123,7 +121,8 @@ class Claimer:
         holder: Holder,
         actions_run: ActionsRun | None = None,
         check_signal: Callable[[], None] = lambda: None,
-        sight: Sight = local.sight,
+        *,
+        sight: Sight,
     ):
         self.gh, self.config, self.log, self.clock = gh, config, log, clock
         self.here, self.holder, self.actions_run = here, holder, actions_run
@@ -381,7 +380,7 @@ class Claimer:
             self.log(f"#{n}: could not take our lock off again ({exc}); a reconcile pass will")
 
 
-def restore_queue(gh: GitHubRepo, config: Config, claim: Claim, log: Log) -> bool:
+def restore_queue(gh: GitHubPort, config: Config, claim: Claim, log: Log) -> bool:
     """A winner that sent its queue label removal and then lost its claim puts the queue label
     back where that removal stranded the issue (ADR 0025): the removal can land after a requeue
     (a pass, or `release --force`) released the claim and put the issue back in the queue, and

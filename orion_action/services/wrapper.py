@@ -25,18 +25,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from orion_action.adapters import actions
-from orion_action.adapters import machine as local
-from orion_action.adapters.child import CannotStart, Child, LeaseExpired, start_child
-from orion_action.adapters.clock import SYSTEM_CLOCK, Clock
-from orion_action.adapters.github import GitHubRepo
-from orion_action.adapters.guardian import adopt_orphans
-from orion_action.adapters.run_as import RunAs, resolve
 from orion_action.config import Config
 from orion_action.core.record import ActionsRun, clean_progress, mentions_orion, run_url
 from orion_action.core.result import RESULT_MAX_BYTES, clean_result, run_summary
 from orion_action.credentials import command_env
-from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, NotFound, OrionError, UsageError
+from orion_action.errors import (
+    AuthError,
+    CannotStart,
+    ExitCode,
+    GitHubError,
+    LeaseExpired,
+    NotClaimed,
+    NotFound,
+    OrionError,
+    UsageError,
+)
+from orion_action.ports import ChildPort as Child
+from orion_action.ports import Clock, GitHubPort, Host, RunAsPort
 from orion_action.services import trigger
 from orion_action.services.claiming import Claim, Claimer
 from orion_action.services.dispatch import dispatch_issues, trigger_check
@@ -98,12 +103,6 @@ def actions_run_from_env(env: dict[str, str]) -> ActionsRun | None:
         url=run_url(env.get("GITHUB_SERVER_URL") or "https://github.com", env.get("GITHUB_REPOSITORY", ""),
                     int(env["GITHUB_RUN_ID"])),
     )
-
-
-def write_output(env: dict[str, str], name: str, value: object) -> None:
-    """Append `name=value` to $GITHUB_OUTPUT when the environment names one: the composite
-    action execs the wrapper, so the wrapper itself sets the step's outputs."""
-    actions.set_outputs(env, {name: str(value)})
 
 
 def issue_document(claim: Claim) -> dict[str, object]:
@@ -226,7 +225,7 @@ class Heartbeat(threading.Thread):
     def __init__(
         self,
         holding: Holding,
-        gh: GitHubRepo,
+        gh: GitHubPort,
         interval: float,
         log: Log,
         progress_file: Path,
@@ -263,20 +262,27 @@ class Heartbeat(threading.Thread):
 class Wrapper:
     def __init__(
         self,
-        gh: GitHubRepo,
+        gh: GitHubPort,
         config: Config,
         log: Log,
-        env: dict[str, str] | None = None,
-        clock: Clock = SYSTEM_CLOCK,
+        env: dict[str, str],
+        host: Host,
     ):
+        """`env`: the environment the command's own is made from (credentials.command_env)
+        and the Actions run is read from; `host`: this runner's clock, machine, launcher and
+        Actions files. The wrapper sets the step's outputs itself: the composite action execs it."""
         self.gh = gh
         self.config = config
         self.log = log
-        self.env = dict(os.environ if env is None else env)
-        self.clock = clock
+        self.env = dict(env)
+        self.host = host
+        self.clock: Clock = host.clock
+        self.runner = host.runner
         # run.user is checked before anything is claimed (UsageError: exit 64).
-        self.run_as: RunAs | None = resolve(config.run_user, os.getcwd()) if config.run_user else None
-        self.here = local.this_machine()
+        self.run_as: RunAsPort | None = (
+            host.launcher.resolve_run_as(config.run_user, os.getcwd()) if config.run_user else None
+        )
+        self.here = host.machine.this_machine()
         self.signal_received: int | None = None  # the first signal: it decides the exit code
         self.signals_seen = 0  # every signal: a second one cuts the kill grace short
         self.draining = False  # run --drain: the loop goes on after a requeue
@@ -323,7 +329,8 @@ class Wrapper:
     def _with_signals(self, body: Callable[[socket.socket], int]) -> int:
         # Signals are caught from the start: one that arrives while claiming lets the claim
         # finish and then ends the run (run.on_signal), instead of leaving a half-made claim behind.
-        adopt_orphans()  # what escapes a killed guardian comes here, to be killed (ADR 0030)
+        # What escapes a killed guardian comes here, to be killed (ADR 0030).
+        self.host.launcher.adopt_orphans()
         wake_r, wake_w = socket.socketpair()
         wake_r.setblocking(False)
         wake_w.setblocking(False)
@@ -349,9 +356,9 @@ class Wrapper:
         if self.signal_received is not None:
             raise Interrupted(self.signal_received)
 
-    def _dispatch(self, gh: GitHubRepo, n: int) -> None:
+    def _dispatch(self, gh: GitHubPort, n: int) -> None:
         """Immediate pickup of the issue just handed back, if it still passes the trigger check."""
-        dispatch_issues(gh, self.config, [n], self.log, trigger_check(gh, self.config, self.log), self.env)
+        dispatch_issues(gh, self.config, [n], self.log, trigger_check(gh, self.config, self.log), self.runner)
 
     def claimer(self) -> Claimer:
         claimer = Claimer(
@@ -360,9 +367,10 @@ class Wrapper:
             self.log,
             self.clock,
             self.here,
-            local.this_holder(),
+            self.host.machine.this_holder(),
             actions_run_from_env(self.env),
             self._check_signal,
+            sight=self.host.machine.sight,
         )
         # Every claim, on every path, passes the trigger check first (docs/adr/0033).
         claimer.approval = lambda gh, issue: trigger.approve(
@@ -378,9 +386,10 @@ class Wrapper:
             claim = claimer.claim_next(request.stage, request.require)
         n = claim.number
         self.result_file, self.run_started = None, self.clock.monotonic()
-        write_output(self.env, "issue", n)
-        write_output(self.env, "repo", self.gh.full_name)  # several repos: the claim's own
-        holding = Holding(self.gh, claim, self.config, self.log, self.clock, self.here)
+        self.runner.set_outputs({"issue": str(n)})
+        self.runner.set_outputs({"repo": self.gh.full_name})  # several repos: the claim's own
+        holding = Holding(self.gh, claim, self.config, self.log, self.clock, self.here,
+                          self.host.machine.sight)
         if self.signal_received is not None:
             return self._end_on_signal(holding, None, self.signal_received)
         workdir = Path(tempfile.mkdtemp(prefix=f"orion-{n}-"))
@@ -388,7 +397,7 @@ class Wrapper:
             workdir.chmod(0o711)
         try:
             # The command's output, folded in the job's log under one line (issue 18, "Visible").
-            with actions.group(self.env, f"orion-action: #{n} {claim.issue.title[:100]}"):
+            with self.runner.group(f"orion-action: #{n} {claim.issue.title[:100]}"):
                 return self._run_child(request, holding, wake, workdir)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -419,7 +428,7 @@ class Wrapper:
             "ORION_RESULT_FILE": str(self.result_file),
         }
         try:
-            child = start_child(
+            child = self.host.launcher.start_child(
                 list(request.command),
                 child_env,
                 holding.lease_until,
@@ -626,7 +635,7 @@ class Wrapper:
     def _summarise(self, holding: Holding, outcome: Outcome, unmoved: str | None) -> None:
         """The run's job summary ($GITHUB_STEP_SUMMARY, when the runner gives one; ADR 0042),
         also when GitHub did not take the ending (`unmoved` says why; the labels stayed)."""
-        if not self.env.get("GITHUB_STEP_SUMMARY"):
+        if not self.runner.has_summary():
             return
         what = outcome.state.value
         if outcome.exit_code is not None:
@@ -643,9 +652,9 @@ class Wrapper:
             holding.claim.record.attempt,
             self.clock.monotonic() - self.run_started,
             holding.result,
-            self.env.get("GITHUB_SERVER_URL") or "https://github.com",
+            self.runner.server_url,
         )
         try:
-            actions.add_summary(self.env, text)
+            self.runner.add_summary(text)
         except OSError as exc:
             self.log(f"#{holding.number}: could not write the job summary: {exc.strerror}")
