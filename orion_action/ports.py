@@ -13,8 +13,9 @@ never the local clock.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -64,14 +65,13 @@ class GitHubPort(Protocol):
     """One repository's issues, comments and labels, as orion needs them.
 
     Errors are the project's own: NotFound (404), Unavailable (transient failures outlasted
-    the retry budget, or `deadline` passed), AuthError, Forbidden, GitHubError."""
+    the retry budget, or the `Policy` the call is made under forbade it), AuthError,
+    Forbidden, GitHubError. A call obeys the policy of the `bounded` block it is made in."""
 
     full_name: str
     requests: int  # HTTP requests made so far (a listing costs one per page of 100)
     not_modified: int  # of those, conditional reads answered 304: not charged (ADR 0044)
     budget: Budget
-    abort: threading.Event | None  # set it to cut retries short
-    deadline: float | None  # a monotonic time after which no request starts
 
     def own_login(self) -> str | None: ...
 
@@ -154,6 +154,11 @@ class GitHubPort(Protocol):
 
     def clone(self, *, timeout: float | None = None, retry_for: float | None = None) -> GitHubPort:
         """A twin with its own connection and budgets, e.g. for the heartbeat thread."""
+        ...
+
+    def bounded(self, policy: Policy) -> AbstractContextManager[None]:
+        """Every call on this client while the block is open obeys `policy` (a nested block
+        narrows it, never widens it, and the outer one holds again when it closes)."""
         ...
 
     def close(self) -> None: ...
@@ -277,3 +282,55 @@ class Host:
     machine: MachinePort
     launcher: LauncherPort
     runner: RunnerPort
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Bounds on the GitHub calls made in one block, as kazoo copies its retry policy per call
+    instead of configuring the client: no request starts once `clock` reads `deadline` or
+    later (the deadline is computed and enforced on the same clock), and none is retried once
+    `abort` is set."""
+
+    clock: Clock
+    deadline: float | None = None
+    abort: threading.Event | None = None
+
+    def within(self, outer: Policy | None) -> Policy:
+        """This policy inside `outer`: the earlier deadline, and either abort."""
+        if outer is None:
+            return self
+        deadlines = [d for d in (self.deadline, outer.deadline) if d is not None]
+        return Policy(self.clock, min(deadlines) if deadlines else None, self.abort or outer.abort)
+
+    def expired(self) -> bool:
+        """Whether no request may start now."""
+        return self.deadline is not None and self.clock.monotonic() >= self.deadline
+
+    def past(self, wait: float) -> bool:
+        """Whether a retry `wait` seconds from now would start after the deadline."""
+        return self.deadline is not None and self.clock.monotonic() + wait > self.deadline
+
+    def aborted(self) -> bool:
+        return self.abort is not None and self.abort.is_set()
+
+
+class Bounds:
+    """The policy of the `bounded` blocks open on one client. A block bounds every call on
+    that client while it is open; a thread that must not be bounded by another's block uses
+    its own client (the heartbeat's clone)."""
+
+    def __init__(self) -> None:
+        self._policy: Policy | None = None
+
+    def current(self) -> Policy | None:
+        """The policy a call made now obeys."""
+        return self._policy
+
+    @contextlib.contextmanager
+    def bounded(self, policy: Policy) -> Iterator[None]:
+        outer = self._policy
+        self._policy = policy.within(outer)
+        try:
+            yield
+        finally:
+            self._policy = outer

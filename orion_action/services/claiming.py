@@ -9,6 +9,7 @@ a person's requeue after the run it lost to had ended (defect 7 of the v0.1 audi
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from orion_action.core.liveness import Machine
 from orion_action.core.queue import pick_order
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, ReleaseAction, State, render_record
 from orion_action.errors import GitHubError, NotClaimed
-from orion_action.ports import Clock, GitHubPort, Sight
+from orion_action.ports import Clock, GitHubPort, Policy, Sight
 from orion_action.services.observe import judge_entry
 from orion_action.services.pause import refuse_if_paused
 
@@ -177,19 +178,19 @@ class Claimer:
         claim = Claim(issue, 0, record, frozenset(), lease_start)
         # No claim write may outlast the lease: a claimer that stalls must not act after a judge
         # may already presume it dead (defect 2 of the v0.1 audit).
-        self.gh.deadline = lease_start + self.config.renew_deadline
+        in_lease = Policy(self.clock, lease_start + self.config.renew_deadline)
         try:
-            posted = self.gh.post_comment(n, render_record(record), marker=record.token)
-            claim.comment_id = posted.id
-            self.gh.learn_login(posted.author)
-            claim.trusted = trusted_set(posted.author, self.config.trusted_authors)
-            self.log(f"#{n}: posted claim {record.token} (comment {posted.id}); taking the lock")
-            posted_at = self.clock.monotonic()  # the claim exists by now (ADR 0023)
-            self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])
-            self.clock.sleep(LIST_SETTLE_S - (self.clock.monotonic() - posted_at))
-            log, comments, now = self._read_until_visible(claim)
+            with self.gh.bounded(in_lease):
+                posted = self.gh.post_comment(n, render_record(record), marker=record.token)
+                claim.comment_id = posted.id
+                self.gh.learn_login(posted.author)
+                claim.trusted = trusted_set(posted.author, self.config.trusted_authors)
+                self.log(f"#{n}: posted claim {record.token} (comment {posted.id}); taking the lock")
+                posted_at = self.clock.monotonic()  # the claim exists by now (ADR 0023)
+                self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])
+                self.clock.sleep(LIST_SETTLE_S - (self.clock.monotonic() - posted_at))
+                log, comments, now = self._read_until_visible(claim)
         except (GitHubError, NotClaimed) as exc:
-            self.gh.deadline = None
             late = self.clock.monotonic() - lease_start >= self.config.renew_deadline
             why = (
                 f"the claim was not complete within the renew deadline ({self.config.renew_deadline:g}s)"
@@ -201,19 +202,13 @@ class Claimer:
                 # issue without waiting for the claim to go stale), and take our lock off where
                 # that is safe, so that the next claimer can have the issue at once.
                 self._give_up(claim, why)
-                if not late:
-                    # No label write of ours may start after the renew deadline (a pass may
-                    # then requeue the issue and a next run take the same lock).
-                    self.gh.deadline = lease_start + self.config.renew_deadline
-                try:
+                # No label write of ours may start after the renew deadline (a pass may then
+                # requeue the issue and a next run take the same lock).
+                with self.gh.bounded(in_lease) if not late else contextlib.nullcontext():
                     self._tidy_after_giving_up(claim)
-                finally:
-                    self.gh.deadline = None
             if late:
                 raise NotClaimed(f"issue #{n}: {why}") from None
             raise
-        finally:
-            self.gh.deadline = None
         mine = log.find(record.token)
         assert mine is not None
         claim.comments = {c.id: c for c in comments}
@@ -265,20 +260,17 @@ class Claimer:
         # dies before this point leaves it, so a person's requeue is never lost with it (defect
         # 7 of the v0.1 audit), and a pass finding the queue label beside a dead claim that
         # never ran knows the issue is wanted again.
-        self.gh.deadline = lease_start + self.config.renew_deadline
         try:
-            claim.record = record.with_changes(state=State.RUNNING, attempt=log.attempts_used() + 1)
-            self.gh.edit_comment(claim.comment_id, render_record(claim.record))
-            claim.unqueued = True
-            self.gh.remove_label(n, lab.queue)
+            with self.gh.bounded(in_lease):
+                claim.record = record.with_changes(state=State.RUNNING, attempt=log.attempts_used() + 1)
+                self.gh.edit_comment(claim.comment_id, render_record(claim.record))
+                claim.unqueued = True
+                self.gh.remove_label(n, lab.queue)
         except GitHubError as exc:
-            self.gh.deadline = None
             self._give_up(claim, f"the claim could not be completed: {exc}")
             if claim.unqueued:  # it may have landed after a requeue (ADR 0025)
                 restore_queue(self.gh, self.config, claim, self.log)
             raise
-        finally:
-            self.gh.deadline = None
         return claim
 
     def _require_queued(self, issue: Issue) -> None:

@@ -31,7 +31,7 @@ from orion_action.core.record import (
     render_tombstone,
 )
 from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.ports import Clock, GitHubPort, Sight
+from orion_action.ports import Clock, GitHubPort, Policy, Sight
 from orion_action.services.claiming import Claim, restore_queue
 from orion_action.services.observe import judge_entry
 
@@ -572,13 +572,8 @@ class Holding:
     def _labels_in_time(self) -> Iterator[None]:
         """No request of the block starts after `_last_label_write` (nor after a deadline the
         caller set already)."""
-        previous = self.gh.deadline
-        bound = self._last_label_write()
-        self.gh.deadline = bound if previous is None else min(previous, bound)
-        try:
+        with self.gh.bounded(Policy(self.clock, self._last_label_write())):
             yield
-        finally:
-            self.gh.deadline = previous
 
     def _failed_for_our_outage(self, issue: Issue, log: IssueLog, record: ClaimRecord) -> bool:
         """Whether a pass turned the issue failed only because it counted our run, which our

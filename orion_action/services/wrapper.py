@@ -41,7 +41,7 @@ from orion_action.errors import (
     UsageError,
 )
 from orion_action.ports import ChildPort as Child
-from orion_action.ports import Clock, GitHubPort, Host, RunAsPort
+from orion_action.ports import Clock, GitHubPort, Host, Policy, RunAsPort
 from orion_action.services import trigger
 from orion_action.services.claiming import Claim, Claimer
 from orion_action.services.dispatch import dispatch_issues, trigger_check
@@ -235,10 +235,14 @@ class Heartbeat(threading.Thread):
         self.holding, self.gh, self.interval, self.log = holding, gh, interval, log
         self.progress_file, self.on_beat = progress_file, on_beat
         self.stop = threading.Event()
-        gh.abort = self.stop  # a stopped heartbeat retries nothing more
         self.fatal: str | None = None  # the token was rejected: no beat can ever succeed again
 
     def run(self) -> None:
+        # A stopped heartbeat retries nothing more.
+        with self.gh.bounded(Policy(self.holding.clock, abort=self.stop)):
+            self._beat_until_stopped()
+
+    def _beat_until_stopped(self) -> None:
         h = self.holding
         while not self.stop.is_set():
             h.progress = read_progress(self.progress_file) or h.progress
@@ -598,11 +602,10 @@ class Wrapper:
             self.log(f"#{n}: received {name} while claiming; ending the run unstarted ({then})")
         else:
             self._stop(child, f"#{n}: received {name}; forwarding it to the child, then {then}", signum)
-        quick = holding.gh.clone(timeout=HAND_BACK_REQUEST_TIMEOUT_S, retry_for=HAND_BACK_DEADLINE_S)
-        quick.deadline = self.clock.monotonic() + HAND_BACK_DEADLINE_S
-        holding.gh = quick
+        holding.gh = holding.gh.clone(timeout=HAND_BACK_REQUEST_TIMEOUT_S, retry_for=HAND_BACK_DEADLINE_S)
         outcome = signalled(self.config, holding.claim.record.attempt, name, started=child is not None)
-        self._conclude(holding, outcome, 128 + signum)
+        with holding.gh.bounded(Policy(self.clock, self.clock.monotonic() + HAND_BACK_DEADLINE_S)):
+            self._conclude(holding, outcome, 128 + signum)
         return 128 + signum
 
     def _on_signal_does(self) -> str:

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 from orion_action.adapters.clock import Clock
 from orion_action.core.issue import Comment, Issue
 from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.ports import Budget, Queued, QueueHistory, WorkflowRun
+from orion_action.ports import Bounds, Budget, Policy, Queued, QueueHistory, WorkflowRun
 
 if TYPE_CHECKING:
     from orion_action.ports import GitHubPort
@@ -403,18 +403,15 @@ class MemoryGitHub:
     it (listings: once per page, with the page number appended to args), one count in
     `requests`, and one chance for an injected failure."""
 
-    def __init__(self, server: MemoryServer | None = None, login: str = BOT, *,
-                 monotonic: Callable[[], float] | None = None):
+    def __init__(self, server: MemoryServer | None = None, login: str = BOT):
         self.server = server or MemoryServer()
         self.full_name = self.server.full_name
         self.requests = 0
         self.not_modified = 0  # conditional reads answered "304": refunded from `server.spent`
         self._validators: dict[tuple[object, ...], object] = {}  # (op, args) -> what was answered
         self.budget = Budget()
-        self.abort: threading.Event | None = None
-        self.deadline: float | None = None
         self.login = login
-        self.monotonic = monotonic or self.server.clock.monotonic
+        self._bounds = Bounds()  # the policy of the open `bounded` blocks (ports.Policy)
         self._login: str | None = None  # what GET /user said, as the adapter caches it
         self._default_branch: str | None = None  # what GET /repos/... said, as the adapter caches it
 
@@ -432,7 +429,8 @@ class MemoryGitHub:
         server = self.server
         if server.on_call is not None:
             server.on_call(op, args)
-        if self.deadline is not None and self.monotonic() >= self.deadline:
+        policy = self._bounds.current()  # the caller's `bounded` block, on its clock
+        if policy is not None and policy.expired():
             raise Unavailable(f"no time left for {op}")
         with server._lock:
             self.requests += 1
@@ -461,7 +459,7 @@ class MemoryGitHub:
                 raise Unavailable(f"GitHub did not answer {op} successfully (injected {failure})")
         if failure == "limited":
             wait = server.retry_after
-            if self.deadline is not None and self.monotonic() + wait > self.deadline:
+            if policy is not None and policy.past(wait):
                 raise Unavailable(f"GitHub limited {op} (403, Retry-After {wait:g}s) past the deadline")
             if server.sleep is not None:
                 server.sleep(wait)
@@ -690,9 +688,12 @@ class MemoryGitHub:
 
     def clone(self, *, timeout: float | None = None, retry_for: float | None = None) -> MemoryGitHub:
         """A twin with its own counters; it knows the login if this one does, like the adapter."""
-        twin = MemoryGitHub(self.server, self.login, monotonic=self.monotonic)
+        twin = MemoryGitHub(self.server, self.login)
         twin._login = self._login
         return twin
+
+    def bounded(self, policy: Policy) -> contextlib.AbstractContextManager[None]:
+        return self._bounds.bounded(policy)
 
     def close(self) -> None:
         pass

@@ -8,8 +8,9 @@ from datetime import timedelta
 
 import pytest
 
-from fakes.memory_github import FIRST_COMMENT_ID, MemoryServer
+from fakes.memory_github import FIRST_COMMENT_ID, MemoryServer, ServerTime
 from orion_action.errors import NotFound, Unavailable
+from orion_action.ports import Policy
 
 
 @pytest.fixture
@@ -118,11 +119,11 @@ def test_a_passed_deadline_stops_requests_before_they_start(server: MemoryServer
     n = server.create_issue("late")
     calls: list[str] = []
     server.on_call = lambda op, args: calls.append(op)
-    gh.deadline = server.clock.monotonic() + 5
-    gh.get_issue(n)
-    server.clock.advance(5)
-    with pytest.raises(Unavailable):
-        gh.post_comment(n, "too late")
+    with gh.bounded(Policy(ServerTime(server), server.clock.monotonic() + 5)):
+        gh.get_issue(n)
+        server.clock.advance(5)
+        with pytest.raises(Unavailable):
+            gh.post_comment(n, "too late")
     assert server.comments(n) == [] and gh.requests == 1
     assert calls == ["get_issue", "post_comment"]  # still a scheduling point
 
