@@ -362,12 +362,7 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
             raise UsageError("--actor goes with one --repo: the label was added in one repository")
         host = Host(SYSTEM_CLOCK, machine, child, runner)
         # The wrapper gives the command no credential (credentials.command_env).
-        if len(repos) > 1:
-            from orion_action.services.fleet import FleetWrapper
-
-            w: wrapper.Wrapper = FleetWrapper(repos, config, _log, env, host)
-        else:
-            w = wrapper.Wrapper(repos[0], config, _log, env, host)
+        w = wrapper.Wrapper(repos, config, _log, env, host)
         w.actor = args.actor  # every claim checks who queued the issue (services/trigger.py)
         request = wrapper.RunRequest(
             command=cmd, issue=args.issue, stage=args.stage, require=tuple(args.require or ())

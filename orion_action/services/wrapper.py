@@ -45,6 +45,7 @@ from orion_action.ports import Clock, GitHubPort, Host, Policy, RunAsPort
 from orion_action.services import trigger
 from orion_action.services.claiming import Claim, Claimer
 from orion_action.services.dispatch import dispatch_issues, trigger_check
+from orion_action.services.fleet import claim_next_across
 from orion_action.services.holding import (
     TIME_LIMIT_EXIT_CODE,
     Holding,
@@ -264,9 +265,13 @@ class Heartbeat(threading.Thread):
 
 
 class Wrapper:
+    """The process around each run, over one repository or several (a single repository is a
+    fleet of one): once a claim is won, `self.gh` is its repository's client, so the holder,
+    the heartbeat, ORION_REPO and the immediate pickup all act on the issue's own repository."""
+
     def __init__(
         self,
-        gh: GitHubPort,
+        repos: Sequence[GitHubPort],
         config: Config,
         log: Log,
         env: dict[str, str],
@@ -275,7 +280,8 @@ class Wrapper:
         """`env`: the environment the command's own is made from (credentials.command_env)
         and the Actions run is read from; `host`: this runner's clock, machine, launcher and
         Actions files. The wrapper sets the step's outputs itself: the composite action execs it."""
-        self.gh = gh
+        self.repos = list(repos)
+        self.gh = self.repos[0]
         self.config = config
         self.log = log
         self.env = dict(env)
@@ -364,9 +370,9 @@ class Wrapper:
         """Immediate pickup of the issue just handed back, if it still passes the trigger check."""
         dispatch_issues(gh, self.config, [n], self.log, trigger_check(gh, self.config, self.log), self.runner)
 
-    def claimer(self) -> Claimer:
+    def claimer(self, gh: GitHubPort) -> Claimer:
         claimer = Claimer(
-            self.gh,
+            gh,
             self.config,
             self.log,
             self.clock,
@@ -382,12 +388,22 @@ class Wrapper:
         )
         return claimer
 
-    def _run(self, request: RunRequest, wake: socket.socket) -> int:
-        claimer = self.claimer()
+    def _claim(self, request: RunRequest) -> Claim:
+        """Claim the issue `request` names, or the next queued one in any of the repositories;
+        `self.gh` becomes the client of the repository the claim is in."""
         if request.issue is not None:
-            claim = claimer.claim_number(request.issue, request.stage)
-        else:
-            claim = claimer.claim_next(request.stage, request.require)
+            if len(self.repos) > 1:  # pragma: no cover - cli refuses it
+                raise NotClaimed("run --issue N takes one --repo")
+            return self.claimer(self.gh).claim_number(request.issue, request.stage)
+        if len(self.repos) == 1:
+            return self.claimer(self.gh).claim_next(request.stage, request.require)
+        claimers = [self.claimer(gh) for gh in self.repos]
+        won, claim = claim_next_across(claimers, request.stage, request.require, self.log)
+        self.gh = won.gh
+        return claim
+
+    def _run(self, request: RunRequest, wake: socket.socket) -> int:
+        claim = self._claim(request)
         n = claim.number
         self.result_file, self.run_started = None, self.clock.monotonic()
         self.runner.set_outputs({"issue": str(n)})

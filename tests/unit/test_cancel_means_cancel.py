@@ -50,7 +50,7 @@ def signalled_run(tmp_path: Path, config: Config, signum: int) -> tuple[MemorySe
 
     threading.Thread(target=cancel_the_job, daemon=True).start()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    w = Wrapper(s.client(), config, lambda line: None, env, real_host(env))
+    w = Wrapper([s.client()], config, lambda line: None, env, real_host(env))
     code = w.run(RunRequest(command=[sys.executable, "-c", script], issue=n))
     return s, n, code
 
@@ -122,7 +122,7 @@ def test_a_forced_release_leaves_no_comment_of_the_holder_reading_as_working(tmp
 
     threading.Thread(target=release_by_hand, daemon=True).start()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    w = Wrapper(s.client(), CONFIG, lambda line: None, env, real_host(env))
+    w = Wrapper([s.client()], CONFIG, lambda line: None, env, real_host(env))
     code = w.run(RunRequest(command=[sys.executable, "-c", script], issue=n))
     assert released == ["released by hand with --force"]
     assert code == 76  # the claim was lost: the holder stopped its child

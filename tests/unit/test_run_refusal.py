@@ -22,7 +22,7 @@ def refused(tmp_path: Path, command: list[str], drain: bool = False, path: str |
     s = MemoryServer()
     n = s.create_issue("work", [LAB.queue])
     env = {"PATH": path or str(tmp_path)}
-    w = Wrapper(s.client(), CONFIG, lambda line: None, env, real_host(env))
+    w = Wrapper([s.client()], CONFIG, lambda line: None, env, real_host(env))
     with pytest.raises(UsageError) as caught:
         if drain:
             w.drain(RunRequest(command=command))
