@@ -10,7 +10,6 @@ exit 70; the traceback only with `--verbose`: docs/adr/0036-bad-input-is-one-lin
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import threading
 import traceback
@@ -421,33 +420,16 @@ def main(argv: Sequence[str] | None = None, env: dict[str, str] | None = None) -
     return code
 
 
-def _annotate_error(exc: OrionError, args: argparse.Namespace, env: dict[str, str]) -> None:
-    """In Actions, the error also as an `::error::` annotation, with the real message, so the
-    run's summary page shows it; a configuration error is put on the file (and its line, when
-    YAML said which)."""
-    from orion_action.adapters import actions
-    from orion_action.config import DEFAULT_PATH
-    from orion_action.errors import ConfigError
-
-    file = line = None
-    message = str(exc)
-    config_file = str(args.config or DEFAULT_PATH)
-    if isinstance(exc, ConfigError) and message.startswith(f"{config_file}: "):
-        file = config_file
-        where = re.search(r"\(line (\d+), column \d+\)", message)
-        line = int(where.group(1)) if where else None
-    annotation = actions.error(env, message, file=file, line=line)
-    if annotation:
-        print(annotation, flush=True)
-
-
 def _main(args: argparse.Namespace, env: dict[str, str]) -> int:
     try:
         config = load_config(args.config)
         return dispatch(args, config, env)
     except OrionError as exc:
-        print(f"orion-action: error: {exc}", file=sys.stderr, flush=True)
-        _annotate_error(exc, args, env)
+        from orion_action import report
+        from orion_action.adapters.actions import ActionsRunner
+        from orion_action.config import DEFAULT_PATH
+
+        report.error(exc, str(args.config or DEFAULT_PATH), ActionsRunner(env))
         return int(exc.exit_code)
     except KeyboardInterrupt:
         return 130

@@ -271,6 +271,10 @@ class RunnerPort(Protocol):
         """A warning annotation (printed, in Actions only)."""
         ...
 
+    def error(self, message: str, file: str | None = None, line: int | None = None) -> None:
+        """An error annotation, on `file` at `line` when given (printed, in Actions only)."""
+        ...
+
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from orion_action.config import Config
 from orion_action.core.plan import Action, Plan
-from orion_action.errors import ExitCode
+from orion_action.errors import ConfigError, ExitCode, OrionError
 from orion_action.ports import GitHubPort, RunnerPort
 from orion_action.services.reconcile import PassResult, RepoPass, StatusResult
 from orion_action.services.survey import (
@@ -304,3 +306,20 @@ def lines(text: Sequence[str]) -> int:
     for line in text:
         say(line)
     return int(ExitCode.OK)
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+def error(exc: OrionError, config_file: str, runner: RunnerPort) -> None:
+    """A command's error: one line on stderr and, in Actions, an `::error::` annotation with
+    the real message, so the run's summary page shows it; a configuration error is put on the
+    file (and its line, when YAML said which)."""
+    message = str(exc)
+    print(f"orion-action: error: {message}", file=sys.stderr, flush=True)
+    file = line = None
+    if isinstance(exc, ConfigError) and message.startswith(f"{config_file}: "):
+        file = config_file
+        where = re.search(r"\(line (\d+), column \d+\)", message)
+        line = int(where.group(1)) if where else None
+    runner.error(message, file, line)

@@ -118,3 +118,8 @@ class ActionsRunner:
         annotation = warning(self.env, message, title)
         if annotation:
             print(annotation, flush=True)
+
+    def error(self, message: str, file: str | None = None, line: int | None = None) -> None:
+        annotation = error(self.env, message, file=file, line=line)
+        if annotation:
+            print(annotation, flush=True)
