@@ -16,12 +16,12 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from orion_action.config import Config
 from orion_action.core.plan import Action, Plan
 from orion_action.errors import ConfigError, ExitCode, OrionError
-from orion_action.ports import GitHubPort, RunnerPort
+from orion_action.ports import Budget, GitHubPort, RunnerPort
 from orion_action.services.reconcile import PassResult, RepoPass, StatusResult
 from orion_action.services.survey import (
     BUDGET_WARN_SHARE,
@@ -36,6 +36,19 @@ from orion_action.services.survey import (
 Log = Callable[[str], None]
 
 
+class Spending(Protocol):
+    """What a client has spent: a GitHubPort, or a `Spent` snapshot of one."""
+
+    @property
+    def requests(self) -> int: ...
+
+    @property
+    def not_modified(self) -> int: ...
+
+    @property
+    def budget(self) -> Budget: ...
+
+
 def say(text: str) -> None:
     """A line of the command's own output (stdout)."""
     print(text, flush=True)
@@ -44,7 +57,7 @@ def say(text: str) -> None:
 # -- cost -------------------------------------------------------------------------------------
 
 
-def free_304s(gh: GitHubPort) -> str:
+def free_304s(gh: Spending) -> str:
     """How many of the requests were conditional reads answered 304: GitHub charges none of
     them (ADR 0044)."""
     return f"; {gh.not_modified} were free 304s" if gh.not_modified else ""
@@ -56,9 +69,10 @@ def budget_line(gh: GitHubPort) -> str:
     return f"{gh.full_name}: {gh.requests} API requests ({left} of {limit}/h left{free_304s(gh)})"
 
 
-def cost_lines(gh: GitHubPort, config: Config, surveys: Sequence[Survey], runner: RunnerPort) -> list[str]:
-    """What this command spent, and what the live claims' heartbeats will cost per hour (a
-    warning annotation too, when they would use most of the budget)."""
+def cost_lines(gh: Spending, config: Config, surveys: Sequence[Survey], runner: RunnerPort) -> list[str]:
+    """What this command spent (`gh`: a client, or what it had spent), and what the live
+    claims' heartbeats will cost per hour (a warning annotation too, when they would use most
+    of the budget)."""
     live, beats = heartbeat_load(config, surveys)
     budget = gh.budget.limit or DEFAULT_BUDGET
     share = beats * REQUESTS_PER_BEAT / budget
@@ -266,7 +280,7 @@ def status(result: StatusResult, config: Config, log: Log, runner: RunnerPort, *
         if several:
             say(_queue_line(queue, several))
     for r in result.repos:
-        for line in cost_lines(r.gh, config, r.surveys, runner):
+        for line in cost_lines(r.spent, config, r.surveys, runner):
             log(f"{r.gh.full_name}: {line}" if several else line)
         if r.summary is not None:
             runner.add_summary(r.summary)

@@ -33,6 +33,7 @@ from orion_action.services.observe import judge_entry
 from orion_action.services.pause import Paused, read_pause
 from orion_action.services.survey import (
     QueueRow,
+    Spent,
     Survey,
     queue_row,
 )
@@ -404,6 +405,7 @@ class RepoStatus:
     gh: GitHubPort
     surveys: list[Survey]
     paused: Paused | None
+    spent: Spent  # what `status` spent on it, before the summary's own reads
     summary: str | None = None
 
 
@@ -434,11 +436,11 @@ def status_repos(repos: Sequence[GitHubPort], config: Config, log: Log, here: Ma
     found = []
     for gh in repos:
         name = gh.full_name
-        summary = None
+        spent, summary = Spent.of(gh), None
         if summary_url is not None:
             own = [row for r, row in queue if r == name]
             summary = dashboard.status_summary(gh, config, surveys[name], own, summary_url)
-        found.append(RepoStatus(gh, surveys[name], paused[name], summary))
+        found.append(RepoStatus(gh, surveys[name], paused[name], spent, summary))
     return StatusResult(found, queue)
 
 

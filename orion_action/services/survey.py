@@ -13,13 +13,26 @@ from orion_action.core.issue import Issue, IssueLog
 from orion_action.core.liveness import Liveness, Verdict
 from orion_action.core.plan import Plan
 from orion_action.core.queue import pick_order, priority_of
-from orion_action.ports import GitHubPort
+from orion_action.ports import Budget, GitHubPort
 from orion_action.services.claiming import is_queued
 
 BUDGET_WARN_SHARE = 0.8
 DEFAULT_BUDGET = 5000  # requests per hour of a personal or App token
 CONTENT_BUDGET = 500  # content-creation writes per hour per identity (comment edits count)
 REQUESTS_PER_BEAT = 2
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What a client had spent at one moment (the cost lines report it)."""
+
+    requests: int
+    not_modified: int
+    budget: Budget
+
+    @classmethod
+    def of(cls, gh: GitHubPort) -> Spent:
+        return cls(gh.requests, gh.not_modified, gh.budget)
 
 
 @dataclass(frozen=True)
