@@ -10,7 +10,6 @@ exit 70; the traceback only with `--verbose`: docs/adr/0036-bad-input-is-one-lin
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import threading
 import traceback
@@ -337,8 +336,16 @@ def _command_line(args: argparse.Namespace) -> list[str]:
 
 
 def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> int:
+    """The composition root: the one place that builds adapters and hands them to services,
+    then their results to the report layer (docs/adr/0051-ports-only.md)."""
+    from orion_action import report
+    from orion_action.adapters import child, machine
+    from orion_action.adapters.actions import ActionsRunner
+    from orion_action.adapters.clock import SYSTEM_CLOCK
+    from orion_action.ports import Host
     from orion_action.services import reconcile, trigger, wrapper
 
+    runner = ActionsRunner(env)
     if args.command == "run":
         if args.drain and not args.next:
             raise UsageError("--drain works with --next only")
@@ -357,13 +364,9 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
         trigger.check_actor_argument(args.actor)
         if len(repos) > 1 and args.actor:
             raise UsageError("--actor goes with one --repo: the label was added in one repository")
+        host = Host(SYSTEM_CLOCK, machine, child, runner)
         # The wrapper gives the command no credential (credentials.command_env).
-        if len(repos) > 1:
-            from orion_action.services.fleet import FleetWrapper
-
-            w: wrapper.Wrapper = FleetWrapper(repos, config, _log, env)
-        else:
-            w = wrapper.Wrapper(repos[0], config, _log, env)
+        w = wrapper.Wrapper(repos, config, _log, env, host)
         w.actor = args.actor  # every claim checks who queued the issue (services/trigger.py)
         request = wrapper.RunRequest(
             command=cmd, issue=args.issue, stage=args.stage, require=tuple(args.require or ())
@@ -372,29 +375,29 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
             return w.drain(request, args.max_runs)
         return w.run(request)
     repos = _connect(args, env, config.trusted_authors)
-    if len(repos) > 1:
-        from orion_action.services import fleet
-
-        if args.command == "reconcile":
-            return fleet.reconcile_fleet(repos, config, _log, env, dry_run=args.dry_run, as_json=args.json)
-        return fleet.status_fleet(repos, config, _log, env, as_json=args.json)
-    gh = repos[0]
+    here = machine.this_machine()
     if args.command == "reconcile":
-        return reconcile.reconcile_command(gh, config, _log, env, dry_run=args.dry_run, as_json=args.json)
+        passes = reconcile.reconcile_repos(repos, config, _log, here, machine.sight, dry_run=args.dry_run,
+                                           runner=runner)
+        return report.reconcile(passes, config, _log, runner, dry_run=args.dry_run, as_json=args.json)
     if args.command == "status":
-        return reconcile.status_command(gh, config, _log, env, as_json=args.json)
+        url = runner.server_url if runner.has_summary() else None
+        found = reconcile.status_repos(repos, config, _log, here, machine.sight, summary_url=url)
+        return report.status(found, config, _log, runner, as_json=args.json)
+    gh = repos[0]
     if args.command == "release":
-        return reconcile.release_command(gh, config, _log, args.issue, force=args.force)
+        plan = reconcile.release(gh, config, _log, here, machine.sight, args.issue, force=args.force)
+        return report.release(plan, config, args.issue)
     if args.command in ("pause", "resume"):
         from orion_action.services import pause
 
         if args.command == "pause":
-            return pause.pause_command(gh, config, _log, args.reason)
-        return pause.resume_command(gh, config, _log)
+            return report.lines(pause.pause_command(gh, config, _log, args.reason))
+        return report.lines(pause.resume_command(gh, config, _log))
     if args.command == "init":
         from orion_action.services import setup
 
-        return setup.init_command(gh, config, _log)
+        return report.lines(setup.init_command(gh, config, _log))
     raise UsageError(f"unknown command {args.command!r}")  # pragma: no cover
 
 
@@ -416,30 +419,10 @@ def main(argv: Sequence[str] | None = None, env: dict[str, str] | None = None) -
     finally:
         threading.excepthook = hook
     # The composite action execs this process, so it sets the step's exit-code output itself.
-    from orion_action.services.wrapper import write_output
+    from orion_action.adapters.actions import ActionsRunner
 
-    write_output(env, "exit-code", code)
+    ActionsRunner(env).set_outputs({"exit-code": str(code)})
     return code
-
-
-def _annotate_error(exc: OrionError, args: argparse.Namespace, env: dict[str, str]) -> None:
-    """In Actions, the error also as an `::error::` annotation, with the real message, so the
-    run's summary page shows it; a configuration error is put on the file (and its line, when
-    YAML said which)."""
-    from orion_action.adapters import actions
-    from orion_action.config import DEFAULT_PATH
-    from orion_action.errors import ConfigError
-
-    file = line = None
-    message = str(exc)
-    config_file = str(args.config or DEFAULT_PATH)
-    if isinstance(exc, ConfigError) and message.startswith(f"{config_file}: "):
-        file = config_file
-        where = re.search(r"\(line (\d+), column \d+\)", message)
-        line = int(where.group(1)) if where else None
-    annotation = actions.error(env, message, file=file, line=line)
-    if annotation:
-        print(annotation, flush=True)
 
 
 def _main(args: argparse.Namespace, env: dict[str, str]) -> int:
@@ -447,8 +430,11 @@ def _main(args: argparse.Namespace, env: dict[str, str]) -> int:
         config = load_config(args.config)
         return dispatch(args, config, env)
     except OrionError as exc:
-        print(f"orion-action: error: {exc}", file=sys.stderr, flush=True)
-        _annotate_error(exc, args, env)
+        from orion_action import report
+        from orion_action.adapters.actions import ActionsRunner
+        from orion_action.config import DEFAULT_PATH
+
+        report.error(exc, str(args.config or DEFAULT_PATH), ActionsRunner(env))
         return int(exc.exit_code)
     except KeyboardInterrupt:
         return 130

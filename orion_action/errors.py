@@ -72,3 +72,17 @@ class NotClaimed(OrionError):
     """Nothing was claimed: not queued, held by a live run, lost the race, or refused."""
 
     exit_code = ExitCode.NOT_CLAIMED
+
+
+CANNOT_START_STATUS = 127  # what a shell reports for a command it cannot run
+
+
+class CannotStart(OSError):
+    """The command could not be executed (not found, not executable): `strerror` says why.
+    The wrapper reports `status` for it, as a shell would."""
+
+    status = CANNOT_START_STATUS
+
+
+class LeaseExpired(OrionError):
+    """The lease had passed before the command could be executed: it never ran."""

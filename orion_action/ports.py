@@ -1,4 +1,7 @@
-"""What the services need from GitHub, as a port.
+"""What the services need from the world, as ports: GitHub (`GitHubPort`), this machine
+(`MachinePort`), the command's process (`LauncherPort`), the Actions runner's files
+(`RunnerPort`) and time (`Clock`). Services import these, never `orion_action.adapters`;
+`cli.py` builds the adapters and passes them in (docs/adr/0051-ports-only.md).
 
 Two implementations: `adapters.github.GitHubRepo` (PyGithub, the real thing) and the
 in-memory `tests/fakes/memory_github.MemoryGitHub` that the model checker drives. One contract
@@ -10,12 +13,17 @@ never the local clock.
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from orion_action.core.issue import Comment, Issue
+from orion_action.core.liveness import Machine, ProcessSighting
+from orion_action.core.record import Holder
 
 
 @dataclass(frozen=True)
@@ -57,14 +65,13 @@ class GitHubPort(Protocol):
     """One repository's issues, comments and labels, as orion needs them.
 
     Errors are the project's own: NotFound (404), Unavailable (transient failures outlasted
-    the retry budget, or `deadline` passed), AuthError, Forbidden, GitHubError."""
+    the retry budget, or the `Policy` the call is made under forbade it), AuthError,
+    Forbidden, GitHubError. A call obeys the policy of the `bounded` block it is made in."""
 
     full_name: str
     requests: int  # HTTP requests made so far (a listing costs one per page of 100)
     not_modified: int  # of those, conditional reads answered 304: not charged (ADR 0044)
     budget: Budget
-    abort: threading.Event | None  # set it to cut retries short
-    deadline: float | None  # a monotonic time after which no request starts
 
     def own_login(self) -> str | None: ...
 
@@ -72,14 +79,28 @@ class GitHubPort(Protocol):
 
     def check_repo(self) -> None: ...
 
+    def collaborator_permission(self, login: str) -> str:
+        """`login`'s access level to the repository ("none" for an outsider)."""
+        ...
+
+    def queue_history(self, number: int, label: str) -> QueueHistory:
+        """Who added `label` to the issue and when, and when its title or body last changed."""
+        ...
+
     def get_issue(self, number: int) -> tuple[Issue, datetime]:
         """The issue and GitHub's time; NotFound for a missing issue or a pull request."""
         ...
 
-    def list_issues(self, label: str, state: str = "open") -> list[Issue]:
+    def list_issues(self, label: str, state: str = "open", since: datetime | None = None) -> list[Issue]:
         """Issues (not pull requests) carrying exactly `label`, oldest first; state is
-        "open", "closed" or "all"."""
+        "open", "closed" or "all"; `since`: only those updated at or after it."""
         ...
+
+    def create_issue(self, title: str, body: str, labels: list[str], marker: str | None = None) -> Issue:
+        """A new issue; `marker` (a text in the body) finds it again if the answer is lost."""
+        ...
+
+    def edit_issue(self, number: int, *, title: str, body: str) -> None: ...
 
     def list_comments(self, number: int) -> tuple[list[Comment], datetime]:
         """Every comment of the issue in id order, and GitHub's time at the first page."""
@@ -135,4 +156,185 @@ class GitHubPort(Protocol):
         """A twin with its own connection and budgets, e.g. for the heartbeat thread."""
         ...
 
+    def bounded(self, policy: Policy) -> AbstractContextManager[None]:
+        """Every call on this client while the block is open obeys `policy` (a nested block
+        narrows it, never widens it, and the outer one holds again when it closes)."""
+        ...
+
     def close(self) -> None: ...
+
+
+class Clock(Protocol):
+    """Durations (`monotonic`, suspend included) and display times (`now_iso`); the model
+    checker's is virtual. Deadlines are computed and enforced on the same one."""
+
+    def monotonic(self) -> float: ...
+
+    def now_iso(self) -> str: ...
+
+    def sleep(self, seconds: float, wake: threading.Event | None = None) -> bool:
+        """Sleep, or stop early when `wake` is set; returns whether it was woken."""
+        ...
+
+
+# What this machine's process table says of a wrapper pid and its child's group.
+Sight = Callable[[int, "int | None"], "ProcessSighting | None"]
+
+
+class MachinePort(Protocol):
+    """This machine: who it is (to judge claims made here) and its process table."""
+
+    def this_machine(self) -> Machine: ...
+
+    def this_holder(self) -> Holder: ...
+
+    def sight(self, pid: int, child_pgid: int | None) -> ProcessSighting | None: ...
+
+
+class RunAsPort(Protocol):
+    """The user `run.user` names (ADR 0032): the command runs as it."""
+
+    @property
+    def ids(self) -> tuple[int, int, tuple[int, ...]]: ...
+
+    def env(self, env: dict[str, str]) -> dict[str, str]: ...
+
+    def give(self, path: str) -> None:
+        """Make a file orion created for the command its own."""
+        ...
+
+
+class ChildPort(Protocol):
+    """The command, running under its guardian (ADR 0010)."""
+
+    pid: int
+    reason: str | None  # why it ended when the guardian ended it: "lease", "guardian-died"
+    last_output: float | None  # Clock.monotonic() of its last output, when watched
+
+    def fileno(self) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+    def renew(self, deadline: float) -> None: ...
+
+    def stop(self, first_signal: int, grace: float, cut_short: Callable[[], bool] | None = None) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class LauncherPort(Protocol):
+    """How the wrapper starts the command (adapters/child.py)."""
+
+    def start_child(
+        self,
+        command: list[str],
+        env: dict[str, str],
+        lease_until: float,
+        kill_grace: float,
+        watch_output: bool = False,
+        run_as: RunAsPort | None = None,
+    ) -> ChildPort:
+        """Raises errors.CannotStart or errors.LeaseExpired."""
+        ...
+
+    def adopt_orphans(self) -> None:
+        """What escapes a killed guardian is reparented here, to be killed (ADR 0030)."""
+        ...
+
+    def resolve_run_as(self, name: str, workdir: str) -> RunAsPort:
+        """The user `run.user` names, checked before anything is claimed (UsageError)."""
+        ...
+
+
+class RunnerPort(Protocol):
+    """The GitHub Actions runner's files and log commands; outside Actions, no-ops."""
+
+    @property
+    def in_actions(self) -> bool: ...
+
+    @property
+    def server_url(self) -> str: ...
+
+    def group(self, title: str) -> AbstractContextManager[None]:
+        """Fold what is printed inside into one collapsible group of the job's log."""
+        ...
+
+    def set_outputs(self, outputs: Mapping[str, str]) -> None: ...
+
+    def add_summary(self, markdown: str) -> None: ...
+
+    def has_summary(self) -> bool:
+        """Whether the runner gives a step summary file at all."""
+        ...
+
+    def warning(self, message: str, title: str = "orion-action") -> None:
+        """A warning annotation (printed, in Actions only)."""
+        ...
+
+    def error(self, message: str, file: str | None = None, line: int | None = None) -> None:
+        """An error annotation, on `file` at `line` when given (printed, in Actions only)."""
+        ...
+
+
+
+@dataclass(frozen=True)
+class Host:
+    """Everything outside GitHub that the wrapper touches on this runner: its clock, who this
+    machine is, how the command is started, and the Actions runner's files."""
+
+    clock: Clock
+    machine: MachinePort
+    launcher: LauncherPort
+    runner: RunnerPort
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Bounds on the GitHub calls made in one block, as kazoo copies its retry policy per call
+    instead of configuring the client: no request starts once `clock` reads `deadline` or
+    later (the deadline is computed and enforced on the same clock), and none is retried once
+    `abort` is set."""
+
+    clock: Clock
+    deadline: float | None = None
+    abort: threading.Event | None = None
+
+    def within(self, outer: Policy | None) -> Policy:
+        """This policy inside `outer`: the earlier deadline, and either abort."""
+        if outer is None:
+            return self
+        deadlines = [d for d in (self.deadline, outer.deadline) if d is not None]
+        return Policy(self.clock, min(deadlines) if deadlines else None, self.abort or outer.abort)
+
+    def expired(self) -> bool:
+        """Whether no request may start now."""
+        return self.deadline is not None and self.clock.monotonic() >= self.deadline
+
+    def past(self, wait: float) -> bool:
+        """Whether a retry `wait` seconds from now would start after the deadline."""
+        return self.deadline is not None and self.clock.monotonic() + wait > self.deadline
+
+    def aborted(self) -> bool:
+        return self.abort is not None and self.abort.is_set()
+
+
+class Bounds:
+    """The policy of the `bounded` blocks open on one client. A block bounds every call on
+    that client while it is open; a thread that must not be bounded by another's block uses
+    its own client (the heartbeat's clone)."""
+
+    def __init__(self) -> None:
+        self._policy: Policy | None = None
+
+    def current(self) -> Policy | None:
+        """The policy a call made now obeys."""
+        return self._policy
+
+    @contextlib.contextmanager
+    def bounded(self, policy: Policy) -> Iterator[None]:
+        outer = self._policy
+        self._policy = policy.within(outer)
+        try:
+            yield
+        finally:
+            self._policy = outer

@@ -1,5 +1,6 @@
 """GitHub Actions' runner interface: step summary, outputs and annotations (all files or
-stdout workflow commands). Outside Actions every function here is a no-op."""
+stdout workflow commands). Outside Actions every function here is a no-op. `ActionsRunner` is
+the `ports.RunnerPort` over one environment that cli.py gives the services."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import contextlib
 import secrets
 import sys
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 
 
 def in_actions(env: Mapping[str, str]) -> bool:
@@ -84,3 +86,40 @@ def _append(env: Mapping[str, str], variable: str, text: str, what: str) -> None
     except OSError as exc:
         print(f"orion-action: could not write {what} to ${variable}: {exc.strerror or exc}",
               file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class ActionsRunner:
+    """The runner's files and log commands named by one environment (ports.RunnerPort)."""
+
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def in_actions(self) -> bool:
+        return in_actions(self.env)
+
+    @property
+    def server_url(self) -> str:
+        return self.env.get("GITHUB_SERVER_URL") or "https://github.com"
+
+    def group(self, title: str) -> contextlib.AbstractContextManager[None]:
+        return group(self.env, title)
+
+    def set_outputs(self, outputs: Mapping[str, str]) -> None:
+        set_outputs(self.env, outputs)
+
+    def add_summary(self, markdown: str) -> None:
+        add_summary(self.env, markdown)
+
+    def has_summary(self) -> bool:
+        return bool(self.env.get("GITHUB_STEP_SUMMARY"))
+
+    def warning(self, message: str, title: str = "orion-action") -> None:
+        annotation = warning(self.env, message, title)
+        if annotation:
+            print(annotation, flush=True)
+
+    def error(self, message: str, file: str | None = None, line: int | None = None) -> None:
+        annotation = error(self.env, message, file=file, line=line)
+        if annotation:
+            print(annotation, flush=True)

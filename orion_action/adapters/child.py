@@ -1,16 +1,18 @@
 """The user's command as a child process, under a guardian process (ADR 0010): its own
 process group, and it and everything it started die with the wrapper or its lease.
 
-`start_child` is the one way the wrapper starts a command; `Child` is what it gets back.
+This module is the wrapper's `ports.LauncherPort` (cli.py passes it): `start_child` is the one
+way the wrapper starts a command, `adopt_orphans` makes the wrapper the reaper of what escapes,
+`resolve_run_as` checks `run.user`.
 """
 
 from __future__ import annotations
 
-from orion_action.adapters.guardian import CannotStart, Guardian, LeaseExpired
-from orion_action.adapters.run_as import RunAs
+from orion_action.adapters.guardian import Guardian, adopt_orphans
+from orion_action.adapters.run_as import resolve as resolve_run_as
+from orion_action.ports import RunAsPort
 
-Child = Guardian
-__all__ = ["CannotStart", "Child", "LeaseExpired", "start_child"]
+__all__ = ["adopt_orphans", "resolve_run_as", "start_child"]
 
 
 def start_child(
@@ -19,8 +21,8 @@ def start_child(
     lease_until: float,
     kill_grace: float,
     watch_output: bool = False,
-    run_as: RunAs | None = None,
-) -> Child:
+    run_as: RunAsPort | None = None,
+) -> Guardian:
     """Start `command` under a guardian; raises CannotStart or LeaseExpired. `watch_output`:
     its output passes through the guardian, which reports when it last wrote (idle_timeout).
     `run_as`: the user the command runs as (run.user), with HOME, USER and LOGNAME its own."""

@@ -12,7 +12,6 @@ import contextlib
 import math
 import random
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -30,7 +29,7 @@ from orion_action.adapters.clock import boottime
 from orion_action.core.issue import Comment, Issue
 from orion_action.core.record import block_kind, seal, unseal, verify
 from orion_action.errors import AuthError, Forbidden, GitHubError, NotFound, Unavailable, UsageError
-from orion_action.ports import Budget, GitHubPort, Queued, QueueHistory, WorkflowRun
+from orion_action.ports import Bounds, Budget, GitHubPort, Policy, Queued, QueueHistory, WorkflowRun
 
 # Issue, Budget: re-exported
 __all__ = ["ACTIONS_BOT", "DEFAULT_API_URL", "AppCredentials", "Budget", "GitHubRepo", "Issue"]
@@ -421,8 +420,7 @@ class GitHubRepo:
         self.api_url = check_api_url(api_url)
         self.retry_for = retry_for
         self.timeout = timeout
-        self.abort: threading.Event | None = None  # set it to cut retries short
-        self.deadline: float | None = None  # clock.boottime() after which no request starts
+        self._bounds = Bounds()  # the policy of the open `bounded` blocks (ports.Policy)
         self._sleep = sleep
         self._record_key = record_key  # ORION_RECORD_KEY: records are sealed and verified
         self._issue_of = {} if _issue_of is None else _issue_of  # comment id -> issue, as read
@@ -496,6 +494,9 @@ class GitHubRepo:
         twin._resolved = self._resolved
         twin._default_branch = self._default_branch
         return twin
+
+    def bounded(self, policy: Policy) -> contextlib.AbstractContextManager[None]:
+        return self._bounds.bounded(policy)
 
     def close(self) -> None:
         self._gh.close()
@@ -633,7 +634,8 @@ class GitHubRepo:
         `before_retry` runs before retrying an *ambiguous* failure (the request may have been
         executed); if it returns a value, that value is the result and nothing is re-sent."""
         started = boottime()
-        if self.deadline is not None and started >= self.deadline:
+        policy = self._bounds.current()  # the caller's `bounded` block, on its clock
+        if policy is not None and policy.expired():
             raise Unavailable(f"no time left for {verb} {url.replace(self.api_url, '')}")
         attempt = 0
         ambiguous = False
@@ -646,10 +648,10 @@ class GitHubRepo:
             return min(8.0, 0.5 * 2 ** (state.attempt_number - 1)) * random.uniform(0.8, 1.2)
 
         def out_of_time(state: tenacity.RetryCallState) -> bool:
-            if self.abort is not None and self.abort.is_set():
+            if policy is not None and policy.aborted():
                 return True
-            resume = boottime() + wait_for(state)
-            return resume - started > self.retry_for or (self.deadline is not None and resume > self.deadline)
+            wait = wait_for(state)
+            return boottime() + wait - started > self.retry_for or (policy is not None and policy.past(wait))
 
         def first_failure(state: tenacity.RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None

@@ -61,7 +61,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from orion_action.errors import OrionError
+from orion_action.errors import CANNOT_START_STATUS, CannotStart, LeaseExpired, OrionError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing into the guardian
 if TYPE_CHECKING:
@@ -72,7 +72,6 @@ PR_SET_CHILD_SUBREAPER = 36
 IGNORED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGTTOU)
 # Python itself ignores these two; the command must not inherit that.
 RESET = (*IGNORED, signal.SIGPIPE, signal.SIGXFSZ)
-CANNOT_START_STATUS = 127  # what a shell reports for a command it cannot run
 KILL_WAIT_S = 5.0  # how long SIGKILLed processes may take to go (uninterruptible sleep)
 STARTUP_TIMEOUT_S = 30.0
 ANSWER_S = 3.0  # a guardian silent this long after a stop's grace is killed (stopped, hung)
@@ -90,17 +89,6 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 
 class GuardianError(OrionError):
     """The guardian could not be started, or stopped answering before the command ran."""
-
-
-class CannotStart(OSError):
-    """The command could not be executed (not found, not executable): `strerror` says why.
-    The wrapper reports `status` for it, as a shell would."""
-
-    status = CANNOT_START_STATUS
-
-
-class LeaseExpired(OrionError):
-    """The lease had passed before the command could be executed: it never ran."""
 
 
 def exit_status(wait_status: int) -> int:

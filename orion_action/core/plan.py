@@ -123,7 +123,8 @@ RULES: Mapping[Fate, Rule] = {
     # with no claim listed at all, its comment may just not be listed yet, and taking the lock
     # off would strand it (ADR 0049).
     Fate.CLAIM_IN_FLIGHT: Rule(
-        Action.REPORT, "the lock is on beside the queue label and no claim is listed yet: one may be in flight",
+        Action.REPORT,
+        "the lock is on beside the queue label and no claim is listed yet: one may be in flight",
         shown=Liveness.UNKNOWN,
     ),
     # No pid recorded: the command never started, so no attempt is spent.

@@ -9,14 +9,12 @@ a person's requeue after the run it lost to had ended (defect 7 of the v0.1 audi
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from orion_action.adapters import machine as local
-from orion_action.adapters.clock import Clock
-from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
 from orion_action.core.arbitration import SERVER_TIME_SLACK_S, blocker, may_tidy_lock, ran_meanwhile, winner
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
@@ -24,7 +22,8 @@ from orion_action.core.liveness import Machine
 from orion_action.core.queue import pick_order
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, ReleaseAction, State, render_record
 from orion_action.errors import GitHubError, NotClaimed
-from orion_action.services.observe import Sight, judge_entry
+from orion_action.ports import Clock, GitHubPort, Policy, Sight
+from orion_action.services.observe import judge_entry
 from orion_action.services.pause import refuse_if_paused
 
 Log = Callable[[str], None]
@@ -49,7 +48,7 @@ def is_queued(issue: Issue, config: Config) -> bool:
     )
 
 
-def queued_candidates(gh: GitHubRepo, config: Config, require: Sequence[str] = ()) -> list[Issue]:
+def queued_candidates(gh: GitHubPort, config: Config, require: Sequence[str] = ()) -> list[Issue]:
     """The queued issues carrying every `require` label, in pick order (one listing per 100).
     Raises NotClaimed while the queue is paused (the listing shows it: no extra request)."""
     listed = gh.list_issues(config.labels.queue)
@@ -60,7 +59,7 @@ def queued_candidates(gh: GitHubRepo, config: Config, require: Sequence[str] = (
     )
 
 
-def missing_label_hint(gh: GitHubRepo, config: Config) -> str:
+def missing_label_hint(gh: GitHubPort, config: Config) -> str:
     """When the queue label does not exist, say so and what to do (one request, asked only
     when nothing was claimable): otherwise an empty queue and a repository never set up look
     the same."""
@@ -111,11 +110,11 @@ class Claimer:
     """Claims one issue for one wrapper process."""
 
     # The trigger check every claim passes first (the wrapper sets it; services/trigger.py).
-    approval: Callable[[GitHubRepo, Issue], None] | None = None
+    approval: Callable[[GitHubPort, Issue], None] | None = None
 
     def __init__(
         self,
-        gh: GitHubRepo,
+        gh: GitHubPort,
         config: Config,
         log: Log,
         clock: Clock,
@@ -123,7 +122,8 @@ class Claimer:
         holder: Holder,
         actions_run: ActionsRun | None = None,
         check_signal: Callable[[], None] = lambda: None,
-        sight: Sight = local.sight,
+        *,
+        sight: Sight,
     ):
         self.gh, self.config, self.log, self.clock = gh, config, log, clock
         self.here, self.holder, self.actions_run = here, holder, actions_run
@@ -178,19 +178,19 @@ class Claimer:
         claim = Claim(issue, 0, record, frozenset(), lease_start)
         # No claim write may outlast the lease: a claimer that stalls must not act after a judge
         # may already presume it dead (defect 2 of the v0.1 audit).
-        self.gh.deadline = lease_start + self.config.renew_deadline
+        in_lease = Policy(self.clock, lease_start + self.config.renew_deadline)
         try:
-            posted = self.gh.post_comment(n, render_record(record), marker=record.token)
-            claim.comment_id = posted.id
-            self.gh.learn_login(posted.author)
-            claim.trusted = trusted_set(posted.author, self.config.trusted_authors)
-            self.log(f"#{n}: posted claim {record.token} (comment {posted.id}); taking the lock")
-            posted_at = self.clock.monotonic()  # the claim exists by now (ADR 0023)
-            self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])
-            self.clock.sleep(LIST_SETTLE_S - (self.clock.monotonic() - posted_at))
-            log, comments, now = self._read_until_visible(claim)
+            with self.gh.bounded(in_lease):
+                posted = self.gh.post_comment(n, render_record(record), marker=record.token)
+                claim.comment_id = posted.id
+                self.gh.learn_login(posted.author)
+                claim.trusted = trusted_set(posted.author, self.config.trusted_authors)
+                self.log(f"#{n}: posted claim {record.token} (comment {posted.id}); taking the lock")
+                posted_at = self.clock.monotonic()  # the claim exists by now (ADR 0023)
+                self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])
+                self.clock.sleep(LIST_SETTLE_S - (self.clock.monotonic() - posted_at))
+                log, comments, now = self._read_until_visible(claim)
         except (GitHubError, NotClaimed) as exc:
-            self.gh.deadline = None
             late = self.clock.monotonic() - lease_start >= self.config.renew_deadline
             why = (
                 f"the claim was not complete within the renew deadline ({self.config.renew_deadline:g}s)"
@@ -202,19 +202,13 @@ class Claimer:
                 # issue without waiting for the claim to go stale), and take our lock off where
                 # that is safe, so that the next claimer can have the issue at once.
                 self._give_up(claim, why)
-                if not late:
-                    # No label write of ours may start after the renew deadline (a pass may
-                    # then requeue the issue and a next run take the same lock).
-                    self.gh.deadline = lease_start + self.config.renew_deadline
-                try:
+                # No label write of ours may start after the renew deadline (a pass may then
+                # requeue the issue and a next run take the same lock).
+                with self.gh.bounded(in_lease) if not late else contextlib.nullcontext():
                     self._tidy_after_giving_up(claim)
-                finally:
-                    self.gh.deadline = None
             if late:
                 raise NotClaimed(f"issue #{n}: {why}") from None
             raise
-        finally:
-            self.gh.deadline = None
         mine = log.find(record.token)
         assert mine is not None
         claim.comments = {c.id: c for c in comments}
@@ -266,20 +260,17 @@ class Claimer:
         # dies before this point leaves it, so a person's requeue is never lost with it (defect
         # 7 of the v0.1 audit), and a pass finding the queue label beside a dead claim that
         # never ran knows the issue is wanted again.
-        self.gh.deadline = lease_start + self.config.renew_deadline
         try:
-            claim.record = record.with_changes(state=State.RUNNING, attempt=log.attempts_used() + 1)
-            self.gh.edit_comment(claim.comment_id, render_record(claim.record))
-            claim.unqueued = True
-            took_queueing = self.gh.remove_label(n, lab.queue)
+            with self.gh.bounded(in_lease):
+                claim.record = record.with_changes(state=State.RUNNING, attempt=log.attempts_used() + 1)
+                self.gh.edit_comment(claim.comment_id, render_record(claim.record))
+                claim.unqueued = True
+                took_queueing = self.gh.remove_label(n, lab.queue)
         except GitHubError as exc:
-            self.gh.deadline = None
             self._give_up(claim, f"the claim could not be completed: {exc}")
             if claim.unqueued:  # it may have landed after a requeue (ADR 0025)
                 restore_queue(self.gh, self.config, claim, self.log)
             raise
-        finally:
-            self.gh.deadline = None
         if not took_queueing:
             # Someone took this queueing before us (ADR 0048): a claim that decided on a list
             # still missing ours (lag above the settle) and may have run and ended already, or
@@ -389,7 +380,7 @@ class Claimer:
             self.log(f"#{n}: could not take our lock off again ({exc}); a reconcile pass will")
 
 
-def restore_queue(gh: GitHubRepo, config: Config, claim: Claim, log: Log) -> bool:
+def restore_queue(gh: GitHubPort, config: Config, claim: Claim, log: Log) -> bool:
     """A winner that sent its queue label removal and then lost its claim puts the queue label
     back where that removal stranded the issue (ADR 0025): the removal can land after a requeue
     (a pass, or `release --force`) released the claim and put the issue back in the queue, and

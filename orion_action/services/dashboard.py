@@ -12,10 +12,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
 
-from orion_action.adapters import actions
-from orion_action.adapters.github import GitHubRepo, Issue
 from orion_action.config import Config
 from orion_action.core.dashboard import (
     FINISHED_WINDOW,
@@ -35,12 +32,18 @@ from orion_action.core.dashboard import (
     render_body,
     render_summary,
 )
-from orion_action.core.issue import read_log, trusted_set
+from orion_action.core.issue import Issue, read_log, trusted_set
 from orion_action.errors import GitHubError
+from orion_action.ports import GitHubPort
 from orion_action.services.pause import read_pause
-
-if TYPE_CHECKING:
-    from orion_action.services.reconcile import Survey
+from orion_action.services.survey import (
+    DEFAULT_BUDGET,
+    REQUESTS_PER_BEAT,
+    Survey,
+    heartbeat_load,
+    queue_rows,
+    status_rows,
+)
 
 Log = Callable[[str], None]
 LABEL_COLOR = "5319E7"
@@ -48,11 +51,11 @@ LABEL_DESCRIPTION = "The orion dashboard issue: kept by orion-action reconcile"
 MAX_REASON_READS = 5  # comment listings per pass for newly ended issues; the rest wait a pass
 
 
-def _trusted(gh: GitHubRepo, config: Config) -> frozenset[str]:
+def _trusted(gh: GitHubPort, config: Config) -> frozenset[str]:
     return trusted_set(gh.own_login(), config.trusted_authors)
 
 
-def find(gh: GitHubRepo, config: Config) -> Issue | None:
+def find(gh: GitHubPort, config: Config) -> Issue | None:
     """The dashboard: the oldest issue carrying the dashboard label whose body starts with the
     marker and whose author is trusted (one listing per 100 issues carrying the label)."""
     trusted = _trusted(gh, config)
@@ -64,7 +67,7 @@ def find(gh: GitHubRepo, config: Config) -> Issue | None:
     return min(found, key=lambda i: i.number) if found else None
 
 
-def ensure(gh: GitHubRepo, config: Config) -> tuple[Issue, bool]:
+def ensure(gh: GitHubPort, config: Config) -> tuple[Issue, bool]:
     """The dashboard issue, made if there is none: (issue, whether it was created now)."""
     gh.ensure_label(config.labels.dashboard, LABEL_COLOR, LABEL_DESCRIPTION)
     existing = find(gh, config)
@@ -79,7 +82,7 @@ def ensure(gh: GitHubRepo, config: Config) -> tuple[Issue, bool]:
 
 
 def gather(
-    gh: GitHubRepo,
+    gh: GitHubPort,
     config: Config,
     surveys: Sequence[Survey],
     spent: int,
@@ -93,14 +96,6 @@ def gather(
     reasons and links to cache in the body. An ended issue's comments are read once (again only
     after a new comment): why it failed, its last run, and the pull request its result named
     on `server_url`'s host."""
-    from orion_action.services.reconcile import (
-        DEFAULT_BUDGET,
-        REQUESTS_PER_BEAT,
-        heartbeat_load,
-        queue_rows,
-        status_rows,
-    )
-
     lab = config.labels
     paused = read_pause(gh, config)
     rows = queue if queue is not None else queue_rows(gh, config)
@@ -175,7 +170,7 @@ def gather(
     return view, reasons
 
 
-def update(gh: GitHubRepo, config: Config, surveys: Sequence[Survey], log: Log,
+def update(gh: GitHubPort, config: Config, surveys: Sequence[Survey], log: Log,
            server_url: str = "https://github.com") -> None:
     """After a reconcile pass: rewrite the dashboard if its content changed (at most one
     write). Never fails the pass: a dashboard GitHub would not update waits for the next one.
@@ -201,23 +196,21 @@ def update(gh: GitHubRepo, config: Config, surveys: Sequence[Survey], log: Log,
         log(f"dashboard: not updated ({exc}); the next pass will try again")
 
 
-def write_summary(
-    gh: GitHubRepo,
+def status_summary(
+    gh: GitHubPort,
     config: Config,
     surveys: Sequence[Survey],
-    env: Mapping[str, str],
     queue: list[dict[str, int | str | None]],
-) -> None:
-    """`status`: the dashboard's tables in $GITHUB_STEP_SUMMARY, when it is set (no requests
-    otherwise). Failed reasons come from the dashboard's cache when there is one."""
-    if not env.get("GITHUB_STEP_SUMMARY"):
-        return
+    server_url: str,
+) -> str:
+    """`status`: the dashboard's tables, for the step summary (asked for only when the runner
+    gives one: it costs requests). Failed reasons come from the dashboard's cache when there
+    is one."""
     spent = gh.requests
     cache: Mapping[int, CachedReason] = {}
     if config.dashboard_enabled:
         dash = find(gh, config)
         cache = parse_reasons(dash.body) if dash else {}
     now = surveys[0].now if surveys else datetime.now(timezone.utc)
-    server_url = env.get("GITHUB_SERVER_URL") or "https://github.com"
     view, _ = gather(gh, config, surveys, spent, now, cache, queue=queue, server_url=server_url)
-    actions.add_summary(env, render_summary(view, now, gh.full_name, server_url))
+    return render_summary(view, now, gh.full_name, server_url)

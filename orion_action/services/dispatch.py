@@ -13,17 +13,13 @@ example workflows' `run-name` says `#N`) is not dispatched again.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
 
-from orion_action.adapters import actions
 from orion_action.config import Config
 from orion_action.errors import Forbidden, GitHubError, NotFound
-from orion_action.ports import GitHubPort
+from orion_action.ports import GitHubPort, RunnerPort
 from orion_action.services import trigger
-
-if TYPE_CHECKING:
-    from orion_action.adapters.github import GitHubRepo
+from orion_action.services.claiming import is_queued
 
 Log = Callable[[str], None]
 Approved = Callable[[int], bool]
@@ -33,14 +29,14 @@ _ISSUE_IN_TITLE = re.compile(r"#(\d+)\b")
 
 def dispatch_issues(
     gh: GitHubPort, config: Config, numbers: Iterable[int], log: Log, approved: Approved,
-    env: Mapping[str, str] | None = None,
+    runner: RunnerPort | None = None,
 ) -> list[int]:
     """Start the worker workflow for `numbers`, in order, while runs are free; returns the
     issues it started a run for. Only issues that pass the trigger check (`approved`, e.g.
     `trigger_check(gh, config, log)`) get a run: a dispatched run must never start work nobody
     with `trigger.permission` approved (finding 1 of the round-3 security audit). Never raises
     for GitHub's answers: a failure is logged with GitHub's own reason (in Actions also as a
-    warning annotation, `env`) and leaves the issues queued for whatever worker runs next."""
+    warning annotation, on `runner`) and leaves the issues queued for whatever worker runs next."""
     workflow = config.dispatch_workflow
     wanted = list(dict.fromkeys(numbers))
     if not workflow or not wanted:
@@ -59,45 +55,42 @@ def dispatch_issues(
             started.append(n)
             free -= 1
     except Forbidden as exc:
-        _failed(log, env, f"dispatch: cannot start {workflow}: {exc}; the token needs actions: write")
+        _failed(log, runner, f"dispatch: cannot start {workflow}: {exc}; the token needs actions: write")
     except GitHubError as exc:
         left = ", ".join(f"#{n}" for n in wanted if n not in started)
         # A 404 here is almost always the file name: say which key to check, not the repository.
         why = (f"GitHub has no workflow {workflow} (404): check dispatch.workflow against the file "
                f"names in .github/workflows/ on the default branch" if isinstance(exc, NotFound) else
                f"starting {workflow} failed: {exc}")
-        _failed(log, env, f"dispatch: {why}; {left} stay(s) queued until a worker runs (its "
-                          f"schedule, a label event, or `run --next`)")
+        _failed(log, runner, f"dispatch: {why}; {left} stay(s) queued until a worker runs (its "
+                             f"schedule, a label event, or `run --next`)")
     if started:
         log(f"dispatch: started {workflow} for {', '.join(f'#{n}' for n in started)}")
     return started
 
 
-def trigger_check(gh: GitHubRepo, config: Config, log: Log) -> Approved:
+def trigger_check(gh: GitHubPort, config: Config, log: Log) -> Approved:
     """The trigger check as dispatch asks it: one issue number at a time."""
     return lambda n: trigger.passes(gh, config, n, log, gh.own_login)
 
 
-def _failed(log: Log, env: Mapping[str, str] | None, message: str) -> None:
+def _failed(log: Log, runner: RunnerPort | None, message: str) -> None:
     log(message)
-    annotation = actions.warning(env or {}, message, "orion-action: dispatch")
-    if annotation:
-        print(annotation, flush=True)
+    if runner is not None:
+        runner.warning(message, "orion-action: dispatch")
 
 
 def dispatch_after_pass(
     gh: GitHubPort, config: Config, requeued: Iterable[int], log: Log, approved: Approved,
-    env: Mapping[str, str] | None = None,
+    runner: RunnerPort | None = None,
 ) -> list[int]:
     """After a reconcile pass: the issues it requeued first, then those waiting in the queue
     (one more listing, only when a workflow is configured)."""
     if not config.dispatch_workflow:
         return []
-    from orion_action.services.claiming import is_queued
-
     try:
         waiting = [i.number for i in gh.list_issues(config.labels.queue) if is_queued(i, config)]
     except GitHubError as exc:
         log(f"dispatch: could not list the queue ({exc})")
         waiting = []
-    return dispatch_issues(gh, config, [*requeued, *waiting], log, approved, env)
+    return dispatch_issues(gh, config, [*requeued, *waiting], log, approved, runner)

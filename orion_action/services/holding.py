@@ -16,9 +16,6 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime
 
-from orion_action.adapters import machine as local
-from orion_action.adapters.clock import Clock
-from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
 from orion_action.core.arbitration import SERVER_TIME_SLACK_S, lost_reason
 from orion_action.core.ending import Outcome, failed_for_outage, handed_back
@@ -34,8 +31,9 @@ from orion_action.core.record import (
     render_tombstone,
 )
 from orion_action.errors import GitHubError, NotFound, Unavailable
+from orion_action.ports import Clock, GitHubPort, Policy, Sight
 from orion_action.services.claiming import Claim, restore_queue
-from orion_action.services.observe import Sight, judge_entry
+from orion_action.services.observe import judge_entry
 
 Log = Callable[[str], None]
 # A beat reads at most this many pages of new comments; the rest waits for the next beat, so
@@ -68,7 +66,7 @@ def outage_bound(config: Config) -> float:
     return max(config.stale_after, OUTAGE_RECORD_MIN_S)
 
 
-def move_labels(gh: GitHubRepo, number: int, add: list[str], remove: list[str], lock: str) -> None:
+def move_labels(gh: GitHubPort, number: int, add: list[str], remove: list[str], lock: str) -> None:
     """The one label sequence of every ending and every repair: the next label on first, then
     the others off, the lock last. A crash in between leaves the lock on, and a reconcile pass
     (which visits every issue carrying the lock) finishes the move."""
@@ -85,13 +83,13 @@ class Holding:
 
     def __init__(
         self,
-        gh: GitHubRepo,
+        gh: GitHubPort,
         claim: Claim,
         config: Config,
         log: Log,
         clock: Clock,
         here: Machine,
-        sight: Sight = local.sight,
+        sight: Sight,
     ):
         self.gh, self.claim, self.config, self.log, self.clock, self.here = (
             gh,
@@ -132,7 +130,7 @@ class Holding:
 
     # -- beating ---------------------------------------------------------------------------
 
-    def beat(self, gh: GitHubRepo | None = None) -> None:
+    def beat(self, gh: GitHubPort | None = None) -> None:
         """Edit the record (state running, beat counter, progress), then check the fence. The
         lease is renewed only by a beat that completed and found the claim still ours. `gh`:
         the heartbeat's own client (short timeouts), else the holding's."""
@@ -160,7 +158,7 @@ class Holding:
             return self.unanswered
         return "a heartbeat request got no answer" if self.beating else None
 
-    def _beat(self, gh: GitHubRepo) -> None:
+    def _beat(self, gh: GitHubPort) -> None:
         sent = self.clock.monotonic()
         c = self.claim
         with self._record_lock:
@@ -190,7 +188,7 @@ class Holding:
     def lease_left(self) -> float:
         return self.lease_until - self.clock.monotonic()
 
-    def _write(self, record: ClaimRecord, gh: GitHubRepo | None = None) -> None:
+    def _write(self, record: ClaimRecord, gh: GitHubPort | None = None) -> None:
         try:
             (gh or self.gh).edit_comment(self.claim.comment_id, self._body(record))
         except Unavailable:
@@ -200,7 +198,7 @@ class Holding:
 
     # -- the fence -------------------------------------------------------------------------
 
-    def _read_new_comments(self, issue: Issue, gh: GitHubRepo | None = None) -> IssueLog:
+    def _read_new_comments(self, issue: Issue, gh: GitHubPort | None = None) -> IssueLog:
         """Read the comments listed since the last read (at most FENCE_MAX_PAGES pages) and
         return the log of every comment read so far (ADR 0023).
 
@@ -466,13 +464,8 @@ class Holding:
     def _labels_in_time(self) -> Iterator[None]:
         """No request of the block starts after `_last_label_write` (nor after a deadline the
         caller set already)."""
-        previous = self.gh.deadline
-        bound = self._last_label_write()
-        self.gh.deadline = bound if previous is None else min(previous, bound)
-        try:
+        with self.gh.bounded(Policy(self.clock, self._last_label_write())):
             yield
-        finally:
-            self.gh.deadline = previous
 
     def _failed_for_our_outage(self, issue: Issue, log: IssueLog, record: ClaimRecord) -> bool:
         return failed_for_outage(issue.is_open, issue.labels, log, record, self.config)

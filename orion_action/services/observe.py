@@ -5,22 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from orion_action.adapters import machine as local
 from orion_action.core.issue import ClaimEntry
 from orion_action.core.liveness import (
     Liveness,
     Machine,
     Observations,
-    ProcessSighting,
     Verdict,
     judge,
     same_process_table,
 )
+from orion_action.ports import Sight
 
 RunStatus = Callable[[int], "str | None"]
-# What this machine's process table says of a wrapper pid and its child's group (the model
-# checker passes its own simulated table).
-Sight = Callable[[int, "int | None"], "ProcessSighting | None"]
 
 
 def judge_entry(
@@ -29,9 +25,11 @@ def judge_entry(
     stale_after: float,
     here: Machine,
     run_status: RunStatus | None = None,
-    sight: Sight = local.sight,
+    *,
+    sight: Sight,
 ) -> Verdict:
-    """Judge one claim from this machine.
+    """Judge one claim from this machine; `sight` reads its process table (the model checker
+    passes its own simulated table).
 
     The process table is read only when it is the holder's. The recorded Actions run is looked
     up (one request) only when the heartbeat is older than the holder's own stale_after and

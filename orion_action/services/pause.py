@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from orion_action.config import Config
 from orion_action.core.issue import Issue
 from orion_action.core.pause import PAUSE_WORD, pause_reason
-from orion_action.errors import ExitCode, NotClaimed
+from orion_action.errors import NotClaimed
 from orion_action.ports import GitHubPort
-from orion_action.services.setup import label_specs
+from orion_action.services.labels import label_specs
 
 Log = Callable[[str], None]
 DESCRIPTION_MAX = 100  # GitHub's limit on a label description
@@ -70,36 +70,33 @@ def _queue_label(config: Config) -> tuple[str, str]:
     return spec.color, spec.description
 
 
-def pause_command(gh: GitHubPort, config: Config, log: Log, reason: str | None) -> int:
-    """Pause the queue. Pausing it again keeps the reason a person gave unless a new --reason
-    replaces it, and then says which reason it replaced: a reason is never lost in silence."""
+def pause_command(gh: GitHubPort, config: Config, log: Log, reason: str | None) -> list[str]:
+    """Pause the queue; returns what to tell the user. Pausing it again keeps the reason a
+    person gave unless a new --reason replaces it, and then says which reason it replaced: a
+    reason is never lost in silence."""
     name = config.labels.queue
     color, _ = _queue_label(config)
     was = read_pause(gh, config)
     if was is not None and not (reason or "").strip():
-        print(f"already paused, reason kept: {was.reason.strip() or '(none)'!r}; pass --reason to "
-              f"replace it, or `orion-action resume` to resume", flush=True)
         log(f"pause: {gh.requests} API requests")
-        return int(ExitCode.OK)
+        return [f"already paused, reason kept: {was.reason.strip() or '(none)'!r}; pass --reason to "
+                f"replace it, or `orion-action resume` to resume"]
     why = " ".join((reason or DEFAULT_REASON).split())
     description = f"{PAUSE_WORD}: {why}"[:DESCRIPTION_MAX]
     gh.ensure_label(name, color, description)
     already = f" (it already was; this replaces the reason {was.reason.strip()!r})" if was is not None else ""
-    print(
-        f"paused{already}: the label {name!r} now reads {description!r}; runs in flight go on",
-        flush=True,
-    )
     log(f"pause: {gh.requests} API requests")
-    return int(ExitCode.OK)
+    return [f"paused{already}: the label {name!r} now reads {description!r}; runs in flight go on"]
 
 
-def resume_command(gh: GitHubPort, config: Config, log: Log) -> int:
+def resume_command(gh: GitHubPort, config: Config, log: Log) -> list[str]:
+    """Resume the queue; returns what to tell the user."""
     name = config.labels.queue
     if read_pause(gh, config) is None:
-        print(f"not paused: the description of the label {name!r} does not start with 'paused'", flush=True)
+        said = f"not paused: the description of the label {name!r} does not start with 'paused'"
     else:
         color, description = _queue_label(config)
         gh.ensure_label(name, color, description)
-        print(f"resumed: the label {name!r} has its usual description again; runs may claim", flush=True)
+        said = f"resumed: the label {name!r} has its usual description again; runs may claim"
     log(f"resume: {gh.requests} API requests")
-    return int(ExitCode.OK)
+    return [said]

@@ -11,57 +11,37 @@ again so that two reconcilers racing over one dead claim leave one tombstone, no
 
 from __future__ import annotations
 
-import json
-import math
 import secrets
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from orion_action.adapters import actions
-from orion_action.adapters import machine as local
-from orion_action.adapters.github import GitHubRepo, Issue
 from orion_action.config import Config
-from orion_action.core.issue import ClaimEntry, Comment, IssueLog, read_log, trusted_set
-from orion_action.core.liveness import MISSED_BEAT_FACTOR, Liveness, Machine, Verdict
+from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
+from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict
 from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel, plan_issue, plan_release
-from orion_action.core.queue import pick_order, priority_of
+from orion_action.core.queue import pick_order_across
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
-from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed
+from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError
+from orion_action.ports import GitHubPort, RunnerPort, Sight
+from orion_action.services import dashboard
 from orion_action.services.claiming import is_queued, missing_label_hint
+from orion_action.services.dispatch import dispatch_after_pass, trigger_check
 from orion_action.services.holding import move_labels
-from orion_action.services.observe import Sight, judge_entry
-from orion_action.services.pause import read_pause
+from orion_action.services.observe import judge_entry
+from orion_action.services.pause import Paused, read_pause
+from orion_action.services.survey import (
+    QueueRow,
+    Spent,
+    Survey,
+    queue_row,
+)
 
 Log = Callable[[str], None]
-BUDGET_WARN_SHARE = 0.8
-DEFAULT_BUDGET = 5000  # requests per hour of a personal or App token
-CONTENT_BUDGET = 500  # content-creation writes per hour per identity (comment edits count)
-REQUESTS_PER_BEAT = 2
 # The repository-wide listing reaches this much further back than a holder beating on time
 # can be: GitHub's whole-second stamps, and a listing that takes a while.
 RECENT_MARGIN_S = 5.0
-
-
-@dataclass(frozen=True)
-class Survey:
-    """One issue carrying the lock, as read, judged and planned."""
-
-    issue: Issue
-    log: IssueLog
-    now: datetime
-    verdicts: dict[str, Verdict]
-    plan: Plan
-    full_read: bool = True  # False: kept on a fresh beat seen in the repository listing
-    listed: int | None = None  # how many comments the full read listed
-
-    @property
-    def heartbeat_age(self) -> float | None:
-        holder = self.plan.holder
-        if holder is None:
-            return None
-        return max(0.0, round((self.now - holder.updated_at).total_seconds(), 1))
 
 
 def _holder_line(entry: ClaimEntry | None) -> str:
@@ -74,16 +54,16 @@ def _holder_line(entry: ClaimEntry | None) -> str:
 class Reconciler:
     def __init__(
         self,
-        gh: GitHubRepo,
+        gh: GitHubPort,
         config: Config,
         log: Log,
-        here: Machine | None = None,
-        sight: Sight = local.sight,
+        here: Machine,
+        sight: Sight,
     ):
         self.gh = gh
         self.config = config
         self.log = log
-        self.here = here or local.this_machine()
+        self.here = here
         self.sight = sight
         self._trusted: frozenset[str] | None = None
 
@@ -100,7 +80,7 @@ class Reconciler:
         log = read_log(comments, self.trusted)
         verdicts = {
             c.record.token: judge_entry(
-                c, now, self.config.stale_after, self.here, self.gh.workflow_run_status, self.sight
+                c, now, self.config.stale_after, self.here, self.gh.workflow_run_status, sight=self.sight
             )
             for c in log.open_claims()
         }
@@ -156,7 +136,7 @@ class Reconciler:
 
         def judge(entry: ClaimEntry) -> Verdict:
             # No Actions-run lookup: the shortcut only takes holders that beat on time.
-            return judge_entry(entry, now, self.config.stale_after, self.here, None, self.sight)
+            return judge_entry(entry, now, self.config.stale_after, self.here, sight=self.sight)
 
         lab = self.config.labels
         plan = keep_on_fresh_beat(issue.number, issue.is_open, issue.labels, log, now, lab, judge)
@@ -344,59 +324,7 @@ class Reconciler:
         return plan
 
 
-# -- reporting --------------------------------------------------------------------------------
-
-
-def heartbeat_load(config: Config, surveys: Sequence[Survey]) -> tuple[int, float]:
-    """The live claims among `surveys`, and the heartbeats they make per hour."""
-    live = sum(1 for s in surveys if s.plan.verdict and s.plan.verdict.liveness is Liveness.ALIVE)
-    return live, live * 3600 / config.heartbeat_interval
-
-
-def free_304s(gh: GitHubRepo) -> str:
-    """How many of the requests were conditional reads answered 304: GitHub charges none of
-    them (ADR 0044)."""
-    return f"; {gh.not_modified} were free 304s" if gh.not_modified else ""
-
-
-def cost_lines(gh: GitHubRepo, config: Config, surveys: list[Survey], env: dict[str, str]) -> list[str]:
-    """What this command spent, and what the live claims' heartbeats will cost per hour."""
-    live, beats = heartbeat_load(config, surveys)
-    budget = gh.budget.limit or DEFAULT_BUDGET
-    share = beats * REQUESTS_PER_BEAT / budget
-    lines = [
-        f"this command used {gh.requests} API requests "
-        f"({gh.budget.remaining if gh.budget.remaining is not None else '?'} of {budget}/h left"
-        f"{free_304s(gh)})",
-        f"{live} live claim(s) heartbeat every {config.heartbeat_interval:g}s: about "
-        f"{beats * REQUESTS_PER_BEAT:.0f} requests/hour ({share:.0%} of {budget}/h) and "
-        f"{beats:.0f} comment edits/hour (GitHub allows about {CONTENT_BUDGET}/h per identity)",
-    ]
-    if share > BUDGET_WARN_SHARE or beats > BUDGET_WARN_SHARE * CONTENT_BUDGET:
-        need = math.ceil(
-            max(
-                live * 3600 * REQUESTS_PER_BEAT / (BUDGET_WARN_SHARE * budget),
-                live * 3600 / (BUDGET_WARN_SHARE * CONTENT_BUDGET),
-            )
-        )
-        warn = (
-            f"heartbeats would use more than {BUDGET_WARN_SHARE:.0%} of the token's budget: "
-            f"raise heartbeat.interval to at least {max(need, 1)}s or use a token with a larger budget"
-        )
-        lines.append("warning: " + warn)
-        annotation = actions.warning(env, warn, "orion-action: request budget")
-        if annotation:
-            print(annotation, flush=True)
-    return lines
-
-
-def _table(rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in rows)
-
-
-def md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+# -- the commands: one path, whether the repositories are one or several ----------------------
 
 
 @dataclass(frozen=True)
@@ -429,50 +357,13 @@ class PassResult:
     def read_in_full(self) -> int:
         return sum(1 for s in self.surveys if s.full_read)
 
-    def text(self, config: Config) -> list[str]:
-        """One line per issue (and its notes), then the summary line."""
-        lines = []
-        for p in self.done:
-            lines.append(f"#{p.issue}  {p.action.value:<8}  {p.reason}")
-            lines += [f"      note: {note}" for note in p.notes]
-        counts = self.counts
-        summary = ", ".join(f"{counts[a.value]} {a.value}" for a in Action if counts[a.value])
-        summary = summary or "nothing to do"
-        unheld = len(self.done) - len(self.surveys)
-        cancels = f", {unheld} unheld carrying {config.labels.cancel!r}" if unheld else ""
-        quick = sum(1 for s in self.surveys if not s.full_read)
-        shortcut = f" ({quick} kept on a fresh beat without reading the issue)" if quick else ""
-        lines.append(
-            f"reconcile{' (dry run: nothing written)' if self.dry_run else ''}: "
-            f"{len(self.surveys)} issue(s) carrying {config.labels.working!r}{cancels}: {summary}{shortcut}"
-        )
-        return lines
 
-    def summary_markdown(self, config: Config, heading: str = "###") -> str:
-        title = f"{heading} orion-action reconcile" + (" (dry run)" if self.dry_run else "")
-        if not self.done:
-            return f"{title}\n\nNo issue carries `{config.labels.working}`.\n"
-        rows = "\n".join(f"| #{p.issue} | `{p.action.value}` | {md_cell(p.reason)} |" for p in self.done)
-        return f"{title}\n\n| issue | action | reason |\n|---|---|---|\n{rows}\n"
-
-    def annotate(self, env: dict[str, str], prefix: str = "") -> None:
-        """A warning annotation for every issue that needs a person."""
-        for p in self.done:
-            if p.action in (Action.REPORT, Action.GIVE_UP):
-                annotation = actions.warning(env, f"{prefix}#{p.issue} {p.action.value}: {p.reason}")
-                if annotation:
-                    print(annotation, flush=True)
-
-
-def reconcile_pass(gh: GitHubRepo, config: Config, log: Log, *, dry_run: bool,
-                   env: Mapping[str, str] | None = None) -> PassResult:
+def reconcile_pass(gh: GitHubPort, config: Config, log: Log, here: Machine, sight: Sight, *,
+                   dry_run: bool, runner: RunnerPort | None = None) -> PassResult:
     """One pass over one repository: survey, execute each plan, sweep the cancel label,
     dispatch workers for requeued issues, and keep the dashboard. A write that fails turns its
     plan into `report`; the next pass retries it."""
-    from orion_action.services import dashboard
-    from orion_action.services.dispatch import dispatch_after_pass, trigger_check
-
-    r = Reconciler(gh, config, log)
+    r = Reconciler(gh, config, log, here, sight)
     surveys = r.survey()
     done: list[Plan] = []
     for s in surveys:
@@ -494,137 +385,90 @@ def reconcile_pass(gh: GitHubRepo, config: Config, log: Log, *, dry_run: bool,
             done.append(replace(plan, action=Action.REPORT, reason=f"{plan.reason}; the write failed: {exc}"))
     requeued = [p.issue for p in done if p.action is Action.REQUEUE]
     approved = trigger_check(gh, config, log)
-    dispatched = [] if dry_run else dispatch_after_pass(gh, config, requeued, log, approved, env)
+    dispatched = [] if dry_run else dispatch_after_pass(gh, config, requeued, log, approved, runner)
     if not dry_run:
-        dashboard.update(gh, config, surveys, log, (env or {}).get("GITHUB_SERVER_URL") or "https://github.com")
+        dashboard.update(gh, config, surveys, log, runner.server_url if runner else "https://github.com")
     return PassResult(gh.full_name, dry_run, surveys, done, dispatched)
 
 
-def pass_outputs(counts: Counter[str], document: object) -> dict[str, str]:
-    """The step outputs of a pass: one count per action, and the plan as JSON."""
-    return {
-        **{a.value: str(counts[a.value]) for a in Action},
-        "plan": json.dumps(document, separators=(",", ":")),
-    }
+@dataclass(frozen=True)
+class RepoPass:
+    """One repository's part of `reconcile`: its pass, or why it failed (several only)."""
+
+    gh: GitHubPort
+    result: PassResult | None
+    error: OrionError | None = None
 
 
-def reconcile_command(
-    gh: GitHubRepo, config: Config, log: Log, env: dict[str, str], *, dry_run: bool, as_json: bool
-) -> int:
-    result = reconcile_pass(gh, config, log, dry_run=dry_run, env=env)
-    if as_json:
-        print(json.dumps(result.document(), indent=2))
-    else:
-        print("\n".join(result.text(config)))
-    result.annotate(env)
-    for line in cost_lines(gh, config, result.surveys, env):
-        log(line)
-    actions.set_outputs(env, pass_outputs(result.counts, result.document()))
-    if actions.in_actions(env):
-        actions.add_summary(env, result.summary_markdown(config))
-    return int(ExitCode.OK)
+def reconcile_repos(repos: Sequence[GitHubPort], config: Config, log: Log, here: Machine, sight: Sight, *,
+                    dry_run: bool, runner: RunnerPort | None = None) -> list[RepoPass]:
+    """One pass over every repository in turn (one repository is a fleet of one). With
+    several, a repository whose pass fails (GitHub, a bad token for it) is reported and the
+    others still run (ADR 0021); alone, its failure is the command's."""
+    passes = []
+    for gh in repos:
+        try:
+            result = reconcile_pass(gh, config, log, here, sight, dry_run=dry_run, runner=runner)
+            passes.append(RepoPass(gh, result))
+        except OrionError as exc:
+            if len(repos) == 1:
+                raise
+            log(f"{gh.full_name}: the reconcile pass failed: {exc}; the other repositories still run")
+            passes.append(RepoPass(gh, None, exc))
+    return passes
 
 
-def status_rows(surveys: list[Survey]) -> list[dict[str, str | int | float | None]]:
-    rows = []
-    for s in surveys:
-        holder = s.plan.holder
-        rec = holder.record if holder else None
-        verdict = s.plan.verdict or Verdict(Liveness.UNKNOWN, s.plan.reason)
-        rows.append(
-            {
-                "issue": s.issue.number,
-                "verdict": verdict.liveness.value,
-                "reason": verdict.reason,
-                "host": rec.holder.host if rec else None,
-                "pid": rec.holder.pid if rec else None,
-                "heartbeat_age_s": s.heartbeat_age,
-                "stage": rec.stage if rec else None,
-                "attempt": rec.attempt if rec else None,
-                "progress": rec.progress if rec else None,
-            }
-        )
-    return rows
+@dataclass(frozen=True)
+class RepoStatus:
+    """One repository's part of `status`: its claims as surveyed, its pause switch, and the
+    dashboard's tables for the step summary (when asked for)."""
+
+    gh: GitHubPort
+    surveys: list[Survey]
+    paused: Paused | None
+    spent: Spent  # what `status` spent on it, before the summary's own reads
+    summary: str | None = None
+    hint: str = ""  # why its queue may be empty: the queue label does not exist (one request)
 
 
-def queue_rows(gh: GitHubRepo, config: Config) -> list[dict[str, int | str | None]]:
-    """The queued issues in the order `run --next` takes them (one listing per 100)."""
+@dataclass(frozen=True)
+class StatusResult:
+    """`status` over one or several repositories; `queue` is every queued issue as a row, with
+    its repository, in the order `run --next` takes them across the repositories."""
+
+    repos: list[RepoStatus]
+    queue: list[tuple[str, QueueRow]]
+
+    def queue_of(self, repo: str) -> list[QueueRow]:
+        return [row for name, row in self.queue if name == repo]
+
+
+def status_repos(repos: Sequence[GitHubPort], config: Config, log: Log, here: Machine, sight: Sight, *,
+                 summary_url: str | None = None) -> StatusResult:
+    """Survey every repository (read only): claims, queue, pause switch; with `summary_url`
+    (the server the links point to), also the dashboard's tables for the step summary."""
     lab = config.labels
-    queued = [i for i in gh.list_issues(lab.queue) if is_queued(i, config)]
-    return [
-        {"issue": i.number, "priority": priority_of(i.labels, lab.priority), "title": i.title,
-         "created_at": i.created_at.isoformat() if i.created_at else None}
-        for i in pick_order(queued, lab.priority)
-    ]
-
-
-def status_command(gh: GitHubRepo, config: Config, log: Log, env: dict[str, str], *, as_json: bool) -> int:
-    surveys = Reconciler(gh, config, log).survey()
-    rows = status_rows(surveys)
-    queue = queue_rows(gh, config)
-    paused = read_pause(gh, config)
-    if as_json:
-        keys = [{"issue": q["issue"], "priority": q["priority"]} for q in queue]  # the documented keys
-        doc = {"repo": gh.full_name, "claims": rows, "queue": keys, "paused": paused is not None}
-        print(json.dumps(doc, indent=2))
-    else:
-        _print_claims(rows, config)
-        shown = [f"#{q['issue']}" + (f" ({q['priority']})" if q["priority"] else "") for q in queue]
+    surveys, queued, paused = {}, [], {}
+    for gh in repos:
+        surveys[gh.full_name] = Reconciler(gh, config, log, here, sight).survey()
+        queued += [(gh.full_name, i) for i in gh.list_issues(lab.queue) if is_queued(i, config)]
+        paused[gh.full_name] = read_pause(gh, config)
+    order = pick_order_across(queued, lab.priority, [gh.full_name for gh in repos])
+    queue = [(name, queue_row(i, lab.priority)) for name, i in order]
+    found = []
+    for gh in repos:
+        name = gh.full_name
+        spent, summary = Spent.of(gh), None
+        own = [row for r, row in queue if r == name]
         # An empty queue in a repository never set up says so (one request, only then).
-        empty = "empty" + ("" if shown or paused else missing_label_hint(gh, config))
-        print(f"queue ({len(queue)}, in pick order): {', '.join(shown) if shown else empty}")
-        print(f"paused: yes, {paused.line()}" if paused else "paused: no")
-    for line in cost_lines(gh, config, surveys, env):
-        log(line)
-    from orion_action.services import dashboard
-
-    dashboard.write_summary(gh, config, surveys, env, queue)
-    return int(ExitCode.OK)
+        hint = missing_label_hint(gh, config) if not own and paused[name] is None else ""
+        if summary_url is not None:
+            summary = dashboard.status_summary(gh, config, surveys[name], own, summary_url)
+        found.append(RepoStatus(gh, surveys[name], paused[name], spent, summary, hint))
+    return StatusResult(found, queue)
 
 
-def _print_claims(rows: list[dict[str, str | int | float | None]], config: Config) -> None:
-    if rows:
-
-        def show(v: object) -> str:
-            return "-" if v is None else str(v)
-
-        table = [["ISSUE", "VERDICT", "AGE", "HOST", "PID", "STAGE", "ATTEMPT", "REASON", "PROGRESS"]] + [
-            [
-                f"#{r['issue']}",
-                show(r["verdict"]),
-                "-" if r["heartbeat_age_s"] is None else f"{r['heartbeat_age_s']:.0f}s",
-                show(r["host"]),
-                show(r["pid"]),
-                show(r["stage"]),
-                show(r["attempt"]),
-                show(r["reason"]),
-                show(r["progress"]),
-            ]
-            for r in rows
-        ]
-        print(_table(table))
-    else:
-        print(f"no issue carries {config.labels.working!r}")
-
-
-def release_command(gh: GitHubRepo, config: Config, log: Log, number: int, *, force: bool) -> int:
-    plan = Reconciler(gh, config, log).release(number, force)
-    if plan.action is Action.KEEP:
-        print(plan.reason)
-    elif plan.action is Action.UNLOCK:
-        print(f"#{number}: {config.labels.working} removed ({plan.reason}); not queued: add the "
-              f"{config.labels.queue!r} label to queue it")
-    elif plan.action is Action.COMPLETE:
-        print(
-            f"#{number}: completed ({plan.reason}); {config.labels.working} -> {', '.join(plan.add_labels)}"
-        )
-    else:
-        moved = (
-            f"{config.labels.working} -> {config.labels.queue}"
-            if plan.add_labels
-            else f"{config.labels.working} removed (the issue carries {config.labels.cancel})"
-            if plan.for_cancel
-            else f"{config.labels.working} removed (the issue is closed)"
-        )
-        print(f"#{number}: released ({plan.reason}); {moved}")
-    return int(ExitCode.OK)
+def release(gh: GitHubPort, config: Config, log: Log, here: Machine, sight: Sight, number: int, *,
+            force: bool) -> Plan:
+    """`release --issue N`: what was done, as a plan (KEEP: refused, and why)."""
+    return Reconciler(gh, config, log, here, sight).release(number, force)

@@ -12,59 +12,18 @@ are display only.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from orion_action import __version__
-from orion_action.adapters.github import GitHubRepo
 from orion_action.config import Config
 from orion_action.core.pause import pause_reason
+from orion_action.ports import GitHubPort
+from orion_action.services import dashboard
+from orion_action.services.labels import label_specs
 
 Log = Callable[[str], None]
 # The `@vN` that the printed next steps name: the package's own major version (the version
 # policy, docs/releasing.md: one major version everywhere).
 MAJOR = __version__.split(".")[0]
-
-
-@dataclass(frozen=True)
-class LabelSpec:
-    role: str
-    name: str
-    color: str  # six hex digits, no '#'
-    description: str  # GitHub allows at most 100 characters
-
-
-def label_specs(config: Config) -> list[LabelSpec]:
-    """The labels the configuration names: the four orion reads and writes, the cancel label
-    and the priority labels (highest first) a person adds."""
-    lab = config.labels
-    count = len(lab.priority)
-    priorities = [
-        LabelSpec("priority", name, "D4C5F9",
-                  f"orion priority {rank} of {count}: queued issues carrying it are worked first")
-        for rank, name in enumerate(lab.priority, 1)
-    ]
-    return [
-        LabelSpec(
-            "queue",
-            lab.queue,
-            "1D76DB",
-            "Queued for an orion worker: add this label to have the issue worked",
-        ),
-        LabelSpec(
-            "working",
-            lab.working,
-            "FBCA04",
-            "The lock: an orion run holds this issue. Never remove by hand; use orion-action release",
-        ),
-        LabelSpec("ready", lab.ready, "0E8A16", "An orion run finished successfully; its results are ready"),
-        LabelSpec(
-            "failed", lab.failed, "B60205", "An orion run failed or its retry budget is spent: needs a person"
-        ),
-        LabelSpec(
-            "cancel", lab.cancel, "D93F0B", "Stop this issue's orion run, or keep it from starting one"
-        ),
-        *priorities,
-    ]
 
 
 def next_steps(config: Config) -> str:
@@ -90,9 +49,10 @@ def next_steps(config: Config) -> str:
     )
 
 
-def init_command(gh: GitHubRepo, config: Config, log: Log) -> int:
+def init_command(gh: GitHubPort, config: Config, log: Log) -> list[str]:
     """Create or update the labels the configuration names (and, with dashboard.enabled, the
-    dashboard issue and its label); exit 0."""
+    dashboard issue and its label); returns what to tell the user."""
+    said = []
     gh.check_repo()  # a missing repository or a bad token fails here, with a clear message
     changed = 0
     specs = label_specs(config)
@@ -106,17 +66,14 @@ def init_command(gh: GitHubRepo, config: Config, log: Log) -> int:
         outcome = gh.ensure_label(spec.name, spec.color, description)
         if outcome != "unchanged":
             changed += 1
-        print(f"label {spec.name!r} ({spec.role}): {outcome} (#{spec.color})", flush=True)
+        said.append(f"label {spec.name!r} ({spec.role}): {outcome} (#{spec.color})")
     summary = "nothing to change" if changed == 0 else f"{changed} of {len(specs)} labels created or updated"
     if config.dashboard_enabled:
-        from orion_action.services import dashboard  # it reads the pause switch, which needs label_specs
-
         issue, created = dashboard.ensure(gh, config)
-        print(
+        said.append(
             f"dashboard: issue #{issue.number} "
-            + ("created; the next reconcile pass fills it in" if created else "already exists; reused"),
-            flush=True,
+            + ("created; the next reconcile pass fills it in" if created else "already exists; reused")
         )
     log(f"init: {summary} in {gh.full_name} ({gh.requests} requests)")
-    print(f"\n{next_steps(config)}", flush=True)
-    return 0
+    said.append(f"\n{next_steps(config)}")
+    return said

@@ -16,31 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import NoReturn, Protocol
+from typing import NoReturn
 
 from orion_action.config import PERMISSIONS, Config
 from orion_action.core.issue import trusted_set
 from orion_action.errors import GitHubError, NotClaimed, UsageError
-from orion_action.ports import Queued, QueueHistory
+from orion_action.ports import GitHubPort, Queued, QueueHistory
 
 Log = Callable[[str], None]
 EDITED = "the issue was edited after it was queued; add the label again to approve the new text"
-
-
-class TriggerSource(Protocol):
-    """What the check needs from GitHub (adapters.github.GitHubRepo has it)."""
-
-    full_name: str
-
-    def collaborator_permission(self, login: str) -> str: ...
-
-    def queue_history(self, number: int, label: str) -> QueueHistory:
-        """Who last added `label` to the issue and when its title or body last changed."""
-        ...
-
-    def remove_label(self, number: int, name: str) -> bool: ...
-
-    def post_comment(self, number: int, body: str, marker: str | None = None) -> object: ...
 
 
 class Refused(NotClaimed):
@@ -60,7 +44,7 @@ def check_actor_argument(actor: str | None) -> None:
 
 
 def approve(
-    gh: TriggerSource,
+    gh: GitHubPort,
     config: Config,
     n: int,
     read_at: datetime | None,
@@ -106,7 +90,7 @@ def approve(
 
 
 def _approver(
-    gh: TriggerSource, config: Config, n: int, history: QueueHistory, own: Callable[[], str | None]
+    gh: GitHubPort, config: Config, n: int, history: QueueHistory, own: Callable[[], str | None]
 ) -> tuple[Queued, str]:
     """The `labeled` event that approves issue `n`, and its actor's access; refuses when the
     last one is by someone without the access (orion's own labels pass the turn back)."""
@@ -126,7 +110,7 @@ def _approver(
             f"added the `{config.labels.queue}` label, and it has no such access itself")
 
 
-def passes(gh: TriggerSource, config: Config, n: int, log: Log, own: Callable[[], str | None]) -> bool:
+def passes(gh: GitHubPort, config: Config, n: int, log: Log, own: Callable[[], str | None]) -> bool:
     """For dispatch: whether a run for issue `n` would pass the check (a refused issue leaves
     the queue with its comment, as a run's refusal does). GitHub failures count as no."""
     try:
@@ -145,7 +129,7 @@ def _code(login: str) -> str:
     return f"`{login.replace('`', '')}`"
 
 
-def _refuse(gh: TriggerSource, config: Config, number: int, marker: str, why: str) -> NoReturn:
+def _refuse(gh: GitHubPort, config: Config, number: int, marker: str, why: str) -> NoReturn:
     """Take the issue out of the queue and say why, once: only the refuser whose removal found
     the label comments, so that racing claimers leave one comment between them."""
     if gh.remove_label(number, config.labels.queue):

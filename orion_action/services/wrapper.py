@@ -26,13 +26,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from orion_action.adapters import actions
-from orion_action.adapters import machine as local
-from orion_action.adapters.child import CannotStart, Child, LeaseExpired, start_child
-from orion_action.adapters.clock import SYSTEM_CLOCK, Clock
-from orion_action.adapters.github import GitHubRepo
-from orion_action.adapters.guardian import adopt_orphans
-from orion_action.adapters.run_as import RunAs, resolve
 from orion_action.config import Config
 from orion_action.core.ending import (
     TIME_LIMIT_EXIT_CODE,
@@ -47,10 +40,23 @@ from orion_action.core.ending import (
 from orion_action.core.record import ActionsRun, clean_progress, mentions_orion, run_url
 from orion_action.core.result import RESULT_MAX_BYTES, clean_result, run_summary
 from orion_action.credentials import command_env
-from orion_action.errors import AuthError, ExitCode, GitHubError, NotClaimed, NotFound, OrionError, UsageError
+from orion_action.errors import (
+    AuthError,
+    CannotStart,
+    ExitCode,
+    GitHubError,
+    LeaseExpired,
+    NotClaimed,
+    NotFound,
+    OrionError,
+    UsageError,
+)
+from orion_action.ports import ChildPort as Child
+from orion_action.ports import Clock, GitHubPort, Host, Policy, RunAsPort
 from orion_action.services import trigger
 from orion_action.services.claiming import Claim, Claimer
 from orion_action.services.dispatch import dispatch_issues, trigger_check
+from orion_action.services.fleet import claim_next_across
 from orion_action.services.holding import Holding, outage_bound
 
 Log = Callable[[str], None]
@@ -98,12 +104,6 @@ def actions_run_from_env(env: dict[str, str]) -> ActionsRun | None:
         url=run_url(env.get("GITHUB_SERVER_URL") or "https://github.com", env.get("GITHUB_REPOSITORY", ""),
                     int(env["GITHUB_RUN_ID"])),
     )
-
-
-def write_output(env: dict[str, str], name: str, value: object) -> None:
-    """Append `name=value` to $GITHUB_OUTPUT when the environment names one: the composite
-    action execs the wrapper, so the wrapper itself sets the step's outputs."""
-    actions.set_outputs(env, {name: str(value)})
 
 
 def issue_document(claim: Claim) -> dict[str, object]:
@@ -254,7 +254,7 @@ class Heartbeat(threading.Thread):
     def __init__(
         self,
         holding: Holding,
-        gh: GitHubRepo,
+        gh: GitHubPort,
         interval: float,
         log: Log,
         progress_file: Path,
@@ -264,10 +264,14 @@ class Heartbeat(threading.Thread):
         self.holding, self.gh, self.interval, self.log = holding, gh, interval, log
         self.progress_file, self.on_beat = progress_file, on_beat
         self.stop = threading.Event()
-        gh.abort = self.stop  # a stopped heartbeat retries nothing more
         self.fatal: str | None = None  # the token was rejected: no beat can ever succeed again
 
     def run(self) -> None:
+        # A stopped heartbeat retries nothing more.
+        with self.gh.bounded(Policy(self.holding.clock, abort=self.stop)):
+            self._beat_until_stopped()
+
+    def _beat_until_stopped(self) -> None:
         h = self.holding
         while not self.stop.is_set():
             h.progress = read_progress(self.progress_file) or h.progress
@@ -289,22 +293,34 @@ class Heartbeat(threading.Thread):
 
 
 class Wrapper:
+    """The process around each run, over one repository or several (a single repository is a
+    fleet of one): once a claim is won, `self.gh` is its repository's client, so the holder,
+    the heartbeat, ORION_REPO and the immediate pickup all act on the issue's own repository."""
+
     def __init__(
         self,
-        gh: GitHubRepo,
+        repos: Sequence[GitHubPort],
         config: Config,
         log: Log,
-        env: dict[str, str] | None = None,
-        clock: Clock = SYSTEM_CLOCK,
+        env: dict[str, str],
+        host: Host,
     ):
-        self.gh = gh
+        """`env`: the environment the command's own is made from (credentials.command_env)
+        and the Actions run is read from; `host`: this runner's clock, machine, launcher and
+        Actions files. The wrapper sets the step's outputs itself: the composite action execs it."""
+        self.repos = list(repos)
+        self.gh = self.repos[0]
         self.config = config
         self.log = log
-        self.env = dict(os.environ if env is None else env)
-        self.clock = clock
+        self.env = dict(env)
+        self.host = host
+        self.clock: Clock = host.clock
+        self.runner = host.runner
         # run.user is checked before anything is claimed (UsageError: exit 64).
-        self.run_as: RunAs | None = resolve(config.run_user, os.getcwd()) if config.run_user else None
-        self.here = local.this_machine()
+        self.run_as: RunAsPort | None = (
+            host.launcher.resolve_run_as(config.run_user, os.getcwd()) if config.run_user else None
+        )
+        self.here = host.machine.this_machine()
         self.signal_received: int | None = None  # the first signal: it decides the exit code
         self.signals_seen = 0  # every signal: a second one cuts the kill grace short
         self.draining = False  # run --drain: the loop goes on after a requeue
@@ -351,7 +367,8 @@ class Wrapper:
     def _with_signals(self, body: Callable[[socket.socket], int]) -> int:
         # Signals are caught from the start: one that arrives while claiming lets the claim
         # finish and then ends the run (run.on_signal), instead of leaving a half-made claim behind.
-        adopt_orphans()  # what escapes a killed guardian comes here, to be killed (ADR 0030)
+        # What escapes a killed guardian comes here, to be killed (ADR 0030).
+        self.host.launcher.adopt_orphans()
         wake_r, wake_w = socket.socketpair()
         wake_r.setblocking(False)
         wake_w.setblocking(False)
@@ -377,20 +394,21 @@ class Wrapper:
         if self.signal_received is not None:
             raise Interrupted(self.signal_received)
 
-    def _dispatch(self, gh: GitHubRepo, n: int) -> None:
+    def _dispatch(self, gh: GitHubPort, n: int) -> None:
         """Immediate pickup of the issue just handed back, if it still passes the trigger check."""
-        dispatch_issues(gh, self.config, [n], self.log, trigger_check(gh, self.config, self.log), self.env)
+        dispatch_issues(gh, self.config, [n], self.log, trigger_check(gh, self.config, self.log), self.runner)
 
-    def claimer(self) -> Claimer:
+    def claimer(self, gh: GitHubPort) -> Claimer:
         claimer = Claimer(
-            self.gh,
+            gh,
             self.config,
             self.log,
             self.clock,
             self.here,
-            local.this_holder(),
+            self.host.machine.this_holder(),
             actions_run_from_env(self.env),
             self._check_signal,
+            sight=self.host.machine.sight,
         )
         # Every claim, on every path, passes the trigger check first (docs/adr/0033).
         claimer.approval = lambda gh, issue: trigger.approve(
@@ -398,17 +416,28 @@ class Wrapper:
         )
         return claimer
 
-    def _run(self, request: RunRequest, wake: socket.socket) -> int:
-        claimer = self.claimer()
+    def _claim(self, request: RunRequest) -> Claim:
+        """Claim the issue `request` names, or the next queued one in any of the repositories;
+        `self.gh` becomes the client of the repository the claim is in."""
         if request.issue is not None:
-            claim = claimer.claim_number(request.issue, request.stage)
-        else:
-            claim = claimer.claim_next(request.stage, request.require)
+            if len(self.repos) > 1:  # pragma: no cover - cli refuses it
+                raise NotClaimed("run --issue N takes one --repo")
+            return self.claimer(self.gh).claim_number(request.issue, request.stage)
+        if len(self.repos) == 1:
+            return self.claimer(self.gh).claim_next(request.stage, request.require)
+        claimers = [self.claimer(gh) for gh in self.repos]
+        won, claim = claim_next_across(claimers, request.stage, request.require, self.log)
+        self.gh = won.gh
+        return claim
+
+    def _run(self, request: RunRequest, wake: socket.socket) -> int:
+        claim = self._claim(request)
         n = claim.number
         self.result_file, self.run_started = None, self.clock.monotonic()
-        write_output(self.env, "issue", n)
-        write_output(self.env, "repo", self.gh.full_name)  # several repos: the claim's own
-        holding = Holding(self.gh, claim, self.config, self.log, self.clock, self.here)
+        self.runner.set_outputs({"issue": str(n)})
+        self.runner.set_outputs({"repo": self.gh.full_name})  # several repos: the claim's own
+        holding = Holding(self.gh, claim, self.config, self.log, self.clock, self.here,
+                          self.host.machine.sight)
         if self.signal_received is not None:
             return self._end_on_signal(holding, None, self.signal_received)
         workdir = Path(tempfile.mkdtemp(prefix=f"orion-{n}-"))
@@ -416,7 +445,7 @@ class Wrapper:
             workdir.chmod(0o711)
         try:
             # The command's output, folded in the job's log under one line (issue 18, "Visible").
-            with actions.group(self.env, f"orion-action: #{n} {claim.issue.title[:100]}"):
+            with self.runner.group(f"orion-action: #{n} {claim.issue.title[:100]}"):
                 return self._run_child(request, holding, wake, workdir)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -447,7 +476,7 @@ class Wrapper:
             "ORION_RESULT_FILE": str(self.result_file),
         }
         try:
-            child = start_child(
+            child = self.host.launcher.start_child(
                 list(request.command),
                 child_env,
                 holding.lease_until,
@@ -617,11 +646,10 @@ class Wrapper:
             self.log(f"#{n}: received {name} while claiming; ending the run unstarted ({then})")
         else:
             self._stop(child, f"#{n}: received {name}; forwarding it to the child, then {then}", signum)
-        quick = holding.gh.clone(timeout=HAND_BACK_REQUEST_TIMEOUT_S, retry_for=HAND_BACK_DEADLINE_S)
-        quick.deadline = self.clock.monotonic() + HAND_BACK_DEADLINE_S
-        holding.gh = quick
+        holding.gh = holding.gh.clone(timeout=HAND_BACK_REQUEST_TIMEOUT_S, retry_for=HAND_BACK_DEADLINE_S)
         outcome = signalled(self.config, holding.claim.record.attempt, name, started=child is not None)
-        self._conclude(holding, outcome, 128 + signum)
+        with holding.gh.bounded(Policy(self.clock, self.clock.monotonic() + HAND_BACK_DEADLINE_S)):
+            self._conclude(holding, outcome, 128 + signum)
         return 128 + signum
 
     def _on_signal_does(self) -> str:
@@ -654,7 +682,7 @@ class Wrapper:
     def _summarise(self, holding: Holding, outcome: Outcome, unmoved: str | None) -> None:
         """The run's job summary ($GITHUB_STEP_SUMMARY, when the runner gives one; ADR 0042),
         also when GitHub did not take the ending (`unmoved` says why; the labels stayed)."""
-        if not self.env.get("GITHUB_STEP_SUMMARY"):
+        if not self.runner.has_summary():
             return
         what = outcome.state.value
         if outcome.exit_code is not None:
@@ -671,9 +699,9 @@ class Wrapper:
             holding.claim.record.attempt,
             self.clock.monotonic() - self.run_started,
             holding.result,
-            self.env.get("GITHUB_SERVER_URL") or "https://github.com",
+            self.runner.server_url,
         )
         try:
-            actions.add_summary(self.env, text)
+            self.runner.add_summary(text)
         except OSError as exc:
             self.log(f"#{holding.number}: could not write the job summary: {exc.strerror}")

@@ -19,7 +19,7 @@ from rig import Emulator, Proxy, RepoHandle, unique_repo_name, wait_until
 from orion_action.adapters.github import GitHubRepo
 from orion_action.core.issue import Comment
 from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.ports import GitHubPort
+from orion_action.ports import GitHubPort, Policy
 
 BOT, OUTSIDER = Emulator.OWNER, Emulator.OUTSIDER
 
@@ -486,14 +486,20 @@ def test_clones_share_the_repository_not_the_counters(world: World) -> None:
 def test_no_request_starts_after_the_deadline(world: World) -> None:
     gh = world.gh
     n = world.create_issue("late")
-    gh.deadline = world.monotonic() + 3600
-    gh.get_issue(n)
-    gh.deadline = world.monotonic()
-    with pytest.raises(Unavailable):
+    clock = _WorldClock(world)
+    with gh.bounded(Policy(clock, world.monotonic() + 3600)):
+        gh.get_issue(n)
+    with gh.bounded(Policy(clock, world.monotonic())), pytest.raises(Unavailable):
         gh.post_comment(n, "too late")
     assert gh.requests == 1
-    gh.deadline = None
     assert gh.get_issue(n)[0].comments == 0
+
+
+class _WorldClock:
+    """The world's clock as a `ports.Clock`, to bound calls on it."""
+
+    def __init__(self, world: World):
+        self.monotonic = world.monotonic
 
 
 def test_workflow_dispatch_and_its_runs(world: World) -> None:

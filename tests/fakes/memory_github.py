@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 from orion_action.adapters.clock import Clock
 from orion_action.core.issue import Comment, Issue
 from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.ports import Budget, WorkflowRun
+from orion_action.ports import Bounds, Budget, Policy, Queued, QueueHistory, WorkflowRun
 
 if TYPE_CHECKING:
     from orion_action.ports import GitHubPort
@@ -162,6 +162,10 @@ class MemoryServer:
         self.dispatches: list[dict[str, object]] = []  # every workflow_dispatch accepted, in order
         self.labels: dict[str, tuple[str, str]] = {}  # repository labels: name -> (color, description)
         self.spent: dict[str, int] = {}  # requests per login, for the rate-limit budget
+        self.permissions: dict[str, str] = {}  # login -> access level; absent: "none"
+        # Every `labeled` event: (issue, label, login, when), in order (the event id is the index).
+        self.labelled: list[tuple[int, str, str, datetime]] = []
+        self.text_changed: dict[int, datetime] = {}  # issue -> last edit of its title or body
         self._issues: dict[int, _Issue] = {}
         self._comments: dict[int, Comment] = {}
         self._lagging: dict[int, _Lag] = {}
@@ -251,9 +255,9 @@ class MemoryServer:
             self._add_labels(number, labels)
             return number
 
-    def add_label(self, number: int, name: str) -> None:
+    def add_label(self, number: int, name: str, login: str = PERSON) -> None:
         with self._lock:
-            self._add_labels(number, [name])
+            self._add_labels(number, [name], login)
 
     def remove_label(self, number: int, name: str) -> bool:
         with self._lock:
@@ -315,10 +319,12 @@ class MemoryServer:
         if issue is not None:
             issue.updated_at = self.clock.stamp()
 
-    def _add_labels(self, number: int, names: tuple[str, ...] | list[str]) -> None:
+    def _add_labels(self, number: int, names: tuple[str, ...] | list[str], login: str = PERSON) -> None:
         issue = self._issue(number)
         for name in names:
             self.labels.setdefault(name, ("ededed", ""))  # GitHub creates unknown labels
+            if name not in issue.labels:  # GitHub records no event for a label already there
+                self.labelled.append((number, name, login, self.clock.stamp()))
             issue.labels.add(name)
         self._touch(number)
 
@@ -399,18 +405,15 @@ class MemoryGitHub:
     it (listings: once per page, with the page number appended to args), one count in
     `requests`, and one chance for an injected failure."""
 
-    def __init__(self, server: MemoryServer | None = None, login: str = BOT, *,
-                 monotonic: Callable[[], float] | None = None):
+    def __init__(self, server: MemoryServer | None = None, login: str = BOT):
         self.server = server or MemoryServer()
         self.full_name = self.server.full_name
         self.requests = 0
         self.not_modified = 0  # conditional reads answered "304": refunded from `server.spent`
         self._validators: dict[tuple[object, ...], object] = {}  # (op, args) -> what was answered
         self.budget = Budget()
-        self.abort: threading.Event | None = None
-        self.deadline: float | None = None
         self.login = login
-        self.monotonic = monotonic or self.server.clock.monotonic
+        self._bounds = Bounds()  # the policy of the open `bounded` blocks (ports.Policy)
         self._login: str | None = None  # what GET /user said, as the adapter caches it
         self._default_branch: str | None = None  # what GET /repos/... said, as the adapter caches it
 
@@ -428,7 +431,8 @@ class MemoryGitHub:
         server = self.server
         if server.on_call is not None:
             server.on_call(op, args)
-        if self.deadline is not None and self.monotonic() >= self.deadline:
+        policy = self._bounds.current()  # the caller's `bounded` block, on its clock
+        if policy is not None and policy.expired():
             raise Unavailable(f"no time left for {op}")
         with server._lock:
             self.requests += 1
@@ -439,11 +443,12 @@ class MemoryGitHub:
                 answer = self._applied(op, args, apply)
                 if validator is not None:
                     etag = validator(answer)
-                    if self._validators.get((op, *args)) == etag:
+                    key = (op, *args)
+                    if self._validators.get(key) == etag:
                         self.not_modified += 1
                         server.spent[self.login] = spent - 1
                         self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent + 1))
-                    self._validators[(op, *args)] = etag
+                    self._validators[key] = etag
                 return answer
             if failure == "late" and op in _WRITES:
                 land_by = server.clock.now + timedelta(seconds=server.request_timeout)
@@ -456,7 +461,7 @@ class MemoryGitHub:
                 raise Unavailable(f"GitHub did not answer {op} successfully (injected {failure})")
         if failure == "limited":
             wait = server.retry_after
-            if self.deadline is not None and self.monotonic() + wait > self.deadline:
+            if policy is not None and policy.past(wait):
                 raise Unavailable(f"GitHub limited {op} (403, Retry-After {wait:g}s) past the deadline")
             if server.sleep is not None:
                 server.sleep(wait)
@@ -525,12 +530,44 @@ class MemoryGitHub:
         def matching() -> list[Issue]:
             found = [i for i in self.server._issues.values()
                      if not i.is_pull_request and label in i.labels
-                     and (state == "all" or i.is_open == (state == "open"))]
+                     and (state == "all" or i.is_open == (state == "open"))
+                     and (since is None or (i.updated_at or i.created_at) >= since)]
             found.sort(key=lambda i: (i.created_at, i.number))
             frozen = [i.freeze(self._date(), self.server.labels) for i in found]
             return [i for i in frozen if since is None or (i.updated_at or i.created_at) >= since]
 
         return self._pages("list_issues", (label, state), matching)[0]
+
+    def create_issue(self, title: str, body: str, labels: list[str], marker: str | None = None) -> Issue:
+        def create() -> Issue:
+            number = self.server.create_issue(title, (), body)
+            self.server._add_labels(number, labels, self.login)
+            return self.server._issue(number).freeze(self._date(), self.server.labels)
+
+        return self._request("create_issue", title, apply=create)
+
+    def edit_issue(self, number: int, *, title: str, body: str) -> None:
+        def edit() -> None:
+            issue = self.server._issue(number, pulls=False)
+            issue.title, issue.body = title, body
+            self.server.text_changed[number] = self.server.clock.stamp()
+            self.server._touch(number)
+
+        self._request("edit_issue", number, apply=edit)
+
+    def collaborator_permission(self, login: str) -> str:
+        return self._request("collaborator_permission", login,
+                             apply=lambda: self.server.permissions.get(login, "none"))
+
+    def queue_history(self, number: int, label: str) -> QueueHistory:
+        def history() -> QueueHistory:
+            self.server._issue(number, pulls=False)
+            labelled = tuple(Queued(login, None, at, event_id)
+                             for event_id, (n, name, login, at) in enumerate(self.server.labelled)
+                             if n == number and name == label)
+            return QueueHistory(labelled, self.server.text_changed.get(number))
+
+        return self._request("queue_history", number, label, apply=history)
 
     def list_comments(self, number: int) -> tuple[list[Comment], datetime]:
         comments, now, _ = self.list_comments_from(number)
@@ -595,7 +632,7 @@ class MemoryGitHub:
     def add_labels(self, number: int, names: tuple[str, ...] | list[str]) -> None:
         if names:  # the adapter sends nothing for no labels
             self._request("add_labels", number, tuple(names),
-                          apply=lambda: self.server._add_labels(number, names))
+                          apply=lambda: self.server._add_labels(number, names, self.login))
 
     def remove_label(self, number: int, name: str) -> bool:
         """As the adapter: absent reads False, unless an earlier try may have landed (ADR 0048)."""
@@ -661,9 +698,12 @@ class MemoryGitHub:
 
     def clone(self, *, timeout: float | None = None, retry_for: float | None = None) -> MemoryGitHub:
         """A twin with its own counters; it knows the login if this one does, like the adapter."""
-        twin = MemoryGitHub(self.server, self.login, monotonic=self.monotonic)
+        twin = MemoryGitHub(self.server, self.login)
         twin._login = self._login
         return twin
+
+    def bounded(self, policy: Policy) -> contextlib.AbstractContextManager[None]:
+        return self._bounds.bounded(policy)
 
     def close(self) -> None:
         pass

@@ -8,8 +8,9 @@ from datetime import timedelta
 
 import pytest
 
-from fakes.memory_github import FIRST_COMMENT_ID, MemoryServer
+from fakes.memory_github import FIRST_COMMENT_ID, MemoryServer, ServerTime
 from orion_action.errors import NotFound, Unavailable
+from orion_action.ports import Policy
 
 
 @pytest.fixture
@@ -118,11 +119,11 @@ def test_a_passed_deadline_stops_requests_before_they_start(server: MemoryServer
     n = server.create_issue("late")
     calls: list[str] = []
     server.on_call = lambda op, args: calls.append(op)
-    gh.deadline = server.clock.monotonic() + 5
-    gh.get_issue(n)
-    server.clock.advance(5)
-    with pytest.raises(Unavailable):
-        gh.post_comment(n, "too late")
+    with gh.bounded(Policy(ServerTime(server), server.clock.monotonic() + 5)):
+        gh.get_issue(n)
+        server.clock.advance(5)
+        with pytest.raises(Unavailable):
+            gh.post_comment(n, "too late")
     assert server.comments(n) == [] and gh.requests == 1
     assert calls == ["get_issue", "post_comment"]  # still a scheduling point
 
@@ -187,5 +188,24 @@ def test_a_lost_answer_is_retried_like_the_adapter_does(server: MemoryServer) ->
 
     server.add_label(n, "orion-working")
     server.fail_next(me, "lost")
-    assert gh.remove_label(n, "orion-working") is False  # removed, but the retry saw a 404
+    # Removed, and the retry saw a 404: a try that may have landed reads as ours (ADR 0048).
+    assert gh.remove_label(n, "orion-working") is True
     assert server.issue(n).labels == frozenset()
+
+
+def test_a_5xx_that_applied_nothing_is_retried_like_the_adapter_does(server: MemoryServer) -> None:
+    """"retried": a 502 with nothing applied, then the adapter's retry. A DELETE whose label is
+    gone by the retry reads True, as the adapter reads it (it cannot tell a 502 that landed from
+    one that did not, ADR 0048); a write that succeeds on the retry is applied once."""
+    gh = server.client()
+    n = server.create_issue("bad gateway", ["orion"])
+    me = threading.current_thread().name
+    calls: list[str] = []
+    server.on_call = lambda op, args: calls.append(op)
+    server.fail_next(me, "retried")
+    gh.add_labels(n, ["orion-working"])
+    assert calls == ["add_labels", "add_labels"] and server.issue(n).labels == {"orion", "orion-working"}
+    server.fail_next(me, "retried")
+    server.on_call = lambda op, args: server.remove_label(n, "orion")  # another claim's unqueue lands first
+    assert gh.remove_label(n, "orion") is True  # someone else's removal, read as ours
+    assert server.issue(n).labels == {"orion-working"}

@@ -610,19 +610,21 @@ def test_defect_13_the_wrappers_clock_and_its_request_deadlines_count_suspend(
     from orion_action.adapters import clock
     from orion_action.adapters.github import GitHubRepo
     from orion_action.errors import Unavailable
+    from orion_action.ports import Policy
     from orion_action.services import wrapper
 
     boot = time.clock_gettime(time.CLOCK_BOOTTIME)
     assert abs(clock.monotonic() - boot) < 1, "the clock is not CLOCK_BOOTTIME"
     params = inspect.signature(wrapper.Wrapper.__init__).parameters
-    assert "clock" in params, "the wrapper takes no clock: it reads time.monotonic"
-    wrapper_clock = params["clock"].default
+    assert "host" in params, "the wrapper takes no clock: it reads time.monotonic"
+    wrapper_clock = clock.SYSTEM_CLOCK  # what cli.py gives the wrapper (ports.Host)
     assert abs(wrapper_clock.monotonic() - boot) < 1
 
     n = repo.create_issue("work", [QUEUE])
     gh = GitHubRepo(repo.full_name, Emulator.BOT_TOKEN, proxy.url, retry_for=5)
-    gh.deadline = wrapper_clock.monotonic() - 1  # already past, on the wrapper's clock
-    with pytest.raises(Unavailable, match="no time left"):
+    # Already past, on the wrapper's clock: the policy carries the clock it is enforced on.
+    with gh.bounded(Policy(wrapper_clock, wrapper_clock.monotonic() - 1)), \
+            pytest.raises(Unavailable, match="no time left"):
         gh.get_issue(n)
     assert proxy.count() == 0, "a request was sent after its deadline"
 

@@ -321,10 +321,9 @@ class World:
     # -- actors --------------------------------------------------------------------------
 
     def _gh(self, machine: str | None = None):  # noqa: ANN202 - the fake's client
-        """A client; its deadlines count on `machine`'s boot clock."""
-        if machine is None:
-            return self.server.client(BOT)
-        return MemoryGitHub(self.server, BOT, monotonic=self.clock_of(machine).monotonic)
+        """A client. Deadlines are each call's Policy, on its caller's clock: `machine`'s boot
+        clock for the actors on it (ADR 0051), so a client needs no clock of its own."""
+        return self.server.client(BOT)
 
     def spawn_worker(self, machine: str, issue: int | None = ISSUE, *, drain: bool = False,
                      proc: Proc | None = None) -> Worker:

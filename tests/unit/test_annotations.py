@@ -10,6 +10,7 @@ import pytest
 from fakes.memory_github import MemoryServer
 
 from orion_action import cli
+from orion_action.adapters.actions import ActionsRunner
 from orion_action.config import Config
 from orion_action.errors import GitHubError
 from orion_action.services.dispatch import dispatch_issues
@@ -66,10 +67,11 @@ def test_a_failed_dispatch_is_a_warning_with_githubs_reason(capsys) -> None:
     gh.list_workflow_runs = refused  # type: ignore[method-assign]
     lines: list[str] = []
     config = Config(dispatch_workflow="orion-worker.yml", source="test")
-    assert dispatch_issues(gh, config, [5], lines.append, lambda n: True, {"GITHUB_ACTIONS": "true"}) == []
+    in_actions = ActionsRunner({"GITHUB_ACTIONS": "true"})
+    assert dispatch_issues(gh, config, [5], lines.append, lambda n: True, in_actions) == []
     out, _ = capsys.readouterr()
     assert lines and "HTTP 422: workflow not found" in lines[0] and "#5 stay(s) queued" in lines[0]
     assert out.startswith("::warning title=orion-action%3A dispatch::dispatch: starting orion-worker.yml "
                           "failed: HTTP 422: workflow not found")
-    assert dispatch_issues(gh, config, [5], lines.append, lambda n: True, {}) == []
+    assert dispatch_issues(gh, config, [5], lines.append, lambda n: True, ActionsRunner({})) == []
     assert capsys.readouterr().out == ""  # outside Actions: the log line only

@@ -15,8 +15,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from fakes.host import real_host
 from fakes.memory_github import MemoryServer
 
+from orion_action.adapters import machine as local
 from orion_action.config import Config
 from orion_action.core.issue import read_log, trusted_set
 from orion_action.core.plan import Action
@@ -47,7 +49,8 @@ def signalled_run(tmp_path: Path, config: Config, signum: int) -> tuple[MemorySe
         os.kill(os.getpid(), signum)
 
     threading.Thread(target=cancel_the_job, daemon=True).start()
-    w = Wrapper(s.client(), config, lambda line: None, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    w = Wrapper([s.client()], config, lambda line: None, env, real_host(env))
     code = w.run(RunRequest(command=[sys.executable, "-c", script], issue=n))
     return s, n, code
 
@@ -67,7 +70,8 @@ def test_a_cancelled_job_cancels_the_run(tmp_path: Path, signum: int) -> None:
     assert log.attempts_used() == 0  # no attempt spent
     assert s.dispatches == []  # nothing started another run
     # A reconcile pass afterwards starts nothing: the run is over.
-    result = reconcile_pass(s.client(), CONFIG, lambda line: None, dry_run=False)
+    result = reconcile_pass(s.client(), CONFIG, lambda line: None, local.this_machine(), local.sight,
+                            dry_run=False)
     assert not [p for p in result.done if p.issue == n]
     assert result.dispatched == [] and s.dispatches == []
 
@@ -91,7 +95,8 @@ def test_a_pass_finishes_a_cancelled_runs_label_move_and_never_requeues(tmp_path
     (the lock goes last): the pass finishes the cancel-label move; no requeue, no dispatch."""
     s, n, _ = signalled_run(tmp_path, CONFIG, signal.SIGTERM)
     s.add_label(n, LAB.working)  # the state a kill before the lock's removal leaves
-    result = reconcile_pass(s.client(), CONFIG, lambda line: None, dry_run=False)
+    result = reconcile_pass(s.client(), CONFIG, lambda line: None, local.this_machine(), local.sight,
+                            dry_run=False)
     (plan,) = [p for p in result.done if p.issue == n]
     assert plan.action is Action.COMPLETE and not plan.add_labels and not plan.counts_attempt
     assert not s.issue(n).labels & {LAB.queue, LAB.working, LAB.failed}
@@ -112,10 +117,12 @@ def test_a_forced_release_leaves_no_comment_of_the_holder_reading_as_working(tmp
     def release_by_hand() -> None:
         while not started.exists():
             time.sleep(0.02)
-        released.append(Reconciler(s.client(), CONFIG, lambda line: None).release(n, force=True).reason)
+        reconciler = Reconciler(s.client(), CONFIG, lambda line: None, local.this_machine(), local.sight)
+        released.append(reconciler.release(n, force=True).reason)
 
     threading.Thread(target=release_by_hand, daemon=True).start()
-    w = Wrapper(s.client(), CONFIG, lambda line: None, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    w = Wrapper([s.client()], CONFIG, lambda line: None, env, real_host(env))
     code = w.run(RunRequest(command=[sys.executable, "-c", script], issue=n))
     assert released == ["released by hand with --force"]
     assert code == 76  # the claim was lost: the holder stopped its child

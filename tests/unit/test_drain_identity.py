@@ -29,8 +29,9 @@ def test_a_drains_abandoned_claim_is_released_on_its_own_machine() -> None:
     here, me = local.this_machine(), local.this_holder()  # one wrapper for both claims
 
     def run(n: int, child_pid: int) -> Holding:
-        claim = Claimer(gh, CONFIG, logs.append, clock, here, me, None, lambda: None).claim_number(n, None)
-        h = Holding(gh, claim, CONFIG, logs.append, clock, here)
+        claimer = Claimer(gh, CONFIG, logs.append, clock, here, me, None, lambda: None, sight=local.sight)
+        claim = claimer.claim_number(n, None)
+        h = Holding(gh, claim, CONFIG, logs.append, clock, here, local.sight)
         h.child_pid = child_pid
         h.beat()
         return h

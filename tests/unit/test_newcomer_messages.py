@@ -7,18 +7,37 @@ from __future__ import annotations
 import os
 
 import pytest
-from fakes.memory_github import MemoryServer
+from fakes.host import real_host
+from fakes.memory_github import MemoryGitHub, MemoryServer
 
+from orion_action import report
+from orion_action.adapters.actions import ActionsRunner
 from orion_action.adapters.github import GitHubRepo
 from orion_action.cli import main
 from orion_action.config import Config, parse_config
 from orion_action.errors import ConfigError, NotClaimed, Unavailable
 from orion_action.services.claiming import missing_label_hint, not_queued_hint
 from orion_action.services.pause import pause_command, read_pause
-from orion_action.services.reconcile import release_command, status_command
+from orion_action.core.liveness import Machine
+from orion_action.services.reconcile import release, status_repos
 from orion_action.services.wrapper import RunRequest, Wrapper
 
 CONFIG = Config()
+HERE = Machine("runner-x", "boot-x", "machine-x", "pidns-x")
+
+
+def blind(_pid: int, _pgid: int | None) -> None:
+    return None
+
+
+def release_command(gh: MemoryGitHub, number: int) -> int:
+    """`release --issue N` as the CLI runs it: the service, then its one line."""
+    return report.release(release(gh, CONFIG, print, HERE, blind, number, force=False), CONFIG, number)
+
+
+def status_command(gh: MemoryGitHub) -> int:
+    return report.status(status_repos([gh], CONFIG, print, HERE, blind), CONFIG, lambda line: None,
+                         ActionsRunner({}), as_json=False)
 
 
 def test_a_missing_queue_label_says_run_init() -> None:
@@ -77,20 +96,19 @@ def test_an_interval_too_long_for_the_default_stale_after_names_the_interval() -
                                       "(300s), got 600s: set it to at least 900s")
 
 
-def test_pausing_again_keeps_the_reason_or_says_which_it_replaced(capsys: pytest.CaptureFixture[str]) -> None:
+def test_pausing_again_keeps_the_reason_or_says_which_it_replaced() -> None:
     s = MemoryServer()
     gh = s.client()
     pause_command(gh, CONFIG, lambda line: None, "deploy freeze")
-    pause_command(gh, CONFIG, lambda line: None, None)  # the second `pause` without --reason
+    said = pause_command(gh, CONFIG, lambda line: None, None)  # the second `pause` without --reason
     paused = read_pause(gh, CONFIG)
     assert paused is not None and paused.reason.strip() == "deploy freeze"
-    out = capsys.readouterr().out.splitlines()
-    assert out[-1] == ("already paused, reason kept: 'deploy freeze'; pass --reason to replace it, "
-                       "or `orion-action resume` to resume")
-    pause_command(gh, CONFIG, lambda line: None, "incident 42")
+    assert said == ["already paused, reason kept: 'deploy freeze'; pass --reason to replace it, "
+                    "or `orion-action resume` to resume"]
+    said = pause_command(gh, CONFIG, lambda line: None, "incident 42")
     paused = read_pause(gh, CONFIG)
     assert paused is not None and paused.reason.strip() == "incident 42"
-    assert "(it already was; this replaces the reason 'deploy freeze')" in capsys.readouterr().out
+    assert "(it already was; this replaces the reason 'deploy freeze')" in said[0]
 
 
 def test_releasing_a_lock_a_person_added_does_not_queue_the_issue(capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,7 +118,7 @@ def test_releasing_a_lock_a_person_added_does_not_queue_the_issue(capsys: pytest
     s = MemoryServer()
     gh = s.client()
     n = s.create_issue("touched by hand", [CONFIG.labels.working, CONFIG.labels.stage("build") or ""])
-    assert release_command(gh, CONFIG, lambda line: None, n, force=False) == 0
+    assert release_command(gh, n) == 0
     assert s.issue(n).labels == frozenset() and s.comments(n) == []
     assert capsys.readouterr().out.strip() == (
         f"#{n}: orion-working removed (no orion run ever claimed it: the lock label was added by hand); "
@@ -108,7 +126,7 @@ def test_releasing_a_lock_a_person_added_does_not_queue_the_issue(capsys: pytest
     # Still queued and locked, no record seen: how a claim whose comment GitHub's list does not
     # show yet looks. It was queued, so it stays queued (as before this rule).
     q = s.create_issue("claimed just now?", [CONFIG.labels.queue, CONFIG.labels.working])
-    assert release_command(gh, CONFIG, lambda line: None, q, force=False) == 0
+    assert release_command(gh, q) == 0
     assert s.issue(q).labels == frozenset({CONFIG.labels.queue})
 
 
@@ -130,15 +148,16 @@ def test_a_repository_never_set_up_says_run_init_in_status_and_run(
     s = MemoryServer()
     gh = s.client()
     n = s.create_issue("never queued")
-    assert status_command(gh, CONFIG, lambda line: None, {}, as_json=False) == 0
+    assert status_command(gh) == 0
     assert f"queue (0, in pick order): empty; the label 'orion' does not exist in {gh.full_name}: run " \
            "`orion-action init`" in capsys.readouterr().out
-    w = Wrapper(gh, CONFIG, lambda line: None, env={"PATH": os.defpath})
+    env = {"PATH": os.defpath}
+    w = Wrapper([gh], CONFIG, lambda line: None, env, real_host(env))
     with pytest.raises(NotClaimed) as caught:
         w.run(RunRequest(command=["true"], issue=n))
     assert str(caught.value) == (f"issue #{n} is not queued (open; labels: none); add the 'orion' label to "
                                  f"queue it; the label 'orion' does not exist in {gh.full_name}: run "
                                  "`orion-action init`")
     s.create_issue("queued", ["orion"])  # GitHub creates a label an issue is given: no hint now
-    assert status_command(gh, CONFIG, lambda line: None, {}, as_json=False) == 0
+    assert status_command(gh) == 0
     assert "does not exist" not in capsys.readouterr().out

@@ -40,9 +40,10 @@ def holding(logs: list[str]) -> tuple[MemoryServer, Holding]:
     clock = ServerTime(s)
     gh = s.client()
     here = local.this_machine()
-    claimer = Claimer(gh, CONFIG, logs.append, clock, here, local.this_holder(), None, lambda: None)
+    claimer = Claimer(gh, CONFIG, logs.append, clock, here, local.this_holder(), None, lambda: None,
+                      sight=local.sight)
     claim = claimer.claim_number(n, None)
-    h = Holding(gh, claim, CONFIG, logs.append, clock, here)
+    h = Holding(gh, claim, CONFIG, logs.append, clock, here, local.sight)
     h.child_pid = 4242
     h.beat()
     return s, h

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fakes.host import real_host
 from fakes.memory_github import MemoryServer
 
 from orion_action.config import Config
@@ -83,7 +84,7 @@ def run_wrapper(tmp_path: Path, script: str, summary: bool = True) -> tuple[Memo
         env.update(GITHUB_STEP_SUMMARY=str(out), GITHUB_ACTIONS="true", GITHUB_RUN_ID="123",
                    GITHUB_REPOSITORY="orion-bot/work", GITHUB_SERVER_URL="https://github.com",
                    RUNNER_NAME="runner-7")
-    w = Wrapper(s.client(), CONFIG, lambda line: None, env=env)
+    w = Wrapper([s.client()], CONFIG, lambda line: None, env, real_host(env))
     code = w.run(RunRequest(command=[sys.executable, "-c", script], issue=n))
     return s, n, code, out
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from fakes.host import real_host
 from fakes.memory_github import MemoryServer
 
 from orion_action.config import Config
@@ -20,7 +21,8 @@ LAB = CONFIG.labels
 def refused(tmp_path: Path, command: list[str], drain: bool = False, path: str | None = None) -> str:
     s = MemoryServer()
     n = s.create_issue("work", [LAB.queue])
-    w = Wrapper(s.client(), CONFIG, lambda line: None, env={"PATH": path or str(tmp_path)})
+    env = {"PATH": path or str(tmp_path)}
+    w = Wrapper([s.client()], CONFIG, lambda line: None, env, real_host(env))
     with pytest.raises(UsageError) as caught:
         if drain:
             w.drain(RunRequest(command=command))

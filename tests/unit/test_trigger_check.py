@@ -177,7 +177,7 @@ def test_every_claim_passes_the_check_before_posting_anything() -> None:
     gh.queue_history = lambda number, label: QueueHistory((by[number],), None)  # type: ignore[method-assign]
     config = Config(heartbeat_interval=10.0, stale_after=60.0, source="test")
     claimer = Claimer(gh, config, print, ServerTime(s), local.this_machine(), local.this_holder(), None,
-                      lambda: None)
+                      lambda: None, sight=local.sight)
     claimer.approval = lambda repo, issue: approve(repo, config, issue.number, issue.read_at, None, print,
                                                    lambda: BOT)
     claim = claimer.claim_next(None)

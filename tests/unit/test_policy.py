@@ -1,0 +1,52 @@
+"""Per-call bounds on GitHub calls (ports.Policy, docs/adr/0051-ports-only.md): a block's
+deadline is enforced on the clock it was computed on, nested blocks only narrow, and a client
+is never left bounded after its block."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from fakes.memory_github import MemoryServer, ServerTime
+
+from orion_action.errors import Unavailable
+from orion_action.ports import Bounds, Policy
+
+
+def test_a_nested_block_narrows_the_deadline_and_the_outer_one_holds_again_after_it() -> None:
+    s = MemoryServer()
+    clock = ServerTime(s)
+    bounds = Bounds()
+    t = clock.monotonic()
+    with bounds.bounded(Policy(clock, t + 10)):
+        with bounds.bounded(Policy(clock, t + 100)):
+            assert bounds.current() == Policy(clock, t + 10)
+        with bounds.bounded(Policy(clock, t + 5)):
+            assert bounds.current() == Policy(clock, t + 5)
+        assert bounds.current() == Policy(clock, t + 10)
+    assert bounds.current() is None
+
+
+def test_an_abort_is_kept_by_a_nested_deadline() -> None:
+    clock = ServerTime(MemoryServer())
+    stop = threading.Event()
+    bounds = Bounds()
+    with bounds.bounded(Policy(clock, abort=stop)), bounds.bounded(Policy(clock, 5.0)):
+        assert bounds.current() == Policy(clock, 5.0, stop)
+        assert not bounds.current().aborted()  # type: ignore[union-attr]
+        stop.set()
+        assert bounds.current().aborted()  # type: ignore[union-attr]
+
+
+def test_the_deadline_is_read_on_the_policys_clock() -> None:
+    s = MemoryServer()
+    gh = s.client()
+    n = s.create_issue("late")
+    clock = ServerTime(s)
+    with gh.bounded(Policy(clock, clock.monotonic() + 5)):
+        gh.get_issue(n)
+        clock.sleep(5)  # the server's clock moves: the block's deadline is now
+        with pytest.raises(Unavailable, match="no time left"):
+            gh.get_issue(n)
+    gh.get_issue(n)  # the block is closed: the client is unbounded again
+    assert gh.requests == 2
