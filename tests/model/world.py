@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from fakes.memory_github import BOT, PERSON, MemoryGitHub, MemoryServer
+from fakes.memory_github import BOT, PERSON, MemoryServer
 
 from model.scheduler import SLEEP, START, Crashed, Scheduler, StepResult
 from orion_action.adapters.clock import Clock

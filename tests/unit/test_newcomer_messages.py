@@ -15,10 +15,10 @@ from orion_action.adapters.actions import ActionsRunner
 from orion_action.adapters.github import GitHubRepo
 from orion_action.cli import main
 from orion_action.config import Config, parse_config
+from orion_action.core.liveness import Machine
 from orion_action.errors import ConfigError, NotClaimed, Unavailable
 from orion_action.services.claiming import missing_label_hint, not_queued_hint
 from orion_action.services.pause import pause_command, read_pause
-from orion_action.core.liveness import Machine
 from orion_action.services.reconcile import release, status_repos
 from orion_action.services.wrapper import RunRequest, Wrapper
 
