@@ -458,10 +458,10 @@ def status_repos(repos: Sequence[GitHubPort], config: Config, log: Log, here: Ma
     found = []
     for gh in repos:
         name = gh.full_name
-        spent, summary = Spent.of(gh), None
         own = [row for r, row in queue if r == name]
         # An empty queue in a repository never set up says so (one request, only then).
         hint = missing_label_hint(gh, config) if not own and paused[name] is None else ""
+        spent, summary = Spent.of(gh), None
         if summary_url is not None:
             summary = dashboard.status_summary(gh, config, surveys[name], own, summary_url)
         found.append(RepoStatus(gh, surveys[name], paused[name], spent, summary, hint))
