@@ -116,6 +116,7 @@ class LogEntry:
     time: float  # time.time() on arrival
     status: int | None = None
     action: str = "pending"  # forward | fault | 401 | synthetic | blackhole | drop | cut_off
+    conditional: bool = False  # sent with If-None-Match (a 304 to it is free, ADR 0044)
 
 
 class _Server(ThreadingHTTPServer):
@@ -395,7 +396,8 @@ class Proxy:
         token = _token(h.headers.get("Authorization"))
         with self._cv:
             name = None if token is None else self.tokens.get(token, "<unknown>")
-            entry = LogEntry(h.command, path, query, name, time.time())
+            entry = LogEntry(h.command, path, query, name, time.time(),
+                             conditional=bool(h.headers.get("If-None-Match")))
             self.log.append(entry)
             self._cv.notify_all()
             rule = None if self._cut_off else self._match(h.command, path)
@@ -447,6 +449,9 @@ class Proxy:
         if h.command == "GET" and _REPO_COMMENTS.fullmatch(path):
             status, headers, data = self._repo_comments(path, h.path.partition("?")[2], token)
         else:
+            free = self._not_modified(h, body, token)
+            if free is not None:  # a 304 GitHub does not charge: the caller's counter stays
+                return self._send(h, entry, 304, free, b"", "forward")
             status, headers, data = self._forward(h, body, token)
             if status == 200 and h.command == "GET" and (m := _ISSUE_EVENTS.fullmatch(path)):
                 data = self._with_creation_labels(m, h.path.partition("?")[2], headers, data, token)
@@ -455,6 +460,22 @@ class Proxy:
         if h.command == "GET" and status == 200:
             status, headers, data = self._conditional(h.headers.get("If-None-Match"), headers, data)
         self._send(h, entry, status, headers, data, "forward")
+
+    def _not_modified(self, h: _Handler, body: bytes, token: str | None) -> list[tuple[str, str]] | None:
+        """The headers of a 304 to a conditional GET whose answer has not changed, asked of
+        the emulator with the caller's helper alias (so the caller's rate-limit counter is not
+        charged, as GitHub charges no 304, ADR 0044); None: answer it normally. The 304 carries
+        no rate-limit headers (they would be the alias's)."""
+        asked = h.headers.get("If-None-Match")
+        if h.command != "GET" or not asked or token is None or token not in self._helper_tokens:
+            return None
+        status, headers, data = self._forward(h, body, token, helper=True)
+        if status != 200 or _ISSUE_EVENTS.fullmatch(h.path.partition("?")[0]):
+            return None
+        status, headers, _ = self._conditional(asked, headers, data)
+        if status != 304:
+            return None
+        return [(k, v) for k, v in headers if not k.lower().startswith("x-ratelimit")]
 
     @staticmethod
     def _conditional(asked: str | None, headers: list[tuple[str, str]],
@@ -483,14 +504,15 @@ class Proxy:
             self._cv.wait_for(lambda: self._stopping or done(), timeout)
             return not self._stopping
 
-    def _forward(self, h: _Handler, body: bytes,
-                 token: str | None) -> tuple[int, list[tuple[str, str]], bytes]:
+    def _forward(self, h: _Handler, body: bytes, token: str | None,
+                 helper: bool = False) -> tuple[int, list[tuple[str, str]], bytes]:
         # A fresh upstream connection per request: reusing one the emulator may just have
         # closed (its keep-alive timeout is 5 s) could need a retry that duplicates a POST.
         headers = {k: v for k, v in h.headers.items() if k.lower() not in _REQ_HOP}
         headers["Accept-Encoding"] = "identity"  # bodies get rewritten: no compression
         if token is not None:
-            headers["Authorization"] = f"token {self._up_tokens.get(token, token)}"
+            alias = self._helper_tokens.get(token) if helper else None
+            headers["Authorization"] = f"token {alias or self._up_tokens.get(token, token)}"
         conn = http.client.HTTPConnection(self._up_host, self._up_port, timeout=60)
         try:
             conn.request(h.command, h.path, body=body or None, headers=headers)
