@@ -434,7 +434,11 @@ class GitHubRepo:
         # to retry_for seconds is never silent.
         self.on_retry: Callable[[str], None] | None = None
         self.not_modified = 0  # of those, answered 304 to If-None-Match: not charged (ADR 0044)
-        self._validators: dict[str, tuple[str, dict[str, Any], Any]] = {}  # url -> ETag, headers, JSON
+        # url -> ETag, headers, JSON; shared with every twin (clone), under its lock: a 304 says
+        # the answer is the one last read, whichever client read it, so the ending's reads of
+        # what the heartbeat read last are free (issue 19).
+        self._validators: dict[str, tuple[str, dict[str, Any], Any]] = {}
+        self._validators_lock = threading.Lock()
         self.budget = Budget()
         self._login: str | None = None
         self._default_branch: str | None = None
@@ -495,6 +499,7 @@ class GitHubRepo:
         twin.on_retry = self.on_retry
         twin._resolved = self._resolved
         twin._default_branch = self._default_branch
+        twin._validators, twin._validators_lock = self._validators, self._validators_lock
         return twin
 
     def close(self) -> None:
@@ -516,7 +521,8 @@ class GitHubRepo:
         self.requests += 1
         requester = self._jwt_requester() if jwt else self._requester
         key = f"{url}?{sorted((params or {}).items())}"
-        known = self._validators.get(key) if conditional else None
+        with self._validators_lock:
+            known = self._validators.get(key) if conditional else None
         ask = {"If-None-Match": known[0]} if known else None
         try:  # an App's installation token is renewed in here when due: its errors are these too
             headers, data = requester.requestJsonAndCheck(verb, url, parameters=params, headers=ask,
@@ -550,11 +556,12 @@ class GitHubRepo:
                 raise _Transient(exc, None, ambiguous=True) from None
         etag = _header(headers, "etag")
         if conditional and fresh is not None:  # only an answer that parsed is remembered
-            self._validators.pop(key, None)
-            if etag:
-                while len(self._validators) >= MAX_VALIDATORS:
-                    self._validators.pop(next(iter(self._validators)))
-                self._validators[key] = (etag, dict(headers), fresh)
+            with self._validators_lock:
+                self._validators.pop(key, None)
+                if etag:
+                    while len(self._validators) >= MAX_VALIDATORS:
+                        self._validators.pop(next(iter(self._validators)))
+                    self._validators[key] = (etag, dict(headers), fresh)
         return headers, (data if parse is None else parsed)
 
     def _jwt_requester(self) -> Any:

@@ -649,9 +649,11 @@ class MemoryGitHub:
         return "updated"
 
     def clone(self, *, timeout: float | None = None, retry_for: float | None = None) -> MemoryGitHub:
-        """A twin with its own counters; it knows the login if this one does, like the adapter."""
+        """A twin with its own counters; it knows the login if this one does, and shares the
+        validators of conditional reads, like the adapter."""
         twin = MemoryGitHub(self.server, self.login, monotonic=self.monotonic)
         twin._login = self._login
+        twin._validators = self._validators
         return twin
 
     def close(self) -> None:
