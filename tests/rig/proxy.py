@@ -669,9 +669,13 @@ class Proxy:
         return json.dumps(made + events).encode()
 
     def _graphql(self, token: str | None, body: bytes) -> dict[str, Any]:
-        """GitHub's GraphQL answer to the one query orion sends (an issue's `lastEditedAt`),
-        which the emulator lacks: the time of the issue's last `edited` event, which the
-        emulator records for every change of its title or body (GitHub's REST has none)."""
+        """GitHub's GraphQL answer to the one query orion sends (the trigger check's: an issue's
+        `lastEditedAt` and its `LABELED_EVENT` and `RENAMED_TITLE_EVENT` timeline items, the
+        last 100 before a cursor), which the emulator lacks. Built from the emulator's events:
+        `lastEditedAt` is the time of the last `edited` event, which the emulator records for
+        every change of its title or body (GitHub's REST has none); the labels an issue was
+        opened with are `labeled` events by its author at its creation, as on GitHub. A cursor
+        is an item's index."""
         v = json.loads(body or b"{}").get("variables") or {}
         owner, repo, number = str(v.get("owner")), str(v.get("name")), int(v.get("number") or 0)
         events: list[dict[str, Any]] = []
@@ -681,10 +685,29 @@ class Proxy:
             events += batch or []
             if len(batch or []) < 100:
                 break
+        _, issue = self._upstream_get(f"/repos/{owner}/{repo}/issues/{number}", token, helper=True)
+        seen = {(e.get("label") or {}).get("name") for e in events if e.get("event") == "labeled"}
+        made = [{"id": 0, "event": "labeled", "actor": issue.get("user"), "created_at": issue["created_at"],
+                 "label": {"name": label["name"]}}
+                for label in (issue or {}).get("labels") or [] if label["name"] not in seen]
+        items: list[dict[str, Any]] = []
+        for i, e in enumerate(made + events):
+            actor = e.get("actor") or {}
+            if e.get("event") == "labeled":
+                items.append({"__typename": "LabeledEvent", "id": f"LE_{e.get('id')}_{i}",
+                              "createdAt": e["created_at"],
+                              "label": {"name": (e.get("label") or {}).get("name")},
+                              "actor": {"login": actor.get("login"), "databaseId": actor.get("id")}})
+            elif e.get("event") == "renamed":
+                items.append({"__typename": "RenamedTitleEvent", "createdAt": e["created_at"]})
+        end = int(v["before"]) if v.get("before") is not None else len(items)
+        start = max(0, end - 100)
         edits = [e["created_at"] for e in events if e.get("event") == "edited"]
         last = max((datetime.fromisoformat(t.replace("Z", "+00:00")) for t in edits), default=None)
         stamp = last.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if last else None
-        return {"data": {"repository": {"issue": {"lastEditedAt": stamp}}}}
+        timeline = {"pageInfo": {"hasPreviousPage": start > 0, "startCursor": str(start)},
+                    "nodes": items[start:end]}
+        return {"data": {"repository": {"issue": {"lastEditedAt": stamp, "timelineItems": timeline}}}}
 
     def _synthetic_run(self, method: str, path: str) -> dict[str, Any] | None:
         """The run to answer; {} for an attempt that does not exist (404); None: not ours."""
