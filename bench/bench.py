@@ -424,6 +424,7 @@ class Bench:
         proxy, repo, orion, upstream = self.setup("throughput")
         numbers = [repo.create_issue(f"bench: item {i}", ["orion"]) for i in range(issues)]
         rates, reqs, charged, claims, once = [], [], [], [], True
+        off: list[dict[str, Any]] = []  # issues not run exactly once, and how
         first_positions: list[int] = []
         for r in range(rounds):
             if r:
@@ -433,6 +434,16 @@ class Bench:
             wall = self._workers(orion, log, f"go-{r}", workers, child_s)
             starts = [int(e["issue"]) for e in child_events(log) if e["event"] == "start"]
             once = once and sorted(starts) == sorted(numbers)
+            if sorted(starts) != sorted(numbers):
+                off.append({"round": r, "never": sorted(set(numbers) - set(starts)),
+                            "twice": sorted({n for n in starts if starts.count(n) > 1}),
+                            "events": [e for e in child_events(log)
+                                       if starts.count(int(e.get("issue", 0))) > 1],
+                            # what a run left on an issue that never ran: for a reconcile pass
+                            "left": {n: {"labels": sorted(v.labels),
+                                         "records": [f"{c.record.state.value}: {c.record.note or ''}"
+                                                     for c in v.log.claims]}
+                                     for n in sorted(set(numbers) - set(starts)) for v in [view(repo, n)]}})
             rates.append(issues / wall * 60)
             round_log = proxy.log[mark:]
             reqs.append(len(round_log))
@@ -452,7 +463,7 @@ class Bench:
         per_issue = statistics.mean(charged) / issues
         self.results["throughput"] = {
             "issues": issues, "workers": workers, "child_seconds": child_s, "rounds": rounds,
-            "issues_per_minute": [round(x, 1) for x in rates], "exactly_once": once,
+            "issues_per_minute": [round(x, 1) for x in rates], "exactly_once": once, "not_once": off,
             "requests_per_round": reqs, "requests_per_issue": [round(x / issues, 1) for x in reqs],
             "charged_per_issue": [round(x / issues, 1) for x in charged],
             "claims_posted_per_issue": [round(x / issues, 2) for x in claims],
