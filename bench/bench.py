@@ -555,7 +555,9 @@ def main() -> int:
     result = {"mode": "quick" if args.quick else "full",
               "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "machine": machine(), "wall_seconds": round(time.monotonic() - t0, 1),
-              "targets": {"heartbeat_requests": 2, "claim_requests": 6,
+              "targets": {"heartbeat_requests": 2, "claim_requests": 6, "trigger_check_requests": 2,
+                          "noop_run": {"charged_requests": 11, "content_writes": 6},
+                          "throughput_issues_per_minute": 100, "contended_over_uncontended": 1.5,
                           "reconcile_pass_requests": "2 * ceil(N/100) + 3",
                           "wrapper_rss_mb": 60, "wrapper_cpu_share": 0.01,
                           "sigkill_to_running_again":
