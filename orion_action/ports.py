@@ -50,7 +50,7 @@ class Queued:
     login: str
     user_id: int | None
     at: datetime
-    event_id: int
+    event_id: str  # GitHub's node id of the `labeled` event
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import contextlib
 import math
 import random
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -43,9 +44,15 @@ MAX_EVENT_PAGES = 30
 # Conditional reads remembered per client (ADR 0044): the fence's issue and comment pages of
 # the issues a run holds, a reconciler's judged issues; the oldest is forgotten past this.
 MAX_VALIDATORS = 256  # 3000 events: an issue with more is not one a queue label approves
-_LAST_EDITED = (
-    "query($owner: String!, $name: String!, $number: Int!) "
-    "{ repository(owner: $owner, name: $name) { issue(number: $number) { lastEditedAt } } }"
+# The trigger check's one read (ADR 0046): who added which label and when, the title's renames,
+# and the body's last edit (only GraphQL has it), newest first in pages of 100 timeline items.
+_QUEUE_HISTORY = (
+    "query($owner: String!, $name: String!, $number: Int!, $before: String) "
+    "{ repository(owner: $owner, name: $name) { issue(number: $number) { lastEditedAt "
+    "timelineItems(itemTypes: [LABELED_EVENT, RENAMED_TITLE_EVENT], last: 100, before: $before) "
+    "{ pageInfo { hasPreviousPage startCursor } nodes { __typename "
+    "... on LabeledEvent { id createdAt label { name } actor { login ... on User { databaseId } "
+    "... on Bot { databaseId } } } ... on RenamedTitleEvent { createdAt } } } } } }"
 )
 UNSEALED = "(no valid MAC)"  # appended to the author of a record that does not verify
 _ROLES = ("admin", "maintain", "write", "triage", "read")
@@ -186,18 +193,20 @@ def _label_name(event: dict[str, Any]) -> str:
 
 
 def _queued(event: dict[str, Any], number: int) -> Queued:
-    """A `labeled` event as a Queued: a valid login and time, or GitHubError."""
+    """A GraphQL `LabeledEvent` as a Queued: a valid login, time and id, or GitHubError."""
     actor = event.get("actor")
     login = actor.get("login") if isinstance(actor, dict) else None
     if not isinstance(login, str) or not _LOGIN.fullmatch(login):
         raise GitHubError(f"GitHub's labeled event of #{number} names no valid login")
-    user_id = actor.get("id") if isinstance(actor, dict) else None
+    user_id = actor.get("databaseId") if isinstance(actor, dict) else None
     event_id = event.get("id")
+    if not isinstance(event_id, str) or not re.fullmatch(r"[A-Za-z0-9_=-]{1,100}", event_id):
+        raise GitHubError(f"GitHub's labeled event of #{number} has no valid id")
     return Queued(
         login=login,
         user_id=user_id if type(user_id) is int else None,
-        at=_strict_time(event.get("created_at"), "an event's created_at"),
-        event_id=event_id if type(event_id) is int else 0,
+        at=_strict_time(event.get("createdAt"), "an event's createdAt"),
+        event_id=event_id,
     )
 
 
@@ -349,10 +358,6 @@ def _comments(data: Any, headers: dict[str, Any]) -> list[Comment]:
     return [_comment(d) for d in _array(data, "a comment listing")]
 
 
-def _events(data: Any, headers: dict[str, Any]) -> list[Any]:
-    return _array(data, "an event listing")
-
-
 def _an_object(data: Any, headers: dict[str, Any]) -> dict[str, Any]:
     return _object(data, "the answer")
 
@@ -432,7 +437,11 @@ class GitHubRepo:
         # to retry_for seconds is never silent.
         self.on_retry: Callable[[str], None] | None = None
         self.not_modified = 0  # of those, answered 304 to If-None-Match: not charged (ADR 0044)
-        self._validators: dict[str, tuple[str, dict[str, Any], Any]] = {}  # url -> ETag, headers, JSON
+        # url -> ETag, headers, JSON; shared with every twin (clone), under its lock: a 304 says
+        # the answer is the one last read, whichever client read it, so the ending's reads of
+        # what the heartbeat read last are free (issue 19).
+        self._validators: dict[str, tuple[str, dict[str, Any], Any]] = {}
+        self._validators_lock = threading.Lock()
         self.budget = Budget()
         self._login: str | None = None
         self._default_branch: str | None = None
@@ -493,6 +502,7 @@ class GitHubRepo:
         twin.on_retry = self.on_retry
         twin._resolved = self._resolved
         twin._default_branch = self._default_branch
+        twin._validators, twin._validators_lock = self._validators, self._validators_lock
         return twin
 
     def bounded(self, policy: Policy) -> contextlib.AbstractContextManager[None]:
@@ -517,7 +527,8 @@ class GitHubRepo:
         self.requests += 1
         requester = self._jwt_requester() if jwt else self._requester
         key = f"{url}?{sorted((params or {}).items())}"
-        known = self._validators.get(key) if conditional else None
+        with self._validators_lock:
+            known = self._validators.get(key) if conditional else None
         ask = {"If-None-Match": known[0]} if known else None
         try:  # an App's installation token is renewed in here when due: its errors are these too
             headers, data = requester.requestJsonAndCheck(verb, url, parameters=params, headers=ask,
@@ -551,11 +562,12 @@ class GitHubRepo:
                 raise _Transient(exc, None, ambiguous=True) from None
         etag = _header(headers, "etag")
         if conditional and fresh is not None:  # only an answer that parsed is remembered
-            self._validators.pop(key, None)
-            if etag:
-                while len(self._validators) >= MAX_VALIDATORS:
-                    self._validators.pop(next(iter(self._validators)))
-                self._validators[key] = (etag, dict(headers), fresh)
+            with self._validators_lock:
+                self._validators.pop(key, None)
+                if etag:
+                    while len(self._validators) >= MAX_VALIDATORS:
+                        self._validators.pop(next(iter(self._validators)))
+                    self._validators[key] = (etag, dict(headers), fresh)
         return headers, (data if parse is None else parsed)
 
     def _jwt_requester(self) -> Any:
@@ -751,42 +763,53 @@ class GitHubRepo:
 
     def queue_history(self, number: int, label: str) -> QueueHistory:
         """Who added `label` to the issue and when its title or body last changed
-        (docs/adr/0034-the-label-approves-the-text.md). The REST events give the `labeled`
-        events (with the actor's login and id) and the title's `renamed` events; only GraphQL
-        tells when the body was last edited (`Issue.lastEditedAt`). An answer that cannot be
-        read raises GitHubError: no information means no run."""
+        (docs/adr/0034-the-label-approves-the-text.md), in one GraphQL query (ADR 0046): the
+        `LabeledEvent`s with their actor, the title's `RenamedTitleEvent`s, and the body's
+        `lastEditedAt`. More than 100 such events take one more query per 100, up to
+        MAX_EVENT_PAGES. An answer that cannot be read raises GitHubError: no information means
+        no run."""
+        owner, name = self.full_name.split("/", 1)
         labelled: list[Queued] = []
         renamed: datetime | None = None
-        url = f"{self._repo_path}/issues/{number}/events"
-        for pages, (_, data, more) in enumerate(self._pages(url, {}, _events), 1):
-            if not isinstance(data, list):
-                raise GitHubError(f"GitHub's events of #{number} are not a list")
-            for event in data:
-                kind = event.get("event") if isinstance(event, dict) else None
-                if kind == "renamed":
-                    at = _strict_time(event.get("created_at"), "an event's created_at")
+        edited: datetime | None = None
+        before: str | None = None
+        for pages in range(1, MAX_EVENT_PAGES + 1):
+            variables = {"owner": owner, "name": name, "number": number, "before": before}
+            try:
+                _, answer = self._request("POST", self._graphql_url,
+                                          body={"query": _QUEUE_HISTORY, "variables": variables},
+                                          parse=_an_object)
+            except NotFound:
+                raise NotFound(
+                    f"GitHub's GraphQL API ({self._graphql_url}) is not there: the trigger check needs "
+                    f"it to tell who queued #{number} and whether it was edited since", 404
+                ) from None
+            try:
+                issue = answer["data"]["repository"]["issue"]
+                items = issue["timelineItems"]
+                nodes, page = items["nodes"], items["pageInfo"]
+                more, before = page["hasPreviousPage"] is True, page["startCursor"]
+                edited_raw = issue["lastEditedAt"]
+            except (KeyError, TypeError):
+                nodes = None
+            if not isinstance(nodes, list) or (more and not isinstance(before, str)):
+                raise GitHubError(f"GitHub's GraphQL answer for #{number} is not the issue's history")
+            if pages == 1 and edited_raw is not None:
+                edited = _strict_time(edited_raw, "lastEditedAt")
+            older: list[Queued] = []
+            for node in nodes:
+                kind = node.get("__typename") if isinstance(node, dict) else None
+                if kind == "RenamedTitleEvent":
+                    at = _strict_time(node.get("createdAt"), "an event's createdAt")
                     renamed = max(renamed or at, at)
-                elif kind == "labeled" and _label_name(event).casefold() == label.casefold():
-                    labelled.append(_queued(event, number))
-            if more and pages >= MAX_EVENT_PAGES:
-                raise GitHubError(
-                    f"#{number} has over {MAX_EVENT_PAGES * 100} events: who queued it is unknown"
-                )
-        owner, name = self.full_name.split("/", 1)
-        variables = {"owner": owner, "name": name, "number": number}
-        query = {"query": _LAST_EDITED, "variables": variables}
-        try:
-            _, answer = self._request("POST", self._graphql_url, body=query, parse=_an_object)
-        except NotFound:
-            raise NotFound(
-                f"GitHub's GraphQL API ({self._graphql_url}) is not there: the trigger check needs it "
-                f"to tell whether #{number} was edited after it was queued", 404
-            ) from None
-        try:
-            edited_raw = answer["data"]["repository"]["issue"]["lastEditedAt"]
-        except (KeyError, TypeError):
-            raise GitHubError(f"GitHub's GraphQL answer for #{number} has no lastEditedAt") from None
-        edited = None if edited_raw is None else _strict_time(edited_raw, "lastEditedAt")
+                elif kind == "LabeledEvent" and _label_name(node).casefold() == label.casefold():
+                    older.append(_queued(node, number))
+            labelled[:0] = older  # each page is older than the one before it
+            if not more:
+                break
+        else:
+            raise GitHubError(f"#{number} has over {MAX_EVENT_PAGES * 100} label and title events: "
+                              f"who queued it is unknown")
         changed = max((t for t in (renamed, edited) if t is not None), default=None)
         return QueueHistory(tuple(labelled), changed)
 

@@ -26,6 +26,15 @@ def winner(log: IssueLog, is_dead: Callable[[ClaimEntry], bool]) -> ClaimEntry |
     return next((c for c in log.open_claims() if not is_dead(c)), None)
 
 
+def rivals_before(log: IssueLog, first: ClaimEntry | None, mine: int) -> int:
+    """How many claims, from the winner `first` on, came before the claim with comment id
+    `mine` that lost to it (at least 1): the losers of one race each count a different number,
+    which `run --next` uses to try different issues next (core/queue.py next_pick)."""
+    if first is None:
+        return 1
+    return max(1, sum(1 for c in log.claims if first.comment_id <= c.comment_id < mine))
+
+
 def blocker(log: IssueLog, token: str, is_dead: Callable[[ClaimEntry], bool]) -> str | None:
     """Why the claim `token` does not win, or None if it does: a lower live claim, or a lower
     claim this version cannot read."""

@@ -39,3 +39,19 @@ def pick_order_across(
     one repository this is `pick_order`."""
     place = {name: i for i, name in enumerate(repos)}
     return sorted(queued, key=lambda pair: (*_rank(pair[1], priority), place[pair[0]], pair[1].number))
+
+
+def next_pick(count: int, tried: Iterable[int], after: int, rivals: int) -> int | None:
+    """The index a worker tries next, without listing again, after losing the issue at index
+    `after` to a race in which `rivals` claims (the winner's included) came before its own.
+
+    The losers of one race each see the same claims in the same order, so skipping as many
+    places as claims came before one's own sends them to different issues instead of all to
+    the next one (where all but one would lose again). Past the end it wraps around to the
+    first index not tried yet; None when every index was tried."""
+    seen = set(tried)
+    start = after + max(1, rivals)
+    for i in (*range(start, count), *range(count)):
+        if i not in seen:
+            return i
+    return None

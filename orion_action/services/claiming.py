@@ -16,10 +16,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from orion_action.config import Config
-from orion_action.core.arbitration import SERVER_TIME_SLACK_S, blocker, may_tidy_lock, ran_meanwhile, winner
+from orion_action.core.arbitration import (
+    SERVER_TIME_SLACK_S,
+    blocker,
+    may_tidy_lock,
+    ran_meanwhile,
+    rivals_before,
+    winner,
+)
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine
-from orion_action.core.queue import pick_order
+from orion_action.core.queue import next_pick, pick_order
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, ReleaseAction, State, render_record
 from orion_action.errors import GitHubError, NotClaimed
 from orion_action.ports import Clock, GitHubPort, Policy, Sight
@@ -111,6 +118,9 @@ class Claimer:
 
     # The trigger check every claim passes first (the wrapper sets it; services/trigger.py).
     approval: Callable[[GitHubPort, Issue], None] | None = None
+    # How many claims came before ours in the race the last claim lost (claim_next skips as
+    # many queued issues: core/queue.py next_pick).
+    rivals = 1
 
     def __init__(
         self,
@@ -138,14 +148,19 @@ class Claimer:
         queued = queued_candidates(self.gh, self.config, require)
         if not queued:
             raise NotClaimed(empty_queue(self.config, require) + missing_label_hint(self.gh, self.config))
-        for issue in queued[:MAX_NEXT_CANDIDATES]:
+        # The head first (queue order), but workers that list at once do not all race down the
+        # queue behind one another: a loser skips past its rivals (issue 19, core/queue.py).
+        tried: list[int] = []
+        at: int | None = 0
+        while at is not None and len(tried) < MAX_NEXT_CANDIDATES:
+            tried.append(at)
+            self.rivals = 1
             try:
-                return self.claim(issue, stage)
+                return self.claim(queued[at], stage)
             except NotClaimed as exc:
-                self.log(f"#{issue.number}: {exc}; trying the next queued issue")
-        raise NotClaimed(
-            f"none of the {min(len(queued), MAX_NEXT_CANDIDATES)} first queued issues could be claimed"
-        )
+                self.log(f"#{queued[at].number}: {exc}; trying another queued issue")
+            at = next_pick(len(queued), tried, at, self.rivals)
+        raise NotClaimed(f"none of the {len(tried)} queued issues tried could be claimed")
 
     def claim_number(self, number: int, stage: str | None) -> Claim:
         issue, _ = self.gh.get_issue(number)
@@ -226,6 +241,7 @@ class Claimer:
         if blocked is not None:
             self._give_up(claim, blocked)
             first = winner(log, is_dead)
+            self.rivals = rivals_before(log, first, claim.comment_id)
             if first is not None and lab.stage(first.record.stage) != lab.stage(stage):
                 self._remove_own_stage(claim)  # ours; the winner shows its own
             if first is not None:

@@ -70,6 +70,9 @@ OUTAGE_REQUEST_TIMEOUT_S = 5
 OUTAGE_REQUEST_RETRY_S = 0.5
 PROGRESS_TAIL_BYTES = 4096
 RESULT_FILE_NAME = "result.md"
+# How long an ending waits for a beat in flight to finish its reads (which its own then repeat
+# for free, ADR 0044): the time of two reads, not of an outage.
+BEAT_SETTLE_S = 1.0
 
 
 class Interrupted(OrionError):
@@ -545,6 +548,9 @@ class Wrapper:
                 continue
             beat.stop.set()
             if returncode is not None:  # "exited": whatever it left running goes too
+                # A beat in flight finishes its reads first (a moment, bounded): the ending's
+                # own reads of the same issue and listing are then free 304s (issue 19).
+                beat.join(min(BEAT_SETTLE_S, max(0.0, holding.lease_left() / 4)))
                 child.stop(signal.SIGTERM, self.config.kill_grace, self._second_signal())
                 code = exit_status(returncode)
                 return self._conclude(holding, finished(self.config, code), code)

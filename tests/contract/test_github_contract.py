@@ -572,3 +572,20 @@ def test_conditional_reads_are_free_until_what_they_return_changes(world: World)
     free, (listed, _) = _free(gh, lambda: gh.list_comments(n))  # type: ignore[misc]
     assert not free and [c.id for c in listed] == [second]
     assert _free(gh, lambda: gh.list_comments(n))[0] and _free(gh, lambda: gh.get_issue(n))[0]
+
+
+def test_a_twin_reads_free_what_the_other_read_last(world: World) -> None:
+    """Issue 19: the heartbeat's client and the run's share their validators, so the ending's
+    reads of an issue and a listing the last beat read unchanged are answered 304 (free)."""
+    gh = world.gh
+    n = world.create_issue("twins")
+    world.comment(n, "first")
+    beat = gh.clone()
+    beat.get_issue(n)
+    beat.list_comments(n)
+    assert _free(gh, lambda: gh.get_issue(n))[0] and _free(gh, lambda: gh.list_comments(n))[0]
+    world.add_label(n, "twin-label")
+    free, (issue, _) = _free(gh, lambda: gh.get_issue(n))  # type: ignore[misc]
+    assert not free and "twin-label" in issue.labels
+    assert _free(beat, lambda: beat.get_issue(n))[0]  # and back: the run's read serves the twin
+

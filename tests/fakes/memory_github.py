@@ -562,7 +562,7 @@ class MemoryGitHub:
     def queue_history(self, number: int, label: str) -> QueueHistory:
         def history() -> QueueHistory:
             self.server._issue(number, pulls=False)
-            labelled = tuple(Queued(login, None, at, event_id)
+            labelled = tuple(Queued(login, None, at, f"LE_{event_id}")  # a node id, as GraphQL gives
                              for event_id, (n, name, login, at) in enumerate(self.server.labelled)
                              if n == number and name == label)
             return QueueHistory(labelled, self.server.text_changed.get(number))
@@ -697,9 +697,11 @@ class MemoryGitHub:
         return "updated"
 
     def clone(self, *, timeout: float | None = None, retry_for: float | None = None) -> MemoryGitHub:
-        """A twin with its own counters; it knows the login if this one does, like the adapter."""
+        """A twin with its own counters; it knows the login if this one does, and shares the
+        validators of conditional reads, like the adapter."""
         twin = MemoryGitHub(self.server, self.login)
         twin._login = self._login
+        twin._validators = self._validators
         return twin
 
     def bounded(self, policy: Policy) -> contextlib.AbstractContextManager[None]:

@@ -116,6 +116,7 @@ class LogEntry:
     time: float  # time.time() on arrival
     status: int | None = None
     action: str = "pending"  # forward | fault | 401 | synthetic | blackhole | drop | cut_off
+    conditional: bool = False  # sent with If-None-Match (a 304 to it is free, ADR 0044)
 
 
 class _Server(ThreadingHTTPServer):
@@ -395,7 +396,8 @@ class Proxy:
         token = _token(h.headers.get("Authorization"))
         with self._cv:
             name = None if token is None else self.tokens.get(token, "<unknown>")
-            entry = LogEntry(h.command, path, query, name, time.time())
+            entry = LogEntry(h.command, path, query, name, time.time(),
+                             conditional=bool(h.headers.get("If-None-Match")))
             self.log.append(entry)
             self._cv.notify_all()
             rule = None if self._cut_off else self._match(h.command, path)
@@ -447,6 +449,9 @@ class Proxy:
         if h.command == "GET" and _REPO_COMMENTS.fullmatch(path):
             status, headers, data = self._repo_comments(path, h.path.partition("?")[2], token)
         else:
+            free = None if rule is not None else self._not_modified(h, body, token)
+            if free is not None:  # a 304 GitHub does not charge: the caller's counter stays
+                return self._send(h, entry, 304, free, b"", "forward")
             status, headers, data = self._forward(h, body, token)
             if status == 200 and h.command == "GET" and (m := _ISSUE_EVENTS.fullmatch(path)):
                 data = self._with_creation_labels(m, h.path.partition("?")[2], headers, data, token)
@@ -455,6 +460,22 @@ class Proxy:
         if h.command == "GET" and status == 200:
             status, headers, data = self._conditional(h.headers.get("If-None-Match"), headers, data)
         self._send(h, entry, status, headers, data, "forward")
+
+    def _not_modified(self, h: _Handler, body: bytes, token: str | None) -> list[tuple[str, str]] | None:
+        """The headers of a 304 to a conditional GET whose answer has not changed, asked of
+        the emulator with the caller's helper alias (so the caller's rate-limit counter is not
+        charged, as GitHub charges no 304, ADR 0044); None: answer it normally. The 304 carries
+        no rate-limit headers (they would be the alias's)."""
+        asked = h.headers.get("If-None-Match")
+        if h.command != "GET" or not asked or token is None or token not in self._helper_tokens:
+            return None
+        status, headers, data = self._forward(h, body, token, helper=True)
+        if status != 200 or _ISSUE_EVENTS.fullmatch(h.path.partition("?")[0]):
+            return None
+        status, headers, _ = self._conditional(asked, headers, data)
+        if status != 304:
+            return None
+        return [(k, v) for k, v in headers if not k.lower().startswith("x-ratelimit")]
 
     @staticmethod
     def _conditional(asked: str | None, headers: list[tuple[str, str]],
@@ -483,14 +504,15 @@ class Proxy:
             self._cv.wait_for(lambda: self._stopping or done(), timeout)
             return not self._stopping
 
-    def _forward(self, h: _Handler, body: bytes,
-                 token: str | None) -> tuple[int, list[tuple[str, str]], bytes]:
+    def _forward(self, h: _Handler, body: bytes, token: str | None,
+                 helper: bool = False) -> tuple[int, list[tuple[str, str]], bytes]:
         # A fresh upstream connection per request: reusing one the emulator may just have
         # closed (its keep-alive timeout is 5 s) could need a retry that duplicates a POST.
         headers = {k: v for k, v in h.headers.items() if k.lower() not in _REQ_HOP}
         headers["Accept-Encoding"] = "identity"  # bodies get rewritten: no compression
         if token is not None:
-            headers["Authorization"] = f"token {self._up_tokens.get(token, token)}"
+            alias = self._helper_tokens.get(token) if helper else None
+            headers["Authorization"] = f"token {alias or self._up_tokens.get(token, token)}"
         conn = http.client.HTTPConnection(self._up_host, self._up_port, timeout=60)
         try:
             conn.request(h.command, h.path, body=body or None, headers=headers)
@@ -647,9 +669,13 @@ class Proxy:
         return json.dumps(made + events).encode()
 
     def _graphql(self, token: str | None, body: bytes) -> dict[str, Any]:
-        """GitHub's GraphQL answer to the one query orion sends (an issue's `lastEditedAt`),
-        which the emulator lacks: the time of the issue's last `edited` event, which the
-        emulator records for every change of its title or body (GitHub's REST has none)."""
+        """GitHub's GraphQL answer to the one query orion sends (the trigger check's: an issue's
+        `lastEditedAt` and its `LABELED_EVENT` and `RENAMED_TITLE_EVENT` timeline items, the
+        last 100 before a cursor), which the emulator lacks. Built from the emulator's events:
+        `lastEditedAt` is the time of the last `edited` event, which the emulator records for
+        every change of its title or body (GitHub's REST has none); the labels an issue was
+        opened with are `labeled` events by its author at its creation, as on GitHub. A cursor
+        is an item's index."""
         v = json.loads(body or b"{}").get("variables") or {}
         owner, repo, number = str(v.get("owner")), str(v.get("name")), int(v.get("number") or 0)
         events: list[dict[str, Any]] = []
@@ -659,10 +685,29 @@ class Proxy:
             events += batch or []
             if len(batch or []) < 100:
                 break
+        _, issue = self._upstream_get(f"/repos/{owner}/{repo}/issues/{number}", token, helper=True)
+        seen = {(e.get("label") or {}).get("name") for e in events if e.get("event") == "labeled"}
+        made = [{"id": 0, "event": "labeled", "actor": issue.get("user"), "created_at": issue["created_at"],
+                 "label": {"name": label["name"]}}
+                for label in (issue or {}).get("labels") or [] if label["name"] not in seen]
+        items: list[dict[str, Any]] = []
+        for i, e in enumerate(made + events):
+            actor = e.get("actor") or {}
+            if e.get("event") == "labeled":
+                items.append({"__typename": "LabeledEvent", "id": f"LE_{e.get('id')}_{i}",
+                              "createdAt": e["created_at"],
+                              "label": {"name": (e.get("label") or {}).get("name")},
+                              "actor": {"login": actor.get("login"), "databaseId": actor.get("id")}})
+            elif e.get("event") == "renamed":
+                items.append({"__typename": "RenamedTitleEvent", "createdAt": e["created_at"]})
+        end = int(v["before"]) if v.get("before") is not None else len(items)
+        start = max(0, end - 100)
         edits = [e["created_at"] for e in events if e.get("event") == "edited"]
         last = max((datetime.fromisoformat(t.replace("Z", "+00:00")) for t in edits), default=None)
         stamp = last.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if last else None
-        return {"data": {"repository": {"issue": {"lastEditedAt": stamp}}}}
+        timeline = {"pageInfo": {"hasPreviousPage": start > 0, "startCursor": str(start)},
+                    "nodes": items[start:end]}
+        return {"data": {"repository": {"issue": {"lastEditedAt": stamp, "timelineItems": timeline}}}}
 
     def _synthetic_run(self, method: str, path: str) -> dict[str, Any] | None:
         """The run to answer; {} for an attempt that does not exist (404); None: not ours."""

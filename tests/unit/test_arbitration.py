@@ -259,3 +259,14 @@ def test_ended_before_counts_a_tombstone_at_the_cutoff_second() -> None:
     assert entry is not None
     assert ended_before(log, entry, T0 + timedelta(seconds=5))
     assert not ended_before(log, entry, T0 + timedelta(seconds=4))
+def test_rivals_before_counts_the_claims_from_the_winner_to_ours() -> None:
+    from orion_action.core.arbitration import rivals_before
+
+    log = log_of((3, rec("old", State.FINISHED)), (5, rec("a")), (6, rec("b", State.LOST)), (8, rec("c")),
+                 (9, rec("d")))
+    first = winner(log, NOBODY_DEAD)
+    assert first is not None and first.record.token == "a"
+    # An older run before the winner does not count; a loser already marked lost does.
+    assert [rivals_before(log, first, mine) for mine in (6, 8, 9)] == [1, 2, 3]
+    assert rivals_before(log, None, 9) == 1  # lost to something else: the next issue
+    assert rivals_before(log, first, 5) == 1  # never fewer than one

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orion_action.core.issue import Issue
-from orion_action.core.queue import pick_order, pick_order_across, priority_of
+from orion_action.core.queue import next_pick, pick_order, pick_order_across, priority_of
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 PRIORITY = ("p0", "p1", "p2")
@@ -115,3 +115,27 @@ def test_across_repositories_is_pick_order_within_each_and_ranks_first(
 
     keys = [key(p) for p in ordered]
     assert keys == sorted(keys) and len(set(keys)) == len(keys)
+
+
+# -- spreading workers over the queue (issue 19) ---------------------------------------------------
+
+@given(st.integers(1, 30), st.integers(0, 29), st.lists(st.integers(1, 9), max_size=40))
+def test_next_pick_visits_every_issue_once_without_listing_again(count: int, start: int,
+                                                                 rivals: list[int]) -> None:
+    at: int | None = start % count
+    tried: list[int] = []
+    steps = iter(rivals)
+    while at is not None:
+        assert at not in tried and 0 <= at < count
+        tried.append(at)
+        at = next_pick(count, tried, at, next(steps, 1))
+    assert sorted(tried) == list(range(count))
+
+
+@given(st.integers(2, 30), st.integers(0, 29), st.integers(1, 8))
+def test_the_losers_of_one_race_go_to_different_issues(count: int, at: int, losers: int) -> None:
+    at %= count
+    nexts = [next_pick(count, [at], at, rivals) for rivals in range(1, losers + 1)]
+    if at + losers < count:  # room ahead of the lost issue for every loser
+        assert len(set(nexts)) == losers
+        assert nexts == list(range(at + 1, at + losers + 1))

@@ -42,7 +42,8 @@ def world(*labelled: tuple[str, float], edited: float | None = None,
     s = MemoryServer()
     n = s.create_issue("Fix a typo", ["orion"], body="teh -> the")
     t0 = s.clock.now
-    events = [Queued(login, i, t0 + timedelta(seconds=at), 100 + i) for i, (login, at) in enumerate(labelled)]
+    events = [Queued(login, i, t0 + timedelta(seconds=at), f"LE_{100 + i}")
+              for i, (login, at) in enumerate(labelled)]
     at_edit = None if edited is None else t0 + timedelta(seconds=edited)
     return s, GitHub(s, events, at_edit, access), n, t0
 
@@ -171,8 +172,8 @@ def test_every_claim_passes_the_check_before_posting_anything() -> None:
     approved = s.create_issue("queued by a maintainer", ["orion"])
     s.clock.advance(5)
     gh = GitHub(s, [])
-    by = {refused: Queued("triager", 1, s.clock.start, 1),
-          approved: Queued("maintainer", 2, s.clock.start, 2)}
+    by = {refused: Queued("triager", 1, s.clock.start, "LE_1"),
+          approved: Queued("maintainer", 2, s.clock.start, "LE_2")}
     gh.access = {"triager": "triage", "maintainer": "write"}
     gh.queue_history = lambda number, label: QueueHistory((by[number],), None)  # type: ignore[method-assign]
     config = Config(heartbeat_interval=10.0, stale_after=60.0, source="test")

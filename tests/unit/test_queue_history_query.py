@@ -1,0 +1,70 @@
+"""The trigger check's one GraphQL read (adapters/github.py queue_history, ADR 0046): pages of
+timeline items newest first, joined oldest first; an answer that is not the history is an error."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+
+from orion_action.adapters.github import GitHubRepo
+from orion_action.errors import GitHubError
+
+
+def labelled(i: int, label: str = "orion", login: str = "maintainer") -> dict[str, Any]:
+    return {"__typename": "LabeledEvent", "id": f"LE_{i}", "createdAt": f"2026-01-01T00:{i:02d}:00Z",
+            "label": {"name": label}, "actor": {"login": login, "databaseId": 7}}
+
+
+def answer(nodes: list[Any], more: bool = False, cursor: str | None = None,
+           edited: str | None = None) -> dict[str, Any]:
+    timeline = {"pageInfo": {"hasPreviousPage": more, "startCursor": cursor}, "nodes": nodes}
+    return {"data": {"repository": {"issue": {"lastEditedAt": edited, "timelineItems": timeline}}}}
+
+
+def repo_answering(monkeypatch: pytest.MonkeyPatch, answers: list[Any]) -> tuple[GitHubRepo, list[Any]]:
+    repo = GitHubRepo("o/r", "token", "http://localhost:1")
+    asked: list[Any] = []
+
+    def request(verb: str, url: str, params: Any = None, body: Any = None, **_: Any) -> tuple[dict, Any]:
+        asked.append(body["variables"]["before"])
+        return {}, answers.pop(0)
+
+    monkeypatch.setattr(repo, "_request", request)
+    return repo, asked
+
+
+def test_one_query_gives_who_queued_and_the_last_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    renamed = {"__typename": "RenamedTitleEvent", "createdAt": "2026-01-01T00:30:00Z"}
+    repo, asked = repo_answering(monkeypatch, [
+        answer([labelled(1), labelled(2, "bug"), renamed, labelled(3, "ORION", "triager")],
+               edited="2026-01-01T00:20:00Z")])
+    history = repo.queue_history(5, "orion")
+    assert asked == [None]  # one request
+    assert [(q.login, q.event_id) for q in history.labelled] == [("maintainer", "LE_1"), ("triager", "LE_3")]
+    assert history.text_changed_at == datetime(2026, 1, 1, 0, 30, tzinfo=timezone.utc)  # the rename
+
+
+def test_older_pages_are_read_before_the_cursor_and_go_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, asked = repo_answering(monkeypatch, [answer([labelled(5)], more=True, cursor="c5"),
+                                               answer([labelled(1)], more=False, cursor="c1")])
+    history = repo.queue_history(5, "orion")
+    assert asked == [None, "c5"]
+    assert [q.event_id for q in history.labelled] == ["LE_1", "LE_5"]
+    assert history.text_changed_at is None
+
+
+@pytest.mark.parametrize("bad", [
+    {"data": None, "errors": [{"message": "Something went wrong"}]},
+    {"data": {"repository": {"issue": None}}},
+    answer("not a list"),  # type: ignore[arg-type]
+    answer([], more=True, cursor=None),
+    answer([labelled(1, login="not a login!")]),
+    answer([{**labelled(1), "id": 42}]),
+    answer([{**labelled(1), "createdAt": "yesterday"}]),
+])
+def test_an_answer_that_is_not_the_history_is_an_error(monkeypatch: pytest.MonkeyPatch, bad: Any) -> None:
+    repo, _ = repo_answering(monkeypatch, [bad])
+    with pytest.raises(GitHubError):
+        repo.queue_history(5, "orion")
