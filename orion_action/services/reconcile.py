@@ -130,7 +130,9 @@ class Reconciler:
         held = [i for i in issues if i.is_open]
         if not held:
             return None
-        window = MISSED_BEAT_FACTOR * self.config.heartbeat_interval + RECENT_MARGIN_S
+        # The longest beat a holder may promise (ADR 0045): a holder beating slower than the
+        # window would still be kept, but only after a full read of its issue.
+        window = MISSED_BEAT_FACTOR * self.config.heartbeat_max_interval + RECENT_MARGIN_S
         since = min(i.read_at for i in held) - timedelta(seconds=window)
         try:
             comments, now = self.gh.list_repo_comments(since)
@@ -326,9 +328,12 @@ class Reconciler:
 
 
 def heartbeat_load(config: Config, surveys: Sequence[Survey]) -> tuple[int, float]:
-    """The live claims among `surveys`, and the heartbeats they make per hour."""
-    live = sum(1 for s in surveys if s.plan.verdict and s.plan.verdict.liveness is Liveness.ALIVE)
-    return live, live * 3600 / config.heartbeat_interval
+    """The live claims among `surveys`, and the heartbeats they make per hour: at the interval
+    each record promises (ADR 0045), the configured one where a record is not at hand."""
+    live = [s for s in surveys if s.plan.verdict and s.plan.verdict.liveness is Liveness.ALIVE]
+    beats = sum(3600 / (s.plan.holder.record.interval if s.plan.holder else config.heartbeat_interval)
+                for s in live)
+    return len(live), beats
 
 
 def free_304s(gh: GitHubRepo) -> str:
