@@ -3,6 +3,7 @@ documented (ADR 0045): its figures are only as good as this accounting."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -53,3 +54,12 @@ def test_content_writes_are_limited_per_minute_and_per_hour() -> None:
         assert limits.admit(BOT, True, 100.0 + i * 7) is None
     assert limits.admit(BOT, True, 3200.0) == pytest.approx(3600.0 - 3200.0)
     assert limits.refused == 2
+
+
+@pytest.mark.parametrize("doc", capacity.DOCS, ids=lambda p: p.name)
+def test_the_capacity_tables_are_the_benchs_figures(doc: Path) -> None:
+    """README.md and docs/operations.md show bench/capacity.json, not a hand formula: after
+    `make capacity`, commit all three."""
+    rows = json.loads((capacity.ROOT / "bench" / "capacity.json").read_text())["rows"]
+    text = doc.read_text()
+    assert capacity.with_table(text, capacity.markdown(rows)) == text
