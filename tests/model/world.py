@@ -23,6 +23,7 @@ random search) and tests/model/test_protocol_model.py (Hypothesis).
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +50,13 @@ from orion_action.services.holding import (
 from orion_action.services.reconcile import Reconciler
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, kill_grace=1.0, source="model")
+# Adaptive beats (ADR 0045), the switch: a fast base beat that the holders stretch at once
+# (two live claims already ask for 18 s against the 2 s base), so each record's promise is
+# several times the judges' own stale_after, and a judge that went by its own would release
+# live holders. ORION_MODEL_ADAPTIVE=1 turns it on for every World (make simulate, the tests).
+ADAPTIVE_CONFIG = Config(heartbeat_interval=2.0, stale_after=12.0, heartbeat_max_interval=60.0, max_attempts=3,
+                         kill_grace=1.0, source="model-adaptive")
+ADAPTIVE = os.environ.get("ORION_MODEL_ADAPTIVE") == "1"
 LAB = CONFIG.labels
 ISSUE = 1
 MACHINES = ("m1", "m2")  # workers run here; reconcilers on these or on a hosted runner
@@ -175,7 +183,8 @@ class Pass:
 
 class World:
     def __init__(self, issues: int = 1, max_lag: float = 0.0, whole_seconds: bool = False,
-                 lag_seed: str = "0", clones: bool = False) -> None:
+                 lag_seed: str = "0", clones: bool = False, adaptive: bool = ADAPTIVE) -> None:
+        self.config = ADAPTIVE_CONFIG if adaptive else CONFIG
         self.server = MemoryServer()
         self.sched = Scheduler()
         self.workers: dict[str, Worker] = {}
@@ -274,7 +283,7 @@ class World:
         ids = self.machine(machine)
         holder = Holder(ids.host, proc.boot if machine != CLONE else ids.boot_id, ids.machine_id, ids.pid_ns,
                         proc.pid, float(proc.pid))
-        claimer = Claimer(self._gh(), CONFIG, self.log.append, self.clock, ids, holder,
+        claimer = Claimer(self._gh(), self.config, self.log.append, self.clock, ids, holder,
                           sight=self.sight(machine))
 
         def claim() -> Claim:
@@ -302,7 +311,7 @@ class World:
         name = f"r{self.reconcilers}"
         self.reconcilers += 1
         here = self.machine(machine)
-        reconciler = Reconciler(self._gh(), CONFIG, self.log.append, here=here, sight=self.sight(machine))
+        reconciler = Reconciler(self._gh(), self.config, self.log.append, here=here, sight=self.sight(machine))
 
         def run_pass() -> None:
             for s in reconciler.survey():
@@ -324,7 +333,7 @@ class World:
         self.reconcilers += 1
         self.passes[name] = Pass(forced=True)
         self.person[issue].append(("release", self.clock.monotonic()))
-        reconciler = Reconciler(self._gh(), CONFIG, self.log.append, here=self.machine(HOSTED),
+        reconciler = Reconciler(self._gh(), self.config, self.log.append, here=self.machine(HOSTED),
                                 sight=self.sight(HOSTED))
 
         def release() -> None:
@@ -352,7 +361,7 @@ class World:
             if t.tombstone.token == claim.record.token and before > self.max_lag + SECOND:
                 raise InvariantError(f"{w.name} started its child although its claim was released "
                                      f"{before:.0f}s before its last list ({t.tombstone.reason})")
-        h = Holding(self._gh(), claim, CONFIG, self.log.append, self.clock, self.machine(w.proc.machine),
+        h = Holding(self._gh(), claim, self.config, self.log.append, self.clock, self.machine(w.proc.machine),
                     self.sight(w.proc.machine))
         w.holding = h
         if h.lease_left() <= 0:  # the wrapper gives up before starting anything
@@ -376,7 +385,7 @@ class World:
                     pass
                 if h.lost:
                     return
-                self.clock.sleep(CONFIG.heartbeat_interval)
+                self.clock.sleep(h.beat_interval())  # what the record promises (ADR 0045)
 
         self.sched.spawn(f"{w.name}.beat", beats)
 
@@ -403,7 +412,7 @@ class World:
                         w.outage_retries += 1
                         return bool(self.clock.sleep(seconds))
 
-                    w.outage_recorded = h.record_outage("the lease ran out", outage_bound(CONFIG), pause)
+                    w.outage_recorded = h.record_outage("the lease ran out", outage_bound(self.config, h.promise.stale_after), pause)
                 else:
                     h.give_up(h.lost or "the lease ran out", h.released)
             except GitHubError:
@@ -708,6 +717,7 @@ class World:
             forced = {t.tombstone.token for t in log.tombstones if t.tombstone.by == "release"}
             live = [w for w in self.workers.values() if w.number == n and self.child_alive(w)]
             self._check_overlap(n, [w for w in live if w.token not in forced])
+            self._check_promises(log, live)
             by_token = {w.token: w for w in self.workers.values() if w.token}
             started = {w.token for w in self.workers.values() if w.child_started}
             for c in log.claims:
@@ -745,6 +755,26 @@ class World:
                                              f"beat at t={w.clean_beat:g} after it and runs on",
                                              "cancel-sweep-race" if swept else None)
         del now
+
+    def _check_promises(self, log: IssueLog, live: list[Worker]) -> None:
+        """Holder and judge agree (ADR 0045): a live holder's lease (which its guardian
+        enforces) ends no later than a judge may presume it dead by what its record on GitHub
+        promises: the comment's update time plus the record's stale_after, less GitHub's
+        whole-second rounding."""
+        for w in live:
+            h = w.holding
+            entry = log.find(w.token) if h is not None and w.token else None
+            if h is None or entry is None or not entry.record.state.is_open:
+                continue
+            lease_end = self.server.clock.now + timedelta(seconds=h.lease_until - self.clock.monotonic())
+            rounding = SECOND if self.server.clock.whole_seconds else 0.001
+            deadline = entry.updated_at + timedelta(seconds=entry.record.stale_after - rounding)
+            if lease_end > deadline:
+                raise InvariantError(
+                    f"{w.name}'s lease outlasts the promise its record states: it holds until "
+                    f"{(lease_end - deadline).total_seconds():.1f}s after a judge may presume it dead "
+                    f"(record: interval {entry.record.interval:g}s, stale_after {entry.record.stale_after:g}s)"
+                )
 
     def _check_overlap(self, n: int, live: list[Worker]) -> None:
         """Two children of one issue may overlap only until the later claim's first beat sent
@@ -784,12 +814,14 @@ class World:
             newest = max((c.updated_at for c in claims), default=None)
             if newest is None:
                 continue
-            if (p.began_at - newest).total_seconds() > CONFIG.stale_after + self.max_lag + 2 * SECOND:
+            # the judge waits for the larger of its stale_after and the record's promise
+            stale_after = max([self.config.stale_after, *(c.record.stale_after for c in claims)])
+            if (p.began_at - newest).total_seconds() > stale_after + self.max_lag + 2 * SECOND:
                 drained = n in p.drained
                 raise InvariantError(
                     f"a dead holder was kept: issue {n} is still locked after pass {name}, which began "
                     f"{(p.began_at - newest).total_seconds():.0f}s after its last claim write (stale_after "
-                    f"{CONFIG.stale_after:g}s)",
+                    f"{stale_after:g}s)",
                     "drain-identity" if drained else self._duplicate(n),
                 )
 
@@ -803,8 +835,10 @@ class World:
         for a in self.runnable():
             self.sched.crash(a)
         self.advance(self.server.request_timeout + 1)
+        # the longest promise any record may make (ADR 0045)
+        longest = self.config.heartbeat_max_interval * self.config.stale_after / self.config.heartbeat_interval
         for _ in range(passes):
-            self.advance(CONFIG.stale_after + self.max_lag + 1)
+            self.advance(longest + self.max_lag + 1)
             r = self.spawn_reconciler(HOSTED)
             while not self.sched.result(r).done:
                 self.step(r)
