@@ -43,7 +43,6 @@ import argparse
 import heapq
 import itertools
 import json
-import math
 import sys
 from collections import Counter, deque
 from collections.abc import Callable
@@ -221,7 +220,8 @@ class Sim:
             self.refused_claims.append(f"claim {name}: {exc}")
             self.at(self.now() + RECONCILE_EVERY_S, lambda: self.start(slot))
             return
-        slot.holding = Holding(gh, claim, self.config, lambda _: None, self.clock, here, sight=lambda *_: None)
+        slot.holding = Holding(gh, claim, self.config, lambda _: None, self.clock, here,
+                               sight=lambda *_: None)
         slot.holding.child_pid = pid + 1
         slot.runs += 1
         slot.ends_at = self.now() + RUN_S
@@ -344,7 +344,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         beat = r["beat_interval_s"]["max"] or 0
         share = r["share_of_limits"]
         out.append(
-            f"| {'`GITHUB_TOKEN`' if r['identity'] == 'GITHUB_TOKEN' else 'one App identity'} | {r['claims']} "
+            f"| {'`GITHUB_TOKEN`' if r['identity'] == 'GITHUB_TOKEN' else 'one App identity'} "
+            f"| {r['claims']} "
             f"| {_minutes(beat)} | {_minutes(r['stale_after_s'])} "
             f"| {r['requests_per_hour']} ({share['requests_per_hour']:.0%}) "
             f"| {r['writes_per_hour']} ({share['writes_per_hour']:.0%}) "

@@ -569,7 +569,8 @@ class GitHubRepo:
         if limit is not None and remaining is not None:
             with contextlib.suppress(ValueError):
                 reset = _retry_after(_header(headers, "x-ratelimit-reset"), 0.0)
-                reset_in = None if reset is None else max(0.0, reset - self.server_time(headers or {}).timestamp())
+                now = self.server_time(headers or {}).timestamp()
+                reset_in = None if reset is None else max(0.0, reset - now)
                 self.budget = Budget(int(limit), int(remaining), reset_in)
 
     def _translate(self, exc: github.GithubException) -> Exception:

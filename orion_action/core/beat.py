@@ -34,6 +34,7 @@ from dataclasses import dataclass
 # limits" in the REST API's rate-limit documentation); comment edits are assumed to count.
 WRITES_PER_HOUR = 500
 WRITES_PER_MINUTE = 80
+HOUR = 3600.0
 # A GITHUB_TOKEN's primary budget per repository: the budget assumed until GitHub reports one.
 DEFAULT_LIMIT = 1000
 # Of each limit, beats plan to use at most this share with the runs' own costs (the rest is
@@ -46,7 +47,8 @@ WRITES_PER_BEAT = 1
 # What each live claim's run costs besides its beats, per hour: a claim and an ending are
 # about 13 requests and 8 writes, and a run is assumed to last at least 1.6 hours (runs
 # turning over faster spend more; GitHub's Retry-After is then the backstop: the adapter waits
-# it out, and a beat it fails is an outage, which spends no attempt, ADR 0019). A reconcile pass costs little: 2 x ceil(N/100) + 3 requests (ADR 0018).
+# it out, and a beat it fails is an outage, which spends no attempt, ADR 0019). A reconcile
+# pass costs little: 2 x ceil(N/100) + 3 requests (ADR 0018).
 RUN_REQUESTS_PER_CLAIM_H = 8.0
 RUN_WRITES_PER_CLAIM_H = 5.0
 
@@ -87,7 +89,7 @@ def first_promise(bounds: Bounds) -> Promise:
     return Promise(bounds.interval, bounds.stale_after)
 
 
-def _fit(live: int, per_beat: float, budget: float, window_s: float) -> float:
+def _fit(live: int, per_beat: float, budget: float, window_s: float = HOUR) -> float:
     """The beat at which `live` claims spend `budget` in `window_s` seconds, `per_beat` each
     beat; infinite when there is no budget."""
     return math.inf if budget <= 0 else live * per_beat * window_s / budget
@@ -99,8 +101,8 @@ def wanted(bounds: Bounds, load: Load) -> tuple[float, str]:
     limit = load.limit or DEFAULT_LIMIT
     rows = [
         ("base", bounds.interval),
-        ("writes", _fit(live, WRITES_PER_BEAT, SHARE * WRITES_PER_HOUR - live * RUN_WRITES_PER_CLAIM_H, 3600)),
-        ("requests", _fit(live, REQUESTS_PER_BEAT, SHARE * limit - live * RUN_REQUESTS_PER_CLAIM_H, 3600)),
+        ("writes", _fit(live, WRITES_PER_BEAT, SHARE * WRITES_PER_HOUR - live * RUN_WRITES_PER_CLAIM_H)),
+        ("requests", _fit(live, REQUESTS_PER_BEAT, SHARE * limit - live * RUN_REQUESTS_PER_CLAIM_H)),
     ]
     if load.remaining is not None and load.reset_in is not None and load.reset_in > 0:
         usable = load.remaining - (1 - SHARE) * limit

@@ -317,13 +317,13 @@ class Holding:
     def _next_promise(self, gh: GitHubRepo, now: float) -> Promise:
         """What the next beat promises (core/beat.py): from the live claims, counted when the
         count is due (only when the beat may stretch at all), and the budget GitHub reported."""
-        due = self._counted_at is None or now - self._counted_at[0] >= COUNT_EVERY_S
-        if self._counted_at is not None and self.claim.record.beats - self._counted_at[1] >= COUNT_EVERY_BEATS:
-            due = True
+        counted = self._counted_at
+        beats = self.claim.record.beats
+        due = counted is None or now - counted[0] >= COUNT_EVERY_S or beats - counted[1] >= COUNT_EVERY_BEATS
         if self.bounds.max_interval > self.bounds.interval and due:
             working = self.config.labels.working
             self.live = max(1, sum(1 for i in gh.list_issues(working) if i.is_open))
-            self._counted_at = (now, self.claim.record.beats)
+            self._counted_at = (now, beats)
         budget = gh.budget
         load = Load(self.live, budget.limit, budget.remaining, budget.reset_in)
         return next_promise(self.bounds, load, self.promise, now - self.last_sent)

@@ -54,8 +54,8 @@ CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, kill_
 # (two live claims already ask for 18 s against the 2 s base), so each record's promise is
 # several times the judges' own stale_after, and a judge that went by its own would release
 # live holders. ORION_MODEL_ADAPTIVE=1 turns it on for every World (make simulate, the tests).
-ADAPTIVE_CONFIG = Config(heartbeat_interval=2.0, stale_after=12.0, heartbeat_max_interval=60.0, max_attempts=3,
-                         kill_grace=1.0, source="model-adaptive")
+ADAPTIVE_CONFIG = Config(heartbeat_interval=2.0, stale_after=12.0, heartbeat_max_interval=60.0,
+                         max_attempts=3, kill_grace=1.0, source="model-adaptive")
 ADAPTIVE = os.environ.get("ORION_MODEL_ADAPTIVE") == "1"
 LAB = CONFIG.labels
 ISSUE = 1
@@ -183,8 +183,8 @@ class Pass:
 
 class World:
     def __init__(self, issues: int = 1, max_lag: float = 0.0, whole_seconds: bool = False,
-                 lag_seed: str = "0", clones: bool = False, adaptive: bool = ADAPTIVE) -> None:
-        self.config = ADAPTIVE_CONFIG if adaptive else CONFIG
+                 lag_seed: str = "0", clones: bool = False, adaptive: bool | None = None) -> None:
+        self.config = ADAPTIVE_CONFIG if (ADAPTIVE if adaptive is None else adaptive) else CONFIG
         self.server = MemoryServer()
         self.sched = Scheduler()
         self.workers: dict[str, Worker] = {}
@@ -311,7 +311,8 @@ class World:
         name = f"r{self.reconcilers}"
         self.reconcilers += 1
         here = self.machine(machine)
-        reconciler = Reconciler(self._gh(), self.config, self.log.append, here=here, sight=self.sight(machine))
+        reconciler = Reconciler(self._gh(), self.config, self.log.append, here=here,
+                                sight=self.sight(machine))
 
         def run_pass() -> None:
             for s in reconciler.survey():
@@ -412,7 +413,8 @@ class World:
                         w.outage_retries += 1
                         return bool(self.clock.sleep(seconds))
 
-                    w.outage_recorded = h.record_outage("the lease ran out", outage_bound(self.config, h.promise.stale_after), pause)
+                    bound = outage_bound(self.config, h.promise.stale_after)
+                    w.outage_recorded = h.record_outage("the lease ran out", bound, pause)
                 else:
                     h.give_up(h.lost or "the lease ran out", h.released)
             except GitHubError:
@@ -773,7 +775,8 @@ class World:
                 raise InvariantError(
                     f"{w.name}'s lease outlasts the promise its record states: it holds until "
                     f"{(lease_end - deadline).total_seconds():.1f}s after a judge may presume it dead "
-                    f"(record: interval {entry.record.interval:g}s, stale_after {entry.record.stale_after:g}s)"
+                    f"(record: interval {entry.record.interval:g}s, "
+                    f"stale_after {entry.record.stale_after:g}s)"
                 )
 
     def _check_overlap(self, n: int, live: list[Worker]) -> None:
@@ -836,7 +839,8 @@ class World:
             self.sched.crash(a)
         self.advance(self.server.request_timeout + 1)
         # the longest promise any record may make (ADR 0045)
-        longest = self.config.heartbeat_max_interval * self.config.stale_after / self.config.heartbeat_interval
+        c = self.config
+        longest = c.heartbeat_max_interval * c.stale_after / c.heartbeat_interval
         for _ in range(passes):
             self.advance(longest + self.max_lag + 1)
             r = self.spawn_reconciler(HOSTED)
