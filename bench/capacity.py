@@ -40,6 +40,7 @@ machine, one period.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import heapq
 import itertools
 import json
@@ -64,7 +65,7 @@ from orion_action.core.liveness import Machine  # noqa: E402
 from orion_action.core.record import Holder  # noqa: E402
 from orion_action.errors import GitHubError  # noqa: E402
 from orion_action.services.claiming import Claimer  # noqa: E402
-from orion_action.services.holding import Holding, finished  # noqa: E402
+from orion_action.services.holding import Holding, finished, outage_bound  # noqa: E402
 from orion_action.services.reconcile import Reconciler  # noqa: E402
 
 HOUR = 3600.0
@@ -248,8 +249,14 @@ class Sim:
             slot.holding = None
             self.at(self.now(), lambda: self.start(slot))
             return
-        if h.lease_left() <= 0:
+        if h.lease_left() <= 0:  # the wrapper stops the child and records the outage (ADR 0019)
             self.lost.append(f"#{h.number}: the lease ran out")
+            with contextlib.suppress(GitHubError):
+                h.record_outage("the lease ran out", outage_bound(self.config, h.promise.stale_after),
+                                lambda _: True)
+            slot.holding = None
+            self.at(self.now(), lambda: self.start(slot))
+            return
         r = h.claim.record
         self.promises.append((self.now(), r.interval, r.stale_after, h.promise.why))
         self.at(min(self.now() + h.beat_interval(), slot.ends_at), lambda: self.beat(slot, h))

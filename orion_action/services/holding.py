@@ -63,9 +63,9 @@ LABEL_LANDING_MARGIN_S = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S
 OUTAGE_READ_BACKS = 2
 OUTAGE_READ_BACK_S = 2.0
 # A holder whose beat may stretch counts the repository's live claims (one listing of the lock
-# label per 100) on its first beat, then every COUNT_EVERY_BEATS beats and at least this often:
-# a fleet that grows is seen within minutes at a short beat, and the count costs a fifth of
-# the beats' requests at most (ADR 0045).
+# label per 100) on its second beat (a run that ends at once pays nothing), then every
+# COUNT_EVERY_BEATS beats and at least this often: a fleet that grows is seen within minutes at
+# a short beat, and the count costs a fifth of the beats' requests at most (ADR 0045).
 COUNT_EVERY_S = 3600.0
 COUNT_EVERY_BEATS = 5
 
@@ -320,6 +320,7 @@ class Holding:
         counted = self._counted_at
         beats = self.claim.record.beats
         due = counted is None or now - counted[0] >= COUNT_EVERY_S or beats - counted[1] >= COUNT_EVERY_BEATS
+        due = due and beats >= 1  # not on the first beat: a run that ends at once pays no count
         if self.bounds.max_interval > self.bounds.interval and due:
             working = self.config.labels.working
             self.live = max(1, sum(1 for i in gh.list_issues(working) if i.is_open))
