@@ -5,6 +5,8 @@ long as the record promises, not the judge's own stale_after."""
 
 from __future__ import annotations
 
+import threading
+
 from fakes.memory_github import BOT, MemoryServer, ServerTime
 
 from orion_action.config import Config
@@ -117,3 +119,21 @@ def test_a_tuned_heartbeat_never_stretches_nor_counts() -> None:
         h.beat()
         s.clock.advance(60.0)
     assert (h.claim.record.interval, h.claim.record.stale_after, h.live) == (60.0, 300.0, 1)
+
+
+def test_a_beat_github_limits_with_retry_after_still_holds_the_claim() -> None:
+    """A 403/429 with Retry-After is waited out (the client sleeps it on the server's clock)
+    and the beat completes: no claim is lost, and the lease counts from the beat's send."""
+    s = MemoryServer()
+    h = holding(s)
+    h.beat()
+    s.sleep = s.clock.advance  # the client's wait for Retry-After moves virtual time
+    s.retry_after = 60.0
+    s.clock.advance(h.beat_interval())
+    sent = h.clock.monotonic()
+    s.fail_next(threading.current_thread().name, "limited", count=2)
+    h.beat()
+    assert h.lost is None and h.outage() is None
+    assert h.clock.monotonic() == sent + 120.0  # two Retry-After waits
+    assert h.lease_until == sent + renew_deadline(h.claim.record.stale_after)
+    assert h.lease_left() > 0
