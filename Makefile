@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: deps system-deps test test-slow mutate simulate demo sandbox lint bench bench-quick clean
+.PHONY: deps system-deps test test-slow mutate simulate demo sandbox lint bench bench-quick capacity clean
 
 $(VENV)/.installed: requirements.txt requirements-test.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,10 +57,18 @@ lint: deps
 	bash scripts/lint.sh
 
 bench: deps
+	$(PY) bench/capacity.py --docs
 	$(PY) bench/bench.py
 
 bench-quick: deps
+	$(PY) bench/capacity.py --quick --out bench/capacity-quick.json --markdown bench/capacity-quick.md
 	$(PY) bench/bench.py --quick --out bench/results-quick.json  # the committed results.json is a full run
+
+# Capacity alone (bench/capacity.py, ADR 0045): an hour of virtual time on the in-memory GitHub
+# with GitHub's limits enforced; writes bench/capacity.json, bench/capacity.md and the tables
+# in README.md and docs/operations.md. About ten seconds.
+capacity: deps
+	$(PY) bench/capacity.py --docs
 
 clean:
 	rm -rf $(VENV) tests/node_modules .pytest_cache .hypothesis

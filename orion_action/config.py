@@ -23,6 +23,9 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 MAX_DURATION = 7 * 24 * 3600.0  # beyond a week a value is a typo, and datetime arithmetic overflows
 MIN_INTERVAL = 1.0  # a faster beat only burns the token's budget
+DEFAULT_INTERVAL = 120.0
+DEFAULT_STALE_AFTER = 600.0
+DEFAULT_MAX_INTERVAL = 1800.0  # heartbeat.max_interval at the default heartbeat (ADR 0045)
 # A cancelled Actions job gets SIGINT, SIGTERM 7.5 s later and SIGKILL 2.5 s after that: the
 # child's grace and the writes that end the run (wrapper.HAND_BACK_DEADLINE_S) must fit in that.
 MAX_KILL_GRACE = 7.0
@@ -63,8 +66,11 @@ class Labels:
 @dataclass(frozen=True)
 class Config:
     labels: Labels = field(default_factory=Labels)
-    heartbeat_interval: float = 120.0
-    stale_after: float = 600.0
+    heartbeat_interval: float = DEFAULT_INTERVAL
+    stale_after: float = DEFAULT_STALE_AFTER
+    # heartbeat.max_interval: the longest beat a holder stretches to under load (ADR 0045);
+    # 0: unset, resolved in __post_init__.
+    heartbeat_max_interval: float = 0.0
     max_attempts: int = 3
     kill_grace: float = 5.0
     trusted_authors: tuple[str, ...] = ()
@@ -85,6 +91,15 @@ class Config:
         """A holder gives up after this long without a completed beat: before anyone may
         presume it dead (stale_after)."""
         return self.stale_after * 2 / 3
+
+    def __post_init__(self) -> None:
+        """heartbeat.max_interval unset (ADR 0045): beats stretch up to DEFAULT_MAX_INTERVAL at
+        the default heartbeat, and not at all when the operator chose the heartbeat: a tuned
+        beat (a fast one in a test, say) stays what it was set to."""
+        if not self.heartbeat_max_interval:
+            default = (self.heartbeat_interval, self.stale_after) == (DEFAULT_INTERVAL, DEFAULT_STALE_AFTER)
+            longest = DEFAULT_MAX_INTERVAL if default else self.heartbeat_interval
+            object.__setattr__(self, "heartbeat_max_interval", longest)
 
 
 def parse_duration(value: Any, allow_zero: bool = False) -> float:
@@ -224,6 +239,7 @@ _SCHEMA: dict[str, Any] = {
     "heartbeat": {
         "interval": Key(_duration, "heartbeat_interval"),
         "stale_after": Key(_duration, "stale_after"),
+        "max_interval": Key(_duration, "heartbeat_max_interval"),
     },
     "retry": {"max_attempts": Key(_count, "max_attempts")},
     "run": {
@@ -313,6 +329,21 @@ def _stale_after_floor(
         )
 
 
+def _max_interval_range(
+    config: Config, fail: Callable[[str, str], ConfigError], given: frozenset[str]
+) -> None:
+    """A stretched beat stretches stale_after by the same factor (ADR 0045): both must stay
+    within what a duration may be."""
+    longest = config.heartbeat_max_interval * config.stale_after / config.heartbeat_interval
+    if config.heartbeat_max_interval < config.heartbeat_interval or longest > MAX_DURATION:
+        raise fail(
+            "heartbeat.max_interval",
+            f"must be at least heartbeat.interval ({config.heartbeat_interval:g}s), and stretch "
+            f"stale_after (x {config.stale_after / config.heartbeat_interval:g}) to at most a week; "
+            f"got {config.heartbeat_max_interval:g}s",
+        )
+
+
 def _kill_grace_ceiling(
     config: Config, fail: Callable[[str, str], ConfigError], given: frozenset[str]
 ) -> None:
@@ -339,7 +370,7 @@ def _labels_apart(
 
 # Bounds between keys, checked in this order once every key has been read.
 _BOUNDS: tuple[Callable[[Config, Callable[[str, str], ConfigError], frozenset[str]], None], ...] = (
-    _interval_floor, _stale_after_floor, _kill_grace_ceiling, _labels_apart,
+    _interval_floor, _stale_after_floor, _max_interval_range, _kill_grace_ceiling, _labels_apart,
 )
 
 

@@ -32,6 +32,7 @@ class Budget:
 
     limit: int | None = None
     remaining: int | None = None
+    reset_in: float | None = None  # seconds from that response until the window resets
 
 
 @dataclass(frozen=True)

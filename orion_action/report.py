@@ -76,11 +76,12 @@ def cost_lines(gh: Spending, config: Config, surveys: Sequence[Survey], runner: 
     live, beats = heartbeat_load(config, surveys)
     budget = gh.budget.limit or DEFAULT_BUDGET
     share = beats * REQUESTS_PER_BEAT / budget
+    every = 3600 * live / beats if beats else config.heartbeat_interval
     lines = [
         f"this command used {gh.requests} API requests "
         f"({gh.budget.remaining if gh.budget.remaining is not None else '?'} of {budget}/h left"
         f"{free_304s(gh)})",
-        f"{live} live claim(s) heartbeat every {config.heartbeat_interval:g}s: about "
+        f"{live} live claim(s) heartbeat every {every:g}s (as their records promise): about "
         f"{beats * REQUESTS_PER_BEAT:.0f} requests/hour ({share:.0%} of {budget}/h) and "
         f"{beats:.0f} comment edits/hour (GitHub allows about {CONTENT_BUDGET}/h per identity)",
     ]

@@ -581,7 +581,10 @@ class GitHubRepo:
         limit, remaining = _header(headers, "x-ratelimit-limit"), _header(headers, "x-ratelimit-remaining")
         if limit is not None and remaining is not None:
             with contextlib.suppress(ValueError):
-                self.budget = Budget(int(limit), int(remaining))
+                reset = _retry_after(_header(headers, "x-ratelimit-reset"), 0.0)
+                now = self.server_time(headers or {}).timestamp()
+                reset_in = None if reset is None else max(0.0, reset - now)
+                self.budget = Budget(int(limit), int(remaining), reset_in)
 
     def _translate(self, exc: github.GithubException) -> Exception:
         """PyGithub's error as the project's own; a 401 is fatal at once (never retried)."""

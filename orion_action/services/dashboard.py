@@ -150,7 +150,8 @@ def gather(
             )
         )
     live, beats = heartbeat_load(config, surveys)
-    cost = Cost(spent, live, config.heartbeat_interval, beats * REQUESTS_PER_BEAT, beats,
+    every = 3600 * live / beats if beats else config.heartbeat_interval  # as the records promise
+    cost = Cost(spent, live, every, beats * REQUESTS_PER_BEAT, beats,
                 gh.budget.limit or DEFAULT_BUDGET)
     view = View(
         paused=paused is not None,

@@ -18,6 +18,7 @@ from datetime import datetime
 
 from orion_action.config import Config
 from orion_action.core.arbitration import SERVER_TIME_SLACK_S, lost_reason
+from orion_action.core.beat import Bounds, Load, Promise, next_promise, renew_deadline
 from orion_action.core.ending import Outcome, failed_for_outage, handed_back
 from orion_action.core.issue import Issue, IssueLog, read_log
 from orion_action.core.liveness import Machine
@@ -58,12 +59,19 @@ LABEL_LANDING_MARGIN_S = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S
 # if a pass's "released" rewrite landed over it.
 OUTAGE_READ_BACKS = 2
 OUTAGE_READ_BACK_S = 2.0
+# A holder whose beat may stretch counts the repository's live claims (one listing of the lock
+# label per 100) on its second beat (a run that ends at once pays nothing), then every
+# COUNT_EVERY_BEATS beats and at least this often: a fleet that grows is seen within minutes at
+# a short beat, and the count costs a fifth of the beats' requests at most (ADR 0045).
+COUNT_EVERY_S = 3600.0
+COUNT_EVERY_BEATS = 5
 
 
-def outage_bound(config: Config) -> float:
+def outage_bound(config: Config, promised: float | None = None) -> float:
     """How long a holder cut off by an outage keeps trying to record it: at least until a
-    pass may have released it (stale_after), and never less than OUTAGE_RECORD_MIN_S."""
-    return max(config.stale_after, OUTAGE_RECORD_MIN_S)
+    pass may have released it (the stale_after its record promised, `promised`, else the
+    configured one), and never less than OUTAGE_RECORD_MIN_S."""
+    return max(config.stale_after, promised or 0.0, OUTAGE_RECORD_MIN_S)
 
 
 def move_labels(gh: GitHubPort, number: int, add: list[str], remove: list[str], lock: str) -> None:
@@ -104,9 +112,16 @@ class Holding:
         self.released = False  # ...and whether a tombstone released it
         self.cancel_requested = False  # a person added the cancel label
         self.result: str | None = None  # the command's result (core/result.py), for the final record
+        # What the last completed beat (or the claim) promised in the record, and when it was
+        # sent: judges go by the record's promise, so the lease does too (ADR 0045).
+        self.bounds = Bounds(config.heartbeat_interval, config.stale_after, config.heartbeat_max_interval)
+        self.promise = Promise(claim.record.interval, claim.record.stale_after)
+        self.last_sent = claim.lease_start
         # Until this clock.monotonic() time the holder may run: renewed by every beat, counted
         # from when the beat was *sent* (GitHub's updated_at is no earlier than that).
-        self.lease_until = claim.lease_start + config.renew_deadline
+        self.lease_until = claim.lease_start + renew_deadline(self.promise.stale_after)
+        self.live = 1  # live claims in the repository, as last counted
+        self._counted_at: tuple[float, int] | None = None  # when, and at which beat
         self.progress: str | None = None  # the child's last progress line, shown at the next beat
         self.child_pid: int | None = None
         self._record_lock = threading.Lock()
@@ -161,6 +176,7 @@ class Holding:
     def _beat(self, gh: GitHubPort) -> None:
         sent = self.clock.monotonic()
         c = self.claim
+        promise = self._next_promise(gh, sent)
         with self._record_lock:
             if self._final:
                 return
@@ -170,6 +186,8 @@ class Holding:
                 heartbeat_at=self.clock.now_iso(),
                 child_pid=self.child_pid,
                 progress=self.progress,
+                interval=promise.interval,
+                stale_after=promise.stale_after,
             )
             self._write(record, gh)
         issue, now = gh.get_issue(c.number)
@@ -183,7 +201,27 @@ class Holding:
         self.lost = self._lost_reason(issue, log, now)
         self.released = c.record.token in log.released_tokens()
         if self.lost is None:
-            self.lease_until = max(self.lease_until, sent + self.config.renew_deadline)
+            self.promise, self.last_sent = promise, sent
+            self.lease_until = max(self.lease_until, sent + renew_deadline(promise.stale_after))
+
+    def _next_promise(self, gh: GitHubPort, now: float) -> Promise:
+        """What the next beat promises (core/beat.py): from the live claims, counted when the
+        count is due (only when the beat may stretch at all), and the budget GitHub reported."""
+        counted = self._counted_at
+        beats = self.claim.record.beats
+        due = counted is None or now - counted[0] >= COUNT_EVERY_S or beats - counted[1] >= COUNT_EVERY_BEATS
+        due = due and beats >= 1  # not on the first beat: a run that ends at once pays no count
+        if self.bounds.max_interval > self.bounds.interval and due:
+            working = self.config.labels.working
+            self.live = max(1, sum(1 for i in gh.list_issues(working) if i.is_open))
+            self._counted_at = (now, beats)
+        budget = gh.budget
+        load = Load(self.live, budget.limit, budget.remaining, budget.reset_in)
+        return next_promise(self.bounds, load, self.promise, now - self.last_sent)
+
+    def beat_interval(self) -> float:
+        """How long the beat loop waits before the next beat: what the record promises."""
+        return self.claim.record.interval
 
     def lease_left(self) -> float:
         return self.lease_until - self.clock.monotonic()
@@ -456,9 +494,9 @@ class Holding:
         presume us dead stale_after after our last completed beat was sent (its updated_at is
         no earlier); less GitHub's whole-second slack and the longest a request it accepted
         takes to land, but never before our lease ends (ADR 0024)."""
-        last_sent = self.lease_until - self.config.renew_deadline
-        margin = min(LABEL_LANDING_MARGIN_S, self.config.stale_after - self.config.renew_deadline)
-        return last_sent + self.config.stale_after - margin
+        stale_after = self.promise.stale_after
+        margin = min(LABEL_LANDING_MARGIN_S, stale_after - renew_deadline(stale_after))
+        return self.last_sent + stale_after - margin
 
     @contextlib.contextmanager
     def _labels_in_time(self) -> Iterator[None]:

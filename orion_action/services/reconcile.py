@@ -111,7 +111,9 @@ class Reconciler:
         held = [i for i in issues if i.is_open]
         if not held:
             return None
-        window = MISSED_BEAT_FACTOR * self.config.heartbeat_interval + RECENT_MARGIN_S
+        # The longest beat a holder may promise (ADR 0045): a holder beating slower than the
+        # window would still be kept, but only after a full read of its issue.
+        window = MISSED_BEAT_FACTOR * self.config.heartbeat_max_interval + RECENT_MARGIN_S
         since = min(i.read_at for i in held) - timedelta(seconds=window)
         try:
             comments, now = self.gh.list_repo_comments(since)

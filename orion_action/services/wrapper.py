@@ -252,19 +252,19 @@ class Activity:
 
 
 class Heartbeat(threading.Thread):
-    """Beats now and then every interval; never touches the child."""
+    """Beats now and then every interval its record promises (ADR 0045); never touches the
+    child."""
 
     def __init__(
         self,
         holding: Holding,
         gh: GitHubPort,
-        interval: float,
         log: Log,
         progress_file: Path,
         on_beat: Callable[[], None],
     ):
         super().__init__(name="orion-heartbeat", daemon=True)
-        self.holding, self.gh, self.interval, self.log = holding, gh, interval, log
+        self.holding, self.gh, self.log = holding, gh, log
         self.progress_file, self.on_beat = progress_file, on_beat
         self.stop = threading.Event()
         self.fatal: str | None = None  # the token was rejected: no beat can ever succeed again
@@ -291,7 +291,7 @@ class Heartbeat(threading.Thread):
                     self.log(f"heartbeat failed, will retry: {exc}")
             if h.lost:
                 return
-            if self.stop.wait(self.interval):
+            if self.stop.wait(h.beat_interval()):
                 return
 
 
@@ -504,7 +504,6 @@ class Wrapper:
         beat = Heartbeat(
             holding,
             self.gh.clone(timeout=self._beat_timeout(), retry_for=self._beat_retry()),
-            self.config.heartbeat_interval,
             self.log,
             progress_file,
             lambda: child.renew(holding.lease_until),
@@ -621,7 +620,7 @@ class Wrapper:
             return self._fenced(holding, child, why)
         n = holding.number
         self._stop(child, f"#{n}: the claim is lost: {why}; {cause}; stopping the child")
-        bound = outage_bound(self.config)
+        bound = outage_bound(self.config, holding.promise.stale_after)
         self.log(
             f"#{n}: child stopped; recording the outage so that it spends no attempt (for up to {bound:g}s)"
         )

@@ -26,6 +26,7 @@ deletion included, stays out of listings for that long; direct reads are always 
 (GitHub's stamps); `on_call` (runs before every request: a scheduling point); `on_applied` (who
 wrote what); `fail_next` (unavailable, ambiguous, lost and retried as the adapter retries,
 limited by a 403/429 Retry-After, or late: applied after the client gave up, see `land`);
+`meter` (GitHub's rate limits enforced: a request over one is refused, Unavailable);
 person actions (`create_issue`,
 `add_label`, `close`, `comment`, ...) that bypass the hook and the counting.
 """
@@ -38,7 +39,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from orion_action.adapters.clock import Clock
 from orion_action.core.issue import Comment, Issue
@@ -57,6 +58,18 @@ Failure = Literal["unavailable", "ambiguous", "lost", "retried", "limited", "lat
 T = TypeVar("T")
 _WRITES = frozenset({"post_comment", "edit_comment", "delete_comment", "add_labels", "remove_label",
                      "ensure_label", "dispatch_workflow"})
+
+
+class Meter(Protocol):
+    """GitHub's rate limits, enforced (bench/capacity.py): `admit` charges a request, or
+    refuses it with the Retry-After GitHub would send; `refund` gives back a 304's charge;
+    `budget` is what the rate-limit headers would say."""
+
+    def admit(self, login: str, write: bool, now: float) -> float | None: ...
+
+    def refund(self, login: str, now: float) -> None: ...
+
+    def budget(self, login: str, now: float) -> Budget: ...
 
 
 class ServerClock:
@@ -166,6 +179,7 @@ class MemoryServer:
         # Every `labeled` event: (issue, label, login, when), in order (the event id is the index).
         self.labelled: list[tuple[int, str, str, datetime]] = []
         self.text_changed: dict[int, datetime] = {}  # issue -> last edit of its title or body
+        self.meter: Meter | None = None  # GitHub's limits, enforced; None: never refused
         self._issues: dict[int, _Issue] = {}
         self._comments: dict[int, Comment] = {}
         self._lagging: dict[int, _Lag] = {}
@@ -436,8 +450,15 @@ class MemoryGitHub:
             raise Unavailable(f"no time left for {op}")
         with server._lock:
             self.requests += 1
+            meter, now = server.meter, server.clock.monotonic()
+            if meter is not None:
+                wait = meter.admit(self.login, op in _WRITES, now)
+                self.budget = meter.budget(self.login, now)
+                if wait is not None:
+                    raise Unavailable(f"GitHub limited {op} (403, Retry-After {wait:.0f}s)")
             spent = server.spent[self.login] = server.spent.get(self.login, 0) + 1
-            self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent))
+            if meter is None:
+                self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent))
             failure = server._take_failure()
             if failure is None:
                 answer = self._applied(op, args, apply)
@@ -448,6 +469,9 @@ class MemoryGitHub:
                         self.not_modified += 1
                         server.spent[self.login] = spent - 1
                         self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent + 1))
+                        if meter is not None:
+                            meter.refund(self.login, now)
+                            self.budget = meter.budget(self.login, now)
                     self._validators[key] = etag
                 return answer
             if failure == "late" and op in _WRITES:

@@ -314,10 +314,10 @@ CASES = [
     gh(100, "200 labels are strings", answer(200, issue(1, labels=["orion"])), 69, "a label is a string"),
     gh(101, "200 created_at 'garbage'", answer(200, issue(1, created_at="garbage")), 69,
        "an issue: 'created_at' is a string, not an ISO 8601 time"),
-    # tolerated (U+FFFD): the read passes, and the claim's first write meets the fake's 404
+    # tolerated (U+FFFD): the read passes, and the trigger check's GraphQL query meets the fake's 404
     gh(102, "200 invalid UTF-8 in the title",
        answer(200, raw=json.dumps(issue(1, title="@@")).encode().replace(b"@@", b"\xff\xfe")), 64,
-       "not found"),
+       "GraphQL API"),
     gh(103, "200 JSON nested 100,000 deep", answer(200, raw=b"[" * 100000 + b"]" * 100000), 69,
        "an answer nested or redirected too deep to read"),
     gh(104, "200 truncated body", lambda h: send(h, 200, raw=b'{"number": 1, "sta', length=5000), 69, FAILED),

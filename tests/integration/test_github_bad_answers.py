@@ -146,3 +146,14 @@ def test_a_token_rejected_mid_run_ends_the_run_at_once_not_at_the_renew_deadline
     assert proxy.count(status=401) <= 2, r.stderr  # a beat or two, not retried until the deadline
     assert not pid_alive(pid)
     assert "the token expired or was revoked" in r.stderr
+
+
+def test_the_budget_says_when_the_window_resets(repo, proxy):
+    """ADR 0045: a holder near its primary limit stretches its beat past the reset, which the
+    adapter reads from `x-ratelimit-reset` against the response's Date."""
+    n = repo.create_issue("work")
+    gh, _ = _adapter(repo, proxy)
+    gh.get_issue(n)
+    budget = gh.budget
+    assert budget.limit is not None and budget.remaining is not None
+    assert budget.reset_in is not None and 0 <= budget.reset_in <= 3600

@@ -23,6 +23,7 @@ random search) and tests/model/test_protocol_model.py (Hypothesis).
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -33,6 +34,7 @@ from fakes.memory_github import BOT, PERSON, MemoryServer
 from model.scheduler import SLEEP, START, Crashed, Scheduler, StepResult
 from orion_action.adapters.clock import Clock
 from orion_action.config import Config
+from orion_action.core.beat import renew_deadline
 from orion_action.core.ending import cancelled, ending_due, finished, handed_back, signalled, timed_out
 from orion_action.core.issue import IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine, ProcessSighting
@@ -45,7 +47,14 @@ from orion_action.services.reconcile import Action, Reconciler
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, kill_grace=1.0, source="model")
 WORKFLOW = "orion-worker.yml"  # the worker workflow passes dispatch (World.dispatch)
-DISPATCHING = replace(CONFIG, dispatch_workflow=WORKFLOW, dispatch_max_runs=2)
+DISPATCHING = {"dispatch_workflow": WORKFLOW, "dispatch_max_runs": 2}  # over the world's config
+# Adaptive beats (ADR 0045), the switch: a fast base beat that the holders stretch at once
+# (two live claims already ask for 18 s against the 2 s base), so each record's promise is
+# several times the judges' own stale_after, and a judge that went by its own would release
+# live holders. ORION_MODEL_ADAPTIVE=1 turns it on for every World (make simulate, the tests).
+ADAPTIVE_CONFIG = Config(heartbeat_interval=2.0, stale_after=12.0, heartbeat_max_interval=60.0,
+                         max_attempts=3, kill_grace=1.0, source="model-adaptive")
+ADAPTIVE = os.environ.get("ORION_MODEL_ADAPTIVE") == "1"
 LAB = CONFIG.labels
 ISSUE = 1
 MACHINES = ("m1", "m2")  # workers run here; reconcilers on these or on a hosted runner
@@ -182,7 +191,9 @@ class Pass:
 
 class World:
     def __init__(self, issues: int = 1, max_lag: float = 0.0, whole_seconds: bool = False,
-                 lag_seed: str = "0", clones: bool = False, skew: dict[str, float] | None = None) -> None:
+                 lag_seed: str = "0", clones: bool = False, skew: dict[str, float] | None = None,
+                 adaptive: bool | None = None) -> None:
+        self.config = ADAPTIVE_CONFIG if (ADAPTIVE if adaptive is None else adaptive) else CONFIG
         self.server = MemoryServer()
         self.sched = Scheduler()
         self.workers: dict[str, Worker] = {}
@@ -315,7 +326,8 @@ class World:
             and not w.child_stopped
             and not w.crashed
             and w.exit_code is None
-            and self.clock_of(w.proc.machine).monotonic() < w.child_lease + CONFIG.kill_grace  # TERM, KILL
+            # TERM, then KILL
+            and self.clock_of(w.proc.machine).monotonic() < w.child_lease + self.config.kill_grace
         )
 
     # -- actors --------------------------------------------------------------------------
@@ -339,7 +351,7 @@ class World:
         ids = self.machine(machine)
         holder = Holder(ids.host, proc.boot if machine != CLONE else ids.boot_id, ids.machine_id, ids.pid_ns,
                         proc.pid, float(proc.pid))
-        claimer = Claimer(self._gh(machine), CONFIG, self.log.append, self.clock_of(machine), ids, holder,
+        claimer = Claimer(self._gh(machine), self.config, self.log.append, self.clock_of(machine), ids, holder,
                           sight=self.sight(machine))
 
         def claim() -> Claim:
@@ -390,7 +402,8 @@ class World:
         name = f"r{self.reconcilers}"
         self.reconcilers += 1
         here = self.machine(machine)
-        reconciler = Reconciler(self._gh(), CONFIG, self.log.append, here=here, sight=self.sight(machine))
+        reconciler = Reconciler(self._gh(), self.config, self.log.append, here=here,
+                                sight=self.sight(machine))
 
         def run_pass() -> None:
             requeued = []
@@ -402,7 +415,8 @@ class World:
                 with contextlib.suppress(GitHubError):
                     reconciler.execute_cancel(plan)
             if self.dispatch:  # as reconcile_pass does; the model approves every issue
-                dispatch_after_pass(reconciler.gh, DISPATCHING, requeued, self.log.append, lambda _: True)
+                dispatching = replace(self.config, **DISPATCHING)
+                dispatch_after_pass(reconciler.gh, dispatching, requeued, self.log.append, lambda _: True)
 
         self.passes[name] = Pass(machine=machine, boot=self.boots[machine])
         self.sched.spawn(name, run_pass)
@@ -416,7 +430,7 @@ class World:
         self.reconcilers += 1
         self.passes[name] = Pass(forced=True)
         self.person[issue].append(("release", self.clock.monotonic()))
-        reconciler = Reconciler(self._gh(), CONFIG, self.log.append, here=self.machine(HOSTED),
+        reconciler = Reconciler(self._gh(), self.config, self.log.append, here=self.machine(HOSTED),
                                 sight=self.sight(HOSTED))
 
         def release() -> None:
@@ -444,8 +458,8 @@ class World:
             if t.tombstone.token == claim.record.token and before > self.max_lag + SECOND:
                 raise InvariantError(f"{w.name} started its child although its claim was released "
                                      f"{before:.0f}s before its last list ({t.tombstone.reason})")
-        h = Holding(self._gh(w.proc.machine), claim, CONFIG, self.log.append, self.clock_of(w.proc.machine),
-                    self.machine(w.proc.machine),
+        h = Holding(self._gh(w.proc.machine), claim, self.config, self.log.append,
+                    self.clock_of(w.proc.machine), self.machine(w.proc.machine),
                     self.sight(w.proc.machine))
         w.holding = h
         if h.lease_left() <= 0:  # the wrapper gives up before starting anything
@@ -469,7 +483,7 @@ class World:
                     pass
                 if h.lost:
                     return
-                self.clock.sleep(CONFIG.heartbeat_interval)
+                self.clock.sleep(h.beat_interval())  # what the record promises (ADR 0045)
 
         self.sched.spawn(f"{w.name}.beat", beats)
 
@@ -483,16 +497,17 @@ class World:
         def end() -> None:
             try:
                 if due == "exited":
-                    h.conclude(finished(CONFIG, code or 0))
+                    h.conclude(finished(self.config, code or 0))
                 elif due == "signal":
                     # a cancelled Actions job: run.on_signal (default cancel, ADR 0043)
-                    h.conclude(signalled(CONFIG, h.claim.record.attempt, "SIGTERM", started=True))
+                    h.conclude(signalled(self.config, h.claim.record.attempt, "SIGTERM", started=True))
                 elif due == "cancel":
-                    h.conclude(cancelled(CONFIG, None))
+                    h.conclude(cancelled(self.config, None))
                 elif due == "timeout":  # run.timeout or run.idle_timeout: a failed attempt, handed back
-                    h.conclude(timed_out(CONFIG, h.claim.record.attempt, "run.timeout reached"))
+                    h.conclude(timed_out(self.config, h.claim.record.attempt, "run.timeout reached"))
                 elif due == "guardian":  # the guardian was SIGKILLed: interrupted, handed back (ADR 0030)
-                    h.conclude(handed_back(CONFIG, h.claim.record.attempt, "the guardian was killed", 137))
+                    why = "the guardian was killed"
+                    h.conclude(handed_back(self.config, h.claim.record.attempt, why, 137))
                 elif due == "lease" and h.lost is None and h.outage() is not None:
                     # GitHub did not answer (a beat stalled or failed): the wrapper's outage
                     # path, which records it without spending an attempt and hands back (ADR 0019).
@@ -500,7 +515,8 @@ class World:
                         w.outage_retries += 1
                         return bool(self.clock.sleep(seconds))
 
-                    w.outage_recorded = h.record_outage("the lease ran out", outage_bound(CONFIG), pause)
+                    bound = outage_bound(self.config, h.promise.stale_after)
+                    w.outage_recorded = h.record_outage("the lease ran out", bound, pause)
                 else:
                     h.give_up(h.lost or "the lease ran out", h.released)
             except GitHubError:
@@ -841,6 +857,7 @@ class World:
             live = [w for w in self.workers.values() if w.number == n and self.child_alive(w)]
             self._check_overlap(n, [w for w in live
                                     if w.token not in forced and not self.paused_since_beat(w)])
+            self._check_promises(log, live)
             by_token = {w.token: w for w in self.workers.values() if w.token}
             started = {w.token for w in self.workers.values() if w.child_started}
             for c in log.claims:
@@ -905,13 +922,38 @@ class World:
         assert w.claim is not None
         since = w.clean_local if w.clean_local is not None else w.claim.lease_start
         now = self.clock_of(w.proc.machine).monotonic()
-        if now >= since + CONFIG.renew_deadline + CONFIG.kill_grace:
+        # The lease of the promise that beat made (ADR 0045: a stretched beat's is longer).
+        renew = renew_deadline(w.holding.promise.stale_after) if w.holding else self.config.renew_deadline
+        if now >= since + renew + self.config.kill_grace:
             raise InvariantError(f"{w.name}'s child outlives its lease: its last beat that found the claim "
                                  f"its own was sent at t={since:g} (its boot clock), now t={now:g}")
 
     def server_stamp_monotonic(self, stamp: datetime) -> float:
         """The server monotonic time of a GitHub stamp (whole seconds round it down)."""
         return self.server.clock.monotonic() - (self.server.clock.now - stamp).total_seconds()
+    def _check_promises(self, log: IssueLog, live: list[Worker]) -> None:
+        """Holder and judge agree (ADR 0045): a live holder's lease (which its guardian
+        enforces) ends no later than a judge may presume it dead by what its record on GitHub
+        promises: the comment's update time plus the record's stale_after, less GitHub's
+        whole-second rounding."""
+        for w in live:
+            h = w.holding
+            entry = log.find(w.token) if h is not None and w.token else None
+            if h is None or entry is None or not entry.record.state.is_open:
+                continue
+            left = h.lease_until - self.clock_of(w.proc.machine).monotonic()  # the lease is on its boot clock
+            lease_end = self.server.clock.now + timedelta(seconds=left)
+            rounding = SECOND if self.server.clock.whole_seconds else 0.001
+            deadline = entry.updated_at + timedelta(seconds=entry.record.stale_after - rounding)
+            if lease_end > deadline:
+                raise InvariantError(
+                    f"{w.name}'s lease outlasts the promise its record states: it holds until "
+                    f"{(lease_end - deadline).total_seconds():.1f}s after a judge may presume it dead "
+                    f"(record: interval {entry.record.interval:g}s, "
+                    f"stale_after {entry.record.stale_after:g}s)",
+                    # A VM paused since: its boot clock, and so its lease, stood still.
+                    "paused-vm" if self.paused_since_beat(w) else None,
+                )
 
     def _check_overlap(self, n: int, live: list[Worker]) -> None:
         """Two children of one issue may overlap only until the later claim's first beat sent
@@ -954,12 +996,14 @@ class World:
             newest = max((c.updated_at for c in claims), default=None)
             if newest is None:
                 continue
-            if (p.began_at - newest).total_seconds() > CONFIG.stale_after + self.max_lag + 2 * SECOND:
+            # the judge waits for the larger of its stale_after and the record's promise
+            stale_after = max([self.config.stale_after, *(c.record.stale_after for c in claims)])
+            if (p.began_at - newest).total_seconds() > stale_after + self.max_lag + 2 * SECOND:
                 drained = n in p.drained
                 raise InvariantError(
                     f"a dead holder was kept: issue {n} is still locked after pass {name}, which began "
                     f"{(p.began_at - newest).total_seconds():.0f}s after its last claim write (stale_after "
-                    f"{CONFIG.stale_after:g}s)",
+                    f"{stale_after:g}s)",
                     "drain-identity" if drained else self._duplicate(n),
                 )
 
@@ -975,8 +1019,11 @@ class World:
         for a in self.runnable():
             self.sched.crash(a)
         self.advance(self.server.request_timeout + 1)
+        # the longest promise any record may make (ADR 0045)
+        c = self.config
+        longest = c.heartbeat_max_interval * c.stale_after / c.heartbeat_interval
         for _ in range(passes):
-            self.advance(CONFIG.stale_after + self.max_lag + 1)
+            self.advance(longest + self.max_lag + 1)
             r = self.spawn_reconciler(HOSTED)
             while not self.sched.result(r).done:
                 self.step(r)

@@ -1,0 +1,108 @@
+"""The adaptive heartbeat rule (orion_action/core/beat.py, ADR 0045): each row of its decision
+table, the bounds, and the promise that never ends before the one it replaces."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from orion_action.core.beat import (
+    Bounds,
+    Load,
+    Promise,
+    first_promise,
+    next_promise,
+    renew_deadline,
+    wanted,
+)
+
+DEFAULT = Bounds(interval=120.0, stale_after=600.0, max_interval=1800.0)
+FIRST = first_promise(DEFAULT)
+TOKEN = 1000  # a GITHUB_TOKEN's requests an hour per repository
+APP = 5000
+
+
+def fresh(live: int, limit: int = TOKEN) -> Load:
+    """`live` claims at the start of a rate-limit window, the budget untouched."""
+    return Load(live=live, limit=limit, remaining=limit, reset_in=3600.0)
+
+
+def test_a_few_claims_beat_at_the_configured_interval() -> None:
+    p = next_promise(DEFAULT, fresh(10), FIRST, 120.0)
+    assert (p.interval, p.stale_after, p.why) == (120.0, 600.0, "base")
+
+
+@pytest.mark.parametrize("limit", [TOKEN, APP])
+def test_fifty_claims_stretch_to_fit_the_identitys_content_writes(limit: int) -> None:
+    # 80 % of 500 writes/h, less 5 an hour for each run's own writes, leaves 150 for 50 beats.
+    p = next_promise(DEFAULT, fresh(50, limit), FIRST, 120.0)
+    assert (p.interval, p.stale_after, p.why) == (1200.0, 6000.0, "writes")
+
+
+def test_a_small_request_budget_decides_when_it_binds_first() -> None:
+    interval, why = wanted(DEFAULT, fresh(10, limit=600))
+    # 10 claims x 2 requests x 3600 s / (480 - 10 x 8) requests
+    assert (interval, why) == (180.0, "requests")
+
+
+def test_the_remaining_budget_stretches_the_beat_before_github_refuses() -> None:
+    # 250 left of 1,000 with 10 minutes to the reset: 50 above the 20 % floor, for 10 claims.
+    load = Load(live=10, limit=TOKEN, remaining=250, reset_in=600.0)
+    p = next_promise(DEFAULT, load, FIRST, 120.0)
+    assert (p.interval, p.why) == (pytest.approx(240.0), "remaining")  # 10 x 2 x 600 / 50
+
+
+def test_nothing_left_above_the_floor_beats_after_the_reset() -> None:
+    load = Load(live=2, limit=TOKEN, remaining=150, reset_in=700.0)
+    p = next_promise(DEFAULT, load, FIRST, 120.0)
+    assert (p.interval, p.why) == (701.0, "remaining")
+    assert p.stale_after == pytest.approx(701.0 * 5)
+
+
+def test_an_unreported_budget_assumes_a_github_token() -> None:
+    assert wanted(DEFAULT, Load(live=50)) == wanted(DEFAULT, fresh(50, TOKEN))
+
+
+def test_more_claims_than_one_identity_carries_beat_at_the_longest_interval() -> None:
+    p = next_promise(DEFAULT, fresh(100, APP), FIRST, 120.0)
+    assert (p.interval, p.stale_after) == (1800.0, 9000.0)
+
+
+def test_bounds_without_room_never_stretch() -> None:
+    fixed = Bounds(interval=120.0, stale_after=600.0, max_interval=120.0)
+    p = next_promise(fixed, fresh(100), first_promise(fixed), 120.0)
+    assert (p.interval, p.stale_after, p.why) == (120.0, 600.0, "base")
+
+
+def test_a_shrinking_promise_never_ends_before_the_one_it_replaces() -> None:
+    stretched = Promise(1200.0, 6000.0, "writes")
+    p = next_promise(DEFAULT, fresh(1), stretched, 1200.0)
+    assert p.interval == 120.0  # beat often again at once...
+    assert p.stale_after == 4800.0  # ...but promise no earlier end than the last beat did
+    q = next_promise(DEFAULT, fresh(1), p, 120.0)
+    assert q.stale_after == 4680.0
+
+
+def test_the_renew_deadline_is_two_thirds_of_the_promise() -> None:
+    assert renew_deadline(6000.0) == 4000.0
+
+
+@given(
+    live=st.integers(min_value=1, max_value=300),
+    limit=st.sampled_from([60, 1000, 5000, 15000]),
+    remaining=st.integers(min_value=0, max_value=15000),
+    reset_in=st.floats(min_value=0.0, max_value=3600.0),
+    previous=st.floats(min_value=120.0, max_value=20000.0),
+    since=st.floats(min_value=0.0, max_value=20000.0),
+    max_interval=st.sampled_from([120.0, 600.0, 1800.0, 7200.0]),
+)
+def test_every_promise_is_within_bounds_and_outlasts_the_last(
+    live: int, limit: int, remaining: int, reset_in: float, previous: float, since: float, max_interval: float
+) -> None:
+    bounds = Bounds(120.0, 600.0, max_interval)
+    load = Load(live, limit, min(remaining, limit), reset_in)
+    p = next_promise(bounds, load, Promise(previous / 5, previous), since)
+    assert bounds.interval <= p.interval <= bounds.max_interval
+    assert p.stale_after >= 5 * p.interval * (1 - 1e-12)  # the configured ratio, or more
+    assert since + p.stale_after >= previous  # the judge's deadline never moves earlier
