@@ -351,8 +351,8 @@ class World:
         ids = self.machine(machine)
         holder = Holder(ids.host, proc.boot if machine != CLONE else ids.boot_id, ids.machine_id, ids.pid_ns,
                         proc.pid, float(proc.pid))
-        claimer = Claimer(self._gh(machine), self.config, self.log.append, self.clock_of(machine), ids, holder,
-                          sight=self.sight(machine))
+        claimer = Claimer(self._gh(machine), self.config, self.log.append, self.clock_of(machine), ids,
+                          holder, sight=self.sight(machine))
 
         def claim() -> Claim:
             if issue is None:

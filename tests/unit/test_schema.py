@@ -331,10 +331,12 @@ def _cross_key_rules_hold(doc: dict[str, Any]) -> bool:
         interval = parse_duration(beat.get("interval", Config.heartbeat_interval))
         stale = parse_duration(beat.get("stale_after", Config.stale_after))
         grace = parse_duration(run.get("kill_grace", Config.kill_grace))
+        longest = parse_duration(beat["max_interval"]) if "max_interval" in beat else None
     except ValueError:
         return False
+    stretch = longest is None or (longest >= interval and longest * stale / interval <= loader.MAX_DURATION)
     durations = (interval >= loader.MIN_INTERVAL and stale >= 3 * interval
-                 and grace <= loader.MAX_KILL_GRACE and grace < stale / 3)
+                 and grace <= loader.MAX_KILL_GRACE and grace < stale / 3 and stretch)
     distinct = [f.name for f in dataclasses.fields(loader.Labels)
                 if f.name not in ("stage_prefix", "priority")]
     given = doc.get("labels", {})
