@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 
 from orion_action.config import Config
-from orion_action.core.arbitration import SERVER_TIME_SLACK_S, lost_reason
+from orion_action.core.arbitration import GITHUB_REQUEST_LIMIT_S, SERVER_TIME_SLACK_S, lost_reason
 from orion_action.core.ending import Outcome, failed_for_outage, handed_back
 from orion_action.core.issue import Issue, IssueLog, read_log
 from orion_action.core.liveness import Machine
@@ -47,9 +47,6 @@ FINAL_LOCK_WAIT_S = 1.0
 OUTAGE_RECORD_MIN_S = 600.0
 OUTAGE_RETRY_FIRST_S = 1.0
 OUTAGE_RETRY_MAX_S = 30.0
-# GitHub ends a request it has not processed within 10 s ("Timeouts" in its REST API
-# troubleshooting guide): a write sent is applied within that, or not at all.
-GITHUB_REQUEST_LIMIT_S = 10.0
 # A holder starts a label write (or an end marker) only until this long before a judge may
 # presume it dead, so that the write lands before then, however slowly GitHub answers; never
 # earlier than its lease's end, though, which is where a small stale_after leaves it (ADR 0024).
@@ -123,6 +120,13 @@ class Holding:
         # The outage record once a try sent it: from then on it may be on GitHub, a pass may
         # hand the issue back on it at once, and no later try moves a label (ADR 0024).
         self._outage_record: ClaimRecord | None = None
+        # GitHub's stamp of our last record write that a judge counts from (the claim as
+        # listed, then each beat that found the claim ours), and GitHub's time at our last
+        # fresh read with our clock just before it: the label-write bound on GitHub's clock,
+        # which a VM pause, freezing ours, cannot stretch (ADR 0055).
+        listed = claim.comments.get(claim.comment_id)
+        self._stamp: datetime | None = listed.updated_at if listed is not None else None
+        self._read_at: tuple[datetime, float] | None = None
 
     @property
     def number(self) -> int:
@@ -171,7 +175,7 @@ class Holding:
                 child_pid=self.child_pid,
                 progress=self.progress,
             )
-            self._write(record, gh)
+            stamp = self._write(record, gh)
         issue, now = gh.get_issue(c.number)
         lab = self.config.labels
         if lab.cancel in issue.labels:
@@ -184,17 +188,20 @@ class Holding:
         self.released = c.record.token in log.released_tokens()
         if self.lost is None:
             self.lease_until = max(self.lease_until, sent + self.config.renew_deadline)
+            self._stamp = stamp
 
     def lease_left(self) -> float:
         return self.lease_until - self.clock.monotonic()
 
-    def _write(self, record: ClaimRecord, gh: GitHubPort | None = None) -> None:
+    def _write(self, record: ClaimRecord, gh: GitHubPort | None = None) -> datetime:
+        """Write our record; returns GitHub's stamp of the write."""
         try:
-            (gh or self.gh).edit_comment(self.claim.comment_id, self._body(record))
+            written = (gh or self.gh).edit_comment(self.claim.comment_id, self._body(record))
         except Unavailable:
             self._ambiguous_write = True  # the server may still apply it
             raise
         self.claim.record = record
+        return written.updated_at
 
     # -- the fence -------------------------------------------------------------------------
 
@@ -240,7 +247,9 @@ class Holding:
         return self._lost_reason(issue, log, now), self.claim.record.token in log.released_tokens()
 
     def _fresh_read(self) -> tuple[Issue, IssueLog, datetime]:
+        before = self.clock.monotonic()
         issue, now = self.gh.get_issue(self.number)
+        self._read_at = (now, before)
         return issue, self._read_new_comments(issue), now
 
     # -- ending ----------------------------------------------------------------------------
@@ -455,10 +464,20 @@ class Holding:
         """The last instant, on our clock, at which a label write of ours may start: a judge may
         presume us dead stale_after after our last completed beat was sent (its updated_at is
         no earlier); less GitHub's whole-second slack and the longest a request it accepted
-        takes to land, but never before our lease ends (ADR 0024)."""
+        takes to land, but never before our lease ends (ADR 0024).
+
+        Judges count on GitHub's clock, and ours stands still while our VM is paused: the same
+        bound is also taken on GitHub's clock, from our last beat's stamp and GitHub's time at
+        our last fresh read (counted from just before that read was sent), so that a holder
+        resumed past its presumption moves no label (ADR 0055)."""
         last_sent = self.lease_until - self.config.renew_deadline
         margin = min(LABEL_LANDING_MARGIN_S, self.config.stale_after - self.config.renew_deadline)
-        return last_sent + self.config.stale_after - margin
+        bound = last_sent + self.config.stale_after - margin
+        if self._stamp is not None and self._read_at is not None:
+            github_now, sent = self._read_at
+            left = (self._stamp - github_now).total_seconds() + self.config.stale_after - margin
+            bound = min(bound, sent + left)
+        return bound
 
     @contextlib.contextmanager
     def _labels_in_time(self) -> Iterator[None]:

@@ -73,13 +73,15 @@ def test_closed_hole_replays(seed: int, episode: int, what: str) -> None:
 
 # Shrunk traces of open holes whose random episode no longer reaches them (the request
 # sequence changed): (setup, actions, the hole, what the model saw), replayed exactly.
+_LATE_UNQUEUE = [("worker", "m2", 1, False), ("worker", "m1", None, False), ("worker", "m1", None, False),
+                 ("step", "w2.claim"), ("step", "w2.claim"), ("burst", "w2.claim", 3), ("step", "w2.claim"),
+                 ("step", "w2.claim"), ("fail", "w2.claim", "late", 2)]
+_R0 = [("reconciler", "m1"), ("burst", "r0", 8), ("burst", "r0", 8)]
 ACT_CASES = [
     (explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, lag_seed="5-207"),
-     [("worker", "m2", 1, False), ("worker", "m1", None, False), ("worker", "m1", None, False),
-      ("step", "w2.claim"), ("step", "w2.claim"), ("burst", "w2.claim", 3), ("step", "w2.claim"),
-      ("step", "w2.claim"), ("fail", "w2.claim", "late", 2), ("burst", "w2.claim", 10), ("reconciler", "m1"),
-      ("burst", "r0", 8), ("burst", "r0", 8)],
-     "late-unqueue", "(5, 207): a winner whose late unqueue stranded the issue dies before its repair"),
+     [*_LATE_UNQUEUE, ("burst", "w2.claim", 2), ("crash", "w2"), *_R0],
+     "late-unqueue", "(5, 207), the winner killed: its unanswered unqueue lands after a pass requeued its "
+                     "dead claim, and it is not there to repair (ADR 0055)"),
     (explorer.Setup(issues=2, max_lag=0.0, whole_seconds=True, lag_seed="18-58"),
      [("worker", "m2", 1, False), ("worker", "m1", 2, False), ("burst", "w1.claim", 9),
       ("worker", "m2", 2, False), ("worker", "m1", 1, False), ("exit", "w1", 0), ("burst", "w1.end", 5),
@@ -89,6 +91,22 @@ ACT_CASES = [
      None, "(18, 58): a claim's unqueue lands late, after it gave up; a pass completes the earlier run as "
            "ready, and the person's requeue is lost (not yet attributed)"),
 ]
+
+
+# Exact traces of holes since closed: each must break nothing.
+CLOSED_ACT_CASES = [
+    (explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, lag_seed="5-207"),
+     [*_LATE_UNQUEUE, ("burst", "w2.claim", 10), *_R0],
+     "(5, 207) late-unqueue: a winner's unqueue goes unanswered and lands 10 s later, after a pass "
+     "requeued its claim; the winner looked at once and saw the queue label still on. It now looks once "
+     "the unqueue has landed or never will (ADR 0055)"),
+]
+
+
+@pytest.mark.parametrize(("setup", "acts", "what"), CLOSED_ACT_CASES,
+                         ids=[c[2].split(":")[0] for c in CLOSED_ACT_CASES])
+def test_closed_hole_traces(setup: explorer.Setup, acts: list[explorer.Act], what: str) -> None:
+    explorer.run_acts(setup, acts)
 
 
 @pytest.mark.parametrize(

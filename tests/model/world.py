@@ -71,8 +71,8 @@ class InvariantError(AssertionError):
 # trace in test_known_holes.py, marked xfail(strict=True), which turns red once it is fixed.
 # Remove an entry when its fix lands (ADR 0026).
 KNOWN_HOLES = {
-    "late-unqueue": "audit finding 3's residue: a winner whose late unqueue stranded the issue dies before "
-                    "its repair (ADR 0025)",
+    "late-unqueue": "audit finding 3's residue: a winner whose unanswered unqueue lands late is killed "
+                    "before it can look and repair (ADRs 0025, 0055)",
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
     "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
@@ -80,9 +80,6 @@ KNOWN_HOLES = {
     "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
     "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
-    "paused-vm": "a holder whose VM paused past stale_after counts its label-write bound on its frozen boot "
-                 "clock: on resume its ending moves labels after a pass handed the issue back "
-                 "(test_world_findings.py, ADR 0047)",
 }
 
 
@@ -455,11 +452,13 @@ class World:
         self.next_pid += 1
         h.child_pid = w.child_pid = self.next_pid  # each claim's child its own (a drain's too)
 
+        beat_gh = self._gh(w.proc.machine)  # the heartbeat thread's own client, as the wrapper's
+
         def beats() -> None:
             while not w.beat_stop:
                 sent, sent_local = self.clock.monotonic(), h.clock.monotonic()
                 try:
-                    h.beat()
+                    h.beat(beat_gh)
                     w.child_lease = h.lease_until  # after every beat, as the wrapper's on_beat does
                     if h.lost is None:
                         w.clean_beat, w.clean_local = sent, sent_local
