@@ -213,6 +213,17 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        cancelled = lab.cancel in issue.labels",
         "        cancelled = False",
     )],
+    # h20-holder-holes: the holder side of issue 15's open holes (ADR 0055).
+    "a winner looks for its unanswered unqueue's strand at once (ADR 0055)": [(
+        "services/claiming.py",
+        "                    self.clock.sleep(unqueue_sent + UNQUEUE_LANDED_S - self.clock.monotonic())",
+        "                    self.clock.sleep(0.0)",
+    )],
+    "the label-write bound counts on the boot clock alone (ADR 0055)": [(
+        "services/holding.py",
+        "        if self._stamp is not None and self._read_at is not None:",
+        "        if False:",
+    )],
 }
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which

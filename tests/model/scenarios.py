@@ -394,6 +394,51 @@ def release_before_the_unqueue_lands() -> None:
         world.close()
 
 
+def unanswered_unqueue_lands_after_a_requeue() -> None:
+    """The winner's queue-label removal goes unanswered and lands 10 s later (GitHub's limit);
+    its wrapper gives up, and a pass on its machine requeues the claim (its process is gone:
+    dead) before the removal lands. The winner must look for the strand only once its removal
+    has landed, and put the queue label back; looking at once, it sees the label still on
+    (ADR 0055, the late-unqueue trace (5, 207))."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _ops(world, claim, "remove_label"))
+        world.fail(claim, "late", 2)  # the unqueue, and the `lost` edit after it
+        _run(world, claim, _ops(world, claim, "sleep"))  # the wrapper exits, or waits for its unqueue
+        _pass(world, "m1")
+        _run(world, claim)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def ending_resumed_past_presumption() -> None:
+    """m1's VM pauses right after its run's first beat and stays paused past stale_after (its
+    boot clock frozen). On resume its child exits at once, and its ending reads the claim as
+    still its own; then a pass, which presumes m1 dead, hands the issue back and m2 claims it
+    and runs. m1's ending, whose lease looks fresh on the frozen clock, must count on GitHub's
+    clock and move no label, or it takes m2's lock (ADR 0055, the paused-vm trace (17, 22))."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        world.pause_vm("m1")
+        world.advance(CONFIG.stale_after + 5)
+        world.resume_vm("m1")
+        world.child_exits(w0, 0)
+        world.react()
+        end = f"{w0.name}.end"
+        _run(world, end, _ops(world, end, "edit_comment"))  # its fence read: the claim is still its own
+        _pass(world)
+        w1 = _running(world, "m2")
+        _run(world, end)
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -402,5 +447,6 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         late_label_write_near_presumption, release_after_deletions_shift_pages, release_beside_a_deletion,
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,
         release_finished_by_the_next_pass, release_before_the_unqueue_lands,
+        unanswered_unqueue_lands_after_a_requeue, ending_resumed_past_presumption,
     )
 }
