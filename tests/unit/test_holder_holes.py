@@ -44,7 +44,8 @@ class Paused(ServerTime):
 def claimer(s: MemoryServer, clock: ServerTime) -> Claimer:
     here = Machine(host="w", boot_id="w-boot", machine_id="w-id", pid_ns="w-ns")
     holder = Holder("w", "w-boot", "w-id", "w-ns", 20, 20.0)
-    return Claimer(s.client(), CONFIG, lambda _line: None, clock, here, holder, sight=lambda _pid, _child: None)
+    return Claimer(s.client(), CONFIG, lambda _line: None, clock, here, holder,
+                   sight=lambda _pid, _child: None)
 
 
 def test_an_unanswered_unqueue_is_looked_at_once_it_has_landed() -> None:
