@@ -224,6 +224,16 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if self._stamp is not None and self._read_at is not None:",
         "        if False:",
     )],
+    "an outage record's look back gives up on its first unanswered read (ADR 0056)": [(
+        "services/holding.py",
+        "            except Unavailable:\n                raise\n",
+        "",
+    )],
+    "an outage record's look back ends before a beat in flight has landed (ADR 0056)": [(
+        "services/holding.py",
+        "            window = max(window, GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S)",
+        "            window = window",
+    )],
 }
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which

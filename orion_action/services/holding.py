@@ -371,17 +371,29 @@ class Holding:
         """A pass that read our record as `running` before we wrote it may post its tombstone
         and then rewrite the record's visible line from what it read, undoing our account (and
         so counting the attempt after all). It does so within a request or two of its
-        tombstone: look again a little later and put our record back if that happened."""
+        tombstone: look again a little later and put our record back if that happened. A beat
+        we could not wait for (`_ambiguous_write`) may land over it up to GitHub's request
+        limit after it was sent, before our write: then look until that has passed too. A read
+        that gets no answer raises, and `record_outage` tries again within its bound: giving
+        up on the first would leave a late beat's `running` standing (ADR 0056)."""
         body = render_record(record)
-        for _ in range(OUTAGE_READ_BACKS):
+        window = OUTAGE_READ_BACKS * OUTAGE_READ_BACK_S
+        if self._ambiguous_write:
+            window = max(window, GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S)
+        until = self.clock.monotonic() + window
+        while True:
             self.clock.sleep(OUTAGE_READ_BACK_S)
             try:
                 current, _ = self.gh.get_comment(self.claim.comment_id)
                 if current.body != body:
                     self.log(f"#{self.number}: our outage record was overwritten; writing it again")
                     self.gh.edit_comment(self.claim.comment_id, body)
+            except Unavailable:
+                raise
             except GitHubError as exc:
                 self.log(f"#{self.number}: could not read our outage record back ({exc})")
+                return
+            if self.clock.monotonic() >= until:
                 return
 
     def _record_outage_once(self, why: str) -> ClaimRecord:

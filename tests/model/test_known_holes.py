@@ -100,6 +100,13 @@ CLOSED_ACT_CASES = [
      "(5, 207) late-unqueue: a winner's unqueue goes unanswered and lands 10 s later, after a pass "
      "requeued its claim; the winner looked at once and saw the queue label still on. It now looks once "
      "the unqueue has landed or never will (ADR 0055)"),
+    (explorer.Setup(issues=1, max_lag=1.0, whole_seconds=True, lag_seed="6-324", skew=2.0),
+     [("worker", "m2", 1, False), ("step", "w0.claim"), ("burst", "w0.claim", 6), ("step", "w0.claim"),
+      ("time", 25.0), ("step", "w0.beat"), ("fail", "w0.beat", "ambiguous", 7), ("step", "w0.beat"),
+      ("burst", "w0.beat", 3), ("step", "w0.end"), ("time", 10.0), ("step", "w0.end"), ("burst", "w0.end", 4),
+      ("step", "w0.beat"), ("fail", "w0.end", "late", 10), ("burst", "w0.end", 2)],
+     "(6, 324) outage-record-overwritten: a beat in flight lands over the outage record and the look back "
+     "gets no answer; the outage path gave up there and the attempt was spent. It tries again (ADR 0056)"),
 ]
 
 

@@ -79,7 +79,8 @@ KNOWN_HOLES = {
     "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it off",
     "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
-    "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
+    "outage-record-overwritten": "a pass's rewrite of a released record, sent after the holder's looks back, "
+                                 "undoes an outage record (ADR 0056)",
 }
 
 

@@ -1,6 +1,8 @@
-"""The holder-side holes of the hostile model (issue 15, ADR 0055): a winner whose unqueue goes
-unanswered looks at the issue only once that removal has landed or never will, and a holder
-counts its label-write bound on GitHub's clock too, which a VM pause does not freeze."""
+"""The holder-side holes of the hostile model (issue 15, ADRs 0055 and 0056): a winner whose
+unqueue goes unanswered looks at the issue only once that removal has landed or never will; a
+holder counts its label-write bound on GitHub's clock too, which a VM pause does not freeze; an
+outage record is looked at until a beat in flight has landed, and a look that gets no answer is
+tried again."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from orion_action.config import Config
 from orion_action.core.ending import finished
 from orion_action.core.issue import read_log, trusted_set
 from orion_action.core.liveness import Machine
-from orion_action.core.record import Holder, ReleaseAction, Tombstone, render_tombstone
+from orion_action.core.record import Holder, ReleaseAction, State, Tombstone, render_tombstone
 from orion_action.errors import GitHubError
 from orion_action.services.claiming import UNQUEUE_LANDED_S, Claimer
 from orion_action.services.holding import Holding
@@ -121,3 +123,75 @@ def test_an_ending_in_time_on_both_clocks_moves_the_labels() -> None:
     clock.paused = 5.0
     assert h.conclude(finished(CONFIG, 0)) is None
     assert s.issue(n).labels == frozenset({LAB.ready})
+
+
+def outage_holding(clock: ServerTime | None = None) -> tuple[MemoryServer, Holding, str]:
+    """A holder past its label-write bound (the outage path records only), and the `running`
+    body its last beat wrote: what a late beat would put back."""
+    s = clock.server if clock is not None else MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    clock = clock or ServerTime(s)
+    here = Machine(host="w", boot_id="w-boot", machine_id="w-id", pid_ns="w-ns")
+    h = Holding(s.client(), claimer(s, clock).claim_number(n, None), CONFIG, lambda _line: None, clock, here,
+                sight=lambda _pid, _child: None)
+    h.child_pid = 4242
+    h.beat()
+    running = next(c.body for c in s.comments(n) if c.id == h.claim.comment_id)
+    s.clock.advance(CONFIG.stale_after - 5)
+    return s, h, running
+
+
+def overwrite_on_look(s: MemoryServer, h: Holding, body: str, look: int, unanswered: bool) -> None:
+    """Before the `look`-th read of our record, a late beat lands over it (and, if
+    `unanswered`, that read gets no answer)."""
+    seen = {"n": 0}
+
+    def hook(op: str, _args: tuple[object, ...]) -> None:
+        if op == "get_comment":
+            seen["n"] += 1
+            if seen["n"] == look:
+                s.client().edit_comment(h.claim.comment_id, body)
+                if unanswered:
+                    s.fail_next(ME, "unavailable")
+
+    s.on_call = hook
+
+
+def test_an_unanswered_look_back_is_tried_again() -> None:
+    """A beat lands over the outage record and the look back gets no answer: giving up there
+    left "running", and the pass counted the attempt. The outage path tries again within its
+    bound and puts its record back (ADR 0056)."""
+    s, h, running = outage_holding()
+    overwrite_on_look(s, h, running, 1, unanswered=True)
+    assert h.record_outage("the lease ran out", 600, lambda _s: False)
+    record = read_log(s.comments(h.number), trusted_set(BOT, ())).find(h.claim.record.token)
+    assert record is not None and not record.record.counts_attempt
+    assert record.record.state is State.INTERRUPTED
+
+
+class LateBeat(ServerTime):
+    """The server's clock; once a sleep passes `land_at`, a late beat lands: `running` again."""
+
+    land_at: float | None = None
+    body = ""
+    comment_id = 0
+
+    def sleep(self, seconds: float, wake: threading.Event | None = None) -> bool:
+        super().sleep(seconds, wake)
+        if self.land_at is not None and self.monotonic() >= self.land_at:
+            self.land_at = None
+            self.server.client().edit_comment(self.comment_id, self.body)
+        return False
+
+
+def test_the_look_back_lasts_until_a_beat_in_flight_has_landed() -> None:
+    """A beat the outage path could not wait for lands 6 s after its record, past the two looks
+    a pass's rewrite needs: the outage path looks until GitHub's request limit has passed."""
+    clock = LateBeat(MemoryServer())
+    s, h, running = outage_holding(clock)
+    h._ambiguous_write = True  # a beat was in flight when the outage path began
+    clock.land_at, clock.body, clock.comment_id = s.clock.monotonic() + 6.0, running, h.claim.comment_id
+    assert h.record_outage("the lease ran out", 600, lambda _s: False)
+    assert clock.land_at is None, "the beat did not land"
+    record = read_log(s.comments(h.number), trusted_set(BOT, ())).find(h.claim.record.token)
+    assert record is not None and record.record.state is State.INTERRUPTED
