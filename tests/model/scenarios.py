@@ -442,8 +442,8 @@ def ending_resumed_past_presumption() -> None:
 def _outage_beside_a_beat_in_flight(world: World, beat_fails: str) -> tuple[Worker, str, str]:
     """Every beat of m1's run gets no answer (`beat_fails`: each lands anyway, or lands late);
     its lease runs out while a beat is in flight, holding the record, so its outage path
-    cannot wait for it, and the wrapper is slow to take it up. Returns the worker, its beat's actor and its ending's actor, the
-    ending stopped before its outage record is written."""
+    cannot wait for it, and the wrapper is slow to take it up. Returns the worker, its beat's
+    actor and its ending's actor, the ending stopped before its outage record is written."""
     w = _running(world, "m1")
     assert w.holding is not None
     beat, end = f"{w.name}.beat", f"{w.name}.end"
