@@ -82,6 +82,14 @@ ACT_CASES = [
      [*_LATE_UNQUEUE, ("burst", "w2.claim", 2), ("crash", "w2"), *_R0],
      "late-unqueue", "(5, 207), the winner killed: its unanswered unqueue lands after a pass requeued its "
                      "dead claim, and it is not there to repair (ADR 0055)"),
+    (explorer.Setup(issues=1, max_lag=0.0, whole_seconds=True, lag_seed="h20", guardians_die=True),
+     [("worker", "m1", 1, False), ("burst", "w0.claim", 12), ("burst", "w0.beat", 4), ("guardian", "w0"),
+      ("burst", "w0.end", 5), ("fail", "w0.end", "late", 1), ("burst", "w0.end", 5), ("reconciler", "hosted"),
+      ("burst", "r0", 30), ("worker", "m2", 1, False), ("burst", "w1.claim", 12), ("burst", "w1.beat", 4),
+      ("land", 0), ("time", 10.0), ("burst", "w1.beat", 6)],
+     "stolen-by-ending", "directed: w0's ending hands the issue back and its lock removal goes unanswered; "
+                         "a pass finishes the hand-back from the final record, w1 claims, and the removal "
+                         "lands on w1's lock (ADR 0055)"),
     (explorer.Setup(issues=2, max_lag=0.0, whole_seconds=True, lag_seed="18-58"),
      [("worker", "m2", 1, False), ("worker", "m1", 2, False), ("burst", "w1.claim", 9),
       ("worker", "m2", 2, False), ("worker", "m1", 1, False), ("exit", "w1", 0), ("burst", "w1.end", 5),
