@@ -90,6 +90,15 @@ ACT_CASES = [
      "stolen-by-ending", "directed: w0's ending hands the issue back and its lock removal goes unanswered; "
                          "a pass finishes the hand-back from the final record, w1 claims, and the removal "
                          "lands on w1's lock (ADR 0055)"),
+    (explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="13-197", skew=30.0,
+                    dispatch=True),
+     [("worker", "m2", 1, True), ("step", "w0.claim"), ("burst", "w0.claim", 6), ("step", "w0.claim"),
+      ("step", "w0.beat"), ("step", "w0.beat"), ("time", 60.0), ("step", "w0.end"), ("reconciler", "m2"),
+      ("reconciler", "hosted"), ("burst", "w0.beat", 3), ("burst", "r1", 7), ("burst", "w0.end", 7), ("step", "r1"),
+      ("step", "r1")],
+     "outage-record-overwritten", "(13, 197): a pass posts its tombstone, the holder writes its outage record "
+                                  "and looks twice, then the pass rewrites the record from the `running` it read "
+                                  "(ADR 0056's residual)"),
     (explorer.Setup(issues=2, max_lag=0.0, whole_seconds=True, lag_seed="18-58"),
      [("worker", "m2", 1, False), ("worker", "m1", 2, False), ("burst", "w1.claim", 9),
       ("worker", "m2", 2, False), ("worker", "m1", 1, False), ("exit", "w1", 0), ("burst", "w1.end", 5),
