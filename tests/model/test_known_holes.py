@@ -94,11 +94,11 @@ ACT_CASES = [
                     dispatch=True),
      [("worker", "m2", 1, True), ("step", "w0.claim"), ("burst", "w0.claim", 6), ("step", "w0.claim"),
       ("step", "w0.beat"), ("step", "w0.beat"), ("time", 60.0), ("step", "w0.end"), ("reconciler", "m2"),
-      ("reconciler", "hosted"), ("burst", "w0.beat", 3), ("burst", "r1", 7), ("burst", "w0.end", 7), ("step", "r1"),
-      ("step", "r1")],
-     "outage-record-overwritten", "(13, 197): a pass posts its tombstone, the holder writes its outage record "
-                                  "and looks twice, then the pass rewrites the record from the `running` it read "
-                                  "(ADR 0056's residual)"),
+      ("reconciler", "hosted"), ("burst", "w0.beat", 3), ("burst", "r1", 7), ("burst", "w0.end", 7),
+      ("step", "r1"), ("step", "r1")],
+     "outage-record-overwritten",
+     "(13, 197): a pass posts its tombstone, the holder writes its outage record and looks twice, then "
+     "the pass rewrites the record from the `running` it read (ADR 0056's residual)"),
     (explorer.Setup(issues=2, max_lag=0.0, whole_seconds=True, lag_seed="18-58"),
      [("worker", "m2", 1, False), ("worker", "m1", 2, False), ("burst", "w1.claim", 9),
       ("worker", "m2", 2, False), ("worker", "m1", 1, False), ("exit", "w1", 0), ("burst", "w1.end", 5),
