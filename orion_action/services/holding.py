@@ -335,7 +335,8 @@ class Holding:
         stopped: say so on the record, so that the run spends no attempt (ADR 0019), and hand
         the issue back if the claim is still ours. GitHub may still be down: try again with
         backoff for `bound_s` seconds; `pause(s)` waits and returns True when a signal says to
-        stop. Returns whether the record was written."""
+        stop. Returns whether the record was written and, as far as its looks back saw, stands
+        (ADR 0056)."""
         self._stop_beats()
         n = self.number
         deadline = self.clock.monotonic() + bound_s
