@@ -213,6 +213,27 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        cancelled = lab.cancel in issue.labels",
         "        cancelled = False",
     )],
+    # h20-holder-holes: the holder side of issue 15's open holes (ADR 0055).
+    "a winner looks for its unanswered unqueue's strand at once (ADR 0055)": [(
+        "services/claiming.py",
+        "                    self.clock.sleep(unqueue_sent + UNQUEUE_LANDED_S - self.clock.monotonic())",
+        "                    self.clock.sleep(0.0)",
+    )],
+    "the label-write bound counts on the boot clock alone (ADR 0055)": [(
+        "services/holding.py",
+        "        if self._stamp is not None and self._read_at is not None:",
+        "        if False:",
+    )],
+    "an outage record's look back gives up on its first unanswered read (ADR 0056)": [(
+        "services/holding.py",
+        "            except Unavailable:\n                raise\n",
+        "",
+    )],
+    "an outage record's look back ends before a beat in flight has landed (ADR 0056)": [(
+        "services/holding.py",
+        "            window = max(window, GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S)",
+        "            window = window",
+    )],
 }
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which

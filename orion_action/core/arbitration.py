@@ -19,6 +19,9 @@ from orion_action.core.record import RELEASE_MARK, State
 # GitHub's timestamps and its Date header have whole seconds: an event stamped within this
 # much before a read may have happened after it.
 SERVER_TIME_SLACK_S = 1.0
+# GitHub ends a request it has not processed within 10 s ("Timeouts" in its REST API
+# troubleshooting guide): a write sent is applied within that, or not at all.
+GITHUB_REQUEST_LIMIT_S = 10.0
 
 
 def winner(log: IssueLog, is_dead: Callable[[ClaimEntry], bool]) -> ClaimEntry | None:

@@ -17,6 +17,7 @@ from datetime import datetime
 
 from orion_action.config import Config
 from orion_action.core.arbitration import (
+    GITHUB_REQUEST_LIMIT_S,
     SERVER_TIME_SLACK_S,
     blocker,
     may_tidy_lock,
@@ -28,7 +29,7 @@ from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_l
 from orion_action.core.liveness import Machine
 from orion_action.core.queue import next_pick, pick_order
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, ReleaseAction, State, render_record
-from orion_action.errors import GitHubError, NotClaimed
+from orion_action.errors import GitHubError, NotClaimed, Unavailable
 from orion_action.ports import Clock, GitHubPort, Policy, Sight
 from orion_action.services.observe import judge_entry
 from orion_action.services.pause import refuse_if_paused
@@ -41,6 +42,9 @@ LIST_SETTLE_S = 1.0
 # How long to wait for our own claim comment to show up in the list at all.
 VISIBILITY_TIMEOUT_S = 20.0
 MAX_NEXT_CANDIDATES = 10
+# An unanswered unqueue has landed, or never will, this long after it was sent (GitHub's
+# processing limit, plus its whole-second slack).
+UNQUEUE_LANDED_S = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S
 # The releases that put an issue back in the queue (the others close, fail or cancel it).
 REQUEUES = (ReleaseAction.REQUEUE, ReleaseAction.RELEASE)
 
@@ -276,15 +280,20 @@ class Claimer:
         # dies before this point leaves it, so a person's requeue is never lost with it (defect
         # 7 of the v0.1 audit), and a pass finding the queue label beside a dead claim that
         # never ran knows the issue is wanted again.
+        unqueue_sent = 0.0
         try:
             with self.gh.bounded(in_lease):
                 claim.record = record.with_changes(state=State.RUNNING, attempt=log.attempts_used() + 1)
                 self.gh.edit_comment(claim.comment_id, render_record(claim.record))
-                claim.unqueued = True
+                claim.unqueued, unqueue_sent = True, self.clock.monotonic()
                 took_queueing = self.gh.remove_label(n, lab.queue)
         except GitHubError as exc:
             self._give_up(claim, f"the claim could not be completed: {exc}")
             if claim.unqueued:  # it may have landed after a requeue (ADR 0025)
+                if isinstance(exc, Unavailable):
+                    # Unanswered, it may still land: look only once it has landed or never
+                    # will, or the check sees the queue label it is about to take (ADR 0055).
+                    self.clock.sleep(unqueue_sent + UNQUEUE_LANDED_S - self.clock.monotonic())
                 restore_queue(self.gh, self.config, claim, self.log)
             raise
         if not took_queueing:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 
 from orion_action.config import Config
-from orion_action.core.arbitration import SERVER_TIME_SLACK_S, lost_reason
+from orion_action.core.arbitration import GITHUB_REQUEST_LIMIT_S, SERVER_TIME_SLACK_S, lost_reason
 from orion_action.core.beat import Bounds, Load, Promise, next_promise, renew_deadline
 from orion_action.core.ending import Outcome, failed_for_outage, handed_back
 from orion_action.core.issue import Issue, IssueLog, read_log
@@ -48,9 +48,6 @@ FINAL_LOCK_WAIT_S = 1.0
 OUTAGE_RECORD_MIN_S = 600.0
 OUTAGE_RETRY_FIRST_S = 1.0
 OUTAGE_RETRY_MAX_S = 30.0
-# GitHub ends a request it has not processed within 10 s ("Timeouts" in its REST API
-# troubleshooting guide): a write sent is applied within that, or not at all.
-GITHUB_REQUEST_LIMIT_S = 10.0
 # A holder starts a label write (or an end marker) only until this long before a judge may
 # presume it dead, so that the write lands before then, however slowly GitHub answers; never
 # earlier than its lease's end, though, which is where a small stale_after leaves it (ADR 0024).
@@ -138,6 +135,13 @@ class Holding:
         # The outage record once a try sent it: from then on it may be on GitHub, a pass may
         # hand the issue back on it at once, and no later try moves a label (ADR 0024).
         self._outage_record: ClaimRecord | None = None
+        # GitHub's stamp of our last record write that a judge counts from (the claim as
+        # listed, then each beat that found the claim ours), and GitHub's time at our last
+        # fresh read with our clock just before it: the label-write bound on GitHub's clock,
+        # which a VM pause, freezing ours, cannot stretch (ADR 0055).
+        listed = claim.comments.get(claim.comment_id)
+        self._stamp: datetime | None = listed.updated_at if listed is not None else None
+        self._read_at: tuple[datetime, float] | None = None
 
     @property
     def number(self) -> int:
@@ -189,7 +193,7 @@ class Holding:
                 interval=promise.interval,
                 stale_after=promise.stale_after,
             )
-            self._write(record, gh)
+            stamp = self._write(record, gh)
         issue, now = gh.get_issue(c.number)
         lab = self.config.labels
         if lab.cancel in issue.labels:
@@ -203,6 +207,7 @@ class Holding:
         if self.lost is None:
             self.promise, self.last_sent = promise, sent
             self.lease_until = max(self.lease_until, sent + renew_deadline(promise.stale_after))
+            self._stamp = stamp
 
     def _next_promise(self, gh: GitHubPort, now: float) -> Promise:
         """What the next beat promises (core/beat.py): from the live claims, counted when the
@@ -226,13 +231,15 @@ class Holding:
     def lease_left(self) -> float:
         return self.lease_until - self.clock.monotonic()
 
-    def _write(self, record: ClaimRecord, gh: GitHubPort | None = None) -> None:
+    def _write(self, record: ClaimRecord, gh: GitHubPort | None = None) -> datetime:
+        """Write our record; returns GitHub's stamp of the write."""
         try:
-            (gh or self.gh).edit_comment(self.claim.comment_id, self._body(record))
+            written = (gh or self.gh).edit_comment(self.claim.comment_id, self._body(record))
         except Unavailable:
             self._ambiguous_write = True  # the server may still apply it
             raise
         self.claim.record = record
+        return written.updated_at
 
     # -- the fence -------------------------------------------------------------------------
 
@@ -278,7 +285,9 @@ class Holding:
         return self._lost_reason(issue, log, now), self.claim.record.token in log.released_tokens()
 
     def _fresh_read(self) -> tuple[Issue, IssueLog, datetime]:
+        before = self.clock.monotonic()
         issue, now = self.gh.get_issue(self.number)
+        self._read_at = (now, before)
         return issue, self._read_new_comments(issue), now
 
     # -- ending ----------------------------------------------------------------------------
@@ -364,7 +373,8 @@ class Holding:
         stopped: say so on the record, so that the run spends no attempt (ADR 0019), and hand
         the issue back if the claim is still ours. GitHub may still be down: try again with
         backoff for `bound_s` seconds; `pause(s)` waits and returns True when a signal says to
-        stop. Returns whether the record was written."""
+        stop. Returns whether the record was written and, as far as its looks back saw, stands
+        (ADR 0056)."""
         self._stop_beats()
         n = self.number
         deadline = self.clock.monotonic() + bound_s
@@ -400,17 +410,29 @@ class Holding:
         """A pass that read our record as `running` before we wrote it may post its tombstone
         and then rewrite the record's visible line from what it read, undoing our account (and
         so counting the attempt after all). It does so within a request or two of its
-        tombstone: look again a little later and put our record back if that happened."""
+        tombstone: look again a little later and put our record back if that happened. A beat
+        we could not wait for (`_ambiguous_write`) may land over it up to GitHub's request
+        limit after it was sent, before our write: then look until that has passed too. A read
+        that gets no answer raises, and `record_outage` tries again within its bound: giving
+        up on the first would leave a late beat's `running` standing (ADR 0056)."""
         body = render_record(record)
-        for _ in range(OUTAGE_READ_BACKS):
+        window = OUTAGE_READ_BACKS * OUTAGE_READ_BACK_S
+        if self._ambiguous_write:
+            window = max(window, GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S)
+        until = self.clock.monotonic() + window
+        while True:
             self.clock.sleep(OUTAGE_READ_BACK_S)
             try:
                 current, _ = self.gh.get_comment(self.claim.comment_id)
                 if current.body != body:
                     self.log(f"#{self.number}: our outage record was overwritten; writing it again")
                     self.gh.edit_comment(self.claim.comment_id, body)
+            except Unavailable:
+                raise
             except GitHubError as exc:
                 self.log(f"#{self.number}: could not read our outage record back ({exc})")
+                return
+            if self.clock.monotonic() >= until:
                 return
 
     def _record_outage_once(self, why: str) -> ClaimRecord:
@@ -493,10 +515,21 @@ class Holding:
         """The last instant, on our clock, at which a label write of ours may start: a judge may
         presume us dead stale_after after our last completed beat was sent (its updated_at is
         no earlier); less GitHub's whole-second slack and the longest a request it accepted
-        takes to land, but never before our lease ends (ADR 0024)."""
+        takes to land, but never before our lease ends (ADR 0024). The stale_after is the one
+        our record promises (ADR 0045).
+
+        Judges count on GitHub's clock, and ours stands still while our VM is paused: the same
+        bound is also taken on GitHub's clock, from our last beat's stamp and GitHub's time at
+        our last fresh read (counted from just before that read was sent), so that a holder
+        resumed past its presumption moves no label (ADR 0055)."""
         stale_after = self.promise.stale_after
         margin = min(LABEL_LANDING_MARGIN_S, stale_after - renew_deadline(stale_after))
-        return self.last_sent + stale_after - margin
+        bound = self.last_sent + stale_after - margin
+        if self._stamp is not None and self._read_at is not None:
+            github_now, sent = self._read_at
+            left = (self._stamp - github_now).total_seconds() + stale_after - margin
+            bound = min(bound, sent + left)
+        return bound
 
     @contextlib.contextmanager
     def _labels_in_time(self) -> Iterator[None]:

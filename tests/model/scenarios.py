@@ -394,6 +394,106 @@ def release_before_the_unqueue_lands() -> None:
         world.close()
 
 
+def unanswered_unqueue_lands_after_a_requeue() -> None:
+    """The winner's queue-label removal goes unanswered and lands 10 s later (GitHub's limit);
+    its wrapper gives up, and a pass on its machine requeues the claim (its process is gone:
+    dead) before the removal lands. The winner must look for the strand only once its removal
+    has landed, and put the queue label back; looking at once, it sees the label still on
+    (ADR 0055, the late-unqueue trace (5, 207))."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _ops(world, claim, "remove_label"))
+        world.fail(claim, "late", 2)  # the unqueue, and the `lost` edit after it
+        _run(world, claim, _ops(world, claim, "sleep"))  # the wrapper exits, or waits for its unqueue
+        _pass(world, "m1")
+        _run(world, claim)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def ending_resumed_past_presumption() -> None:
+    """m1's VM pauses right after its run's first beat and stays paused past stale_after (its
+    boot clock frozen). On resume its child exits at once, and its ending reads the claim as
+    still its own; then a pass, which presumes m1 dead, hands the issue back and m2 claims it
+    and runs. m1's ending, whose lease looks fresh on the frozen clock, must count on GitHub's
+    clock and move no label, or it takes m2's lock (ADR 0055, the paused-vm trace (17, 22))."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        world.pause_vm("m1")
+        world.advance(CONFIG.stale_after + 5)
+        world.resume_vm("m1")
+        world.child_exits(w0, 0)
+        world.react()
+        end = f"{w0.name}.end"
+        _run(world, end, _ops(world, end, "edit_comment"))  # its fence read: the claim is still its own
+        _pass(world)
+        w1 = _running(world, "m2")
+        _run(world, end)
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def _outage_beside_a_beat_in_flight(world: World, beat_fails: str) -> tuple[Worker, str, str]:
+    """Every beat of m1's run gets no answer (`beat_fails`: each lands anyway, or lands late);
+    its lease runs out while a beat is in flight, holding the record, so its outage path
+    cannot wait for it, and the wrapper is slow to take it up. Returns the worker, its beat's
+    actor and its ending's actor, the ending stopped before its outage record is written."""
+    w = _running(world, "m1")
+    assert w.holding is not None
+    beat, end = f"{w.name}.beat", f"{w.name}.end"
+    world.fail(beat, beat_fails, 50)
+    while True:
+        _run(world, beat, _ops(world, beat, "edit_comment"))  # it wakes, up to its next edit
+        if w.holding.lease_left() <= 0:
+            break
+        world.step(beat)  # the edit: no answer
+        world.check()
+    world.react()
+    assert w.ending == "lease", w.ending
+    # Its wrapper gets to run again only after the last moment a label write could land
+    # before presumption: the record is all it may write, and no end marker backs it.
+    world.advance(w.holding._last_label_write() - w.holding.clock.monotonic() + 1.0)
+    _run(world, end, _ops(world, end, "edit_comment"))
+    return w, beat, end
+
+
+def late_beat_over_an_outage_record() -> None:
+    """m1's outage record is written while a beat it could not wait for is in flight; that
+    beat lands over the record ("running" again), and the ending's first look back gets no
+    answer. Giving up there left the attempt spent; it must try again within its bound and
+    put the record back (ADR 0056; seed 6 episode 324)."""
+    world = World()
+    try:
+        _w, beat, end = _outage_beside_a_beat_in_flight(world, "ambiguous")
+        _run(world, end, _ops(world, end, "sleep"))  # written, read back: it is there
+        _run(world, beat, _ops(world, beat, "sleep"))  # the beat in flight lands over it
+        world.fail(end, "unavailable")  # the look back gets no answer
+        _run(world, end)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def beat_lands_late_over_an_outage_record() -> None:
+    """As above, but the beat in flight lands late: after GitHub's request limit has nearly
+    run, past the two looks back a pass's rewrite needs. The ending must look until a beat
+    sent before its record must have landed (ADR 0056)."""
+    world = World()
+    try:
+        _w, beat, end = _outage_beside_a_beat_in_flight(world, "late")
+        world.step(beat)  # the beat in flight is sent: it lands up to 10 s later
+        _run(world, end)  # its record is written before that, and looked at
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -402,5 +502,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         late_label_write_near_presumption, release_after_deletions_shift_pages, release_beside_a_deletion,
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,
         release_finished_by_the_next_pass, release_before_the_unqueue_lands,
+        unanswered_unqueue_lands_after_a_requeue, ending_resumed_past_presumption,
+        late_beat_over_an_outage_record, beat_lands_late_over_an_outage_record,
     )
 }

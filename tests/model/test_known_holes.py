@@ -73,13 +73,32 @@ def test_closed_hole_replays(seed: int, episode: int, what: str) -> None:
 
 # Shrunk traces of open holes whose random episode no longer reaches them (the request
 # sequence changed): (setup, actions, the hole, what the model saw), replayed exactly.
+_LATE_UNQUEUE = [("worker", "m2", 1, False), ("worker", "m1", None, False), ("worker", "m1", None, False),
+                 ("step", "w2.claim"), ("step", "w2.claim"), ("burst", "w2.claim", 3), ("step", "w2.claim"),
+                 ("step", "w2.claim"), ("fail", "w2.claim", "late", 2)]
+_R0 = [("reconciler", "m1"), ("burst", "r0", 8), ("burst", "r0", 8)]
 ACT_CASES = [
     (explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, lag_seed="5-207"),
-     [("worker", "m2", 1, False), ("worker", "m1", None, False), ("worker", "m1", None, False),
-      ("step", "w2.claim"), ("step", "w2.claim"), ("burst", "w2.claim", 3), ("step", "w2.claim"),
-      ("step", "w2.claim"), ("fail", "w2.claim", "late", 2), ("burst", "w2.claim", 10), ("reconciler", "m1"),
-      ("burst", "r0", 8), ("burst", "r0", 8)],
-     "late-unqueue", "(5, 207): a winner whose late unqueue stranded the issue dies before its repair"),
+     [*_LATE_UNQUEUE, ("burst", "w2.claim", 2), ("crash", "w2"), *_R0],
+     "late-unqueue", "(5, 207), the winner killed: its unanswered unqueue lands after a pass requeued its "
+                     "dead claim, and it is not there to repair (ADR 0055)"),
+    (explorer.Setup(issues=1, max_lag=0.0, whole_seconds=True, lag_seed="h20", guardians_die=True),
+     [("worker", "m1", 1, False), ("burst", "w0.claim", 12), ("burst", "w0.beat", 4), ("guardian", "w0"),
+      ("burst", "w0.end", 5), ("fail", "w0.end", "late", 1), ("burst", "w0.end", 5), ("reconciler", "hosted"),
+      ("burst", "r0", 30), ("worker", "m2", 1, False), ("burst", "w1.claim", 12), ("burst", "w1.beat", 4),
+      ("land", 0), ("time", 10.0), ("burst", "w1.beat", 6)],
+     "stolen-by-ending", "directed: w0's ending hands the issue back and its lock removal goes unanswered; "
+                         "a pass finishes the hand-back from the final record, w1 claims, and the removal "
+                         "lands on w1's lock (ADR 0055)"),
+    (explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="13-197", skew=30.0,
+                    dispatch=True),
+     [("worker", "m2", 1, True), ("step", "w0.claim"), ("burst", "w0.claim", 6), ("step", "w0.claim"),
+      ("step", "w0.beat"), ("step", "w0.beat"), ("time", 60.0), ("step", "w0.end"), ("reconciler", "m2"),
+      ("reconciler", "hosted"), ("burst", "w0.beat", 3), ("burst", "r1", 7), ("burst", "w0.end", 7),
+      ("step", "r1"), ("step", "r1")],
+     "outage-record-overwritten",
+     "(13, 197): a pass posts its tombstone, the holder writes its outage record and looks twice, then "
+     "the pass rewrites the record from the `running` it read (ADR 0056's residual)"),
     (explorer.Setup(issues=2, max_lag=0.0, whole_seconds=True, lag_seed="18-58"),
      [("worker", "m2", 1, False), ("worker", "m1", 2, False), ("burst", "w1.claim", 9),
       ("worker", "m2", 2, False), ("worker", "m1", 1, False), ("exit", "w1", 0), ("burst", "w1.end", 5),
@@ -89,6 +108,29 @@ ACT_CASES = [
      None, "(18, 58): a claim's unqueue lands late, after it gave up; a pass completes the earlier run as "
            "ready, and the person's requeue is lost (not yet attributed)"),
 ]
+
+
+# Exact traces of holes since closed: each must break nothing.
+CLOSED_ACT_CASES = [
+    (explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, lag_seed="5-207"),
+     [*_LATE_UNQUEUE, ("burst", "w2.claim", 10), *_R0],
+     "(5, 207) late-unqueue: a winner's unqueue goes unanswered and lands 10 s later, after a pass "
+     "requeued its claim; the winner looked at once and saw the queue label still on. It now looks once "
+     "the unqueue has landed or never will (ADR 0055)"),
+    (explorer.Setup(issues=1, max_lag=1.0, whole_seconds=True, lag_seed="6-324", skew=2.0),
+     [("worker", "m2", 1, False), ("step", "w0.claim"), ("burst", "w0.claim", 6), ("step", "w0.claim"),
+      ("time", 25.0), ("step", "w0.beat"), ("fail", "w0.beat", "ambiguous", 7), ("step", "w0.beat"),
+      ("burst", "w0.beat", 3), ("step", "w0.end"), ("time", 10.0), ("step", "w0.end"), ("burst", "w0.end", 4),
+      ("step", "w0.beat"), ("fail", "w0.end", "late", 10), ("burst", "w0.end", 2)],
+     "(6, 324) outage-record-overwritten: a beat in flight lands over the outage record and the look back "
+     "gets no answer; the outage path gave up there and the attempt was spent. It tries again (ADR 0056)"),
+]
+
+
+@pytest.mark.parametrize(("setup", "acts", "what"), CLOSED_ACT_CASES,
+                         ids=[c[2].split(":")[0] for c in CLOSED_ACT_CASES])
+def test_closed_hole_traces(setup: explorer.Setup, acts: list[explorer.Act], what: str) -> None:
+    explorer.run_acts(setup, acts)
 
 
 @pytest.mark.parametrize(

@@ -80,18 +80,16 @@ class InvariantError(AssertionError):
 # trace in test_known_holes.py, marked xfail(strict=True), which turns red once it is fixed.
 # Remove an entry when its fix lands (ADR 0026).
 KNOWN_HOLES = {
-    "late-unqueue": "audit finding 3's residue: a winner whose late unqueue stranded the issue dies before "
-                    "its repair (ADR 0025)",
+    "late-unqueue": "audit finding 3's residue: a winner whose unanswered unqueue lands late is killed "
+                    "before it can look and repair (ADRs 0025, 0055)",
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
     "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
     "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it off",
     "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
-    "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
-    "paused-vm": "a holder whose VM paused past stale_after counts its label-write bound on its frozen boot "
-                 "clock: on resume its ending moves labels after a pass handed the issue back "
-                 "(test_world_findings.py, ADR 0047)",
+    "outage-record-overwritten": "a pass's rewrite of a released record, sent after the holder's looks back, "
+                                 "undoes an outage record (ADR 0056)",
 }
 
 
@@ -469,11 +467,13 @@ class World:
         self.next_pid += 1
         h.child_pid = w.child_pid = self.next_pid  # each claim's child its own (a drain's too)
 
+        beat_gh = self._gh(w.proc.machine)  # the heartbeat thread's own client, as the wrapper's
+
         def beats() -> None:
             while not w.beat_stop:
                 sent, sent_local = self.clock.monotonic(), h.clock.monotonic()
                 try:
-                    h.beat()
+                    h.beat(beat_gh)
                     w.child_lease = h.lease_until  # after every beat, as the wrapper's on_beat does
                     if h.lost is None:
                         w.clean_beat, w.clean_local = sent, sent_local
@@ -857,7 +857,9 @@ class World:
             live = [w for w in self.workers.values() if w.number == n and self.child_alive(w)]
             self._check_overlap(n, [w for w in live
                                     if w.token not in forced and not self.paused_since_beat(w)])
-            self._check_promises(log, live)
+            # A VM paused since its beat: its boot clock, its lease and its guardian stood still
+            # (ADR 0047); what it may still do on resume is ADR 0055's bound on GitHub's clock.
+            self._check_promises(log, [w for w in live if not self.paused_since_beat(w)])
             by_token = {w.token: w for w in self.workers.values() if w.token}
             started = {w.token for w in self.workers.values() if w.child_started}
             for c in log.claims:
@@ -950,9 +952,7 @@ class World:
                     f"{w.name}'s lease outlasts the promise its record states: it holds until "
                     f"{(lease_end - deadline).total_seconds():.1f}s after a judge may presume it dead "
                     f"(record: interval {entry.record.interval:g}s, "
-                    f"stale_after {entry.record.stale_after:g}s)",
-                    # A VM paused since: its boot clock, and so its lease, stood still.
-                    "paused-vm" if self.paused_since_beat(w) else None,
+                    f"stale_after {entry.record.stale_after:g}s)"
                 )
 
     def _check_overlap(self, n: int, live: list[Worker]) -> None:
