@@ -342,7 +342,8 @@ class Sim:
             "running_holders_released": len(self.releases),
             "repairs": len(self.repairs),
             "beats_failed": self.beat_failures,
-            "examples": self.refused_claims[:2] + [x for _, x in self.deferred_claims[-1:]] + self.lost[:2] + self.releases[:2] + self.repairs[:2],
+            "examples": (self.refused_claims[:2] + [x for _, x in self.deferred_claims[-1:]] + self.lost[:2]
+                         + self.releases[:2] + self.repairs[:2]),
         }
 
 
@@ -407,7 +408,8 @@ def main() -> int:
         "within the limits no run loses its claim": all(
             r["runs_lost"] == 0 and r["claims_refused"] == 0 for r in rows if r["within_80_percent"]),
         "no running holder is released, at any load": all(r["running_holders_released"] == 0 for r in rows),
-        "no run is lost, at any load (a claim waits instead, ADR 0060)": all(r["runs_lost"] == 0 for r in rows),
+        "no run is lost, at any load (a claim waits instead, ADR 0060)": all(
+            r["runs_lost"] == 0 for r in rows),
     }
     for name, ok in targets.items():
         print(f"{'PASS' if ok else 'MISS' if ok is not None else 'n/a '}  {name}")

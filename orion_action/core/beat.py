@@ -158,5 +158,6 @@ def refusal(bounds: Bounds, load: Load) -> str | None:
                 f"at the longest beat ({longest}), over {SHARE:.0%} of the token's {limit}")
     if load.remaining is not None and load.remaining < (1 - SHARE) * limit:
         wait = f" (it resets in {load.reset_in:.0f}s)" if load.reset_in is not None else ""
-        return f"the token has {load.remaining} of {limit} requests left{wait}, below the {1 - SHARE:.0%} kept for live claims"
+        return (f"the token has {load.remaining} of {limit} requests left{wait}, "
+                f"below the {1 - SHARE:.0%} kept for live claims")
     return None

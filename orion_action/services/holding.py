@@ -60,9 +60,10 @@ LABEL_LANDING_MARGIN_S = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S
 OUTAGE_READ_BACKS = 2
 OUTAGE_READ_BACK_S = 2.0
 # A holder whose beat may stretch counts the repository's live claims (one listing of the lock
-# label per 100) on its second beat (a run that ends at once pays nothing), then every
-# COUNT_EVERY_BEATS beats and at least this often: a fleet that grows is seen within minutes at
-# a short beat, and the count costs a fifth of the beats' requests at most (ADR 0045).
+# label per 100) every COUNT_EVERY_BEATS beats and at least this often, from the count its
+# claimer made (ADR 0060; without one, from its second beat): a fleet that grows is seen within
+# minutes at a short beat, and the count costs a fifth of the beats' requests at most (ADR 0045);
+# every beat while the writes bind the beat.
 COUNT_EVERY_S = 3600.0
 COUNT_EVERY_BEATS = 5
 
