@@ -172,6 +172,7 @@ class Claimer:
     def claim_number(self, number: int, stage: str | None) -> Claim:
         issue, _ = self.gh.get_issue(number)
         refuse_if_paused([issue], self.config)
+        self._require_queued(issue)  # an issue that cannot run says so, whatever the budget
         self._admit()
         return self.claim(issue, stage)
 

@@ -121,9 +121,15 @@ def test_a_new_claim_waits_once_one_more_would_not_fit_at_the_longest_beat() -> 
     why = refusal(slow, fresh(60, 600))  # 9 requests an hour each: 53 fit 80 % of 600
     assert why is not None and "requests an hour" in why
     assert refusal(slow, fresh(60, APP)) is None
+    twenty = Bounds(interval=120.0, stale_after=600.0, max_interval=1200.0)  # 3 + 5 writes an hour each
+    assert refusal(twenty, fresh(49)) is None  # 50 claims: exactly 80 % of 500 still fits
+    assert refusal(twenty, fresh(50)) is not None
 
 
 def test_a_new_claim_waits_while_the_token_is_below_its_floor() -> None:
     assert refusal(DEFAULT, Load(live=1, limit=TOKEN, remaining=201, reset_in=900.0)) is None
     why = refusal(DEFAULT, Load(live=1, limit=TOKEN, remaining=199, reset_in=900.0))
     assert why is not None and "199 of 1000" in why and "resets in 900s" in why
+    assert refusal(DEFAULT, Load(live=1, limit=TOKEN, remaining=200, reset_in=900.0)) is None  # the floor itself
+    unreported = refusal(DEFAULT, Load(live=1, limit=TOKEN, remaining=10, reset_in=None))
+    assert unreported is not None and "resets" not in unreported
