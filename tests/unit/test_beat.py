@@ -130,6 +130,7 @@ def test_a_new_claim_waits_while_the_token_is_below_its_floor() -> None:
     assert refusal(DEFAULT, Load(live=1, limit=TOKEN, remaining=201, reset_in=900.0)) is None
     why = refusal(DEFAULT, Load(live=1, limit=TOKEN, remaining=199, reset_in=900.0))
     assert why is not None and "199 of 1000" in why and "resets in 900s" in why
-    assert refusal(DEFAULT, Load(live=1, limit=TOKEN, remaining=200, reset_in=900.0)) is None  # the floor itself
+    at_floor = Load(live=1, limit=TOKEN, remaining=200, reset_in=900.0)
+    assert refusal(DEFAULT, at_floor) is None  # the floor itself is still usable
     unreported = refusal(DEFAULT, Load(live=1, limit=TOKEN, remaining=10, reset_in=None))
     assert unreported is not None and "resets" not in unreported
