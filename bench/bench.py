@@ -18,6 +18,7 @@ import json
 import math
 import os
 import platform
+import resource
 import shutil
 import signal
 import statistics
@@ -51,6 +52,7 @@ from faults import (  # noqa: E402
 from rig import Emulator, Proxy, RepoHandle, orion_env, wait_until  # noqa: E402
 
 from orion_action.core.record import ClaimRecord, Holder, State, render_record  # noqa: E402
+from orion_action.services.claiming import LIST_SETTLE_S  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 import recovery_pickup  # noqa: E402
@@ -457,7 +459,9 @@ class Bench:
         alone = [repo.create_issue(f"bench: alone {i}", ["orion"]) for i in range(3)]
         mark = len(proxy.log)
         alone_log = orion.workdir / "children-alone.log"
-        self._workers(orion, alone_log, "go-alone", 1, child_s)
+        cpu = self._cpu_seconds()
+        alone_wall = self._workers(orion, alone_log, "go-alone", 1, child_s)
+        cpu_per_issue = (self._cpu_seconds() - cpu) / len(alone)
         assert sorted(int(e["issue"]) for e in child_events(alone_log) if e["event"] == "start") == alone
         baseline = sum(1 for e in proxy.log[mark:] if e.status != 304) / len(alone)
         per_issue = statistics.mean(charged) / issues
@@ -469,12 +473,48 @@ class Bench:
             "claims_posted_per_issue": [round(x / issues, 2) for x in claims],
             "first_claims_queue_positions": first_positions,
             "uncontended_charged_per_issue": round(baseline, 1)}
+        # Where the time goes (issue 19): one worker alone takes `per_issue` seconds an issue,
+        # the list settle among them; 8 workers in parallel can do no better than 8 x 60 /
+        # per_issue a minute (no contention, a core each), and the machine no better than its
+        # cores' CPU seconds over the CPU an issue costs (every process: worker loops, wrappers,
+        # guardians, children, the emulator and the proxy).
+        per_issue_s = alone_wall / len(alone)
+        cores = os.cpu_count() or 1
+        ceilings = {"per_issue_alone_s": round(per_issue_s, 2), "settle_s": LIST_SETTLE_S,
+                    "cpu_s_per_issue": round(cpu_per_issue, 2), "cores": cores,
+                    "load_average": [round(x, 1) for x in os.getloadavg()],
+                    "parallel_ceiling_per_min": round(workers * 60 / per_issue_s, 1),
+                    "parallel_ceiling_without_settle_per_min": round(
+                        workers * 60 / max(0.01, per_issue_s - LIST_SETTLE_S), 1),
+                    "cpu_ceiling_per_min": round(cores * 60 / max(0.01, cpu_per_issue), 1)}
+        self.results["throughput"]["ceilings"] = ceilings
         rate = statistics.mean(rates)
         self.row("exactly-once throughput (8 workers)", rate, "issues/min", ">= 100, each once",
                  once and rate >= 100)
         self.row("  requests per issue charged (all workers; 304s free)", per_issue, "req",
                  f"<= 1.5 x {baseline:.1f} alone", per_issue <= 1.5 * baseline)
         self.row("  claims posted per issue", statistics.mean(claims) / issues, "claims")
+        self.row("  one worker alone: seconds per issue (settle 1 s)", per_issue_s, "s")
+        self.row("  ceiling: 8 in parallel, a core each", ceilings["parallel_ceiling_per_min"], "issues/min")
+        self.row("  ... the same without the settle", ceilings["parallel_ceiling_without_settle_per_min"],
+                 "issues/min")
+        self.row(f"  ceiling: CPU ({cores} cores, {cpu_per_issue:.2f} CPU-s an issue)",
+                 ceilings["cpu_ceiling_per_min"], "issues/min")
+
+    def _cpu_seconds(self) -> float:
+        """CPU spent so far by this process (the proxy's threads), its waited-for descendants
+        (worker loops, wrappers, guardians, children) and the emulator."""
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        total = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+        proc = getattr(self.emu, "_proc", None)
+        if proc is not None:
+            with contextlib.suppress(psutil.Error):
+                root = psutil.Process(proc.pid)
+                for p in [root, *root.children(recursive=True)]:  # node, under whatever started it
+                    t = p.cpu_times()
+                    total += t.user + t.system
+        return total
 
     def _workers(self, orion: Orion, log: Path, go_name: str, workers: int, child_s: float) -> float:
         """`workers` processes each looping `run --next` until the queue is empty, started

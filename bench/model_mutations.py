@@ -234,6 +234,25 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "            window = max(window, GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S)",
         "            window = window",
     )],
+    # Adaptive beats (ADR 0045): run with ORION_MODEL_ADAPTIVE=1 (ENVIRONMENTS below), where a
+    # 2 s base beat stretches nine-fold and records promise several times the judges' stale_after.
+    "a judge uses its own stale_after, not the record's promise (ADR 0045)": [(
+        "core/liveness.py",
+        "    limit = max(stale_after, record.stale_after)",
+        "    limit = stale_after",
+    )],
+    "the holder's lease ignores the promise: config.renew_deadline (ADR 0045)": [(
+        "services/holding.py",
+        "            self.lease_until = max(self.lease_until, sent + renew_deadline(promise.stale_after))",
+        "            self.lease_until = max(self.lease_until, sent + self.config.renew_deadline)",
+    )],
+}
+
+# The environment a mutation runs in, beyond this process's (both the mutated and the reference
+# run): the adaptive ones only show where beats stretch.
+ENVIRONMENTS: dict[str, dict[str, str]] = {
+    "a judge uses its own stale_after, not the record's promise (ADR 0045)": {"ORION_MODEL_ADAPTIVE": "1"},
+    "the holder's lease ignores the promise: config.renew_deadline (ADR 0045)": {"ORION_MODEL_ADAPTIVE": "1"},
 }
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which
@@ -297,12 +316,13 @@ def run_one(name: str, mutation: list[tuple[str, str, str]] | None) -> dict[str,
         out = subprocess.run(
             [sys.executable, "-c", RUNNER, tmp, str(ROOT / "tests"), str(EPISODES), json.dumps(SEEDS),
              str(ROOT), REFERENCE, "1" if mutation else "0"],
-            capture_output=True, text=True, timeout=1800,
+            capture_output=True, text=True, timeout=1800, env={**os.environ, **ENVIRONMENTS.get(name, {})},
         )
         if out.returncode != 0:
             return {"mutation": name, "error": out.stderr.strip().splitlines()[-1:]}
         result = json.loads(out.stdout.strip().splitlines()[-1])
-        return {"mutation": name, **result, "seconds": round(time.monotonic() - started, 1)}
+        return {"mutation": name, **result, **({"env": ENVIRONMENTS[name]} if name in ENVIRONMENTS else {}),
+                "seconds": round(time.monotonic() - started, 1)}
 
 
 def _show(r: dict[str, object]) -> None:

@@ -136,3 +136,28 @@ def renew_deadline(stale_after: float) -> float:
     before anyone may presume it dead on the promise that beat wrote (Config.renew_deadline
     for a stretched promise)."""
     return stale_after * 2 / 3
+
+
+def refusal(bounds: Bounds, load: Load) -> str | None:
+    """Why a new claim must wait (None: it fits), judged before anything is posted: with
+    `load.live` claims already live, one more must still fit SHARE of the writes and of the
+    token's requests at the longest beat, and the token must be above its (1 - SHARE) floor.
+    Holders then never meet a refusal that outlasts their lease; the queue waits instead
+    (issue 19: a limit never costs a run, ADR 0060)."""
+    live = max(0, load.live) + 1
+    per_hour = HOUR / bounds.max_interval
+    limit = load.limit or DEFAULT_LIMIT
+    longest = f"{bounds.max_interval / 60:g} min"
+    writes = live * (per_hour * WRITES_PER_BEAT + RUN_WRITES_PER_CLAIM_H)
+    if writes > SHARE * WRITES_PER_HOUR:
+        return (f"{live - 1} claims are live: one more would need about {writes:.0f} content writes an "
+                f"hour at the longest beat ({longest}), over {SHARE:.0%} of GitHub's {WRITES_PER_HOUR}")
+    requests = live * (per_hour * REQUESTS_PER_BEAT + RUN_REQUESTS_PER_CLAIM_H)
+    if requests > SHARE * limit:
+        return (f"{live - 1} claims are live: one more would need about {requests:.0f} requests an hour "
+                f"at the longest beat ({longest}), over {SHARE:.0%} of the token's {limit}")
+    if load.remaining is not None and load.remaining < (1 - SHARE) * limit:
+        wait = f" (it resets in {load.reset_in:.0f}s)" if load.reset_in is not None else ""
+        return (f"the token has {load.remaining} of {limit} requests left{wait}, "
+                f"below the {1 - SHARE:.0%} kept for live claims")
+    return None

@@ -25,6 +25,7 @@ from orion_action.core.arbitration import (
     rivals_before,
     winner,
 )
+from orion_action.core.beat import Bounds, Load, refusal
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine
 from orion_action.core.queue import next_pick, pick_order
@@ -111,6 +112,9 @@ class Claim:
     # there, ADR 0023): what was listed, never the issue's count, which may run ahead of it.
     listed: list[int] = field(default_factory=list)
     unqueued: bool = False  # the queue label removal was sent: it may have landed (ADR 0025)
+    # The other live claims counted when this one was admitted (None: not counted): the
+    # holder's first beat stretches on it instead of counting again (ADR 0060).
+    live: int | None = None
 
     @property
     def number(self) -> int:
@@ -125,6 +129,8 @@ class Claimer:
     # How many claims came before ours in the race the last claim lost (claim_next skips as
     # many queued issues: core/queue.py next_pick).
     rivals = 1
+    # The live claims `_admit` counted (None: it did not count).
+    live: int | None = None
 
     def __init__(
         self,
@@ -152,6 +158,7 @@ class Claimer:
         queued = queued_candidates(self.gh, self.config, require)
         if not queued:
             raise NotClaimed(empty_queue(self.config, require) + missing_label_hint(self.gh, self.config))
+        self._admit()
         # The head first (queue order), but workers that list at once do not all race down the
         # queue behind one another: a loser skips past its rivals (issue 19, core/queue.py).
         tried: list[int] = []
@@ -169,7 +176,28 @@ class Claimer:
     def claim_number(self, number: int, stage: str | None) -> Claim:
         issue, _ = self.gh.get_issue(number)
         refuse_if_paused([issue], self.config)
+        self._require_queued(issue)  # an issue that cannot run says so, whatever the budget
+        self._admit()
         return self.claim(issue, stage)
+
+    def _admit(self) -> None:
+        """Where beats may stretch, a new claim waits while one more would not fit GitHub's
+        budget at the longest beat (core/beat.py `refusal`): the live claims (one listing of
+        the lock label per 100) and the budget the last response reported. Nothing is posted;
+        the queue keeps the issue (ADR 0060)."""
+        c = self.config
+        if c.heartbeat_max_interval <= c.heartbeat_interval:
+            return
+        bounds = Bounds(c.heartbeat_interval, c.stale_after, c.heartbeat_max_interval)
+        budget = self.gh.budget
+        # The token's floor first: it needs no count (a claimer that waits spends no more).
+        why = refusal(bounds, Load(0, budget.limit, budget.remaining, budget.reset_in))
+        if why is None:
+            live = self.live = sum(1 for i in self.gh.list_issues(c.labels.working) if i.is_open)
+            budget = self.gh.budget
+            why = refusal(bounds, Load(live, budget.limit, budget.remaining, budget.reset_in))
+        if why is not None:
+            raise NotClaimed(f"GitHub's budget is short: {why}; not claiming, the queue waits")
 
     # -- claiming ---------------------------------------------------------------------------
 
@@ -194,7 +222,7 @@ class Claimer:
             actions=self.actions_run,
         )
         lease_start = self.clock.monotonic()
-        claim = Claim(issue, 0, record, frozenset(), lease_start)
+        claim = Claim(issue, 0, record, frozenset(), lease_start, live=self.live)
         # No claim write may outlast the lease: a claimer that stalls must not act after a judge
         # may already presume it dead (defect 2 of the v0.1 audit).
         in_lease = Policy(self.clock, lease_start + self.config.renew_deadline)

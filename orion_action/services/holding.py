@@ -57,9 +57,10 @@ LABEL_LANDING_MARGIN_S = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S
 OUTAGE_READ_BACKS = 2
 OUTAGE_READ_BACK_S = 2.0
 # A holder whose beat may stretch counts the repository's live claims (one listing of the lock
-# label per 100) on its second beat (a run that ends at once pays nothing), then every
-# COUNT_EVERY_BEATS beats and at least this often: a fleet that grows is seen within minutes at
-# a short beat, and the count costs a fifth of the beats' requests at most (ADR 0045).
+# label per 100) every COUNT_EVERY_BEATS beats and at least this often, from the count its
+# claimer made (ADR 0060; without one, from its second beat): a fleet that grows is seen within
+# minutes at a short beat, and the count costs a fifth of the beats' requests at most (ADR 0045);
+# every beat while the writes bind the beat.
 COUNT_EVERY_S = 3600.0
 COUNT_EVERY_BEATS = 5
 
@@ -119,6 +120,8 @@ class Holding:
         self.lease_until = claim.lease_start + renew_deadline(self.promise.stale_after)
         self.live = 1  # live claims in the repository, as last counted
         self._counted_at: tuple[float, int] | None = None  # when, and at which beat
+        if claim.live is not None:  # counted by the claimer (ADR 0060): the first beat stretches on it
+            self.live, self._counted_at = claim.live + 1, (claim.lease_start, 0)
         self.progress: str | None = None  # the child's last progress line, shown at the next beat
         self.child_pid: int | None = None
         self._record_lock = threading.Lock()
@@ -215,6 +218,9 @@ class Holding:
         counted = self._counted_at
         beats = self.claim.record.beats
         due = counted is None or now - counted[0] >= COUNT_EVERY_S or beats - counted[1] >= COUNT_EVERY_BEATS
+        # Bound by the writes, a stale count lets a growing fleet overrun them (the read is
+        # cheap beside the write it spaces out): count every beat then (ADR 0060).
+        due = due or self.promise.why == "writes"
         due = due and beats >= 1  # not on the first beat: a run that ends at once pays no count
         if self.bounds.max_interval > self.bounds.interval and due:
             working = self.config.labels.working

@@ -73,6 +73,11 @@ RESULT_FILE_NAME = "result.md"
 # How long an ending waits for a beat in flight to finish its reads (which its own then repeat
 # for free, ADR 0044): the time of two reads, not of an outage.
 BEAT_SETTLE_S = 1.0
+# The first beat (the record with the child's pid, which spends an attempt) waits this long, at
+# most a quarter of the lease left, for a command that ends at once: its final record carries
+# the pid instead, one edit and two charged reads fewer (issue 19, ADR 0059). Short: a wrapper
+# killed before its pid is recorded spends no attempt.
+FIRST_BEAT_WAIT_S = 0.5
 
 
 class Interrupted(OrionError):
@@ -276,6 +281,8 @@ class Heartbeat(threading.Thread):
 
     def _beat_until_stopped(self) -> None:
         h = self.holding
+        if self.stop.wait(min(FIRST_BEAT_WAIT_S, max(0.0, h.lease_left() / 4))):
+            return  # the run ended first: its ending writes the record, pid included
         while not self.stop.is_set():
             h.progress = read_progress(self.progress_file) or h.progress
             try:

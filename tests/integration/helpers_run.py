@@ -178,8 +178,10 @@ def only_record(repo: RepoHandle, n: int) -> ClaimRecord:
 
 
 def running_record(repo: RepoHandle, n: int) -> ClaimRecord | None:
+    """The record saying running with its child's pid: from the first beat, which comes up to
+    half a second after the child started (ADR 0059), not the claim's `running`."""
     for r in records(repo, n):
-        if r.state is State.RUNNING:
+        if r.state is State.RUNNING and r.child_pid is not None:
             return r
     return None
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from fakes.memory_github import BOT, MemoryServer, ServerTime
 
 from orion_action.config import Config
@@ -14,6 +15,7 @@ from orion_action.core.beat import renew_deadline
 from orion_action.core.issue import read_log, trusted_set
 from orion_action.core.liveness import Liveness, Machine
 from orion_action.core.record import Holder
+from orion_action.errors import NotClaimed
 from orion_action.services.claiming import Claimer
 from orion_action.services.holding import COUNT_EVERY_BEATS, Holding
 from orion_action.services.observe import judge_entry
@@ -26,7 +28,10 @@ def machine(name: str) -> Machine:
     return Machine(host=name, boot_id=f"{name}-boot", machine_id=f"{name}-id", pid_ns=f"{name}-ns")
 
 
-def holding(s: MemoryServer, config: Config = DEFAULTS) -> Holding:
+def holding(s: MemoryServer, config: Config = DEFAULTS, others: int = 0) -> Holding:
+    """A holder of a new claim, `others` live claims elsewhere when it claimed (the claimer
+    counts them: ADR 0060)."""
+    others_hold(s, others)
     n = s.create_issue("work", [LAB.queue])
     holder = Holder("h", "h-boot", "h-id", "h-ns", 20, 20.0)
     claim = Claimer(s.client(), config, lambda _: None, ServerTime(s), machine("h"), holder,
@@ -42,21 +47,21 @@ def others_hold(s: MemoryServer, count: int) -> None:
         s.create_issue(f"held {i}", [LAB.working])
 
 
-def test_a_lone_holder_beats_at_the_configured_interval_and_counts_from_its_second_beat() -> None:
+def test_a_lone_holder_beats_at_the_configured_interval_on_the_count_its_claim_made() -> None:
     s = MemoryServer()
     h = holding(s)
+    assert h.live == 1  # the claimer counted the live claims before posting (ADR 0060)
+    for beat in range(COUNT_EVERY_BEATS):
+        h.beat()
+        assert h.gh.requests == 3 * (beat + 1)  # the edit, the issue, the listing: no count
     h.beat()
-    assert h.claim.record.interval == 120.0
-    assert h.gh.requests == 3  # the edit, the issue, the listing: no count on the first beat
-    h.beat()
-    assert h.gh.requests == 3 + 4  # ...and one listing of the lock label on the second
+    assert h.gh.requests == 3 * COUNT_EVERY_BEATS + 4  # ...then one listing of the lock label
     assert (h.claim.record.interval, h.claim.record.stale_after, h.live) == (120.0, 600.0, 1)
 
 
 def test_fifty_live_claims_stretch_the_beat_and_the_record_carries_the_promise() -> None:
     s = MemoryServer()
-    h = holding(s)
-    others_hold(s, 49)
+    h = holding(s, others=49)
     h.beat()
     s.clock.advance(h.beat_interval())
     sent = h.clock.monotonic()
@@ -72,8 +77,7 @@ def test_fifty_live_claims_stretch_the_beat_and_the_record_carries_the_promise()
 
 def test_a_judge_elsewhere_keeps_a_stretched_holder_alive_until_its_promise_runs_out() -> None:
     s = MemoryServer()
-    h = holding(s)
-    others_hold(s, 49)
+    h = holding(s, others=49)
     h.beat()
     s.clock.advance(h.beat_interval())
     h.beat()
@@ -90,8 +94,7 @@ def test_a_judge_elsewhere_keeps_a_stretched_holder_alive_until_its_promise_runs
 
 def test_when_the_fleet_shrinks_the_beat_shortens_at_once_and_the_promise_gradually() -> None:
     s = MemoryServer()
-    h = holding(s)
-    others_hold(s, 49)
+    h = holding(s, others=49)
     h.beat()
     s.clock.advance(h.beat_interval())
     h.beat()
@@ -137,3 +140,33 @@ def test_a_beat_github_limits_with_retry_after_still_holds_the_claim() -> None:
     assert h.clock.monotonic() == sent + 120.0  # two Retry-After waits
     assert h.lease_until == sent + renew_deadline(h.claim.record.stale_after)
     assert h.lease_left() > 0
+
+
+def test_a_claim_that_one_identity_cannot_carry_waits_and_posts_nothing() -> None:
+    """Issue 19: a limit never costs a run. At the longest beat (30 min) each claim needs about
+    7 content writes an hour with its run's own: 57 fit 80 % of 500, a 58th waits in the queue
+    (ADR 0060) instead of taking writes the holders' beats need."""
+    s = MemoryServer()
+    others_hold(s, 57)
+    n = s.create_issue("work", [LAB.queue])
+    claimer = Claimer(s.client(), DEFAULTS, lambda _: None, ServerTime(s), machine("h"),
+                      Holder("h", "h-boot", "h-id", "h-ns", 20, 20.0), sight=lambda *_: None)
+    with pytest.raises(NotClaimed, match="budget is short: 57 claims are live.*content writes"):
+        claimer.claim_number(n, None)
+    assert s.comments(n) == [] and s.issue(n).labels == {LAB.queue}
+    s.remove_label(s.issues()[0].number, LAB.working)  # one run ended: 56 live, room for one
+    h = holding(s)
+    assert h.live == 57  # the 56 others, counted at the claim, and its own
+    h.beat()
+    assert h.claim.record.interval > 1000.0  # its first beat already stretches on that count
+
+
+def test_a_holder_bound_by_the_writes_counts_the_fleet_every_beat() -> None:
+    s = MemoryServer()
+    h = holding(s, others=49)
+    h.beat()
+    assert h.promise.why == "writes"
+    before = h.gh.requests
+    s.clock.advance(h.beat_interval())
+    h.beat()
+    assert h.gh.requests - before == 4  # the edit, the issue, the listing and the count

@@ -13,6 +13,7 @@ from orion_action.core.beat import (
     Promise,
     first_promise,
     next_promise,
+    refusal,
     renew_deadline,
     wanted,
 )
@@ -106,3 +107,30 @@ def test_every_promise_is_within_bounds_and_outlasts_the_last(
     assert bounds.interval <= p.interval <= bounds.max_interval
     assert p.stale_after >= 5 * p.interval * (1 - 1e-12)  # the configured ratio, or more
     assert since + p.stale_after >= previous  # the judge's deadline never moves earlier
+
+
+def test_a_new_claim_waits_once_one_more_would_not_fit_at_the_longest_beat() -> None:
+    """ADR 0060: at the 30 min beat a claim needs 2 beat writes and about 5 run writes an hour:
+    57 claims fit 80 % of 500 writes, a 58th does not; the requests bind later (about 12 an
+    hour each: 66 on a GITHUB_TOKEN, so the writes bind first there; a smaller budget binds)."""
+    assert refusal(DEFAULT, fresh(56)) is None
+    why = refusal(DEFAULT, fresh(57))
+    assert why is not None and "content writes" in why
+    assert refusal(DEFAULT, fresh(57, APP)) is not None  # the writes are per identity, whatever the token
+    slow = Bounds(interval=120.0, stale_after=600.0, max_interval=7200.0)  # 0.5 beat writes an hour
+    why = refusal(slow, fresh(60, 600))  # 9 requests an hour each: 53 fit 80 % of 600
+    assert why is not None and "requests an hour" in why
+    assert refusal(slow, fresh(60, APP)) is None
+    twenty = Bounds(interval=120.0, stale_after=600.0, max_interval=1200.0)  # 3 + 5 writes an hour each
+    assert refusal(twenty, fresh(49)) is None  # 50 claims: exactly 80 % of 500 still fits
+    assert refusal(twenty, fresh(50)) is not None
+
+
+def test_a_new_claim_waits_while_the_token_is_below_its_floor() -> None:
+    assert refusal(DEFAULT, Load(live=1, limit=TOKEN, remaining=201, reset_in=900.0)) is None
+    why = refusal(DEFAULT, Load(live=1, limit=TOKEN, remaining=199, reset_in=900.0))
+    assert why is not None and "199 of 1000" in why and "resets in 900s" in why
+    at_floor = Load(live=1, limit=TOKEN, remaining=200, reset_in=900.0)
+    assert refusal(DEFAULT, at_floor) is None  # the floor itself is still usable
+    unreported = refusal(DEFAULT, Load(live=1, limit=TOKEN, remaining=10, reset_in=None))
+    assert unreported is not None and "resets" not in unreported
