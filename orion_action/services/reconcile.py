@@ -23,6 +23,7 @@ from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict
 from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel, plan_issue, plan_release
 from orion_action.core.queue import pick_order_across
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
+from orion_action.core.survey import QueueRow, Survey, queue_row
 from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError
 from orion_action.ports import GitHubPort, RunnerPort, Sight
 from orion_action.services import dashboard
@@ -31,12 +32,7 @@ from orion_action.services.dispatch import dispatch_after_pass, trigger_check
 from orion_action.services.holding import move_labels
 from orion_action.services.observe import judge_entry
 from orion_action.services.pause import Paused, read_pause
-from orion_action.services.survey import (
-    QueueRow,
-    Spent,
-    Survey,
-    queue_row,
-)
+from orion_action.services.survey import Spent
 
 Log = Callable[[str], None]
 # The repository-wide listing reaches this much further back than a holder beating on time
