@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from orion_action.config import Config
-from orion_action.core.beat import SHARE, WRITES_PER_HOUR
 from orion_action.core.cost import heartbeat_cost
 from orion_action.core.markdown import cell, table
 from orion_action.core.plan import Action, Plan
@@ -75,11 +74,11 @@ def cost_lines(gh: Spending, config: Config, surveys: Sequence[Survey], runner: 
         f"{free_304s(gh)})",
         f"{c.live} live claim(s) heartbeat every {c.interval:g}s (as their records promise): about "
         f"{c.requests_per_hour:.0f} requests/hour ({c.share:.0%} of {c.budget}/h) and "
-        f"{c.beats_per_hour:.0f} comment edits/hour (GitHub allows about {WRITES_PER_HOUR}/h per identity)",
+        f"{c.beats_per_hour:.0f} comment edits/hour (GitHub allows about {c.write_limit}/h per identity)",
     ]
     if c.too_high:
         warn = (
-            f"heartbeats would use more than {SHARE:.0%} of the token's budget: "
+            f"heartbeats would use more than {c.warn_share:.0%} of the token's budget: "
             f"raise heartbeat.interval to at least {c.needed_interval}s or use a token with a larger budget"
         )
         lines.append("warning: " + warn)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from orion_action.core.beat import HOUR, REQUESTS_PER_BEAT, SHARE, WRITES_PER_HOUR
 
@@ -27,6 +28,8 @@ class HeartbeatCost:
     beats_per_hour: float  # = comment edits per hour
     interval: float  # the live claims' mean interval, as their records promise
     budget: int  # the token's requests per hour
+    warn_share: ClassVar[float] = SHARE  # above this share of a limit, the report warns
+    write_limit: ClassVar[int] = WRITES_PER_HOUR  # GitHub's content writes per hour per identity
 
     @property
     def requests_per_hour(self) -> float:
@@ -40,7 +43,7 @@ class HeartbeatCost:
     @property
     def too_high(self) -> bool:
         """Whether the beats would use more than SHARE of the budget or of the write limit."""
-        return self.share > SHARE or self.beats_per_hour > SHARE * WRITES_PER_HOUR
+        return self.share > self.warn_share or self.beats_per_hour > self.warn_share * self.write_limit
 
     @property
     def needed_interval(self) -> int:
