@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from orion_action.config import Config
 from orion_action.core.cost import heartbeat_cost
+from orion_action.core.dashboard import render_summary
 from orion_action.core.markdown import cell, table
 from orion_action.core.plan import Action, Plan
 from orion_action.core.survey import StatusRow, Survey, live_intervals, status_rows
@@ -267,7 +268,8 @@ def status(result: StatusResult, config: Config, log: Log, runner: RunnerPort, *
         for line in cost_lines(r.spent, config, r.surveys, runner):
             log(f"{r.gh.full_name}: {line}" if several else line)
         if r.summary is not None:
-            runner.add_summary(r.summary)
+            t = r.summary
+            runner.add_summary(render_summary(t.view, t.now, r.gh.full_name, t.server_url))
     return int(ExitCode.OK)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from orion_action.config import Config
@@ -30,7 +31,6 @@ from orion_action.core.dashboard import (
     parse_reasons,
     queued,
     render_body,
-    render_summary,
     working,
 )
 from orion_action.core.issue import Issue, read_log, trusted_set
@@ -168,13 +168,23 @@ def update(gh: GitHubPort, config: Config, surveys: Sequence[Survey], log: Log,
         log(f"dashboard: not updated ({exc}); the next pass will try again")
 
 
-def status_summary(
+@dataclass(frozen=True)
+class Tables:
+    """The dashboard's tables as `status` read them, for the report layer to render into the
+    step summary (core/dashboard.render_summary)."""
+
+    view: View
+    now: datetime  # GitHub's time of the reads: the ages are shown from it
+    server_url: str  # the repository's GitHub: the issue links point there
+
+
+def status_tables(
     gh: GitHubPort,
     config: Config,
     surveys: Sequence[Survey],
     queue: Sequence[QueueRow],
     server_url: str,
-) -> str:
+) -> Tables:
     """`status`: the dashboard's tables, for the step summary (asked for only when the runner
     gives one: it costs requests). Failed reasons come from the dashboard's cache when there
     is one."""
@@ -185,4 +195,4 @@ def status_summary(
         cache = parse_reasons(dash.body) if dash else {}
     now = surveys[0].now if surveys else datetime.now(timezone.utc)
     view, _ = gather(gh, config, surveys, spent, now, cache, queue=queue, server_url=server_url)
-    return render_summary(view, now, gh.full_name, server_url)
+    return Tables(view, now, server_url)

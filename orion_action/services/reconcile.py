@@ -425,7 +425,7 @@ class RepoStatus:
     surveys: list[Survey]
     paused: Paused | None
     spent: Spent  # what `status` spent on it, before the summary's own reads
-    summary: str | None = None
+    summary: dashboard.Tables | None = None
     hint: str = ""  # why its queue may be empty: the queue label does not exist (one request)
 
 
@@ -461,7 +461,7 @@ def status_repos(repos: Sequence[GitHubPort], config: Config, log: Log, here: Ma
         hint = missing_label_hint(gh, config) if not own and paused[name] is None else ""
         spent, summary = Spent.of(gh), None
         if summary_url is not None:
-            summary = dashboard.status_summary(gh, config, surveys[name], own, summary_url)
+            summary = dashboard.status_tables(gh, config, surveys[name], own, summary_url)
         found.append(RepoStatus(gh, surveys[name], paused[name], spent, summary, hint))
     return StatusResult(found, queue)
 
