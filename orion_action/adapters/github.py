@@ -425,7 +425,7 @@ class GitHubRepo:
     ):
         """Authenticate with `token`, or as the GitHub App `app` (then `token` is unused). An
         App without an installation id costs one request here: GET /repos/{repo}/installation.
-        `timeout` and `retry_for` are the defaults a call's Policy may narrow; `clock` times the
+        `timeout` and `retry_for` are the defaults a call's Policy may replace; `clock` times the
         retry budget of calls made outside any `bounded` block (inside one, the Policy's)."""
         if not _REPO.match(full_name or "") or {".", ".."} & set(full_name.split("/")):
             raise UsageError(f"repository must look like OWNER/NAME, got {full_name!r}")
