@@ -153,8 +153,10 @@ class GitHubPort(Protocol):
 
     def ensure_label(self, name: str, color: str, description: str) -> str: ...
 
-    def clone(self, *, timeout: float | None = None, retry_for: float | None = None) -> GitHubPort:
-        """A twin with its own connection and budgets, e.g. for the heartbeat thread."""
+    def clone(self) -> GitHubPort:
+        """A twin with its own connection and counters, for another thread (the heartbeat's):
+        a `bounded` block bounds its client, not its thread. How long its calls may take is
+        each block's Policy, as for any client."""
         ...
 
     def bounded(self, policy: Policy) -> AbstractContextManager[None]:
@@ -293,19 +295,27 @@ class Host:
 class Policy:
     """Bounds on the GitHub calls made in one block, as kazoo copies its retry policy per call
     instead of configuring the client: no request starts once `clock` reads `deadline` or
-    later (the deadline is computed and enforced on the same clock), and none is retried once
-    `abort` is set."""
+    later (the deadline is computed and enforced on the same clock), none is retried once
+    `abort` is set, each request waits at most `timeout` seconds for an answer, and one
+    call's retries stop once `retry_for` seconds have passed on `clock` (ADR 0058)."""
 
     clock: Clock
     deadline: float | None = None
     abort: threading.Event | None = None
+    timeout: float | None = None
+    retry_for: float | None = None
 
     def within(self, outer: Policy | None) -> Policy:
-        """This policy inside `outer`: the earlier deadline, and either abort."""
+        """This policy inside `outer`: the earlier deadline, either abort, the shorter timeout
+        and retry budget."""
         if outer is None:
             return self
-        deadlines = [d for d in (self.deadline, outer.deadline) if d is not None]
-        return Policy(self.clock, min(deadlines) if deadlines else None, self.abort or outer.abort)
+
+        def least(a: float | None, b: float | None) -> float | None:
+            return b if a is None else a if b is None else min(a, b)
+
+        return Policy(self.clock, least(self.deadline, outer.deadline), self.abort or outer.abort,
+                      least(self.timeout, outer.timeout), least(self.retry_for, outer.retry_for))
 
     def expired(self) -> bool:
         """Whether no request may start now."""

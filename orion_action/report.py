@@ -11,7 +11,6 @@ repositories' name each repository (ADR 0021).
 from __future__ import annotations
 
 import json
-import math
 import re
 import sys
 from collections import Counter
@@ -19,19 +18,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from orion_action.config import Config
+from orion_action.core.cost import heartbeat_cost
+from orion_action.core.dashboard import render_summary
+from orion_action.core.markdown import cell, table
 from orion_action.core.plan import Action, Plan
+from orion_action.core.survey import StatusRow, Survey, live_intervals, status_rows
 from orion_action.errors import ConfigError, ExitCode, OrionError
 from orion_action.ports import Budget, GitHubPort, RunnerPort
 from orion_action.services.reconcile import PassResult, RepoPass, StatusResult
-from orion_action.services.survey import (
-    BUDGET_WARN_SHARE,
-    CONTENT_BUDGET,
-    DEFAULT_BUDGET,
-    REQUESTS_PER_BEAT,
-    Survey,
-    heartbeat_load,
-    status_rows,
-)
 
 Log = Callable[[str], None]
 
@@ -71,30 +65,22 @@ def budget_line(gh: GitHubPort) -> str:
 
 def cost_lines(gh: Spending, config: Config, surveys: Sequence[Survey], runner: RunnerPort) -> list[str]:
     """What this command spent (`gh`: a client, or what it had spent), and what the live
-    claims' heartbeats will cost per hour (a warning annotation too, when they would use most
-    of the budget)."""
-    live, beats = heartbeat_load(config, surveys)
-    budget = gh.budget.limit or DEFAULT_BUDGET
-    share = beats * REQUESTS_PER_BEAT / budget
-    every = 3600 * live / beats if beats else config.heartbeat_interval
+    claims' heartbeats will cost per hour (core/cost.py; a warning annotation too, when they
+    would use most of the budget)."""
+    c = heartbeat_cost(live_intervals(surveys, config.heartbeat_interval), gh.budget.limit,
+                       config.heartbeat_interval)
     lines = [
         f"this command used {gh.requests} API requests "
-        f"({gh.budget.remaining if gh.budget.remaining is not None else '?'} of {budget}/h left"
+        f"({gh.budget.remaining if gh.budget.remaining is not None else '?'} of {c.budget}/h left"
         f"{free_304s(gh)})",
-        f"{live} live claim(s) heartbeat every {every:g}s (as their records promise): about "
-        f"{beats * REQUESTS_PER_BEAT:.0f} requests/hour ({share:.0%} of {budget}/h) and "
-        f"{beats:.0f} comment edits/hour (GitHub allows about {CONTENT_BUDGET}/h per identity)",
+        f"{c.live} live claim(s) heartbeat every {c.interval:g}s (as their records promise): about "
+        f"{c.requests_per_hour:.0f} requests/hour ({c.share:.0%} of {c.budget}/h) and "
+        f"{c.beats_per_hour:.0f} comment edits/hour (GitHub allows about {c.write_limit}/h per identity)",
     ]
-    if share > BUDGET_WARN_SHARE or beats > BUDGET_WARN_SHARE * CONTENT_BUDGET:
-        need = math.ceil(
-            max(
-                live * 3600 * REQUESTS_PER_BEAT / (BUDGET_WARN_SHARE * budget),
-                live * 3600 / (BUDGET_WARN_SHARE * CONTENT_BUDGET),
-            )
-        )
+    if c.too_high:
         warn = (
-            f"heartbeats would use more than {BUDGET_WARN_SHARE:.0%} of the token's budget: "
-            f"raise heartbeat.interval to at least {max(need, 1)}s or use a token with a larger budget"
+            f"heartbeats would use more than {c.warn_share:.0%} of the token's budget: "
+            f"raise heartbeat.interval to at least {c.needed_interval}s or use a token with a larger budget"
         )
         lines.append("warning: " + warn)
         runner.warning(warn, "orion-action: request budget")
@@ -104,13 +90,10 @@ def cost_lines(gh: Spending, config: Config, surveys: Sequence[Survey], runner: 
 # -- tables -----------------------------------------------------------------------------------
 
 
-def table(rows: list[list[str]]) -> str:
+def text_table(rows: list[list[str]]) -> str:
+    """Rows as aligned plain text for the terminal (the first row is the heading)."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in rows)
-
-
-def md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 # -- reconcile --------------------------------------------------------------------------------
@@ -140,8 +123,8 @@ def pass_markdown(result: PassResult, config: Config, heading: str = "###") -> s
     title = f"{heading} orion-action reconcile" + (" (dry run)" if result.dry_run else "")
     if not result.done:
         return f"{title}\n\nNo issue carries `{config.labels.working}`.\n"
-    rows = "\n".join(f"| #{p.issue} | `{p.action.value}` | {md_cell(p.reason)} |" for p in result.done)
-    return f"{title}\n\n| issue | action | reason |\n|---|---|---|\n{rows}\n"
+    rows = [[f"#{p.issue}", f"`{p.action.value}`", cell(p.reason)] for p in result.done]
+    return f"{title}\n\n" + "\n".join(table(["issue", "action", "reason"], rows)) + "\n"
 
 
 def annotate_pass(result: PassResult, runner: RunnerPort, prefix: str = "") -> None:
@@ -180,7 +163,7 @@ def reconcile(passes: Sequence[RepoPass], config: Config, log: Log, runner: Runn
             assert p.error is not None
             code = code or int(p.error.exit_code)
             entry.update(ok=False, error=str(p.error))
-            runner.add_summary(f"The pass failed: {md_cell(str(p.error))}\n")
+            runner.add_summary(f"The pass failed: {cell(str(p.error))}\n")
         else:
             result = p.result
             entry.update(ok=True, read_in_full=result.read_in_full)
@@ -227,14 +210,15 @@ def _reconcile_one(gh: GitHubPort, result: PassResult, config: Config, log: Log,
 # -- status -----------------------------------------------------------------------------------
 
 
-def claims_text(rows: list[dict[str, str | int | float | None]], config: Config) -> str:
+def claims_text(rows: list[StatusRow], config: Config) -> str:
     if not rows:
         return f"no issue carries {config.labels.working!r}"
 
     def show(v: object) -> str:
         return "-" if v is None else str(v)
 
-    return table([["ISSUE", "VERDICT", "AGE", "HOST", "PID", "STAGE", "ATTEMPT", "REASON", "PROGRESS"]] + [
+    head = ["ISSUE", "VERDICT", "AGE", "HOST", "PID", "STAGE", "ATTEMPT", "REASON", "PROGRESS"]
+    return text_table([head] + [
         [
             f"#{r['issue']}",
             show(r["verdict"]),
@@ -284,7 +268,8 @@ def status(result: StatusResult, config: Config, log: Log, runner: RunnerPort, *
         for line in cost_lines(r.spent, config, r.surveys, runner):
             log(f"{r.gh.full_name}: {line}" if several else line)
         if r.summary is not None:
-            runner.add_summary(r.summary)
+            t = r.summary
+            runner.add_summary(render_summary(t.view, t.now, r.gh.full_name, t.server_url))
     return int(ExitCode.OK)
 
 

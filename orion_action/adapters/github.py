@@ -26,11 +26,11 @@ import requests
 import tenacity
 from github import Auth
 
-from orion_action.adapters.clock import boottime
+from orion_action.adapters.clock import SYSTEM_CLOCK
 from orion_action.core.issue import Comment, Issue
 from orion_action.core.record import block_kind, seal, unseal, verify
 from orion_action.errors import AuthError, Forbidden, GitHubError, NotFound, Unavailable, UsageError
-from orion_action.ports import Bounds, Budget, GitHubPort, Policy, Queued, QueueHistory, WorkflowRun
+from orion_action.ports import Bounds, Budget, Clock, GitHubPort, Policy, Queued, QueueHistory, WorkflowRun
 
 # Issue, Budget: re-exported
 __all__ = ["ACTIONS_BOT", "DEFAULT_API_URL", "AppCredentials", "Budget", "GitHubRepo", "Issue"]
@@ -127,6 +127,11 @@ class _App:
         self.installation_id = creds.installation_id
         self.installation: Auth.AppInstallationAuth | None = None
         self.login: str | None = None  # "<slug>[bot]", who the installation's comments are by
+
+
+def _timeout_s(seconds: float) -> int:
+    """A timeout as PyGithub takes it: whole seconds, at least one."""
+    return max(1, round(seconds))
 
 
 def _retry_after(value: str | None, server_now: float) -> float | None:
@@ -412,13 +417,16 @@ class GitHubRepo:
         timeout: float = 10.0,
         retry_for: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Clock = SYSTEM_CLOCK,
         record_key: bytes | None = None,
         trusted_logins: tuple[str, ...] = (),
         _shared_app: _App | None = None,
         _issue_of: dict[int, int] | None = None,
     ):
         """Authenticate with `token`, or as the GitHub App `app` (then `token` is unused). An
-        App without an installation id costs one request here: GET /repos/{repo}/installation."""
+        App without an installation id costs one request here: GET /repos/{repo}/installation.
+        `timeout` and `retry_for` are the defaults a call's Policy may replace; `clock` times the
+        retry budget of calls made outside any `bounded` block (inside one, the Policy's)."""
         if not _REPO.match(full_name or "") or {".", ".."} & set(full_name.split("/")):
             raise UsageError(f"repository must look like OWNER/NAME, got {full_name!r}")
         self.full_name = full_name
@@ -427,6 +435,7 @@ class GitHubRepo:
         self.timeout = timeout
         self._bounds = Bounds()  # the policy of the open `bounded` blocks (ports.Policy)
         self._sleep = sleep
+        self._clock = clock
         self._record_key = record_key  # ORION_RECORD_KEY: records are sealed and verified
         self._issue_of = {} if _issue_of is None else _issue_of  # comment id -> issue, as read
         self._trusted_logins = trusted_logins  # trusted_authors: matched by their user ids
@@ -449,13 +458,14 @@ class GitHubRepo:
         self._token = "" if self._app else _check_token(token)
         self._jwt_gh: github.Github | None = None
         self._gh = self._github(self._installation_auth() if self._app else Auth.Token(self._token))
-        self._requester = self._gh.requester
+        # PyGithub fixes the timeout per connection: one per timeout a Policy asks for.
+        self._by_timeout = {_timeout_s(self.timeout): self._gh}
 
-    def _github(self, auth: Auth.Auth) -> github.Github:
+    def _github(self, auth: Auth.Auth, timeout: float | None = None) -> github.Github:
         return github.Github(
             auth=auth,
             base_url=self.api_url,
-            timeout=max(1, round(self.timeout)),  # PyGithub insists on whole seconds
+            timeout=_timeout_s(self.timeout if timeout is None else timeout),
             retry=None,
             per_page=100,
             seconds_between_requests=None,
@@ -483,16 +493,17 @@ class GitHubRepo:
             app.installation = app.jwt.get_installation_auth(number, dict(APP_TOKEN_PERMISSIONS))
         return app.installation
 
-    def clone(self, *, timeout: float | None = None, retry_for: float | None = None) -> GitHubRepo:
-        """A twin with its own connection and budgets, e.g. for the heartbeat thread. A twin of
-        an App's repo shares its renewing installation auth, not a frozen token."""
+    def clone(self) -> GitHubRepo:
+        """A twin with its own connection and counters, for another thread (the heartbeat's).
+        A twin of an App's repo shares its renewing installation auth, not a frozen token."""
         twin = GitHubRepo(
             self.full_name,
             self._token,
             self.api_url,
-            timeout=self.timeout if timeout is None else timeout,
-            retry_for=self.retry_for if retry_for is None else retry_for,
+            timeout=self.timeout,
+            retry_for=self.retry_for,
             sleep=self._sleep,
+            clock=self._clock,
             record_key=self._record_key,
             trusted_logins=self._trusted_logins,
             _shared_app=self._app,
@@ -509,7 +520,8 @@ class GitHubRepo:
         return self._bounds.bounded(policy)
 
     def close(self) -> None:
-        self._gh.close()
+        for gh in self._by_timeout.values():
+            gh.close()
         if self._jwt_gh is not None:
             self._jwt_gh.close()
 
@@ -522,10 +534,10 @@ class GitHubRepo:
 
     def _once(
         self, verb: str, url: str, params: dict[str, Any] | None, body: Any, jwt: bool, parse: _Parse | None,
-        conditional: bool = False,
+        conditional: bool, timeout: float,
     ) -> tuple[dict[str, Any], Any]:
         self.requests += 1
-        requester = self._jwt_requester() if jwt else self._requester
+        requester = self._jwt_requester() if jwt else self._requester(timeout)
         key = f"{url}?{sorted((params or {}).items())}"
         with self._validators_lock:
             known = self._validators.get(key) if conditional else None
@@ -569,6 +581,14 @@ class GitHubRepo:
                         self._validators.pop(next(iter(self._validators)))
                     self._validators[key] = (etag, dict(headers), fresh)
         return headers, (data if parse is None else parsed)
+
+    def _requester(self, timeout: float) -> Any:
+        """The requester whose connection waits `timeout` seconds (whole) for an answer."""
+        key = _timeout_s(timeout)
+        if key not in self._by_timeout:
+            self._by_timeout[key] = self._github(
+                self._installation_auth() if self._app else Auth.Token(self._token), key)
+        return self._by_timeout[key].requester
 
     def _jwt_requester(self) -> Any:
         """Requests as the App itself (a JWT): finding its installation, learning its name."""
@@ -638,7 +658,11 @@ class GitHubRepo:
         parse: _Parse | None = None,
         conditional: bool = False,
     ) -> tuple[dict[str, Any], Any]:
-        """One logical request, retried on transient failures within `retry_for` seconds.
+        """One logical request, retried on transient failures within the retry budget (the
+        call's Policy's `retry_for`, else the client's), timed on the Policy's clock, the one
+        leases are timed on: a try is sent only while the budget and the deadline still allow
+        it, judged again after every wait, since a wait that spans a suspend of the machine
+        ends later than it was meant to (ADR 0058).
 
         `conditional` (GETs only): send the ETag of the last answer to the same URL as
         `If-None-Match`; a 304 returns that answer again (parsed anew with the new headers) and
@@ -648,12 +672,16 @@ class GitHubRepo:
         is retried like a transient failure); without it the answer is returned unread.
         `before_retry` runs before retrying an *ambiguous* failure (the request may have been
         executed); if it returns a value, that value is the result and nothing is re-sent."""
-        started = boottime()
         policy = self._bounds.current()  # the caller's `bounded` block, on its clock
         if policy is not None and policy.expired():
             raise Unavailable(f"no time left for {verb} {url.replace(self.api_url, '')}")
+        clock = policy.clock if policy is not None else self._clock
+        budget = self.retry_for if policy is None or policy.retry_for is None else policy.retry_for
+        timeout = self.timeout if policy is None or policy.timeout is None else policy.timeout
+        started = clock.monotonic()
         attempt = 0
         ambiguous = False
+        last: _Transient | None = None
 
         def wait_for(state: tenacity.RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None
@@ -666,7 +694,12 @@ class GitHubRepo:
             if policy is not None and policy.aborted():
                 return True
             wait = wait_for(state)
-            return boottime() + wait - started > self.retry_for or (policy is not None and policy.past(wait))
+            return clock.monotonic() + wait - started > budget or (policy is not None and policy.past(wait))
+
+        def spent() -> bool:
+            """After a wait: whether the budget, the deadline or an abort forbids the next try."""
+            return clock.monotonic() - started > budget or (
+                policy is not None and (policy.expired() or policy.aborted()))
 
         def first_failure(state: tenacity.RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None
@@ -674,7 +707,7 @@ class GitHubRepo:
                 hint = "; check GITHUB_API_URL" if isinstance(exc.cause, OSError | ConnectionError) else ""
                 self.on_retry(
                     f"GitHub did not answer {verb} {url.replace(self.api_url, '')} ({_cause(exc.cause)}); "
-                    f"retrying for up to {self.retry_for:g}s{hint}"
+                    f"retrying for up to {budget:g}s{hint}"
                 )
 
         retrying = tenacity.Retrying(
@@ -688,22 +721,25 @@ class GitHubRepo:
         try:
             for attempt_ctx in retrying:
                 with attempt_ctx:
+                    if last is not None and spent():
+                        break
                     attempt += 1
                     if ambiguous and before_retry is not None:
                         found = before_retry()
                         if found is not None:
                             return {}, found
                     try:
-                        return self._once(verb, url, params, body, jwt, parse, conditional)
+                        return self._once(verb, url, params, body, jwt, parse, conditional, timeout)
                     except _Transient as exc:
-                        ambiguous = exc.ambiguous
+                        ambiguous, last = exc.ambiguous, exc
                         raise
         except _Transient as exc:
-            raise Unavailable(
-                f"GitHub did not answer {verb} {url.replace(self.api_url, '')} successfully "
-                f"within {self.retry_for:g}s ({attempt} tries; last: {_cause(exc.cause)})"
-            ) from None
-        raise AssertionError("unreachable")  # pragma: no cover
+            last = exc
+        assert last is not None
+        raise Unavailable(
+            f"GitHub did not answer {verb} {url.replace(self.api_url, '')} successfully "
+            f"within {budget:g}s ({attempt} tries; last: {_cause(last.cause)})"
+        ) from None
 
     def _pages(
         self, url: str, params: dict[str, Any], parse: _Parse, conditional: bool = False

@@ -16,8 +16,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from urllib.parse import urlsplit
 
+from orion_action.core.cost import HeartbeatCost
 from orion_action.core.issue import ClaimEntry, Comment, IssueLog, TombstoneEntry
+from orion_action.core.markdown import cell, table
 from orion_action.core.record import HOLDER_END, RESULT_HEADING, RUN_URL, ReleaseAction, State
+from orion_action.core.survey import QueueRow, Survey
 
 MARKER = "<!-- orion-dashboard v1 -->"  # a dashboard body starts with it
 _CACHE_HEAD = "<!-- orion-dashboard-reasons"
@@ -78,11 +81,7 @@ class Finished:
 @dataclass(frozen=True)
 class Cost:
     requests: int  # what the pass spent before the dashboard's own requests
-    live: int
-    interval: float
-    requests_per_hour: float
-    edits_per_hour: float
-    budget: int
+    load: HeartbeatCost  # what the live claims' heartbeats cost per hour
 
 
 @dataclass(frozen=True)
@@ -109,15 +108,38 @@ class CachedReason:
     pr_url: str = ""  # the pull request its result named
 
 
+def working(surveys: Sequence[Survey]) -> list[Working]:
+    """The Working table's entries: each surveyed claim as its record and verdict show it."""
+    rows = []
+    for s in surveys:
+        rec = s.plan.holder.record if s.plan.holder else None
+        rows.append(Working(
+            issue=s.issue.number,
+            title=s.issue.title,
+            verdict=s.verdict.liveness.value,
+            host=rec.holder.host if rec else None,
+            pid=rec.holder.pid if rec else None,
+            stage=rec.stage if rec else None,
+            attempt=rec.attempt if rec else None,
+            started_at=rec.started_at if rec else None,
+            progress=rec.progress if rec else None,
+            heartbeat_age_s=s.heartbeat_age,
+            run_url=rec.actions.url if rec and rec.actions else "",
+        ))
+    return rows
+
+
+def queued(rows: Sequence[QueueRow]) -> list[Queued]:
+    """The Queue table's entries, from the queue rows `status` reports (core/survey.py)."""
+    return [
+        Queued(int(q["issue"] or 0), str(q["priority"]) if q["priority"] else None,
+               str(q.get("title") or ""), str(q.get("created_at") or "") or None)
+        for q in rows
+    ]
+
+
 def is_dashboard(body: str) -> bool:
     return body.startswith(MARKER)
-
-
-def _text(value: object) -> str:
-    """A value a person chose (titles, hosts, reasons), safe in a table cell: one line, Markdown
-    and mentions neutralised, so no title can ping anyone or break the table."""
-    line = " ".join(str(value).split())
-    return re.sub(r"([\\`*_\[\]<>#|@~])", r"\\\1", line)
 
 
 def _time(value: datetime | str | None) -> str:
@@ -127,7 +149,7 @@ def _time(value: datetime | str | None) -> str:
         try:
             value = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
-            return _text(value)
+            return cell(value)
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
     return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -173,14 +195,8 @@ def _age(seconds: float | None) -> str:
 
 
 def _table(head: list[str], rows: list[list[str]], empty: str) -> list[str]:
-    if not rows:
-        return [f"_{empty}_"]
-    shown = rows[:MAX_ROWS]
-    out = [f"| {' | '.join(head)} |", f"|{'---|' * len(head)}"]
-    out += [f"| {' | '.join(r)} |" for r in shown]
-    if len(rows) > len(shown):
-        out.append(f"\n_… and {len(rows) - len(shown)} more._")
-    return out
+    """A section's table of at most MAX_ROWS rows, or the `empty` sentence."""
+    return table(head, rows, MAX_ROWS) if rows else [f"_{empty}_"]
 
 
 def finished_recently(finished: Sequence[Finished], now: datetime) -> list[Finished]:
@@ -216,7 +232,7 @@ def _sections(view: View, now: datetime, volatile: bool, issue_url: str = "") ->
 
     out: list[str] = []
     if view.paused:
-        why = f": {_text(view.pause_reason)}" if view.pause_reason.strip() else ""
+        why = f": {cell(view.pause_reason)}" if view.pause_reason.strip() else ""
         out.append(f"**The queue is paused**{why}. Runs claim nothing until `orion-action resume`; "
                    f"runs in flight go on.")
     else:
@@ -232,11 +248,11 @@ def _sections(view: View, now: datetime, volatile: bool, issue_url: str = "") ->
     out += _table(
         ["order", "issue", "title", "priority", *(["issue age"] if volatile else [])],
         [
-            [str(k), issue(q.issue), _text(q.title) or "-", _text(q.priority) if q.priority else "-",
+            [str(k), issue(q.issue), cell(q.title) or "-", cell(q.priority) if q.priority else "-",
              *age(q.created_at)]
             for k, q in enumerate(view.queue, 1)
         ],
-        f"Nothing is queued (add the {_text(view.queue_label)} label to an issue).",
+        f"Nothing is queued (add the {cell(view.queue_label)} label to an issue).",
     )
 
     head = ["issue", "title", "state", "stage", "holder", "attempt", "started"]
@@ -245,15 +261,15 @@ def _sections(view: View, now: datetime, volatile: bool, issue_url: str = "") ->
     head.append("progress")
     rows = []
     for w in sorted(view.working, key=lambda w: w.issue):
-        holder = f"{_text(w.host)} pid {w.pid}" if w.host else "-"
+        holder = f"{cell(w.host)} pid {w.pid}" if w.host else "-"
         if w.run_url and RUN_URL.match(w.run_url):
             holder += f" ([run]({w.run_url}))"
-        row = [issue(w.issue), _text(w.title), w.verdict, _text(w.stage) if w.stage else "-", holder,
+        row = [issue(w.issue), cell(w.title), w.verdict, cell(w.stage) if w.stage else "-", holder,
                "-" if w.attempt is None else str(w.attempt), _time(w.started_at)]
         if volatile:
             started = _parse(w.started_at)
             row += [_age((now - started).total_seconds()) if started else "-", _age(w.heartbeat_age_s)]
-        row.append(_text(w.progress) if w.progress else "-")
+        row.append(cell(w.progress) if w.progress else "-")
         rows.append(row)
     out += ["", f"### Working ({len(view.working)})", ""]
     out += _table(head, rows, "No issue is held.")
@@ -262,7 +278,7 @@ def _sections(view: View, now: datetime, volatile: bool, issue_url: str = "") ->
     out += _table(
         ["issue", "title", "reason", "links"],
         [
-            [issue(f.issue), _text(f.title), _text(f.reason) if f.reason is not None else "_(not read yet)_",
+            [issue(f.issue), cell(f.title), cell(f.reason) if f.reason is not None else "_(not read yet)_",
              _links(f.run_url, f.pr_url)]
             for f in sorted(view.failed, key=lambda f: f.issue)
         ],
@@ -274,23 +290,22 @@ def _sections(view: View, now: datetime, volatile: bool, issue_url: str = "") ->
     # The outcome, not open/closed: these are the issues whose run succeeded (the ready label).
     out += _table(
         ["issue", "title", "outcome", "links", "last update", *(["ago"] if volatile else [])],
-        [[issue(f.issue), _text(f.title), _text(view.ready_label), _links(f.run_url, f.pr_url),
+        [[issue(f.issue), cell(f.title), cell(view.ready_label), _links(f.run_url, f.pr_url),
           _time(f.updated_at),
           *([_age((now - f.updated_at).total_seconds())] if volatile else [])]
          for f in recent],
         "Nothing finished in the last 24 hours.",
     )
     if volatile:  # for the operator reading the job summary, not for the dashboard's readers
-        c = view.cost
-        share = c.requests_per_hour / c.budget if c.budget else 0.0
+        c = view.cost.load
         out += [
             "",
             "### Cost",
             "",
-            f"- The pass used {c.requests} API requests "
+            f"- The pass used {view.cost.requests} API requests "
             f"(the dashboard's own reads and its write come on top).",
             f"- {c.live} live claim(s) heartbeat every {c.interval:g}s: about {c.requests_per_hour:.0f} "
-            f"requests/hour ({share:.0%} of {c.budget}/h) and {c.edits_per_hour:.0f} comment edits/hour.",
+            f"requests/hour ({c.share:.0%} of {c.budget}/h) and {c.beats_per_hour:.0f} comment edits/hour.",
         ]
     return out
 
@@ -322,7 +337,7 @@ def render_summary(view: View, now: datetime, repo: str, server_url: str = "http
     """The same tables for `$GITHUB_STEP_SUMMARY`, with the ages a one-off report may show and
     links to the issues (a job summary does not link `#N`)."""
     url = f"{server_url.rstrip('/')}/{repo}/issues/"
-    return "\n".join([f"## orion queue: {_text(repo)}", "", *_sections(view, now, True, url)]) + "\n"
+    return "\n".join([f"## orion queue: {cell(repo)}", "", *_sections(view, now, True, url)]) + "\n"
 
 
 def _cached(r: CachedReason) -> dict[str, int | str]:

@@ -19,6 +19,7 @@ from enum import Enum
 from typing import Any
 
 from orion_action.config import MAX_DURATION, MIN_INTERVAL
+from orion_action.core.markdown import escape
 
 VERSION = 1
 CLAIM_MARK = "orion-claim"
@@ -169,12 +170,7 @@ def _human_time(iso: str | None) -> str:
     try:
         return datetime.fromisoformat(iso).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     except ValueError:
-        return _md(iso)
-
-
-def _md(text: str) -> str:
-    """Neutralise Markdown and mentions in values a person chose (stage names, host names)."""
-    return re.sub(r"([\\`*_{}\[\]<>()#+!|@~])", r"\\\1", text)
+        return escape(iso)
 
 
 PROGRESS_MAX_CHARS = 200
@@ -193,21 +189,21 @@ def visible_line(record: ClaimRecord, released: str | None = None) -> str:
     released the claim; then the line no longer reads as working (the tombstone stays the
     authority)."""
     h = record.holder
-    where = f"runner {_md(h.host)}, pid {h.pid}"
+    where = f"runner {escape(h.host)}, pid {h.pid}"
     if record.actions and (record.actions.runner_name or record.actions.url):
         run = f"run {record.actions.run_id}"
         if RUN_URL.match(record.actions.url):
             run = f"[{run}]({record.actions.url})"
         name = record.actions.runner_name
-        runner = f"Actions runner {_md(name)} " if name else "Actions "
+        runner = f"Actions runner {escape(name)} " if name else "Actions "
         where += f", {runner}({run})"
-    stage = f", stage {_md(record.stage)}" if record.stage else ""
+    stage = f", stage {escape(record.stage)}" if record.stage else ""
     since = _human_time(record.started_at)
     until = _human_time(record.finished_at)
-    note = _md(record.note or "")
+    note = escape(record.note or "")
     released = released if released is not None else record.released
     if released is not None:
-        return f"**orion no longer holds this issue** — {where}{stage}; released: {_md(released)}."
+        return f"**orion no longer holds this issue** — {where}{stage}; released: {escape(released)}."
     if record.state is State.FINISHED:
         code = record.exit_code
         return f"**orion finished** with exit code {code} — {where}{stage}; ran from {since} to {until}."
@@ -220,7 +216,7 @@ def visible_line(record: ClaimRecord, released: str | None = None) -> str:
             return f"**orion stopped here** — {where}{stage}: {note or 'the claim was lost'}."
         return f"**orion did not run here** — {where}: {note or 'another claim won'}."
     verb = "is claiming" if record.state is State.CLAIMING else "is working on"
-    progress = f" Progress: {_md(record.progress)}" if record.progress else ""
+    progress = f" Progress: {escape(record.progress)}" if record.progress else ""
     return (
         f"**orion {verb} this issue** — {where}{stage}, attempt {record.attempt}, since {since}; "
         f"last heartbeat {_human_time(record.heartbeat_at)} (beat {record.beats}, every "
@@ -261,11 +257,11 @@ def render_tombstone(t: Tombstone, holder_line: str = "") -> str:
     }[t.action]
     holder = f" ({holder_line})" if holder_line else ""
     if t.by == HOLDER_END:
-        ended = f"**orion run ended** (claim `{t.token}`): {what}; {_md(t.reason)}."
+        ended = f"**orion run ended** (claim `{t.token}`): {what}; {escape(t.reason)}."
         return f"{_hidden(RELEASE_MARK, data)}\n{ended}\n"
     return (
         f"{_hidden(RELEASE_MARK, data)}\n**orion released claim `{t.token}`**{holder}: "
-        f"{_md(t.reason)}; {what}.\n"
+        f"{escape(t.reason)}; {what}.\n"
     )
 
 

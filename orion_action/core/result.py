@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-from orion_action.core.record import _md as md
+from orion_action.core.markdown import escape as md
+from orion_action.core.markdown import table
 from orion_action.core.record import result_section
 
 RESULT_MAX_BYTES = 16 * 1024
@@ -42,8 +43,8 @@ def run_summary(repo: str, number: int, title: str, outcome: str, attempt: int, 
     the result last (its Markdown cannot break the table). `title` is the issue's, untrusted."""
     link = f"[{md(repo)}#{number}]({server_url.rstrip('/')}/{repo}/issues/{number})"
     minutes, secs = divmod(int(seconds), 60)
-    rows = [("Issue", link), ("Title", md(" ".join(title.split())[:200])), ("Outcome", md(outcome)),
-            ("Attempt", str(attempt)), ("Duration", f"{minutes}m {secs:02d}s" if minutes else f"{secs}s")]
-    table = "\n".join(f"| {k} | {v} |" for k, v in rows)
+    rows = [["Issue", link], ["Title", md(" ".join(title.split())[:200])], ["Outcome", md(outcome)],
+            ["Attempt", str(attempt)], ["Duration", f"{minutes}m {secs:02d}s" if minutes else f"{secs}s"]]
+    lines = "\n".join(table(["", ""], rows))
     tail = result_section(result) or "\n*The command left no result in `ORION_RESULT_FILE`.*\n"
-    return f"### orion-action run: {md(repo)}#{number}\n\n| | |\n|---|---|\n{table}\n{tail}"
+    return f"### orion-action run: {md(repo)}#{number}\n\n{lines}\n{tail}"

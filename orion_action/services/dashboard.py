@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from orion_action.config import Config
+from orion_action.core.cost import heartbeat_cost
 from orion_action.core.dashboard import (
     FINISHED_WINDOW,
     MARKER,
@@ -22,28 +24,21 @@ from orion_action.core.dashboard import (
     Cost,
     Failed,
     Finished,
-    Queued,
     View,
-    Working,
     failed_reason,
     is_dashboard,
     last_run_links,
     parse_reasons,
+    queued,
     render_body,
-    render_summary,
+    working,
 )
 from orion_action.core.issue import Issue, read_log, trusted_set
+from orion_action.core.survey import QueueRow, Survey, live_intervals
 from orion_action.errors import GitHubError
 from orion_action.ports import GitHubPort
 from orion_action.services.pause import read_pause
-from orion_action.services.survey import (
-    DEFAULT_BUDGET,
-    REQUESTS_PER_BEAT,
-    Survey,
-    heartbeat_load,
-    queue_rows,
-    status_rows,
-)
+from orion_action.services.survey import queue_rows
 
 Log = Callable[[str], None]
 LABEL_COLOR = "5319E7"
@@ -88,7 +83,7 @@ def gather(
     spent: int,
     now: datetime,
     cache: Mapping[int, CachedReason],
-    queue: list[dict[str, int | str | None]] | None = None,
+    queue: Sequence[QueueRow] | None = None,
     server_url: str = "https://github.com",
 ) -> tuple[View, dict[int, CachedReason]]:
     """Read what the tables show (pause, queue, failed, finished: one request each per 100
@@ -131,37 +126,13 @@ def gather(
         run, pr = (known.run_url, known.pr_url) if known else ("", "")
         finished.append(Finished(issue.number, issue.title, issue.updated_at or issue.created_at,
                                  issue.is_open, run, pr))
-    working = []
-    for s, row in zip(surveys, status_rows(list(surveys)), strict=True):
-        rec = s.plan.holder.record if s.plan.holder else None
-        working.append(
-            Working(
-                issue=s.issue.number,
-                title=s.issue.title,
-                verdict=str(row["verdict"]),
-                host=rec.holder.host if rec else None,
-                pid=rec.holder.pid if rec else None,
-                stage=rec.stage if rec else None,
-                attempt=rec.attempt if rec else None,
-                started_at=rec.started_at if rec else None,
-                progress=rec.progress if rec else None,
-                heartbeat_age_s=s.heartbeat_age,
-                run_url=rec.actions.url if rec and rec.actions else "",
-            )
-        )
-    live, beats = heartbeat_load(config, surveys)
-    every = 3600 * live / beats if beats else config.heartbeat_interval  # as the records promise
-    cost = Cost(spent, live, every, beats * REQUESTS_PER_BEAT, beats,
-                gh.budget.limit or DEFAULT_BUDGET)
+    cost = Cost(spent, heartbeat_cost(live_intervals(surveys, config.heartbeat_interval),
+                                      gh.budget.limit, config.heartbeat_interval))
     view = View(
         paused=paused is not None,
         pause_reason=paused.reason if paused else "",
-        queue=[
-            Queued(int(q["issue"] or 0), str(q["priority"]) if q["priority"] else None,
-                   str(q.get("title") or ""), str(q.get("created_at") or "") or None)
-            for q in rows
-        ],
-        working=working,
+        queue=queued(rows),
+        working=working(surveys),
         failed=failed,
         finished=finished,
         cost=cost,
@@ -197,13 +168,23 @@ def update(gh: GitHubPort, config: Config, surveys: Sequence[Survey], log: Log,
         log(f"dashboard: not updated ({exc}); the next pass will try again")
 
 
-def status_summary(
+@dataclass(frozen=True)
+class Tables:
+    """The dashboard's tables as `status` read them, for the report layer to render into the
+    step summary (core/dashboard.render_summary)."""
+
+    view: View
+    now: datetime  # GitHub's time of the reads: the ages are shown from it
+    server_url: str  # the repository's GitHub: the issue links point there
+
+
+def status_tables(
     gh: GitHubPort,
     config: Config,
     surveys: Sequence[Survey],
-    queue: list[dict[str, int | str | None]],
+    queue: Sequence[QueueRow],
     server_url: str,
-) -> str:
+) -> Tables:
     """`status`: the dashboard's tables, for the step summary (asked for only when the runner
     gives one: it costs requests). Failed reasons come from the dashboard's cache when there
     is one."""
@@ -214,4 +195,4 @@ def status_summary(
         cache = parse_reasons(dash.body) if dash else {}
     now = surveys[0].now if surveys else datetime.now(timezone.utc)
     view, _ = gather(gh, config, surveys, spent, now, cache, queue=queue, server_url=server_url)
-    return render_summary(view, now, gh.full_name, server_url)
+    return Tables(view, now, server_url)

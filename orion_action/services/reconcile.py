@@ -23,6 +23,7 @@ from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict
 from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel, plan_issue, plan_release
 from orion_action.core.queue import pick_order_across
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
+from orion_action.core.survey import QueueRow, Survey, queue_row
 from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError
 from orion_action.ports import GitHubPort, RunnerPort, Sight
 from orion_action.services import dashboard
@@ -31,12 +32,7 @@ from orion_action.services.dispatch import dispatch_after_pass, trigger_check
 from orion_action.services.holding import move_labels
 from orion_action.services.observe import judge_entry
 from orion_action.services.pause import Paused, read_pause
-from orion_action.services.survey import (
-    QueueRow,
-    Spent,
-    Survey,
-    queue_row,
-)
+from orion_action.services.survey import Spent
 
 Log = Callable[[str], None]
 # The repository-wide listing reaches this much further back than a holder beating on time
@@ -429,7 +425,7 @@ class RepoStatus:
     surveys: list[Survey]
     paused: Paused | None
     spent: Spent  # what `status` spent on it, before the summary's own reads
-    summary: str | None = None
+    summary: dashboard.Tables | None = None
     hint: str = ""  # why its queue may be empty: the queue label does not exist (one request)
 
 
@@ -465,7 +461,7 @@ def status_repos(repos: Sequence[GitHubPort], config: Config, log: Log, here: Ma
         hint = missing_label_hint(gh, config) if not own and paused[name] is None else ""
         spent, summary = Spent.of(gh), None
         if summary_url is not None:
-            summary = dashboard.status_summary(gh, config, surveys[name], own, summary_url)
+            summary = dashboard.status_tables(gh, config, surveys[name], own, summary_url)
         found.append(RepoStatus(gh, surveys[name], paused[name], spent, summary, hint))
     return StatusResult(found, queue)
 

@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from orion_action.config import Config
@@ -267,16 +267,20 @@ class Heartbeat(threading.Thread):
         log: Log,
         progress_file: Path,
         on_beat: Callable[[], None],
+        limits: Policy,
     ):
+        """`gh`: this thread's own client (a clone: a `bounded` block bounds its client, and the
+        ending's must not bound the beats); `limits`: each beat request's timeout and retry
+        budget, short enough that a beat gives up before the lease does."""
         super().__init__(name="orion-heartbeat", daemon=True)
         self.holding, self.gh, self.log = holding, gh, log
-        self.progress_file, self.on_beat = progress_file, on_beat
+        self.progress_file, self.on_beat, self.limits = progress_file, on_beat, limits
         self.stop = threading.Event()
         self.fatal: str | None = None  # the token was rejected: no beat can ever succeed again
 
     def run(self) -> None:
         # A stopped heartbeat retries nothing more.
-        with self.gh.bounded(Policy(self.holding.clock, abort=self.stop)):
+        with self.gh.bounded(replace(self.limits, abort=self.stop)):
             self._beat_until_stopped()
 
     def _beat_until_stopped(self) -> None:
@@ -499,8 +503,8 @@ class Wrapper:
             return self._conclude(holding, finished(self.config, exc.status), exc.status)
         except LeaseExpired:
             why = f"the renew deadline ({self.config.renew_deadline:g}s) passed before the command started"
-            holding.gh = holding.gh.clone(timeout=HAND_BACK_REQUEST_TIMEOUT_S, retry_for=HAND_BACK_DEADLINE_S)
-            holding.give_up(why, holding.released)
+            with holding.gh.bounded(self._hurried()):
+                holding.give_up(why, holding.released)
             self.log(f"#{n}: {why}; exiting {int(ExitCode.LOST)} without touching labels")
             return int(ExitCode.LOST)
         holding.child_pid = child.pid
@@ -510,10 +514,11 @@ class Wrapper:
         )
         beat = Heartbeat(
             holding,
-            self.gh.clone(timeout=self._beat_timeout(), retry_for=self._beat_retry()),
+            self.gh.clone(),
             self.log,
             progress_file,
             lambda: child.renew(holding.lease_until),
+            Policy(self.clock, timeout=self._beat_timeout(), retry_for=self._beat_retry()),
         )
         beat.start()
         try:
@@ -612,9 +617,8 @@ class Wrapper:
     def _fenced(self, holding: Holding, child: Child, why: str) -> int:
         n = holding.number
         self._stop(child, f"#{n}: the claim is lost: {why}; stopping the child")
-        quick = holding.gh.clone(timeout=HAND_BACK_REQUEST_TIMEOUT_S, retry_for=HAND_BACK_DEADLINE_S)
-        holding.gh = quick
-        holding.give_up(why, holding.released)
+        with holding.gh.bounded(self._hurried()):
+            holding.give_up(why, holding.released)
         self.log(f"#{n}: child stopped; exiting {int(ExitCode.LOST)} without touching labels")
         return int(ExitCode.LOST)
 
@@ -631,7 +635,6 @@ class Wrapper:
         self.log(
             f"#{n}: child stopped; recording the outage so that it spends no attempt (for up to {bound:g}s)"
         )
-        holding.gh = holding.gh.clone(timeout=OUTAGE_REQUEST_TIMEOUT_S, retry_for=OUTAGE_REQUEST_RETRY_S)
         seen = self.signals_seen
 
         def pause(seconds: float) -> bool:
@@ -642,9 +645,11 @@ class Wrapper:
                     wake.recv(4096)
             return self.signals_seen != seen
 
-        recorded = holding.record_outage(why, bound, pause)
-        if holding.requeued and not (self.draining and self.signal_received is None):
-            self._dispatch(holding.gh, n)
+        with holding.gh.bounded(Policy(self.clock, timeout=OUTAGE_REQUEST_TIMEOUT_S,
+                                       retry_for=OUTAGE_REQUEST_RETRY_S)):
+            recorded = holding.record_outage(why, bound, pause)
+            if holding.requeued and not (self.draining and self.signal_received is None):
+                self._dispatch(holding.gh, n)
         self.log(f"#{n}: exiting {int(ExitCode.LOST)}" + ("" if recorded else "; the claim goes stale"))
         return int(ExitCode.LOST)
 
@@ -658,11 +663,16 @@ class Wrapper:
             self.log(f"#{n}: received {name} while claiming; ending the run unstarted ({then})")
         else:
             self._stop(child, f"#{n}: received {name}; forwarding it to the child, then {then}", signum)
-        holding.gh = holding.gh.clone(timeout=HAND_BACK_REQUEST_TIMEOUT_S, retry_for=HAND_BACK_DEADLINE_S)
         outcome = signalled(self.config, holding.claim.record.attempt, name, started=child is not None)
-        with holding.gh.bounded(Policy(self.clock, self.clock.monotonic() + HAND_BACK_DEADLINE_S)):
+        with holding.gh.bounded(self._hurried(self.clock.monotonic() + HAND_BACK_DEADLINE_S)):
             self._conclude(holding, outcome, 128 + signum)
         return 128 + signum
+
+    def _hurried(self, deadline: float | None = None) -> Policy:
+        """The bounds of an ending made in a hurry (the claim is lost, or the job is being
+        cancelled): short requests, and a short retry budget for each."""
+        return Policy(self.clock, deadline, timeout=HAND_BACK_REQUEST_TIMEOUT_S,
+                      retry_for=HAND_BACK_DEADLINE_S)
 
     def _on_signal_does(self) -> str:
         if self.config.on_signal == "requeue":

@@ -196,7 +196,7 @@ def test_own_login_costs_one_request_then_is_known_to_clones(world: World) -> No
     assert gh.own_login() == BOT
     assert gh.requests == 1
     assert gh.own_login() == BOT and gh.requests == 1
-    twin = gh.clone(timeout=2, retry_for=1)
+    twin = gh.clone()
     assert twin.requests == 0 and twin.own_login() == BOT and twin.requests == 0
     fresh = world.new_client()
     fresh.learn_login("someone-else")
@@ -475,7 +475,7 @@ def test_list_repo_comments_since_spans_issues_with_numbers(world: World) -> Non
 def test_clones_share_the_repository_not_the_counters(world: World) -> None:
     gh = world.gh
     n = world.create_issue("twins")
-    twin = gh.clone(timeout=2, retry_for=1)
+    twin = gh.clone()
     posted = twin.post_comment(n, "by the twin")
     assert twin.requests == 1 and gh.requests == 0
     assert gh.get_comment(posted.id)[0].body == "by the twin"

@@ -720,7 +720,7 @@ class MemoryGitHub:
         self._request("ensure_label", name, apply=lambda: labels.__setitem__(name, (color, description)))
         return "updated"
 
-    def clone(self, *, timeout: float | None = None, retry_for: float | None = None) -> MemoryGitHub:
+    def clone(self) -> MemoryGitHub:
         """A twin with its own counters; it knows the login if this one does, and shares the
         validators of conditional reads, like the adapter."""
         twin = MemoryGitHub(self.server, self.login)

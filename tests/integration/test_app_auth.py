@@ -82,7 +82,7 @@ def test_an_app_finds_its_installation_comments_as_its_bot_and_clones_share_its_
     assert gh.own_login() == APP_LOGIN
     posted = gh.post_comment(n, "hello from the app")
     assert posted.author == APP_LOGIN
-    twin = gh.clone(timeout=2, retry_for=2)
+    twin = gh.clone()
     twin.add_labels(n, [READY])
     assert set(app_repo.labels(n)) == {QUEUE, READY}
     assert _minted(app_emulator) == before + 1  # one installation token, shared by the clone

@@ -1,7 +1,9 @@
-"""The house rules of services/ (docs/adr/0051-ports-only.md), read from the source with
+"""The house rules of services/ (docs/adr/0051-ports-only.md, 0058), read from the source with
 `ast`: services reach the world only through ports, never import adapters, import each other
-without a cycle and only at module level, and neither print nor read the environment (the
-report layer and cli.py do that)."""
+without a cycle and only at module level, neither print nor read the environment (the
+report layer and cli.py do that), never configure or swap a GitHub client (a call's bounds
+are a Policy) and leave the cost arithmetic to core/; Markdown is escaped and tabled in one
+place (core/markdown.py), and no function of the package repeats another's body."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "orion_action"
 SERVICES = sorted((PACKAGE / "services").glob("*.py"))
+MODULES = sorted(PACKAGE.rglob("*.py"))
+MARKDOWN = PACKAGE / "core" / "markdown.py"
 
 
 def _tree(path: Path) -> ast.Module:
@@ -95,6 +99,116 @@ def output_or_environment(tree: ast.AST) -> list[str]:
     return found
 
 
+def _names(node: ast.expr) -> list[str]:
+    """The names along an attribute chain: `a.b.c` -> ["a", "b", "c"]."""
+    names = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        names.append(node.id)
+    return names[::-1]
+
+
+def client_writes(tree: ast.AST) -> list[str]:
+    """Writes that configure or swap a GitHub client (`gh`, by the project's naming): an
+    attribute of one (`gh.deadline = ...`, `self.gh.abort = ...`), another object's client
+    (`holding.gh = ...`), or `setattr`. An object setting its own (`self.gh = gh`) is no swap.
+    A call's bounds are a Policy (`with gh.bounded(policy):`), never the client's state."""
+    found = []
+    for node in ast.walk(tree):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+            found.append(f"setattr at line {node.lineno}")
+        for target in targets:
+            chain = _names(target)
+            if "gh" in chain[:-1] or (chain[-1:] == ["gh"] and chain[:-1] not in ([], ["self"])):
+                found.append(f"{'.'.join(chain)} = at line {node.lineno}")
+    return found
+
+
+def clones_with_budgets(tree: ast.AST) -> list[int]:
+    """`.clone(...)` with arguments: a clone is a thread's own connection; its calls' timeout
+    and retry budget are a Policy, as every client's."""
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "clone" and (node.args or node.keywords)]
+
+
+# The cost arithmetic's own names (core/cost.py, core/beat.py): a service that needs them
+# computes what core/ computes.
+COST_NAMES = {"REQUESTS_PER_BEAT", "WRITES_PER_HOUR", "SHARE", "DEFAULT_BUDGET", "HOUR",
+              "heartbeat_cost", "HeartbeatCost"}
+
+
+def cost_arithmetic(tree: ast.AST) -> list[str]:
+    """Names of the cost arithmetic a module imports or defines."""
+    found = [a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+             for a in node.names if a.name in COST_NAMES and node.module != "orion_action.core.cost"]
+    found += [t.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+              for t in node.targets if isinstance(t, ast.Name) and t.id in COST_NAMES]
+    return found
+
+
+def markdown_making(tree: ast.AST) -> list[str]:
+    """Markdown escaping or table rules outside core/markdown.py: a table's rule line (`---|`)
+    or an escaped pipe (`\\|`) in a string."""
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                  and node.body and isinstance(node.body[0], ast.Expr)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings and (
+                "---|" in node.value or "\\|" in node.value):
+            found.append(f"{node.value[:30]!r} at line {node.lineno}")
+    return found
+
+
+def _body_key(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if all(isinstance(b, ast.Pass) or (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))
+           for b in body):
+        return None  # a Protocol's `...`
+    return ast.dump(ast.Module(body=body, type_ignores=[]), annotate_fields=False)
+
+
+def duplicated_functions(trees: dict[str, ast.AST]) -> list[list[str]]:
+    """Functions (anywhere in the package) whose bodies are the same code."""
+    bodies: dict[str, list[str]] = {}
+    for name, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (key := _body_key(node)):
+                bodies.setdefault(key, []).append(f"{name}:{node.lineno} {node.name}")
+    return [where for where in bodies.values() if len(where) > 1]
+
+
+@pytest.mark.parametrize("path", SERVICES, ids=lambda p: p.stem)
+def test_a_service_never_configures_or_swaps_a_client(path: Path) -> None:
+    tree = _tree(path)
+    assert client_writes(tree) == []
+    assert clones_with_budgets(tree) == []
+
+
+@pytest.mark.parametrize("path", [*SERVICES, PACKAGE / "report.py"], ids=lambda p: p.stem)
+def test_the_cost_arithmetic_is_core_s(path: Path) -> None:
+    assert cost_arithmetic(_tree(path)) == []
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if p != MARKDOWN], ids=lambda p: p.stem)
+def test_markdown_is_escaped_and_tabled_in_one_place(path: Path) -> None:
+    assert markdown_making(_tree(path)) == []
+
+
+def test_no_function_repeats_another() -> None:
+    assert duplicated_functions({str(p.relative_to(PACKAGE)): _tree(p) for p in MODULES}) == []
+
+
 @pytest.mark.parametrize("path", SERVICES, ids=lambda p: p.stem)
 def test_a_service_imports_no_adapter(path: Path) -> None:
     assert adapter_imports(_tree(path)) == []
@@ -130,3 +244,24 @@ def test_the_checks_catch_each_breach() -> None:
     assert output_or_environment(breach) == ["print( at line 5", "os.environ at line 5"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+    swaps = ast.parse(
+        "gh.deadline = 5\n"
+        "self.gh.abort = stop\n"
+        "holding.gh = holding.gh.clone(timeout=2)\n"
+        "self.gh = gh\n"
+        "setattr(gh, 'x', 1)\n"
+    )
+    assert client_writes(swaps) == ["gh.deadline = at line 1", "self.gh.abort = at line 2",
+                                    "holding.gh = at line 3", "setattr at line 5"]
+    assert clones_with_budgets(swaps) == [3]
+    assert clones_with_budgets(ast.parse("beat = gh.clone()")) == []
+    cost = ast.parse("from orion_action.core.beat import SHARE\nREQUESTS_PER_BEAT = 2\n"
+                     "from orion_action.core.cost import heartbeat_cost\n")
+    assert cost_arithmetic(cost) == ["SHARE", "REQUESTS_PER_BEAT"]
+    md = ast.parse("'''A |---|---| table in prose.'''\n"
+                   "rows = '|---|---|'\ncell = text.replace('|', '\\\\|')\n")
+    assert markdown_making(md) == ["'|---|---|' at line 2", "'\\\\|' at line 3"]
+    twins = {"a.py": ast.parse("def f(x):\n    'why'\n    return x + 1\n"),
+             "b.py": ast.parse("def g(y):\n    return y + 1\ndef h(x):\n    return x + 1\n"),
+             "p.py": ast.parse("class P:\n    def f(self): ...\n    def g(self): ...\n")}
+    assert duplicated_functions(twins) == [["a.py:1 f", "b.py:3 h"]]

@@ -96,7 +96,7 @@ def test_a_queued_time_without_a_zone_is_utc() -> None:
 
 
 def test_no_budget_known_is_no_share() -> None:
-    summary = render_summary(view(cost=replace(COST, budget=0)), NOW, "o/r")
+    summary = render_summary(view(cost=replace(COST, load=replace(COST.load, budget=0))), NOW, "o/r")
     assert "(0% of 0/h)" in summary
 
 

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
+from orion_action.core.cost import HeartbeatCost
 from orion_action.core.dashboard import (
     MARKER,
     MAX_ROWS,
@@ -30,7 +31,7 @@ from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
 from orion_action.core.record import HOLDER_END, ClaimRecord, Holder, ReleaseAction, State, Tombstone
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=timezone.utc)
-COST = Cost(requests=7, live=1, interval=120, requests_per_hour=60, edits_per_hour=30, budget=5000)
+COST = Cost(requests=7, load=HeartbeatCost(live=1, beats_per_hour=30, interval=120, budget=5000))
 WORKING = Working(17, "build it", "alive", "runner-1", 4242, "build", 2, "2026-12-03T11:30:00+00:00",
                   "step 3 of 5", heartbeat_age_s=42.5)
 

@@ -50,3 +50,13 @@ def test_the_deadline_is_read_on_the_policys_clock() -> None:
             gh.get_issue(n)
     gh.get_issue(n)  # the block is closed: the client is unbounded again
     assert gh.requests == 2
+
+
+def test_a_nested_block_takes_the_shorter_timeout_and_retry_budget() -> None:
+    clock = ServerTime(MemoryServer())
+    bounds = Bounds()
+    with bounds.bounded(Policy(clock, timeout=5, retry_for=0.5)):
+        with bounds.bounded(Policy(clock, timeout=2, retry_for=2.5)):
+            assert bounds.current() == Policy(clock, timeout=2, retry_for=0.5)
+        with bounds.bounded(Policy(clock, 7.0)):
+            assert bounds.current() == Policy(clock, 7.0, timeout=5, retry_for=0.5)
