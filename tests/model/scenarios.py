@@ -394,6 +394,139 @@ def release_before_the_unqueue_lands() -> None:
         world.close()
 
 
+def _pass_with_lagging_tombstone(world: World, lag: float) -> None:
+    """A hosted pass whose tombstone stays out of listings for `lag` seconds (its other writes
+    do not lag): GitHub's per-comment lag, within the model's bound (explorer.LAGS)."""
+    r = world.spawn_reconciler(HOSTED)
+    _run(world, r, _at(world, r, "post_comment"))
+    world.server.list_lag = lag
+    world.step(r)
+    world.server.list_lag = 0.0
+    world.check()
+    _run(world, r)
+
+
+def outage_try_beside_a_later_claim() -> None:
+    """m1's holder loses GitHub; its outage path's first try gets no answer and, in its wait,
+    m1's VM pauses (its boot clock stands still). A pass presumes it dead, its tombstone lagging
+    4 s, and requeues; m2's claimer posts and takes the lock. m1 resumes: its retry lists m2's
+    claim but not yet the tombstone, so its claim looks its own and its label bound has not
+    come. It must leave the labels to m2 all the same (a claim after ours is listed, ADR 0024):
+    m2 sees the tombstone, wins and runs, and a label move of m1's would take its lock off."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        end = _outage(world, w0)
+        _run(world, end, _ops(world, end, "get_issue"))
+        world.fail(end, "unavailable")  # the first try gets no answer
+        _run(world, end, _ops(world, end, "sleep"))
+        world.advance(0.9)
+        world.pause_vm("m1")  # just before the retry's wait is over
+        world.advance(CONFIG.stale_after + 5)
+        _pass_with_lagging_tombstone(world, 4.0)
+        w1 = world.spawn_worker("m2")
+        claim = f"{w1.name}.claim"
+        _run(world, claim, _at(world, claim, "list_comments"))  # posted, locked, settled
+        world.resume_vm("m1")
+        _run(world, end, _ops(world, end, "add_labels", "remove_label", "get_comment"))
+        world.advance(4.0)  # the tombstone is listed now
+        _run(world, claim)
+        assert w1.child_started, f"{w1.name} did not win over the released claim"
+        _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))
+        _run(world, end)
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def claimer_paused_past_a_pass() -> None:
+    """m1's claimer posts and takes the lock, then its VM pauses past stale_after (its boot
+    clock, so its lease, stands still). A pass finds the lock beside the queue label and a dead
+    claim that never ran: it tombstones it (the tombstone lags 4 s) and takes the lock off. m1
+    resumes and lists before the tombstone is listed: it must judge its own claim's age on
+    GitHub's clock and give up; a win would take the queue label, and a crash before its first
+    beat would then leave the issue with no label at all."""
+    world = World()
+    try:
+        w0 = world.spawn_worker("m1")
+        a0 = f"{w0.name}.claim"
+        _run(world, a0, _at(world, a0, "list_comments"))
+        world.pause_vm("m1")
+        world.advance(CONFIG.stale_after + 10)
+        _pass_with_lagging_tombstone(world, 4.0)
+        world.resume_vm("m1")
+        _run(world, a0)
+        if w0.child_started:
+            world.crash(w0)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def release_beside_a_claim_in_flight() -> None:
+    """A person runs `release` on an issue whose claim is in flight: the claim comment lags 4 s
+    (the release lists none), its lock and the queue label are on. Between the release's read
+    and its label move the claim wins and takes the queue label. The release must queue the
+    issue (its lock beside the queue label is a claim's, not a person's: ADR 0052), so that the
+    run it stops by taking the lock off leaves the issue queued, not bare."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _at(world, claim, "post_comment"))
+        world.server.list_lag = 4.0
+        world.step(claim)
+        world.server.list_lag = 0.0
+        _run(world, claim, _at(world, claim, "sleep"))  # posted and locked: the settle
+        release = world.spawn_forced_release(ISSUE)
+        _run(world, release, _ops(world, release, "add_labels", "remove_label"))
+        world.advance(4.0)
+        _run(world, claim)
+        assert w.child_started, f"{w.name} did not win"
+        _run(world, release)
+        _run(world, f"{w.name}.beat", _at(world, f"{w.name}.beat", "sleep"))
+        world.advance(CONFIG.heartbeat_interval)
+        _run(world, f"{w.name}.beat")
+        _run(world, f"{w.name}.end")
+        _settle(world)
+    finally:
+        world.close()
+
+
+def settle_after_a_slow_post() -> None:
+    """m2's claim POST is answered 429 (Retry-After 2 s) and lands half a second after m1's,
+    which listings lag 1 s (within the settle). m2 must wait the whole settle after its own
+    POST before its arbitration list, see m1's lower claim and lose (ADR 0023); counted from
+    before the POST, the settle is spent in the Retry-After wait, m2 lists at once, misses m1's
+    claim and runs, and m1 wins as the lower claim too (its unqueue's 502 retried reads "mine",
+    as in _both_win)."""
+    world = World(max_lag=1.0)
+    try:
+        world.server.lag_of = None  # lags set by hand below
+        w0, w1 = world.spawn_worker("m1"), world.spawn_worker("m2")
+        a0, a1 = f"{w0.name}.claim", f"{w1.name}.claim"
+        _run(world, a0, _at(world, a0, "post_comment"))
+        _run(world, a1, _at(world, a1, "post_comment"))
+        world.fail(a1, "limited")
+        world.step(a1)  # answered 429: it waits Retry-After
+        world.advance(world.server.retry_after - 0.5)
+        world.server.list_lag = 1.0
+        world.step(a0)  # m1 posts; listings lag it 1 s
+        world.server.list_lag = 0.0
+        _run(world, a1)
+        _run(world, a0, _at(world, a0, "remove_label"))
+        world.fail(a0, "retried")
+        _run(world, a0)
+        for w in (w0, w1):
+            if w.child_started:
+                _run(world, f"{w.name}.beat", _at(world, f"{w.name}.beat", "sleep"))
+        assert w0.child_started, f"{w0.name} (the lower claim) did not run"
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -402,5 +535,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         late_label_write_near_presumption, release_after_deletions_shift_pages, release_beside_a_deletion,
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,
         release_finished_by_the_next_pass, release_before_the_unqueue_lands,
+        outage_try_beside_a_later_claim, claimer_paused_past_a_pass, release_beside_a_claim_in_flight,
+        settle_after_a_slow_post,
     )
 }
