@@ -218,6 +218,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if not s.log.claims and not s.log.unreadable and lab.queue not in issue.labels:",
         "        if not s.log.claims and not s.log.unreadable:",
     )],
+    "a stopped child is never ended by run.idle_timeout (issue 15: a child that stops)": [(
+        "core/ending.py",
+        "    if config.idle_timeout > 0 and idle_s is not None and idle_s >= config.idle_timeout:",
+        "    if False:",
+    )],
 }
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from model.world import CLONE, CONFIG, HOSTED, ISSUE, LAB, Worker, World
+from model.world import CLONE, CONFIG, HOSTED, IDLE_TIMEOUT, ISSUE, LAB, Worker, World
 
 
 def _run(world: World, actor: str, stop: Callable[[], bool] = lambda: False) -> None:
@@ -527,6 +527,59 @@ def settle_after_a_slow_post() -> None:
         world.close()
 
 
+def stopped_child_ends_by_idle_timeout() -> None:
+    """Someone SIGSTOPs the command. Its wrapper beats on (the child is alive, and nobody may
+    release it: a pass on its own machine sees the process), and once the child has been
+    silent for run.idle_timeout the wrapper ends the run as a failed attempt and hands the
+    issue back; the guardian kills the stopped child. Without that rule the stopped child
+    would hold the issue for as long as its wrapper beats."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.child_halts(w)
+        while w.ending is None and world.clock.monotonic() < 10 * IDLE_TIMEOUT:
+            world.advance(CONFIG.heartbeat_interval)
+            world.react()
+            world.check()
+            _beat_again(world, w)
+            _pass(world, "m1")
+        assert w.ending == "idle", f"the stopped child's run did not end by run.idle_timeout ({w.ending})"
+        _run(world, f"{w.name}.end")
+        assert LAB.queue in world.server.issue(ISSUE).labels, "the idle run was not handed back"
+        _settle(world)
+    finally:
+        world.close()
+
+
+def drain_over_two_repositories() -> None:
+    """A drain (`run --next --drain`) over two repositories: it claims the first repository's
+    issue, finishes it, claims the second's as the same process, and is killed there; a pass
+    over both repositories requeues the second's issue and leaves the first's done. Every
+    invariant holds per issue whatever repository holds it."""
+    world = World(repos=2)
+    try:
+        first, second = world.issue_numbers
+        w0 = world.spawn_worker("m1", None, drain=True)
+        _run(world, f"{w0.name}.claim")
+        assert w0.number == first and w0.child_started, f"{w0.name} did not claim #{first}"
+        world.child_exits(w0, 0)
+        world.react()
+        _run(world, f"{w0.name}.end")
+        w1 = world.drain_next(w0)
+        assert w1 is not None
+        _run(world, f"{w1.name}.claim")
+        assert w1.number == second and w1.child_started, f"the drain did not claim #{second}"
+        _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))
+        world.crash(w1)
+        world.advance(CONFIG.stale_after + 5)
+        _pass(world)
+        assert LAB.ready in world.gh_of(first).issue(first).labels
+        assert LAB.queue in world.gh_of(second).issue(second).labels, "the pass missed the second repository"
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -537,5 +590,6 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         release_finished_by_the_next_pass, release_before_the_unqueue_lands,
         outage_try_beside_a_later_claim, claimer_paused_past_a_pass, release_beside_a_claim_in_flight,
         settle_after_a_slow_post,
+        stopped_child_ends_by_idle_timeout, drain_over_two_repositories,
     )
 }
