@@ -580,6 +580,114 @@ def drain_over_two_repositories() -> None:
         world.close()
 
 
+def _posted_and_locked(world: World, w: Worker) -> None:
+    """Step the worker's claimer until its claim is posted and its lock added (its settle)."""
+    claim = f"{w.name}.claim"
+    _run(world, claim, lambda: w.posted_at is not None and _at(world, claim, "sleep")())
+
+
+def _release_interrupted(world: World) -> None:
+    """m1's run dies; a pass posts its tombstone and is killed before its label move."""
+    w0 = _running(world, "m1")
+    world.crash(w0)
+    world.advance(CONFIG.stale_after + 5)
+    world.sched.crash(_released_by(world, world.spawn_reconciler(HOSTED)))
+
+
+def _released_by(world: World, actor: str) -> str:
+    posted = len(world.issue_log(ISSUE).tombstones)
+    _run(world, actor, lambda: len(world.issue_log(ISSUE).tombstones) > posted)
+    return actor
+
+
+def pass_after_the_lock_went() -> None:
+    """Two passes finish an interrupted release. r2 has made its plan when r1 moves the labels
+    (the lock off, the queue label on); r2 then reads the issue without the lock. It must leave
+    the labels alone (ADR 0049): m2's claim takes the lock right after that read, and a label
+    move of r2's would take the lock off under it."""
+    world = World()
+    try:
+        _release_interrupted(world)
+        r1, r2 = world.spawn_reconciler(HOSTED), world.spawn_reconciler(HOSTED)
+        _run(world, r2, lambda: world.sched.pending_op(r2)[0] == "get_issue")  # planned
+        _run(world, r1)
+        world.step(r2)  # its read before the label move: no lock
+        w1 = world.spawn_worker("m2")
+        _posted_and_locked(world, w1)
+        _run(world, r2)
+        _run(world, f"{w1.name}.claim")
+        assert w1.child_started, f"{w1.name} did not win"
+        _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def claim_posted_while_a_pass_releases() -> None:
+    """m2's claimer reads the issue as queued, and its VM pauses before it posts. m1's claimer
+    posts, locks and dies; a pass finds its dead claim beside the queue label, tombstones it and
+    re-lists. m2 resumes and posts its claim and adds the lock (the same label) before the
+    pass's last read: the issue counts one comment more than the pass listed, so the pass must
+    list again, find the new claim and leave the labels to it (ADR 0049), not take its lock
+    off."""
+    world = World()
+    try:
+        w1 = world.spawn_worker("m2")
+        a1 = f"{w1.name}.claim"
+        _run(world, a1, _at(world, a1, "post_comment"))
+        world.pause_vm("m2")
+        w0 = world.spawn_worker("m1")
+        _posted_and_locked(world, w0)
+        world.crash(w0)
+        world.advance(CONFIG.stale_after + 5)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, lambda: world.issue_log(ISSUE).tombstones != () and _at(world, r, "get_issue")())
+        world.resume_vm("m2")
+        _posted_and_locked(world, w1)
+        _run(world, r)
+        _run(world, a1)
+        assert w1.child_started, f"{w1.name} did not win"
+        _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def claim_posted_twice() -> None:
+    """m1's claim POST lands but its answer is lost, and the listing its client looks in before
+    the retry still lags it: the retry posts the token again. m1 wins and runs on the second
+    copy, which it edits; the first stays `claiming`. m1's run finishes, a person queues the
+    issue again, and m2 claims it at once: the orphan copy must not count as a claim (ADR 0049:
+    a token's claim is its last copy), or it holds the issue against every claimer until it
+    goes stale, and longer on its own machine."""
+    world = World()
+    try:
+        w0 = world.spawn_worker("m1")
+        a0 = f"{w0.name}.claim"
+        _run(world, a0, _at(world, a0, "post_comment"))
+        world.fail(a0, "lost")
+        world.server.list_lag = 3.0
+        world.step(a0)
+        world.server.list_lag = 0.0
+        _run(world, a0)
+        assert w0.child_started, f"{w0.name} did not win"
+        copies = [c for c in world.server.comments(ISSUE) if w0.token and w0.token in c.body]
+        assert len(copies) == 2, "the claim was not posted twice"
+        _run(world, f"{w0.name}.beat", _at(world, f"{w0.name}.beat", "sleep"))
+        world.child_exits(w0, 0)
+        world.react()
+        _run(world, f"{w0.name}.end")
+        world.person_requeue(ISSUE)
+        world.advance(3.0)
+        w1 = world.spawn_worker("m2")
+        _run(world, f"{w1.name}.claim")
+        assert w1.child_started, f"{w1.name} lost the queued issue to the orphan copy of a finished claim"
+        _settle(world)
+    finally:
+        world.close()
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -591,5 +699,6 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         outage_try_beside_a_later_claim, claimer_paused_past_a_pass, release_beside_a_claim_in_flight,
         settle_after_a_slow_post,
         stopped_child_ends_by_idle_timeout, drain_over_two_repositories,
+        pass_after_the_lock_went, claim_posted_while_a_pass_releases, claim_posted_twice,
     )
 }
