@@ -688,6 +688,53 @@ def claim_posted_twice() -> None:
     finally:
         world.close()
 
+def release_of_a_cancelled_run() -> None:
+    """A person adds the cancel label to a running issue and, before its holder's next beat,
+    force-releases it. The release must not queue it (ADR 0049: its tombstone unlocks): the
+    cancel sweep then takes the labels off, and the released holder's repair of its unqueue
+    (ADR 0025), which acts on a release back to the queue, would put the queue label back and
+    undo the cancel."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.person_cancel(ISSUE)
+        _run(world, world.spawn_forced_release(ISSUE))
+        _pass(world)
+        world.advance(3.0)
+        _beat_again(world, w)
+        _run(world, f"{w.name}.end")
+        _settle(world)
+    finally:
+        world.close()
+
+
+def claim_read_before_an_earlier_run() -> None:
+    """m2's claimer reads the issue as queued, and its VM pauses before it posts. Meanwhile m1
+    claims, runs and finishes the issue. m2 resumes, posts, and finds m1's claim lower but
+    over: it must see that m1 ran after its read (ADR 0011's `ran_meanwhile`) and give up. The
+    unqueue of ADR 0048 is the second line, and here it fails: m2's DELETE answers a 502, and
+    its retry's 404 reads "mine" (the adapter cannot tell)."""
+    world = World()
+    try:
+        w1 = world.spawn_worker("m2")
+        a1 = f"{w1.name}.claim"
+        _run(world, a1, _at(world, a1, "post_comment"))
+        world.pause_vm("m2")
+        w0 = _running(world, "m1")
+        world.child_exits(w0, 0)
+        world.react()
+        _run(world, f"{w0.name}.end")
+        world.advance(3.0)
+        world.resume_vm("m2")
+        _run(world, a1, _at(world, a1, "remove_label"))
+        if a1 in world.runnable():
+            world.fail(a1, "retried")
+        _run(world, a1)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -700,5 +747,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         settle_after_a_slow_post,
         stopped_child_ends_by_idle_timeout, drain_over_two_repositories,
         pass_after_the_lock_went, claim_posted_while_a_pass_releases, claim_posted_twice,
+        release_of_a_cancelled_run,
+        claim_read_before_an_earlier_run,
     )
 }
