@@ -88,6 +88,9 @@ KNOWN_HOLES = {
     "paused-vm": "a holder whose VM paused past stale_after counts its label-write bound on its frozen boot "
                  "clock: on resume its ending moves labels after a pass handed the issue back "
                  "(test_world_findings.py, ADR 0047)",
+    "cancel-sweep-race": "the cancel sweep, planned before a person requeued and cancelled again, takes the "
+                         "new cancel label off; a claim that read the issue as queued in between never sees "
+                         "the cancel (make test-slow's seed 6 episode 174; ADR 0057)",
 }
 
 
