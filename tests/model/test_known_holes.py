@@ -93,9 +93,9 @@ ACT_CASES = [
       ("step", "r0"), ("step", "r0"), ("worker", "m1", 1, False), ("pause", "m1"), ("worker", "m2", 1, False),
       ("person", "requeue", 1), ("person", "cancel", 1), ("pause", "m1"), ("burst", "r0", 7),
       ("burst", "w1.claim", 10), *[("step", "w1.beat")] * 4],
-     "cancel-sweep-race", "(6, 174): a pass's cancel sweep, planned at a person's first cancel, takes off the "
-                          "cancel label of the cancel after their requeue; w1 read the issue as queued "
-                          "in between and runs on"),
+     "cancel-sweep-race", "(6, 174): a pass's cancel sweep, planned at a person's first cancel, takes "
+                          "off the cancel label of the cancel after their requeue; w1 read the issue as "
+                          "queued in between and runs on"),
 ]
 
 

@@ -380,7 +380,8 @@ class World:
         ids = self.machine(machine)
         holder = Holder(ids.host, proc.boot if machine != CLONE else ids.boot_id, ids.machine_id, ids.pid_ns,
                         proc.pid, float(proc.pid))
-        claimers = [Claimer(self._gh(machine, s), CONFIG, self.log.append, self.clock_of(machine), ids, holder,
+        clock = self.clock_of(machine)
+        claimers = [Claimer(self._gh(machine, s), CONFIG, self.log.append, clock, ids, holder,
                             sight=self.sight(machine)) for s in self.servers]
 
         def claim() -> Claim:
@@ -434,8 +435,8 @@ class World:
         name = f"r{self.reconcilers}"
         self.reconcilers += 1
         here = self.machine(machine)
-        reconcilers = [Reconciler(self._gh(server=s), CONFIG, self.log.append, here=here, sight=self.sight(machine))
-                       for s in self.servers]
+        reconcilers = [Reconciler(self._gh(server=s), CONFIG, self.log.append, here=here,
+                                  sight=self.sight(machine)) for s in self.servers]
 
         def run_pass() -> None:
             for reconciler in reconcilers:  # one repository after the other, as reconcile_repos does
@@ -491,9 +492,9 @@ class World:
             if t.tombstone.token == claim.record.token and before > self.max_lag + SECOND:
                 raise InvariantError(f"{w.name} started its child although its claim was released "
                                      f"{before:.0f}s before its last list ({t.tombstone.reason})")
-        h = Holding(self._gh(w.proc.machine, self.gh_of(claim.number)), claim, HOLDING, self.log.append, self.clock_of(w.proc.machine),
-                    self.machine(w.proc.machine),
-                    self.sight(w.proc.machine))
+        m = w.proc.machine
+        h = Holding(self._gh(m, self.gh_of(claim.number)), claim, HOLDING, self.log.append, self.clock_of(m),
+                    self.machine(m), self.sight(m))
         w.holding = h
         if h.lease_left() <= 0:  # the wrapper gives up before starting anything
             self._spawn_ending(w, "lease")
@@ -575,7 +576,8 @@ class World:
         p = self.passes.get(actor)
         if p is not None and p.began is None:
             p.began, p.began_at = self.clock.monotonic(), self.server.clock.now
-            p.locked = frozenset(n for n in self.issue_numbers if LAB.working in self.gh_of(n).issue(n).labels)
+            p.locked = frozenset(n for n in self.issue_numbers
+                                 if LAB.working in self.gh_of(n).issue(n).labels)
             # Locked issues whose every claim is dead now: no child, and its wrapper exited,
             # crashed, or is stopped for good (SIGSTOP) or draining on (a drain's earlier claim)
             # ; `drained`: those among them whose wrapper process still lives.
@@ -985,8 +987,8 @@ class World:
         action, so at once)."""
         idle = self.idle_for(w)
         if idle is not None and idle >= IDLE_TIMEOUT and not (w.ending or self.frozen(w)):
-            raise InvariantError(f"{w.name}'s stopped child has been silent {idle:.0f}s, past run.idle_timeout "
-                                 f"({IDLE_TIMEOUT:g}s), and its run goes on")
+            raise InvariantError(f"{w.name}'s stopped child has been silent {idle:.0f}s, past "
+                                 f"run.idle_timeout ({IDLE_TIMEOUT:g}s), and its run goes on")
 
     def server_stamp_monotonic(self, stamp: datetime) -> float:
         """The server monotonic time of a GitHub stamp (whole seconds round it down)."""
