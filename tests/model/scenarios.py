@@ -735,6 +735,31 @@ def claim_read_before_an_earlier_run() -> None:
         world.close()
 
 
+def pass_beside_a_claim_in_flight() -> None:
+    """m1's claim is posted and its lock added, but listings lag its comment 4 s. A pass sees
+    the lock beside the queue label and no claim at all: a claim may be in flight, so it must
+    only report (ADR 0049); taking the lock off would leave m1, which then wins, running
+    without a lock (its first beat stops it) and the issue with no label."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _at(world, claim, "post_comment"))
+        world.server.list_lag = 4.0
+        world.step(claim)
+        world.server.list_lag = 0.0
+        _posted_and_locked(world, w)
+        _pass(world)
+        world.advance(4.0)
+        _run(world, claim)
+        assert w.child_started, f"{w.name} did not win"
+        _run(world, f"{w.name}.beat", _at(world, f"{w.name}.beat", "sleep"))
+        _beat_again(world, w)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -749,5 +774,6 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         pass_after_the_lock_went, claim_posted_while_a_pass_releases, claim_posted_twice,
         release_of_a_cancelled_run,
         claim_read_before_an_earlier_run,
+        pass_beside_a_claim_in_flight,
     )
 }
