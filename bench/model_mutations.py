@@ -43,9 +43,9 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a loser removes the queue label before arbitrating": [(
         "services/claiming.py",
-        "            self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])\n",
-        "            self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])\n"
-        "            self.gh.remove_label(n, lab.queue)\n",
+        "                self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])\n",
+        "                self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])\n"
+        "                self.gh.remove_label(n, lab.queue)\n",
     )],
     "endings skip the fence check": [(
         "services/holding.py",
@@ -59,8 +59,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "the plan orders by update time (the v0.1 livelock)": [(
         "core/plan.py",
-        "    last = max(events, key=lambda e: e.comment_id, default=None)",
-        "    last = max(events, key=lambda e: getattr(e, 'updated_at', e.created_at), default=None)",
+        "    return max(events, key=lambda e: e.comment_id, default=None)",
+        "    return max(events, key=lambda e: getattr(e, 'updated_at', e.created_at), default=None)",
     )],
     "a pass ignores the queue label beside a dead claim": [(
         "core/plan.py",
@@ -81,8 +81,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         ),
         (
             "services/holding.py",
-            "        bound = self._last_label_write()\n",
-            "        bound = float('inf')\n",
+            "        with self.gh.bounded(Policy(self.clock, self._last_label_write())):",
+            "        with self.gh.bounded(Policy(self.clock, float('inf'))):",
         ),
     ],
     "audit: a claimer ignores an earlier claim that ran meanwhile (ADR 0011)": [(
@@ -95,12 +95,12 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     # The code review's survivors (reviews r3, code-quality.md section 4).
     "review: a pass drops the cancelled-run repair branch": [(
-        "core/plan.py", "        if rec.state is State.CANCELLED:", "        if False:",
+        "core/plan.py", "    if rec.state is State.CANCELLED:", "    if False:",
     )],
     "review: an interrupted run at the end of its budget is kept, not given up": [(
         "core/plan.py",
-        "        action = Action.GIVE_UP if spent else Action.REQUEUE",
-        "        action = Action.KEEP if spent else Action.REQUEUE",
+        "        Action.GIVE_UP, _STOPPED + ",
+        "        Action.KEEP, _STOPPED + ",
     )],
     "review: blocker ignores that the claim itself was released": [(
         "core/arbitration.py", "    if token in log.released_tokens():", "    if False:",
@@ -180,8 +180,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a pass unlocks a queued issue with no claim listed (ADR 0049)": [(
         "core/plan.py",
-        "        if not log.claims:\n            reason = \"the lock is on beside the queue label",
-        "        if False:\n            reason = \"the lock is on beside the queue label",
+        "        if not log.claims:\n            return Fated(Fate.CLAIM_IN_FLIGHT)",
+        "        if False:\n            return Fated(Fate.CLAIM_IN_FLIGHT)",
     )],
     "every copy of a claim posted twice is a claim (ADR 0049)": [(
         "core/issue.py",
@@ -190,8 +190,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a pass requeues a dead run under a cancel (ADR 0049)": [(
         "core/plan.py",
-        "        for_cancel = target == labels.queue and labels.cancel in on_issue",
-        "        for_cancel = False",
+        "    for_cancel = target == labels.queue and labels.cancel in on_issue",
+        "    for_cancel = False",
     )],
     "a loser tidies whatever the comment count says (ADR 0049)": [(
         "services/claiming.py",
@@ -209,9 +209,19 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if True:",
     )],
     "a forced release requeues a cancelled issue (ADR 0049)": [(
+        "core/plan.py",
+        "    cancelled = labels.cancel in on_issue",
+        "    cancelled = False",
+    )],
+    "a release by hand unlocks a queued lock with no claim listed, not queueing it (ADR 0052)": [(
         "services/reconcile.py",
-        "        cancelled = lab.cancel in issue.labels",
-        "        cancelled = False",
+        "        if not s.log.claims and not s.log.unreadable and lab.queue not in issue.labels:",
+        "        if not s.log.claims and not s.log.unreadable:",
+    )],
+    "a stopped child is never ended by run.idle_timeout (issue 15: a child that stops)": [(
+        "core/ending.py",
+        "    if config.idle_timeout > 0 and idle_s is not None and idle_s >= config.idle_timeout:",
+        "    if False:",
     )],
     # h20-holder-holes: the holder side of issue 15's open holes (ADR 0055).
     "a winner looks for its unanswered unqueue's strand at once (ADR 0055)": [(

@@ -34,7 +34,9 @@ class Setup:
     """An episode's world: how many issues, how much list lag, whole-second stamps; and the
     switches `hostile_for` draws: a snapshot clone of m1 (every id shared), m2's wall clock
     skewed by `skew` seconds, VMs that pause (their boot clock frozen meanwhile), guardians
-    that are SIGKILLed, passes that dispatch the worker workflow (runners pick the runs up)."""
+    that are SIGKILLed, passes that dispatch the worker workflow (runners pick the runs up), a
+    second repository (one more issue there; `--next` and drains claim over both, passes
+    reconcile both), children that are SIGSTOPped (and SIGCONTed)."""
 
     issues: int = 1
     max_lag: float = 0.0
@@ -45,11 +47,14 @@ class Setup:
     pauses: bool = False
     guardians_die: bool = False
     dispatch: bool = False
+    repos: int = 1
+    halts: bool = False
 
     def world(self) -> World:
         world = World(self.issues, self.max_lag, self.whole_seconds, self.lag_seed, self.clones,
-                      skew={"m2": self.skew} if self.skew else None)
+                      skew={"m2": self.skew} if self.skew else None, repos=self.repos)
         world.pauses, world.guardians_die, world.dispatch = self.pauses, self.guardians_die, self.dispatch
+        world.halts = self.halts
         return world
 
 
@@ -127,12 +132,17 @@ def apply(world: World, act: Act) -> bool:
     elif kind == "fail":
         world.fail(str(act[1]), str(act[2]), int(act[3]))  # type: ignore[call-overload]
     elif kind == "land":
-        if not world.server.delayed:
+        if not world.delayed():
             return False
-        world.land(int(act[1]) % len(world.server.delayed))  # type: ignore[call-overload]
+        world.land(int(act[1]) % len(world.delayed()))  # type: ignore[call-overload]
     elif kind == "pickup":
         if not world.dispatch or len(world.workers) >= MAX_WORKERS or world.pickup(str(act[1])) is None:
             return False
+    elif kind == "halt":  # SIGSTOP of the child, or SIGCONT
+        w = _worker(world, act[1])
+        if w is None or not world.halts or not (world.child_alive(w) or w.halted_local is not None):
+            return False
+        world.child_halts(w)
     elif kind == "guardian":
         w = _worker(world, act[1])
         if w is None or not world.guardians_die or not world.child_alive(w):
@@ -214,7 +224,7 @@ def _choose(world: World, rng: random.Random) -> Act:
     if world.reconcilers < MAX_RECONCILERS:
         acts.append((4, ("reconciler", rng.choice((*MACHINES, HOSTED)))))
     acts.append((10, ("time", rng.choice(TIMES))))
-    if world.server.delayed:
+    if world.delayed():
         acts.append((6, ("land", rng.randrange(8))))
     if live:
         w = rng.choice(live)
@@ -236,6 +246,8 @@ def _choose(world: World, rng: random.Random) -> Act:
         acts.append((8, ("pickup", rng.choice(MACHINES))))
     if world.guardians_die and live:
         acts.append((2, ("guardian", rng.choice(live).name)))
+    if world.halts and live:
+        acts.append((2, ("halt", rng.choice(live).name)))
     return rng.choices([a for _, a in acts], weights=[w for w, _ in acts])[0]
 
 
@@ -259,6 +271,8 @@ def hostile_for(setup: Setup, seed: object, episode: int) -> Setup:
     setup.pauses = rng.random() < 0.2
     setup.guardians_die = rng.random() < 0.2
     setup.dispatch = rng.random() < 0.25
+    setup.repos = 2 if rng.random() < 0.2 else 1
+    setup.halts = rng.random() < 0.2
     return setup
 
 

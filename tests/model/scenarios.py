@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from model.world import CLONE, CONFIG, HOSTED, ISSUE, LAB, Worker, World
+from model.world import CLONE, CONFIG, HOSTED, IDLE_TIMEOUT, ISSUE, LAB, Worker, World
 
 
 def _run(world: World, actor: str, stop: Callable[[], bool] = lambda: False) -> None:
@@ -494,6 +494,373 @@ def beat_lands_late_over_an_outage_record() -> None:
         world.close()
 
 
+def _pass_with_lagging_tombstone(world: World, lag: float) -> None:
+    """A hosted pass whose tombstone stays out of listings for `lag` seconds (its other writes
+    do not lag): GitHub's per-comment lag, within the model's bound (explorer.LAGS)."""
+    r = world.spawn_reconciler(HOSTED)
+    _run(world, r, _at(world, r, "post_comment"))
+    world.server.list_lag = lag
+    world.step(r)
+    world.server.list_lag = 0.0
+    world.check()
+    _run(world, r)
+
+
+def outage_try_beside_a_later_claim() -> None:
+    """m1's holder loses GitHub; its outage path's first try gets no answer and, in its wait,
+    m1's VM pauses (its boot clock stands still). A pass presumes it dead, its tombstone lagging
+    4 s, and requeues; m2's claimer posts and takes the lock. m1 resumes: its retry lists m2's
+    claim but not yet the tombstone, so its claim looks its own and its label bound has not
+    come. It must leave the labels to m2 all the same (a claim after ours is listed, ADR 0024):
+    m2 sees the tombstone, wins and runs, and a label move of m1's would take its lock off."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        end = _outage(world, w0)
+        _run(world, end, _ops(world, end, "get_issue"))
+        world.fail(end, "unavailable")  # the first try gets no answer
+        _run(world, end, _ops(world, end, "sleep"))
+        world.advance(0.9)
+        world.pause_vm("m1")  # just before the retry's wait is over
+        world.advance(CONFIG.stale_after + 5)
+        _pass_with_lagging_tombstone(world, 4.0)
+        w1 = world.spawn_worker("m2")
+        claim = f"{w1.name}.claim"
+        _run(world, claim, _at(world, claim, "list_comments"))  # posted, locked, settled
+        world.resume_vm("m1")
+        _run(world, end, _ops(world, end, "add_labels", "remove_label", "get_comment"))
+        world.advance(4.0)  # the tombstone is listed now
+        _run(world, claim)
+        assert w1.child_started, f"{w1.name} did not win over the released claim"
+        _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))
+        _run(world, end)
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def claimer_paused_past_a_pass() -> None:
+    """m1's claimer posts and takes the lock, then its VM pauses past stale_after (its boot
+    clock, so its lease, stands still). A pass finds the lock beside the queue label and a dead
+    claim that never ran: it tombstones it (the tombstone lags 4 s) and takes the lock off. m1
+    resumes and lists before the tombstone is listed: it must judge its own claim's age on
+    GitHub's clock and give up; a win would take the queue label, and a crash before its first
+    beat would then leave the issue with no label at all."""
+    world = World()
+    try:
+        w0 = world.spawn_worker("m1")
+        a0 = f"{w0.name}.claim"
+        _run(world, a0, _at(world, a0, "list_comments"))
+        world.pause_vm("m1")
+        world.advance(CONFIG.stale_after + 10)
+        _pass_with_lagging_tombstone(world, 4.0)
+        world.resume_vm("m1")
+        _run(world, a0)
+        if w0.child_started:
+            world.crash(w0)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def release_beside_a_claim_in_flight() -> None:
+    """A person runs `release` on an issue whose claim is in flight: the claim comment lags 4 s
+    (the release lists none), its lock and the queue label are on. Between the release's read
+    and its label move the claim wins and takes the queue label. The release must queue the
+    issue (its lock beside the queue label is a claim's, not a person's: ADR 0052), so that the
+    run it stops by taking the lock off leaves the issue queued, not bare."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _at(world, claim, "post_comment"))
+        world.server.list_lag = 4.0
+        world.step(claim)
+        world.server.list_lag = 0.0
+        _run(world, claim, _at(world, claim, "sleep"))  # posted and locked: the settle
+        release = world.spawn_forced_release(ISSUE)
+        _run(world, release, _ops(world, release, "add_labels", "remove_label"))
+        world.advance(4.0)
+        _run(world, claim)
+        assert w.child_started, f"{w.name} did not win"
+        _run(world, release)
+        _run(world, f"{w.name}.beat", _at(world, f"{w.name}.beat", "sleep"))
+        world.advance(CONFIG.heartbeat_interval)
+        _run(world, f"{w.name}.beat")
+        _run(world, f"{w.name}.end")
+        _settle(world)
+    finally:
+        world.close()
+
+
+def settle_after_a_slow_post() -> None:
+    """m2's claim POST is answered 429 (Retry-After 2 s) and lands half a second after m1's,
+    which listings lag 1 s (within the settle). m2 must wait the whole settle after its own
+    POST before its arbitration list, see m1's lower claim and lose (ADR 0023); counted from
+    before the POST, the settle is spent in the Retry-After wait, m2 lists at once, misses m1's
+    claim and runs, and m1 wins as the lower claim too (its unqueue's 502 retried reads "mine",
+    as in _both_win)."""
+    world = World(max_lag=1.0)
+    try:
+        world.server.lag_of = None  # lags set by hand below
+        w0, w1 = world.spawn_worker("m1"), world.spawn_worker("m2")
+        a0, a1 = f"{w0.name}.claim", f"{w1.name}.claim"
+        _run(world, a0, _at(world, a0, "post_comment"))
+        _run(world, a1, _at(world, a1, "post_comment"))
+        world.fail(a1, "limited")
+        world.step(a1)  # answered 429: it waits Retry-After
+        world.advance(world.server.retry_after - 0.5)
+        world.server.list_lag = 1.0
+        world.step(a0)  # m1 posts; listings lag it 1 s
+        world.server.list_lag = 0.0
+        _run(world, a1)
+        _run(world, a0, _at(world, a0, "remove_label"))
+        world.fail(a0, "retried")
+        _run(world, a0)
+        for w in (w0, w1):
+            if w.child_started:
+                _run(world, f"{w.name}.beat", _at(world, f"{w.name}.beat", "sleep"))
+        assert w0.child_started, f"{w0.name} (the lower claim) did not run"
+        _settle(world)
+    finally:
+        world.close()
+
+
+def stopped_child_ends_by_idle_timeout() -> None:
+    """Someone SIGSTOPs the command. Its wrapper beats on (the child is alive, and nobody may
+    release it: a pass on its own machine sees the process), and once the child has been
+    silent for run.idle_timeout the wrapper ends the run as a failed attempt and hands the
+    issue back; the guardian kills the stopped child. Without that rule the stopped child
+    would hold the issue for as long as its wrapper beats."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.child_halts(w)
+        while w.ending is None and world.clock.monotonic() < 10 * IDLE_TIMEOUT:
+            world.advance(CONFIG.heartbeat_interval)
+            world.react()
+            world.check()
+            _beat_again(world, w)
+            _pass(world, "m1")
+        assert w.ending == "idle", f"the stopped child's run did not end by run.idle_timeout ({w.ending})"
+        _run(world, f"{w.name}.end")
+        assert LAB.queue in world.server.issue(ISSUE).labels, "the idle run was not handed back"
+        _settle(world)
+    finally:
+        world.close()
+
+
+def drain_over_two_repositories() -> None:
+    """A drain (`run --next --drain`) over two repositories: it claims the first repository's
+    issue, finishes it, claims the second's as the same process, and is killed there; a pass
+    over both repositories requeues the second's issue and leaves the first's done. Every
+    invariant holds per issue whatever repository holds it."""
+    world = World(repos=2)
+    try:
+        first, second = world.issue_numbers
+        w0 = world.spawn_worker("m1", None, drain=True)
+        _run(world, f"{w0.name}.claim")
+        assert w0.number == first and w0.child_started, f"{w0.name} did not claim #{first}"
+        world.child_exits(w0, 0)
+        world.react()
+        _run(world, f"{w0.name}.end")
+        w1 = world.drain_next(w0)
+        assert w1 is not None
+        _run(world, f"{w1.name}.claim")
+        assert w1.number == second and w1.child_started, f"the drain did not claim #{second}"
+        _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))
+        world.crash(w1)
+        world.advance(CONFIG.stale_after + 5)
+        _pass(world)
+        assert LAB.ready in world.gh_of(first).issue(first).labels
+        assert LAB.queue in world.gh_of(second).issue(second).labels, "the pass missed the second repository"
+        _settle(world)
+    finally:
+        world.close()
+
+
+def _posted_and_locked(world: World, w: Worker) -> None:
+    """Step the worker's claimer until its claim is posted and its lock added (its settle)."""
+    claim = f"{w.name}.claim"
+    _run(world, claim, lambda: w.posted_at is not None and _at(world, claim, "sleep")())
+
+
+def _release_interrupted(world: World) -> None:
+    """m1's run dies; a pass posts its tombstone and is killed before its label move."""
+    w0 = _running(world, "m1")
+    world.crash(w0)
+    world.advance(CONFIG.stale_after + 5)
+    world.sched.crash(_released_by(world, world.spawn_reconciler(HOSTED)))
+
+
+def _released_by(world: World, actor: str) -> str:
+    posted = len(world.issue_log(ISSUE).tombstones)
+    _run(world, actor, lambda: len(world.issue_log(ISSUE).tombstones) > posted)
+    return actor
+
+
+def pass_after_the_lock_went() -> None:
+    """Two passes finish an interrupted release. r2 has made its plan when r1 moves the labels
+    (the lock off, the queue label on); r2 then reads the issue without the lock. It must leave
+    the labels alone (ADR 0049): m2's claim takes the lock right after that read, and a label
+    move of r2's would take the lock off under it."""
+    world = World()
+    try:
+        _release_interrupted(world)
+        r1, r2 = world.spawn_reconciler(HOSTED), world.spawn_reconciler(HOSTED)
+        _run(world, r2, lambda: world.sched.pending_op(r2)[0] == "get_issue")  # planned
+        _run(world, r1)
+        world.step(r2)  # its read before the label move: no lock
+        w1 = world.spawn_worker("m2")
+        _posted_and_locked(world, w1)
+        _run(world, r2)
+        _run(world, f"{w1.name}.claim")
+        assert w1.child_started, f"{w1.name} did not win"
+        _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def claim_posted_while_a_pass_releases() -> None:
+    """m2's claimer reads the issue as queued, and its VM pauses before it posts. m1's claimer
+    posts, locks and dies; a pass finds its dead claim beside the queue label, tombstones it and
+    re-lists. m2 resumes and posts its claim and adds the lock (the same label) before the
+    pass's last read: the issue counts one comment more than the pass listed, so the pass must
+    list again, find the new claim and leave the labels to it (ADR 0049), not take its lock
+    off."""
+    world = World()
+    try:
+        w1 = world.spawn_worker("m2")
+        a1 = f"{w1.name}.claim"
+        _run(world, a1, _at(world, a1, "post_comment"))
+        world.pause_vm("m2")
+        w0 = world.spawn_worker("m1")
+        _posted_and_locked(world, w0)
+        world.crash(w0)
+        world.advance(CONFIG.stale_after + 5)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, lambda: world.issue_log(ISSUE).tombstones != () and _at(world, r, "get_issue")())
+        world.resume_vm("m2")
+        _posted_and_locked(world, w1)
+        _run(world, r)
+        _run(world, a1)
+        assert w1.child_started, f"{w1.name} did not win"
+        _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def claim_posted_twice() -> None:
+    """m1's claim POST lands but its answer is lost, and the listing its client looks in before
+    the retry still lags it: the retry posts the token again. m1 wins and runs on the second
+    copy, which it edits; the first stays `claiming`. m1's run finishes, a person queues the
+    issue again, and m2 claims it at once: the orphan copy must not count as a claim (ADR 0049:
+    a token's claim is its last copy), or it holds the issue against every claimer until it
+    goes stale, and longer on its own machine."""
+    world = World()
+    try:
+        w0 = world.spawn_worker("m1")
+        a0 = f"{w0.name}.claim"
+        _run(world, a0, _at(world, a0, "post_comment"))
+        world.fail(a0, "lost")
+        world.server.list_lag = 3.0
+        world.step(a0)
+        world.server.list_lag = 0.0
+        _run(world, a0)
+        assert w0.child_started, f"{w0.name} did not win"
+        copies = [c for c in world.server.comments(ISSUE) if w0.token and w0.token in c.body]
+        assert len(copies) == 2, "the claim was not posted twice"
+        _run(world, f"{w0.name}.beat", _at(world, f"{w0.name}.beat", "sleep"))
+        world.child_exits(w0, 0)
+        world.react()
+        _run(world, f"{w0.name}.end")
+        world.person_requeue(ISSUE)
+        world.advance(3.0)
+        w1 = world.spawn_worker("m2")
+        _run(world, f"{w1.name}.claim")
+        assert w1.child_started, f"{w1.name} lost the queued issue to the orphan copy of a finished claim"
+        _settle(world)
+    finally:
+        world.close()
+
+
+def release_of_a_cancelled_run() -> None:
+    """A person adds the cancel label to a running issue and, before its holder's next beat,
+    force-releases it. The release must not queue it (ADR 0049: its tombstone unlocks): the
+    cancel sweep then takes the labels off, and the released holder's repair of its unqueue
+    (ADR 0025), which acts on a release back to the queue, would put the queue label back and
+    undo the cancel."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.person_cancel(ISSUE)
+        _run(world, world.spawn_forced_release(ISSUE))
+        _pass(world)
+        world.advance(3.0)
+        _beat_again(world, w)
+        _run(world, f"{w.name}.end")
+        _settle(world)
+    finally:
+        world.close()
+
+
+def claim_read_before_an_earlier_run() -> None:
+    """m2's claimer reads the issue as queued, and its VM pauses before it posts. Meanwhile m1
+    claims, runs and finishes the issue. m2 resumes, posts, and finds m1's claim lower but
+    over: it must see that m1 ran after its read (ADR 0011's `ran_meanwhile`) and give up. The
+    unqueue of ADR 0048 is the second line, and here it fails: m2's DELETE answers a 502, and
+    its retry's 404 reads "mine" (the adapter cannot tell)."""
+    world = World()
+    try:
+        w1 = world.spawn_worker("m2")
+        a1 = f"{w1.name}.claim"
+        _run(world, a1, _at(world, a1, "post_comment"))
+        world.pause_vm("m2")
+        w0 = _running(world, "m1")
+        world.child_exits(w0, 0)
+        world.react()
+        _run(world, f"{w0.name}.end")
+        world.advance(3.0)
+        world.resume_vm("m2")
+        _run(world, a1, _at(world, a1, "remove_label"))
+        if a1 in world.runnable():
+            world.fail(a1, "retried")
+        _run(world, a1)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def pass_beside_a_claim_in_flight() -> None:
+    """m1's claim is posted and its lock added, but listings lag its comment 4 s. A pass sees
+    the lock beside the queue label and no claim at all: a claim may be in flight, so it must
+    only report (ADR 0049); taking the lock off would leave m1, which then wins, running
+    without a lock (its first beat stops it) and the issue with no label."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _at(world, claim, "post_comment"))
+        world.server.list_lag = 4.0
+        world.step(claim)
+        world.server.list_lag = 0.0
+        _posted_and_locked(world, w)
+        _pass(world)
+        world.advance(4.0)
+        _run(world, claim)
+        assert w.child_started, f"{w.name} did not win"
+        _run(world, f"{w.name}.beat", _at(world, f"{w.name}.beat", "sleep"))
+        _beat_again(world, w)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -504,5 +871,17 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         release_finished_by_the_next_pass, release_before_the_unqueue_lands,
         unanswered_unqueue_lands_after_a_requeue, ending_resumed_past_presumption,
         late_beat_over_an_outage_record, beat_lands_late_over_an_outage_record,
+        outage_try_beside_a_later_claim,
+        claimer_paused_past_a_pass,
+        release_beside_a_claim_in_flight,
+        settle_after_a_slow_post,
+        stopped_child_ends_by_idle_timeout,
+        drain_over_two_repositories,
+        pass_after_the_lock_went,
+        claim_posted_while_a_pass_releases,
+        claim_posted_twice,
+        release_of_a_cancelled_run,
+        claim_read_before_an_earlier_run,
+        pass_beside_a_claim_in_flight,
     )
 }

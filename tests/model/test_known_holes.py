@@ -107,6 +107,14 @@ ACT_CASES = [
       ("burst", "w5.claim", 9)],
      None, "(18, 58): a claim's unqueue lands late, after it gave up; a pass completes the earlier run as "
            "ready, and the person's requeue is lost (not yet attributed)"),
+    (explorer.Setup(issues=1, max_lag=0.0, whole_seconds=True, lag_seed="6-174", skew=-30.0, pauses=True),
+     [("reconciler", "m1"), ("step", "r0"), ("step", "r0"), ("step", "r0"), ("person", "cancel", 1),
+      ("step", "r0"), ("step", "r0"), ("worker", "m1", 1, False), ("pause", "m1"), ("worker", "m2", 1, False),
+      ("person", "requeue", 1), ("person", "cancel", 1), ("pause", "m1"), ("burst", "r0", 7),
+      ("burst", "w1.claim", 10), *[("step", "w1.beat")] * 4],
+     "cancel-sweep-race", "(6, 174): a pass's cancel sweep, planned at a person's first cancel, takes "
+                          "off the cancel label of the cancel after their requeue; w1 read the issue as "
+                          "queued in between and runs on"),
 ]
 
 

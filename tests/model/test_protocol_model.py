@@ -3,7 +3,7 @@ code (tests/model/world.py) with crashes, stalls, signals, reboots, a person and
 checks the invariants of docs/design.md section 4 after every action.
 
 `make test` runs one seed of the hostile explorer (about 20,000 actions) and a short Hypothesis
-machine; `make test-slow` runs 300,000 actions; `make simulate` runs the fixed seeds plus a
+machine; `make test-slow` runs 320,000 actions; `make simulate` runs the fixed seeds plus a
 fresh one (tests/model/simulate.py).
 """
 
@@ -23,12 +23,14 @@ from orion_action.services.reconcile import Reconciler
 MAX_WORKERS = 4
 EXAMPLES = int(os.environ.get("ORION_MODEL_EXAMPLES", "100"))
 EPISODES = int(os.environ.get("ORION_MODEL_EPISODES", "250"))
-# test-slow: 15 seeds x 250 episodes x 80 actions = 300,000 actions, each seed one on which the
+# test-slow: 16 seeds x 250 episodes x 80 actions = 320,000 actions, each seed one on which the
 # code breaks no invariant beyond KNOWN_HOLES (seeds that break one more are findings:
 # test_known_holes.py replays them). 5 and 19 left when the world grew new switches (ADR 0047):
 # seed 5 episode 70 shows the signal-during-claim break of seed 945794403, seed 19 episode 190
-# the unattributed lost requeue of (18, 58); 20 and 22 replace them.
-SLOW_SEEDS = (1, 3, 4, 6, 7, 9, 10, 11, 13, 14, 15, 16, 17, 20, 22)
+# the unattributed lost requeue of (18, 58); 20 and 22 replace them. An episode that breaks on
+# a known hole ends early, so 15 seeds fell just short of 300,000 actions (ADR 0057): 8 is the
+# sixteenth.
+SLOW_SEEDS = (1, 3, 4, 6, 7, 8, 9, 10, 11, 13, 14, 15, 16, 17, 20, 22)
 
 
 def test_explorer_finds_no_broken_invariant(monkeypatch) -> None:

@@ -42,6 +42,7 @@ from orion_action.core.record import CLAIM_MARK, HOLDER_END, Holder, ReleaseActi
 from orion_action.errors import GitHubError, NotFound, OrionError
 from orion_action.services.claiming import LIST_SETTLE_S, Claim, Claimer
 from orion_action.services.dispatch import dispatch_after_pass
+from orion_action.services.fleet import claim_next_across
 from orion_action.services.holding import Holding, outage_bound
 from orion_action.services.reconcile import Action, Reconciler
 
@@ -55,6 +56,9 @@ DISPATCHING = {"dispatch_workflow": WORKFLOW, "dispatch_max_runs": 2}  # over th
 ADAPTIVE_CONFIG = Config(heartbeat_interval=2.0, stale_after=12.0, heartbeat_max_interval=60.0,
                          max_attempts=3, kill_grace=1.0, source="model-adaptive")
 ADAPTIVE = os.environ.get("ORION_MODEL_ADAPTIVE") == "1"
+# Every holder runs with run.idle_timeout: only a child the driver stopped (SIGSTOP) is ever
+# silent, so it changes nothing for the others (World.child_halts).
+IDLE_TIMEOUT = 90.0
 LAB = CONFIG.labels
 ISSUE = 1
 MACHINES = ("m1", "m2")  # workers run here; reconcilers on these or on a hosted runner
@@ -90,6 +94,9 @@ KNOWN_HOLES = {
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
     "outage-record-overwritten": "a pass's rewrite of a released record, sent after the holder's looks back, "
                                  "undoes an outage record (ADR 0056)",
+    "cancel-sweep-race": "the cancel sweep, planned before a person requeued and cancelled again, takes the "
+                         "new cancel label off; a claim that read the issue as queued in between never sees "
+                         "the cancel (make test-slow's seed 6 episode 174; ADR 0057)",
 }
 
 
@@ -164,6 +171,7 @@ class Worker:
     run_id: int | None = None  # the dispatched workflow run it is
     started_at: float | None = None  # server monotonic when its child started
     guardian_dead: bool = False  # its guardian was SIGKILLed (the child died with it)
+    halted_local: float | None = None  # its child was SIGSTOPped then, on its machine's boot clock
 
     @property
     def token(self) -> str | None:
@@ -190,9 +198,23 @@ class Pass:
 class World:
     def __init__(self, issues: int = 1, max_lag: float = 0.0, whole_seconds: bool = False,
                  lag_seed: str = "0", clones: bool = False, skew: dict[str, float] | None = None,
-                 adaptive: bool | None = None) -> None:
+                 adaptive: bool | None = None, repos: int = 1) -> None:
         self.config = ADAPTIVE_CONFIG if (ADAPTIVE if adaptive is None else adaptive) else CONFIG
-        self.server = MemoryServer()
+        self.holding_config = replace(self.config, idle_timeout=IDLE_TIMEOUT)
+        self.server = MemoryServer()  # the first repository; GitHub's clock is shared by all
+        # A second repository (`repos=2`): its own issues, comments and failures. Its issue
+        # numbers follow the first's (it has that many pull requests first, which share the
+        # numbering and are no issue to orion) and its comment ids are far from the first's, so
+        # that every number and id names one thing in the world; an injected failure hits the
+        # actor's next request whichever repository it goes to.
+        self.servers = [self.server]
+        if repos > 1:
+            other = MemoryServer(f"{BOT}/other", clock=self.server.clock)
+            other._next_comment = 2_000_001
+            other._failures = self.server._failures
+            other.failed_actors = self.server.failed_actors
+            self.servers.append(other)
+        self.repo_of: dict[int, MemoryServer] = {}  # issue -> its repository
         self.sched = Scheduler()
         self.workers: dict[str, Worker] = {}
         self.procs: list[Proc] = []
@@ -208,6 +230,7 @@ class World:
         self.pauses = False  # whether drivers pause VMs (the explorer's switches)
         self.guardians_die = False  # whether drivers SIGKILL guardians
         self.dispatch = False  # whether passes dispatch the worker workflow (then `pickup` runs it)
+        self.halts = False  # whether drivers SIGSTOP children
         self.server.workflows[WORKFLOW] = "orion #{issue}"
         self.paused: dict[str, float] = {}  # machine -> server monotonic when its VM was paused
         self.pause_total: dict[str, float] = {}  # machine -> time its VM spent paused, ended pauses
@@ -224,11 +247,10 @@ class World:
         self.overlap_notes: list[str] = []
         self._logs: dict[int, tuple[int, IssueLog]] = {}
         self._seen_tombstones: set[int] = set()
-        self.server.on_call = self.sched.hook
-        self.server.on_applied = self._applied
+        for s in self.servers:
+            s.on_call, s.on_applied, s.sleep = self.sched.hook, self._applied, self._wait
         self.server.clock.whole_seconds = whole_seconds
         self.clock = ModelClock(self)
-        self.server.sleep = self._wait
         if max_lag > 0:
             import random
 
@@ -236,12 +258,29 @@ class World:
                 r = random.Random(f"{lag_seed}-{comment_id}-{writes}").random()
                 return 0.0 if r < 0.4 else max_lag * (r - 0.4) / 0.6
 
-            self.server.lag_of = lag_of
+            for s in self.servers:
+                s.lag_of = lag_of
         for i in range(issues):
-            n = self.server.create_issue(f"work {i + 1}", [LAB.queue])
-            self.issue_numbers.append(n)
-            self.gen[n] = 0
-            self.person[n] = []
+            self._new_issue(self.server, f"work {i + 1}")
+        for s in self.servers[1:]:
+            for _ in range(issues):
+                s.create_issue("a pull request", pull_request=True)
+            self._new_issue(s, f"work in {s.full_name}")
+
+    def _new_issue(self, server: MemoryServer, title: str) -> None:
+        n = server.create_issue(title, [LAB.queue])
+        self.repo_of[n] = server
+        self.issue_numbers.append(n)
+        self.gen[n] = 0
+        self.person[n] = []
+
+    def gh_of(self, issue: int) -> MemoryServer:
+        """The repository that holds `issue` (issue numbers are unique in the world)."""
+        return self.repo_of.get(issue, self.server)
+
+    def delayed(self) -> list[tuple[MemoryServer, int]]:
+        """Late writes in flight, each as (its repository, its index there)."""
+        return [(s, i) for s in self.servers for i in range(len(s.delayed))]
 
     def _wait(self, seconds: float) -> None:
         """A client waits out a Retry-After (a scheduling point)."""
@@ -330,10 +369,11 @@ class World:
 
     # -- actors --------------------------------------------------------------------------
 
-    def _gh(self, machine: str | None = None):  # noqa: ANN202 - the fake's client
-        """A client. Deadlines are each call's Policy, on its caller's clock: `machine`'s boot
-        clock for the actors on it (ADR 0051), so a client needs no clock of its own."""
-        return self.server.client(BOT)
+    def _gh(self, machine: str | None = None, server: MemoryServer | None = None):  # noqa: ANN202
+        """A client of `server` (the first repository by default). Deadlines are each call's
+        Policy, on its caller's clock: `machine`'s boot clock for the actors on it (ADR 0051),
+        so a client needs no clock of its own."""
+        return (server or self.server).client(BOT)
 
     def spawn_worker(self, machine: str, issue: int | None = ISSUE, *, drain: bool = False,
                      proc: Proc | None = None) -> Worker:
@@ -349,12 +389,16 @@ class World:
         ids = self.machine(machine)
         holder = Holder(ids.host, proc.boot if machine != CLONE else ids.boot_id, ids.machine_id, ids.pid_ns,
                         proc.pid, float(proc.pid))
-        claimer = Claimer(self._gh(machine), self.config, self.log.append, self.clock_of(machine), ids,
-                          holder, sight=self.sight(machine))
+        clock = self.clock_of(machine)
+        claimers = [Claimer(self._gh(machine, s), self.config, self.log.append, clock, ids, holder,
+                            sight=self.sight(machine)) for s in self.servers]
 
         def claim() -> Claim:
-            if issue is None:
-                return claimer.claim_next(None)
+            if issue is None:  # `--next`: over every repository, as the wrapper does with several
+                if len(claimers) == 1:
+                    return claimers[0].claim_next(None)
+                return claim_next_across(claimers, None, (), self.log.append)[1]
+            claimer = claimers[self.servers.index(self.gh_of(issue))]
             found, _ = claimer.gh.get_issue(issue)
             return claimer.claim(found, None)
 
@@ -400,21 +444,23 @@ class World:
         name = f"r{self.reconcilers}"
         self.reconcilers += 1
         here = self.machine(machine)
-        reconciler = Reconciler(self._gh(), self.config, self.log.append, here=here,
-                                sight=self.sight(machine))
+        reconcilers = [Reconciler(self._gh(server=s), self.config, self.log.append, here=here,
+                                  sight=self.sight(machine)) for s in self.servers]
+        dispatching = replace(self.config, **DISPATCHING)
 
         def run_pass() -> None:
-            requeued = []
-            for s in reconciler.survey():
-                with contextlib.suppress(GitHubError):
-                    if reconciler.execute(s).action is Action.REQUEUE:
-                        requeued.append(s.plan.issue)
-            for plan in reconciler.survey_cancels():
-                with contextlib.suppress(GitHubError):
-                    reconciler.execute_cancel(plan)
-            if self.dispatch:  # as reconcile_pass does; the model approves every issue
-                dispatching = replace(self.config, **DISPATCHING)
-                dispatch_after_pass(reconciler.gh, dispatching, requeued, self.log.append, lambda _: True)
+            for reconciler in reconcilers:  # one repository after the other, as reconcile_repos does
+                requeued = []
+                for s in reconciler.survey():
+                    with contextlib.suppress(GitHubError):
+                        if reconciler.execute(s).action is Action.REQUEUE:
+                            requeued.append(s.plan.issue)
+                for plan in reconciler.survey_cancels():
+                    with contextlib.suppress(GitHubError):
+                        reconciler.execute_cancel(plan)
+                if self.dispatch and reconciler is reconcilers[0]:  # the first repository's workflow only
+                    # as reconcile_pass does; the model approves every issue
+                    dispatch_after_pass(reconciler.gh, dispatching, requeued, self.log.append, lambda _: True)
 
         self.passes[name] = Pass(machine=machine, boot=self.boots[machine])
         self.sched.spawn(name, run_pass)
@@ -428,8 +474,8 @@ class World:
         self.reconcilers += 1
         self.passes[name] = Pass(forced=True)
         self.person[issue].append(("release", self.clock.monotonic()))
-        reconciler = Reconciler(self._gh(), self.config, self.log.append, here=self.machine(HOSTED),
-                                sight=self.sight(HOSTED))
+        reconciler = Reconciler(self._gh(server=self.gh_of(issue)), self.config, self.log.append,
+                                here=self.machine(HOSTED), sight=self.sight(HOSTED))
 
         def release() -> None:
             with contextlib.suppress(OrionError):
@@ -456,9 +502,9 @@ class World:
             if t.tombstone.token == claim.record.token and before > self.max_lag + SECOND:
                 raise InvariantError(f"{w.name} started its child although its claim was released "
                                      f"{before:.0f}s before its last list ({t.tombstone.reason})")
-        h = Holding(self._gh(w.proc.machine), claim, self.config, self.log.append,
-                    self.clock_of(w.proc.machine), self.machine(w.proc.machine),
-                    self.sight(w.proc.machine))
+        m = w.proc.machine
+        h = Holding(self._gh(m, self.gh_of(claim.number)), claim, self.holding_config, self.log.append,
+                    self.clock_of(m), self.machine(m), self.sight(m))
         w.holding = h
         if h.lease_left() <= 0:  # the wrapper gives up before starting anything
             self._spawn_ending(w, "lease")
@@ -467,7 +513,7 @@ class World:
         self.next_pid += 1
         h.child_pid = w.child_pid = self.next_pid  # each claim's child its own (a drain's too)
 
-        beat_gh = self._gh(w.proc.machine)  # the heartbeat thread's own client, as the wrapper's
+        beat_gh = self._gh(m, self.gh_of(claim.number))  # the heartbeat thread's own client
 
         def beats() -> None:
             while not w.beat_stop:
@@ -505,6 +551,8 @@ class World:
                     h.conclude(cancelled(self.config, None))
                 elif due == "timeout":  # run.timeout or run.idle_timeout: a failed attempt, handed back
                     h.conclude(timed_out(self.config, h.claim.record.attempt, "run.timeout reached"))
+                elif due == "idle":  # a stopped child writes nothing: run.idle_timeout ends the run
+                    h.conclude(timed_out(self.config, h.claim.record.attempt, "run.idle_timeout reached"))
                 elif due == "guardian":  # the guardian was SIGKILLed: interrupted, handed back (ADR 0030)
                     why = "the guardian was killed"
                     h.conclude(handed_back(self.config, h.claim.record.attempt, why, 137))
@@ -542,7 +590,8 @@ class World:
         p = self.passes.get(actor)
         if p is not None and p.began is None:
             p.began, p.began_at = self.clock.monotonic(), self.server.clock.now
-            p.locked = frozenset(n for n in self.issue_numbers if LAB.working in self.server.issue(n).labels)
+            p.locked = frozenset(n for n in self.issue_numbers
+                                 if LAB.working in self.gh_of(n).issue(n).labels)
             # Locked issues whose every claim is dead now: no child, and its wrapper exited,
             # crashed, or is stopped for good (SIGSTOP) or draining on (a drain's earlier claim)
             # ; `drained`: those among them whose wrapper process still lives.
@@ -562,19 +611,21 @@ class World:
         """Time passes; late writes land at their time at the latest."""
         end = self.server.clock.now.timestamp() + seconds
         while True:
-            due = self.server.next_landing()
+            due = min((d for s in self.servers if (d := s.next_landing()) is not None), default=None)
             if due is None or due.timestamp() > end:
                 break
             if due > self.server.clock.now:
                 self.server.clock.advance(due.timestamp() - self.server.clock.now.timestamp())
-            self.server.land_due()
+            for s in self.servers:
+                s.land_due()
         left = end - self.server.clock.now.timestamp()
         if left > 0:
             self.server.clock.advance(left)
 
     def land(self, index: int = 0) -> None:
         """A late write lands now."""
-        self.server.land(index)
+        server, i = self.delayed()[index]
+        server.land(i)
         self.react()
 
     def fail(self, actor: str, kind: str, times: int = 1) -> None:
@@ -624,6 +675,22 @@ class World:
             w.exit_code, w.guardian_dead = 137, True
             self.react()
 
+    def child_halts(self, w: Worker) -> None:
+        """Someone SIGSTOPs the child (job control cannot: it has no terminal, ADR 0030), or
+        SIGCONTs it again. A stopped child is alive: its wrapper beats on and holds the issue,
+        nobody may release it, and it writes nothing, so run.idle_timeout ends the run once
+        the child has been silent that long on the wrapper's clock."""
+        if w.halted_local is not None:
+            w.halted_local = None
+        elif self.child_alive(w):
+            w.halted_local = self.clock_of(w.proc.machine).monotonic()
+
+    def idle_for(self, w: Worker) -> float | None:
+        """How long the child has written nothing (only a stopped child is silent)."""
+        if w.halted_local is None:
+            return None
+        return self.clock_of(w.proc.machine).monotonic() - w.halted_local
+
     def signal(self, w: Worker) -> None:
         if not (w.crashed or w.done):
             w.signalled = True
@@ -633,53 +700,54 @@ class World:
 
     def person_requeue(self, issue: int = ISSUE) -> None:
         """A person puts a finished or failed issue back in the queue (never a held one)."""
-        found = self.server.issue(issue)
+        gh = self.gh_of(issue)
+        found = gh.issue(issue)
         if found.is_open and LAB.working not in found.labels and LAB.queue not in found.labels:
             for name in (LAB.ready, LAB.failed, LAB.cancel):
-                self.server.remove_label(issue, name)
-            self.server.add_label(issue, LAB.queue)
+                gh.remove_label(issue, name)
+            gh.add_label(issue, LAB.queue)
             self.gen[issue] += 1
             self.requeued_at[issue] = self.server.clock.now
             self.last_person[issue] = "requeue"
             self._person(issue, "requeue")
 
     def person_cancel(self, issue: int = ISSUE) -> None:
-        self.server.add_label(issue, LAB.cancel)
+        self.gh_of(issue).add_label(issue, LAB.cancel)
         self.last_person[issue] = "cancel"
         self._person(issue, "cancel")
 
     def person_close(self, issue: int = ISSUE) -> None:
-        self.server.close(issue)
+        self.gh_of(issue).close(issue)
         self._person(issue, "close")
 
     def person_reopen(self, issue: int = ISSUE) -> None:
-        self.server.reopen(issue)
+        self.gh_of(issue).reopen(issue)
         self._person(issue, "reopen")
 
     def person_comments(self, issue: int = ISSUE) -> None:
-        self.server.comment(issue, "any news?", PERSON)
+        self.gh_of(issue).comment(issue, "any news?", PERSON)
 
     def person_deletes_comment(self, issue: int, pick: int) -> None:
         """A person deletes a comment (spam, or by mistake one of the bot's)."""
-        comments = sorted(self.server.comments(issue), key=lambda c: c.id)
+        comments = sorted(self.gh_of(issue).comments(issue), key=lambda c: c.id)
         if comments:
             gone = comments[pick % len(comments)]
-            self.server.delete(gone.id)
+            self.gh_of(issue).delete(gone.id)
             self._person(issue, "delete" if gone.author == BOT else "delete spam")
 
     def person_unlocks(self, issue: int = ISSUE) -> None:
         """A person takes the lock label off by hand (a forced release without the command)."""
-        if self.server.remove_label(issue, LAB.working):
+        if self.gh_of(issue).remove_label(issue, LAB.working):
             self._person(issue, "unlock")
 
     def person_labels(self, issue: int, name: str, add: bool) -> None:
         """A person adds or removes a queue/ready/failed label by hand."""
         if add:
-            self.server.add_label(issue, name)
+            self.gh_of(issue).add_label(issue, name)
             if name == LAB.queue:
                 self.gen[issue] += 1
         else:
-            self.server.remove_label(issue, name)
+            self.gh_of(issue).remove_label(issue, name)
         self._person(issue, f"{'add' if add else 'remove'} {name}")
 
     # -- reacting ------------------------------------------------------------------------------
@@ -694,7 +762,7 @@ class World:
     def _applied(self, actor: str, op: str, args: tuple[object, ...]) -> None:
         """GitHub applied a client's write: count queueings, note who took a lock off, and when
         a claim comment landed."""
-        if self.server.delayed_landing:
+        if any(s.delayed_landing for s in self.servers):
             self.landed_late.add(actor)
         if op in ("add_labels", "remove_label"):
             names = args[1] if op == "add_labels" else (args[1],)
@@ -742,17 +810,18 @@ class World:
             if w.holding is None or w.ending or w.crashed or w.done or self.frozen(w):
                 continue
             due = "guardian" if w.guardian_dead else ending_due(w.holding, w.exit_code,
-                                                                15 if w.signalled else None, None)
+                                                                15 if w.signalled else None, None,
+                                                                idle_s=self.idle_for(w))
             if due is not None:
                 self._spawn_ending(w, due)
 
     # -- invariants ----------------------------------------------------------------------------
 
     def issue_log(self, n: int) -> IssueLog:
-        writes = self.server.writes
+        writes = self.gh_of(n).writes
         cached = self._logs.get(n)
         if cached is None or cached[0] != writes:
-            cached = (writes, read_log(self.server.comments(n), TRUSTED))
+            cached = (writes, read_log(self.gh_of(n).comments(n), TRUSTED))
             self._logs[n] = cached
         return cached[1]
 
@@ -888,6 +957,7 @@ class World:
             self._check_releases_honoured(log, live)
             for w in live:
                 self._check_lease(w)
+                self._check_idle(w)
             cancels = [at for what, at in self.person[n] if what == "cancel"]
             if cancels and self.last_person.get(n) == "cancel":
                 for w in live:
@@ -929,6 +999,15 @@ class World:
         if now >= since + renew + self.config.kill_grace:
             raise InvariantError(f"{w.name}'s child outlives its lease: its last beat that found the claim "
                                  f"its own was sent at t={since:g} (its boot clock), now t={now:g}")
+
+    def _check_idle(self, w: Worker) -> None:
+        """A stopped child holds its issue only until run.idle_timeout: once it has been silent
+        that long, a wrapper that runs has ended the run (its main loop reacts after every
+        action, so at once)."""
+        idle = self.idle_for(w)
+        if idle is not None and idle >= IDLE_TIMEOUT and not (w.ending or self.frozen(w)):
+            raise InvariantError(f"{w.name}'s stopped child has been silent {idle:.0f}s, past "
+                                 f"run.idle_timeout ({IDLE_TIMEOUT:g}s), and its run goes on")
 
     def server_stamp_monotonic(self, stamp: datetime) -> float:
         """The server monotonic time of a GitHub stamp (whole seconds round it down)."""
@@ -981,13 +1060,13 @@ class World:
         p = self.passes[name]
         if p.forced or p.began_at is None or result.error is not None or name in self.server.failed_actors:
             return
-        if self.server.delayed or any(a.endswith(".claim") for a in self.sched.runnable()):
+        if self.delayed() or any(a.endswith(".claim") for a in self.sched.runnable()):
             return
         if any(o is not p and o.began is not None and o.began <= p.began and not self.sched.result(a).done
                for a, o in self.passes.items()):
             return  # an earlier pass still at work: a pass whose release duplicates its leaves it the labels
         for n in p.dead:
-            if LAB.working not in self.server.issue(n).labels or self.disrupted(n):
+            if LAB.working not in self.gh_of(n).issue(n).labels or self.disrupted(n):
                 continue
             ws = [w for w in self.workers.values() if w.number == n]
             if any(self.child_alive(w) or not (w.done or w.crashed or self.frozen(w)) for w in ws):
@@ -1040,7 +1119,7 @@ class World:
                    for what, _ in self.person[n])
 
     def _check_settled(self, n: int) -> None:
-        issue = self.server.issue(n)
+        issue = self.gh_of(n).issue(n)
         labels = issue.labels
         if not issue.is_open:
             if LAB.working in labels:
