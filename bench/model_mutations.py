@@ -213,6 +213,12 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        cancelled = lab.cancel in issue.labels",
         "        cancelled = False",
     )],
+    # h19's pass rules (ADRs 0053, 0054).
+    "the cancel sweep takes the labels off while a claim may still add its lock (ADR 0053)": [(
+        "services/reconcile.py",
+        "        in_flight = self._claim_in_flight(n)\n",
+        "        in_flight = None\n",
+    )],
 }
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which

@@ -28,7 +28,7 @@ from orion_action.ports import GitHubPort, RunnerPort, Sight
 from orion_action.services import dashboard
 from orion_action.services.claiming import is_queued, missing_label_hint
 from orion_action.services.dispatch import dispatch_after_pass, trigger_check
-from orion_action.services.holding import move_labels
+from orion_action.services.holding import LABEL_LANDING_MARGIN_S, move_labels
 from orion_action.services.observe import judge_entry
 from orion_action.services.pause import Paused, read_pause
 from orion_action.services.survey import (
@@ -156,9 +156,12 @@ class Reconciler:
         """The queue label first, then, unless a run took the issue meanwhile (its claim read
         it before the cancel label came: its holder then sees the label at its next beat), the
         cancel label. A pass killed in between leaves the cancel label, and the next pass
-        finishes."""
+        finishes. Nothing while a claim may still be in flight (ADR 0053)."""
         lab = self.config.labels
         n = plan.issue
+        in_flight = self._claim_in_flight(n)
+        if in_flight is not None:
+            return replace(plan, action=Action.KEEP, reason=in_flight)
         if lab.queue in plan.remove_labels:
             self.gh.remove_label(n, lab.queue)
             issue, _ = self.gh.get_issue(n)
@@ -167,6 +170,26 @@ class Reconciler:
                 return replace(plan, action=Action.KEEP, reason=reason)
         self.gh.remove_label(n, lab.cancel)
         return plan
+
+    def _claim_in_flight(self, n: int) -> str | None:
+        """Why the cancel sweep must leave the labels to a later pass, or None (ADR 0053). A
+        claimer that read the issue as queued before the cancel label came may still add its
+        lock: all its writes start within `renew_deadline` of its claim's post (its lease) and
+        land within the request limit. Were the sweep to take the cancel label off first, that
+        lock would land on an issue no longer marked cancelled, and a pass would requeue the
+        claim that gave up under it (`requeue-over-cancel`). So the sweep waits until the
+        issue's newest claim is older than that, and while a comment is not listed yet (it may
+        be that claim). Two reads per unheld issue carrying the cancel label."""
+        issue, _ = self.gh.get_issue(n)
+        comments, now = self.gh.list_comments(n)
+        if issue.comments > len(comments):
+            return "a comment is not listed yet (it may be a claim in flight); the next pass finishes the cancel"
+        newest = max(read_log(comments, self.trusted).claims, key=lambda c: c.comment_id, default=None)
+        window = self.config.renew_deadline + LABEL_LANDING_MARGIN_S
+        if newest is not None and (now - newest.created_at).total_seconds() < window:
+            return (f"a claim (comment {newest.comment_id}) was posted less than {window:g}s ago and may "
+                    f"still add its lock; the next pass finishes the cancel")
+        return None
 
     def execute(self, s: Survey) -> Plan:
         """Carry out one plan; returns what was actually done (a plan may turn into `keep`)."""

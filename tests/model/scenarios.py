@@ -394,6 +394,48 @@ def release_before_the_unqueue_lands() -> None:
         world.close()
 
 
+
+def late_lock_after_the_cancel_sweep() -> None:
+    """A claimer's lock write lands late (GitHub took it, the answer timed out): the claimer
+    gives up, a person cancels the still queued issue, and the cancel sweep runs before the
+    lock lands. Had it taken the cancel label off, the next pass would find a lock beside a
+    claim that gave up and requeue the issue: the cancel undone (`requeue-over-cancel`). The
+    sweep leaves the labels while a claim is young enough to still add its lock (ADR 0053)."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _ops(world, claim, "add_labels"))
+        world.fail(claim, "late")
+        _run(world, claim)
+        world.person_cancel(ISSUE)
+        _pass(world)
+        while world.server.delayed:
+            world.land(0)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def claim_posted_after_the_cancel_sweep() -> None:
+    """Still open (`requeue-over-cancel`, ADR 0053): a claimer reads the issue as queued, a
+    person cancels it and a pass's sweep takes the queue and cancel labels off, all before the
+    claimer posts. It posts, takes the lock, wins, finds the queueing taken and gives up,
+    leaving its lock (the issue carries nothing else). The next pass reads a claim that gave
+    up unstarted beside the lock and requeues: it cannot tell a sweep's queue-label removal
+    from a winner's own unqueue that failed but landed, which must be requeued."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _ops(world, claim, "post_comment"))
+        world.person_cancel(ISSUE)
+        _pass(world)
+        _run(world, claim)
+        _settle(world)
+    finally:
+        world.close()
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -402,5 +444,12 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         late_label_write_near_presumption, release_after_deletions_shift_pages, release_beside_a_deletion,
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,
         release_finished_by_the_next_pass, release_before_the_unqueue_lands,
+        late_lock_after_the_cancel_sweep,
     )
+}
+
+# Scenarios of holes still open (KNOWN_HOLES): each must break, attributed to its hole
+# (test_scenarios.py marks them xfail, strict); when a fix makes one pass, move it up.
+OPEN_SCENARIOS: dict[str, tuple[Callable[[], None], str]] = {
+    "claim_posted_after_the_cancel_sweep": (claim_posted_after_the_cancel_sweep, "requeue-over-cancel"),
 }

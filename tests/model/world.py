@@ -77,7 +77,10 @@ KNOWN_HOLES = {
     "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
     "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it off",
-    "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
+    "requeue-over-cancel": "a claimer reads the issue as queued, the cancel sweep takes the queue and cancel "
+                           "labels off, then the claimer posts, finds the queueing taken and gives up beside its "
+                           "lock: a pass requeues it and the cancel is lost (scenario "
+                           "claim_posted_after_the_cancel_sweep, ADR 0053)",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
     "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
     "paused-vm": "a holder whose VM paused past stale_after counts its label-write bound on its frozen boot "

@@ -227,3 +227,46 @@ def test_a_forced_release_of_a_cancelled_issue_does_not_requeue_it() -> None:
     assert s.issue(n).labels == frozenset({LAB.cancel})
     (tomb,) = read_log(s.comments(n), trusted_set(BOT, ())).tombstones
     assert tomb.tombstone.action is ReleaseAction.UNLOCK
+
+
+def claim_that_gave_up(s: MemoryServer, n: int) -> int:
+    """A claim that gave up before its lock landed (its lock write is still on the way)."""
+    now = s.clock.now.isoformat(timespec="seconds")
+    record = ClaimRecord(token="late", state=State.LOST, holder=Holder("c", "c", "c", "c", 40, 40.0),
+                         started_at=now, heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                         stale_after=CONFIG.stale_after, note="the claim could not be completed")
+    return s.comment(n, render_record(record), BOT)
+
+
+def test_the_cancel_sweep_waits_while_a_claim_may_still_add_its_lock() -> None:
+    """requeue-over-cancel (ADR 0053): a claimer's lock write lands late, after the sweep took
+    the queue and cancel labels off; the next pass then requeues the claim that gave up, and the
+    cancel is undone. The sweep leaves both labels while the issue's newest claim was posted
+    less than renew_deadline plus the landing margin ago, and finishes once it is older."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue, LAB.cancel])
+    claim_that_gave_up(s, n)
+    s.clock.advance(CONFIG.renew_deadline + 10)  # its lock may still land
+    r = reconciler(s)
+    (plan,) = r.survey_cancels()
+    done = r.execute_cancel(plan)
+    assert done.action is Action.KEEP and "may still add its lock" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.queue, LAB.cancel})
+    s.clock.advance(2)  # past the window: no write of that claimer can land any more
+    (plan,) = r.survey_cancels()
+    assert r.execute_cancel(plan).action is Action.CANCEL
+    assert s.issue(n).labels == frozenset()
+
+
+def test_the_cancel_sweep_waits_while_a_comment_is_not_listed() -> None:
+    """A comment the listing still lags may be a claim whose lock is on the way: the sweep
+    leaves the labels to the next pass (ADR 0053)."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue, LAB.cancel])
+    s.clock.advance(CONFIG.stale_after)
+    s.hide(claim_that_gave_up(s, n), 5.0)
+    r = reconciler(s)
+    (plan,) = r.survey_cancels()
+    done = r.execute_cancel(plan)
+    assert done.action is Action.KEEP and "not listed yet" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.queue, LAB.cancel})
