@@ -219,6 +219,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        in_flight = self._claim_in_flight(n)\n",
         "        in_flight = None\n",
     )],
+    "a queue label beside the cancel label requeues a dead run (ADR 0053)": [(
+        "core/plan.py",
+        "    if queued and labels.cancel not in on_issue:",
+        "    if queued:",
+    )],
 }
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which

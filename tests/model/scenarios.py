@@ -436,6 +436,60 @@ def claim_posted_after_the_cancel_sweep() -> None:
     finally:
         world.close()
 
+
+def pass_completes_beside_the_holders_label_move() -> None:
+    """Still open (`stale-pass-repair`): a run finishes and its holder moves its labels while a
+    pass, which read the finished record beside the lock, completes it too. The pass's last
+    read finds the lock still on; then the holder adds ready and takes the lock off, a person
+    requeues the issue (ready off, queue on), and the pass's own "ready" lands: the issue
+    carries queue and ready. Labels have no compare-and-swap; closing it would need the pass
+    to leave a finished record's labels to its holder until stale_after after its end (ADR 0054)."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.child_exits(w, 0)
+        world.react()
+        end = f"{w.name}.end"
+        _run(world, end, _ops(world, end, "add_labels"))
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, _ops(world, r, "add_labels"))
+        _run(world, end)
+        world.person_requeue(ISSUE)
+        _run(world, r)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def cancelled_holder_dies_before_its_label_move() -> None:
+    """A person puts the queue label on a running issue, then cancels it. The holder's cancel
+    ending writes its "cancelled" record and dies before its label move (which would take
+    queue, cancel and lock off). The next pass must honour the cancel: no requeue and no worker
+    dispatched for the issue (a queue label beside the cancel label is no wish to run, ADR
+    0053), and the issue ends with none of the labels. (A person moved a label by hand, so the
+    world's settled checks leave the labels to them: the scenario states what it expects.)"""
+    world = World()
+    world.dispatch = True
+    try:
+        w = _running(world, "m1")
+        world.person_labels(ISSUE, LAB.queue, True)
+        world.person_cancel(ISSUE)
+        world.advance(CONFIG.heartbeat_interval)
+        _beat_again(world, w)
+        world.react()
+        assert w.ending == "cancel", w.ending
+        end = f"{w.name}.end"
+        _run(world, end, _ops(world, end, "remove_label"))
+        world.crash(w)
+        world.advance(CONFIG.stale_after + 5)
+        _pass(world)
+        assert not world.server.dispatches, "a pass dispatched a worker for a cancelled issue"
+        _settle(world)
+        left = world.server.issue(ISSUE).labels & {LAB.queue, LAB.cancel, LAB.working}
+        assert not left, f"the cancel left {sorted(left)}"
+    finally:
+        world.close()
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -444,7 +498,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         late_label_write_near_presumption, release_after_deletions_shift_pages, release_beside_a_deletion,
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,
         release_finished_by_the_next_pass, release_before_the_unqueue_lands,
-        late_lock_after_the_cancel_sweep,
+        late_lock_after_the_cancel_sweep, cancelled_holder_dies_before_its_label_move,
     )
 }
 
@@ -452,4 +506,6 @@ SCENARIOS: dict[str, Callable[[], None]] = {
 # (test_scenarios.py marks them xfail, strict); when a fix makes one pass, move it up.
 OPEN_SCENARIOS: dict[str, tuple[Callable[[], None], str]] = {
     "claim_posted_after_the_cancel_sweep": (claim_posted_after_the_cancel_sweep, "requeue-over-cancel"),
+    "pass_completes_beside_the_holders_label_move": (pass_completes_beside_the_holders_label_move,
+                                                     "stale-pass-repair"),
 }
