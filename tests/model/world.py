@@ -72,7 +72,8 @@ class InvariantError(AssertionError):
 # Remove an entry when its fix lands (ADR 0026).
 KNOWN_HOLES = {
     "late-unqueue": "audit finding 3's residue: a winner whose late unqueue stranded the issue dies before "
-                    "its repair (ADR 0025)",
+                    "its repair (ADR 0025), or repairs before it lands (its unqueue answered an error, it gave "
+                    "up; the unqueue then takes a person's requeue: replay (18, 58))",
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
     "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
@@ -775,6 +776,14 @@ class World:
                 return True
         return False
 
+    def _late_claim_unqueue(self, n: int) -> str | None:
+        """A claimer's queue-label removal landed late (after it gave up on the request) since a
+        person's last requeue: its repair (ADR 0025) ran before it landed (replay (18, 58))."""
+        since = max((at for what, at in self.person[n] if what == "requeue"), default=0.0)
+        late = [a for a in self._label_by(n, "remove_label", LAB.queue, since)
+                if a.endswith(".claim") and a in self.landed_late]
+        return "late-unqueue" if late else None
+
     def _paused_writer(self, n: int) -> str | None:
         """A holder of issue n whose VM paused while it held the issue wrote its labels."""
         writers = {a.partition(".")[0] for a, _, _, _ in self.label_writes.get(n, ())
@@ -1044,7 +1053,8 @@ class World:
             since = self.requeued_at[n] - timedelta(seconds=SECOND)  # stamps may have whole seconds
             worked = [c for c in log.claims if c.created_at >= since and ran(c)]
             if not worked:
-                raise InvariantError(f"a person's requeue of issue {n} was lost: {sorted(labels)}", stale)
+                raise InvariantError(f"a person's requeue of issue {n} was lost: {sorted(labels)}",
+                                     stale or self._late_claim_unqueue(n))
         for w in self.workers.values():
             if w.outage_recorded and w.number == n and w.token is not None:
                 entry = log.find(w.token)
