@@ -224,6 +224,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "    if queued and labels.cancel not in on_issue:",
         "    if queued:",
     )],
+    "a pass's last listing before its label move ignores another pass's release (ADR 0054)": [(
+        "services/reconcile.py",
+        "        return self._beaten_to_it(read_log(comments, self.trusted), plan, mine, known)",
+        "        return self._beaten_to_it(read_log(comments, self.trusted), plan, set(), known)",
+    )],
 }
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which

@@ -221,19 +221,23 @@ class Reconciler:
                 return replace(plan, action=Action.KEEP, release=(), reason=duplicate)
             self._no_longer_working(plan.release, plan.reason)
         if plan.action is not Action.UNLOCK:
-            unseen = self._not_listed_yet(n, listed, plan, known)
+            unseen = self._not_listed_yet(n, listed, plan, known, set(mine))
             if unseen is not None:
                 return replace(plan, action=Action.KEEP, release=(), reason=unseen)
         move_labels(self.gh, n, list(plan.add_labels), list(plan.remove_labels), self.config.labels.working)
         return plan
 
-    def _not_listed_yet(self, n: int, listed: int | None, plan: Plan, known: set[str]) -> str | None:
+    def _not_listed_yet(self, n: int, listed: int | None, plan: Plan, known: set[str],
+                        mine: set[int]) -> str | None:
         """Why the label move must not happen, or None (ADR 0049). A claim posted after the
         plan's read holds the same lock: when the issue counts more comments than the plan was
         made from, list once more, and a new open claim there leaves the labels to the next
         pass. (A comment the listing still lags is not waited for: it may be anyone's, and a
-        dead holder's lock must not wait on a person's comment.) One read of the issue before
-        every label move of an open issue."""
+        dead holder's lock must not wait on a person's comment.) That listing may also show
+        another pass's release of the same claim, posted before ours (`mine`) and lagging
+        when we re-listed after our tombstone: that pass moves the labels, and a move of ours
+        could land after the next claim's lock and take it off (ADR 0054). One read of the
+        issue before every label move of an open issue."""
         issue, _ = self.gh.get_issue(n)
         if self.config.labels.working not in issue.labels:
             # Taken off meanwhile (a holder's ending, another pass, a person): whoever did it
@@ -242,12 +246,7 @@ class Reconciler:
         if listed is None or issue.comments <= listed:
             return None
         comments, _ = self.gh.list_comments(n)
-        released = {e.record.token for e in plan.release}
-        newer = [c for c in read_log(comments, self.trusted).open_claims()
-                 if c.record.token not in released | known]
-        if newer:
-            return f"a new claim (comment {newer[0].comment_id}) appeared while the pass ran"
-        return None
+        return self._beaten_to_it(read_log(comments, self.trusted), plan, mine, known)
 
     def _post_tombstones(
         self,
@@ -291,7 +290,7 @@ class Reconciler:
         are the tokens the plan was made from: an open claim among them that the plan does not
         release (a loser that crashed before an earlier run finished) is not new."""
         released = {e.record.token for e in plan.release}
-        for t in log.tombstones:
+        for t in log.tombstones if mine else ():
             if t.tombstone.token in released and t.comment_id not in mine and t.comment_id < min(mine):
                 return f"another reconciler released the claim first (comment {t.comment_id})"
         newer = [c for c in log.open_claims() if c.record.token not in released | known]

@@ -490,6 +490,59 @@ def cancelled_holder_dies_before_its_label_move() -> None:
     finally:
         world.close()
 
+
+def _two_passes_release_one_dead_run(world: World, wait: float) -> None:
+    """A run dies; two passes plan to requeue it and post their tombstones while listings lag
+    writes 3 s, so neither pass's re-list shows the other's: neither yields. After `wait`
+    seconds the second pass makes its last read before its label move (ADR 0049's), the first
+    finishes its move, a new claimer wins the requeued issue, then the second pass's move
+    comes. It must not take the new run's lock off."""
+    world.server.lag_of = None  # lags set by hand below
+    w0 = _running(world, "m1")
+    world.crash(w0)
+    world.advance(CONFIG.stale_after + 5)
+    ra, rb = world.spawn_reconciler(HOSTED), world.spawn_reconciler(HOSTED)
+    _run(world, ra, _ops(world, ra, "post_comment"))
+    _run(world, rb, _ops(world, rb, "post_comment"))
+    world.server.list_lag = 3.0
+    for r in (ra, rb):  # the tombstones
+        world.step(r)
+        world.check()
+    world.server.list_lag = 0.0
+    _run(world, rb, _ops(world, rb, "get_issue"))
+    world.advance(wait)
+    _run(world, rb, _ops(world, rb, "add_labels"))
+    _run(world, ra)
+    world.advance(3.0)
+    w1 = world.spawn_worker("m2")
+    _run(world, f"{w1.name}.claim")
+    assert w1.child_started, f"{w1.name} did not win the requeued issue"
+    _run(world, rb)
+    world.advance(CONFIG.heartbeat_interval)
+    _beat_again(world, w1)
+    _settle(world)
+
+
+def two_passes_release_one_dead_run() -> None:
+    """`stale-pass-unlock` with two passes (ADR 0054): by the second pass's last read the
+    first pass's tombstone is listed; the second leaves the labels to it."""
+    world = World(max_lag=3.0)
+    try:
+        _two_passes_release_one_dead_run(world, 3.5)
+    finally:
+        world.close()
+
+
+def two_passes_release_within_the_lag() -> None:
+    """Still open (`stale-pass-unlock`, ADR 0054): the same, but the second pass's last read
+    comes while the first pass's tombstone still lags: nothing it can list tells it that
+    another pass moves the labels, and labels have no compare-and-swap."""
+    world = World(max_lag=3.0)
+    try:
+        _two_passes_release_one_dead_run(world, 0.0)
+    finally:
+        world.close()
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -499,6 +552,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,
         release_finished_by_the_next_pass, release_before_the_unqueue_lands,
         late_lock_after_the_cancel_sweep, cancelled_holder_dies_before_its_label_move,
+        two_passes_release_one_dead_run,
     )
 }
 
@@ -508,4 +562,5 @@ OPEN_SCENARIOS: dict[str, tuple[Callable[[], None], str]] = {
     "claim_posted_after_the_cancel_sweep": (claim_posted_after_the_cancel_sweep, "requeue-over-cancel"),
     "pass_completes_beside_the_holders_label_move": (pass_completes_beside_the_holders_label_move,
                                                      "stale-pass-repair"),
+    "two_passes_release_within_the_lag": (two_passes_release_within_the_lag, "stale-pass-unlock"),
 }

@@ -270,3 +270,32 @@ def test_the_cancel_sweep_waits_while_a_comment_is_not_listed() -> None:
     done = r.execute_cancel(plan)
     assert done.action is Action.KEEP and "not listed yet" in done.reason
     assert s.issue(n).labels == frozenset({LAB.queue, LAB.cancel})
+
+
+def test_a_pass_leaves_the_labels_when_its_last_listing_shows_an_earlier_release() -> None:
+    """stale-pass-unlock with two passes (ADR 0054): both release one dead run, and each
+    re-list after its tombstone misses the other's (GitHub's listing lags it). The later pass's
+    last read before its label move counts more comments than it listed and lists again: the
+    earlier release is there now. That pass moves the labels; this one leaves them, or its move
+    could land after the next claim's lock and take it off."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working])
+    dead_claim(s, n)
+    r = reconciler(s)
+    (survey,) = r.survey()
+    assert survey.plan.action is Action.REQUEUE
+    first: list[int] = []
+
+    def earlier_release(name: str, args: tuple[object, ...]) -> None:
+        if name == "post_comment" and not first:  # another pass's tombstone lands first, lagging
+            tomb = Tombstone("dead", ReleaseAction.REQUEUE, "the other pass", True, "reconcile")
+            first.append(s.comment(n, render_tombstone(tomb), BOT))
+            s.hide(first[0], 1.0)
+        elif name == "get_issue" and first:  # our last read: the lag is over by now
+            s.on_call = None
+            s.clock.advance(2.0)
+
+    s.on_call = earlier_release
+    done = r.execute(survey)
+    assert done.action is Action.KEEP and "released the claim first" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.working})  # the other pass's move, not ours
