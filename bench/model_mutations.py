@@ -229,6 +229,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        return self._beaten_to_it(read_log(comments, self.trusted), plan, mine, known)",
         "        return self._beaten_to_it(read_log(comments, self.trusted), plan, set(), known)",
     )],
+    "a pass's label move is retried after a lost answer (ADR 0054)": [(
+        "services/reconcile.py",
+        "        with self.gh.bounded(ONE_TRY):\n",
+        "        with self.gh.bounded(replace(ONE_TRY, abort=None)):\n",
+    )],
 }
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which

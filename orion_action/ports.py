@@ -293,9 +293,9 @@ class Policy:
     """Bounds on the GitHub calls made in one block, as kazoo copies its retry policy per call
     instead of configuring the client: no request starts once `clock` reads `deadline` or
     later (the deadline is computed and enforced on the same clock), and none is retried once
-    `abort` is set."""
+    `abort` is set (`ONE_TRY`: never). A policy without a deadline needs no clock."""
 
-    clock: Clock
+    clock: Clock | None = None
     deadline: float | None = None
     abort: threading.Event | None = None
 
@@ -304,18 +304,35 @@ class Policy:
         if outer is None:
             return self
         deadlines = [d for d in (self.deadline, outer.deadline) if d is not None]
-        return Policy(self.clock, min(deadlines) if deadlines else None, self.abort or outer.abort)
+        return Policy(self.clock or outer.clock, min(deadlines) if deadlines else None, self.abort or outer.abort)
 
     def expired(self) -> bool:
         """Whether no request may start now."""
-        return self.deadline is not None and self.clock.monotonic() >= self.deadline
+        return self.deadline is not None and self._now() >= self.deadline
 
     def past(self, wait: float) -> bool:
         """Whether a retry `wait` seconds from now would start after the deadline."""
-        return self.deadline is not None and self.clock.monotonic() + wait > self.deadline
+        return self.deadline is not None and self._now() + wait > self.deadline
+
+    def _now(self) -> float:
+        if self.clock is None:
+            raise ValueError("a Policy with a deadline needs the clock it is counted on")
+        return self.clock.monotonic()
 
     def aborted(self) -> bool:
         return self.abort is not None and self.abort.is_set()
+
+
+def _set() -> threading.Event:
+    event = threading.Event()
+    event.set()
+    return event
+
+
+# One try, no retry: for a label write whose retry, after a try that may have landed with its
+# answer lost, could undo what a later writer did meanwhile (a pass's lock removal landing
+# again after a new claim took the same lock, ADR 0054). Its failure is the caller's to report.
+ONE_TRY = Policy(abort=_set())
 
 
 class Bounds:

@@ -24,7 +24,7 @@ from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel
 from orion_action.core.queue import pick_order_across
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
 from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError
-from orion_action.ports import GitHubPort, RunnerPort, Sight
+from orion_action.ports import ONE_TRY, GitHubPort, RunnerPort, Sight
 from orion_action.services import dashboard
 from orion_action.services.claiming import is_queued, missing_label_hint
 from orion_action.services.dispatch import dispatch_after_pass, trigger_check
@@ -224,7 +224,10 @@ class Reconciler:
             unseen = self._not_listed_yet(n, listed, plan, known, set(mine))
             if unseen is not None:
                 return replace(plan, action=Action.KEEP, release=(), reason=unseen)
-        move_labels(self.gh, n, list(plan.add_labels), list(plan.remove_labels), self.config.labels.working)
+        # No retry: a retried lock removal whose first try landed could take off the lock of a
+        # claim made in between; a failure is reported and the next pass judges again (ADR 0054).
+        with self.gh.bounded(ONE_TRY):
+            move_labels(self.gh, n, list(plan.add_labels), list(plan.remove_labels), self.config.labels.working)
         return plan
 
     def _not_listed_yet(self, n: int, listed: int | None, plan: Plan, known: set[str],

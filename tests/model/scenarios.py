@@ -543,6 +543,32 @@ def two_passes_release_within_the_lag() -> None:
     finally:
         world.close()
 
+
+def pass_lock_removal_answer_lost() -> None:
+    """`stale-pass-unlock` through a retry (seed 20, episode 210; ADR 0054): a pass requeues a
+    dead run; its lock removal lands but the answer is lost. A new claimer wins the requeued
+    issue and takes the lock. The pass must not send its removal again: that would take the
+    new run's lock off."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        world.crash(w0)
+        world.advance(CONFIG.stale_after + 5)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, lambda: world.sched.pending_op(r) == ("remove_label", (ISSUE, LAB.working)))
+        world.fail(r, "lost")
+        world.step(r)
+        world.check()
+        w1 = world.spawn_worker("m2")
+        _run(world, f"{w1.name}.claim")
+        assert w1.child_started, f"{w1.name} did not win the requeued issue"
+        _run(world, r)
+        world.advance(CONFIG.heartbeat_interval)
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -552,7 +578,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,
         release_finished_by_the_next_pass, release_before_the_unqueue_lands,
         late_lock_after_the_cancel_sweep, cancelled_holder_dies_before_its_label_move,
-        two_passes_release_one_dead_run,
+        two_passes_release_one_dead_run, pass_lock_removal_answer_lost,
     )
 }
 

@@ -299,3 +299,29 @@ def test_a_pass_leaves_the_labels_when_its_last_listing_shows_an_earlier_release
     done = r.execute(survey)
     assert done.action is Action.KEEP and "released the claim first" in done.reason
     assert s.issue(n).labels == frozenset({LAB.working})  # the other pass's move, not ours
+
+
+def test_a_pass_does_not_retry_its_lock_removal_after_a_lost_answer() -> None:
+    """stale-pass-unlock through a retry (the model's seed 20, episode 210): the pass's lock
+    removal lands but its answer is lost; a new claimer takes the requeued issue (the same
+    lock label), and the client's retry took that lock off. A pass's label move is one try
+    (ADR 0054): the failure is reported, and the next pass judges again."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working])
+    dead_claim(s, n)
+    r = reconciler(s)
+    (survey,) = r.survey()
+    assert survey.plan.action is Action.REQUEUE
+    removals: list[str] = []
+
+    def lose_the_answer(name: str, args: tuple[object, ...]) -> None:
+        if name == "remove_label" and args[1] == LAB.working:
+            removals.append(str(args[1]))
+            if len(removals) == 1:
+                s.fail_next(threading.current_thread().name, "lost")
+
+    s.on_call = lose_the_answer
+    with pytest.raises(GitHubError):
+        r.execute(survey)
+    assert removals == [LAB.working]  # one try
+    assert s.issue(n).labels == frozenset({LAB.queue})
