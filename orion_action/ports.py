@@ -304,7 +304,8 @@ class Policy:
         if outer is None:
             return self
         deadlines = [d for d in (self.deadline, outer.deadline) if d is not None]
-        return Policy(self.clock or outer.clock, min(deadlines) if deadlines else None, self.abort or outer.abort)
+        deadline = min(deadlines) if deadlines else None
+        return Policy(self.clock or outer.clock, deadline, self.abort or outer.abort)
 
     def expired(self) -> bool:
         """Whether no request may start now."""

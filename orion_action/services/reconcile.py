@@ -183,7 +183,8 @@ class Reconciler:
         issue, _ = self.gh.get_issue(n)
         comments, now = self.gh.list_comments(n)
         if issue.comments > len(comments):
-            return "a comment is not listed yet (it may be a claim in flight); the next pass finishes the cancel"
+            return ("a comment is not listed yet (it may be a claim in flight); the next pass finishes "
+                    "the cancel")
         newest = max(read_log(comments, self.trusted).claims, key=lambda c: c.comment_id, default=None)
         window = self.config.renew_deadline + LABEL_LANDING_MARGIN_S
         if newest is not None and (now - newest.created_at).total_seconds() < window:
@@ -227,7 +228,8 @@ class Reconciler:
         # No retry: a retried lock removal whose first try landed could take off the lock of a
         # claim made in between; a failure is reported and the next pass judges again (ADR 0054).
         with self.gh.bounded(ONE_TRY):
-            move_labels(self.gh, n, list(plan.add_labels), list(plan.remove_labels), self.config.labels.working)
+            lock = self.config.labels.working
+            move_labels(self.gh, n, list(plan.add_labels), list(plan.remove_labels), lock)
         return plan
 
     def _not_listed_yet(self, n: int, listed: int | None, plan: Plan, known: set[str],

@@ -86,10 +86,10 @@ ACT_CASES = [
       ("step", "w1.end"), ("worker", "m2", 1, False), ("time", 3.0), ("person", "requeue", 2),
       ("worker", "m1", 2, True), ("time", 65.0), *[("step", "w5.claim")] * 7, ("fail", "w5.claim", "late", 2),
       ("burst", "w5.claim", 9)],
-     "late-unqueue", "(18, 58): a winner's unqueue answers an error and lands late, after the claimer gave up "
-                     "and its repair found its own lock on; a pass completes the earlier run as ready, and the "
-                     "person's requeue is lost (claimer side: the claimer cannot repair before its unqueue "
-                     "landed)"),
+     "late-unqueue",
+     "(18, 58): a winner's unqueue answers an error and lands late, after the claimer gave up and its "
+     "repair found its own lock on; a pass completes the earlier run as ready, and the person's requeue "
+     "is lost (claimer side: it repaired before its unqueue landed)"),
 ]
 
 

@@ -72,15 +72,15 @@ class InvariantError(AssertionError):
 # Remove an entry when its fix lands (ADR 0026).
 KNOWN_HOLES = {
     "late-unqueue": "audit finding 3's residue: a winner whose late unqueue stranded the issue dies before "
-                    "its repair (ADR 0025), or repairs before it lands (its unqueue answered an error, it gave "
-                    "up; the unqueue then takes a person's requeue: replay (18, 58))",
+                    "its repair (ADR 0025), or repairs before it lands (its unqueue answered an error, it "
+                    "gave up; the unqueue then takes a person's requeue: replay (18, 58))",
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
     "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
     "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it off",
     "requeue-over-cancel": "a claimer reads the issue as queued, the cancel sweep takes the queue and cancel "
-                           "labels off, then the claimer posts, finds the queueing taken and gives up beside its "
-                           "lock: a pass requeues it and the cancel is lost (scenario "
+                           "labels off, then the claimer posts, finds the queueing taken and gives up beside "
+                           "its lock: a pass requeues it and the cancel is lost (scenario "
                            "claim_posted_after_the_cancel_sweep, ADR 0053)",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
     "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
