@@ -234,6 +234,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        with self.gh.bounded(ONE_TRY):\n",
         "        with self.gh.bounded(replace(ONE_TRY, abort=None)):\n",
     )],
+    "a pass unlocks beside the queue label whatever its listing lags (ADR 0054)": [(
+        "services/reconcile.py",
+        "        if self.config.labels.queue in issue.labels and recent:",
+        "        if False:",
+    )],
 }
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which

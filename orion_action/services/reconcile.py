@@ -237,8 +237,9 @@ class Reconciler:
         """Why the label move must not happen, or None (ADR 0049). A claim posted after the
         plan's read holds the same lock: when the issue counts more comments than the plan was
         made from, list once more, and a new open claim there leaves the labels to the next
-        pass. (A comment the listing still lags is not waited for: it may be anyone's, and a
-        dead holder's lock must not wait on a person's comment.) That listing may also show
+        pass. (A comment the listing still lags is waited for only beside the queue label while
+        the issue changed recently, below: it may be anyone's, and a dead holder's lock must not
+        wait on a person's comment for long.) That listing may also show
         another pass's release of the same claim, posted before ours (`mine`) and lagging
         when we re-listed after our tombstone: that pass moves the labels, and a move of ours
         could land after the next claim's lock and take it off (ADR 0054). One read of the
@@ -251,7 +252,18 @@ class Reconciler:
         if listed is None or issue.comments <= listed:
             return None
         comments, _ = self.gh.list_comments(n)
-        return self._beaten_to_it(read_log(comments, self.trusted), plan, mine, known)
+        beaten = self._beaten_to_it(read_log(comments, self.trusted), plan, mine, known)
+        if beaten is not None or issue.comments <= len(comments):
+            return beaten
+        # Still a comment short, beside the queue label: a claimer that read the issue as queued
+        # may have posted it, and our lock removal would strand its run (the lock is one label).
+        # Only while the issue changed recently: a claim older than its renew deadline never
+        # runs, and a comment the listing never shows must not keep a dead holder for ever.
+        window = self.config.renew_deadline + LABEL_LANDING_MARGIN_S
+        recent = issue.updated_at is not None and (issue.read_at - issue.updated_at).total_seconds() < window
+        if self.config.labels.queue in issue.labels and recent:
+            return "a comment is not listed yet beside the queue label (it may be a claim in flight)"
+        return None
 
     def _post_tombstones(
         self,

@@ -569,6 +569,65 @@ def pass_lock_removal_answer_lost() -> None:
     finally:
         world.close()
 
+
+def cancel_after_a_release_before_the_holder_notices() -> None:
+    """Still open (`repair-undoes-cancel`; holder side): a person force-releases a long run
+    (the queue label goes on) and then cancels the issue; the sweep takes queue and cancel off.
+    The released holder's next beat sees the release, and its repair (ADR 0025) finds no label
+    and a release of its claim back to the queue as the last event: it puts the queue label
+    back, and the cancelled issue runs again. Its unqueue had landed long before the release,
+    so it cannot have stranded anything; the repair cannot tell (it knows no time its unqueue
+    landed by). The pass cannot either: the repair comes after its sweep."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        for _ in range(6):  # a long run: the claim is older than the sweep's window
+            world.advance(CONFIG.heartbeat_interval)
+            _beat_again(world, w)
+        _run(world, world.spawn_forced_release(ISSUE))
+        world.person_cancel(ISSUE)
+        _pass(world)
+        world.advance(CONFIG.heartbeat_interval)
+        _beat_again(world, w)
+        _run(world, f"{w.name}.end")
+        _settle(world)
+    finally:
+        world.close()
+
+
+def claim_lagging_beside_the_queue_label() -> None:
+    """`pass-unlocks-unlisted-claim` (ADR 0054): two claimers read the queued issue; w0 posts,
+    takes the lock and dies; w1 posts (listings lag its comment 4 s) and adds its lock, the
+    same label. A pass a second later sees the lock and the queue label beside w0's dead claim
+    and would take the lock off; but the issue counts a comment its listings do not show, beside
+    the queue label: it may be a claim in flight, and the pass leaves the labels. w1 wins, and
+    its run keeps its lock."""
+    world = World(max_lag=4.0)
+    world.server.lag_of = None  # lags set by hand below
+    try:
+        w0, w1 = world.spawn_worker("m1"), world.spawn_worker("m2")
+        a0, a1 = f"{w0.name}.claim", f"{w1.name}.claim"
+        _run(world, a0, _ops(world, a0, "post_comment"))
+        _run(world, a1, _ops(world, a1, "post_comment"))
+        for _ in range(2):  # w0 posts and takes the lock
+            world.step(a0)
+            world.check()
+        world.crash(w0)
+        world.server.list_lag = 4.0
+        for _ in range(2):  # w1 posts, listings lag it; its lock (on already)
+            world.step(a1)
+            world.check()
+        world.server.list_lag = 0.0
+        world.advance(1.0)
+        _pass(world, "m1")
+        _run(world, a1)
+        assert w1.child_started, f"{w1.name} did not win"
+        world.advance(CONFIG.heartbeat_interval)
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -578,7 +637,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,
         release_finished_by_the_next_pass, release_before_the_unqueue_lands,
         late_lock_after_the_cancel_sweep, cancelled_holder_dies_before_its_label_move,
-        two_passes_release_one_dead_run, pass_lock_removal_answer_lost,
+        two_passes_release_one_dead_run, pass_lock_removal_answer_lost, claim_lagging_beside_the_queue_label,
     )
 }
 
@@ -589,4 +648,6 @@ OPEN_SCENARIOS: dict[str, tuple[Callable[[], None], str]] = {
     "pass_completes_beside_the_holders_label_move": (pass_completes_beside_the_holders_label_move,
                                                      "stale-pass-repair"),
     "two_passes_release_within_the_lag": (two_passes_release_within_the_lag, "stale-pass-unlock"),
+    "cancel_after_a_release_before_the_holder_notices": (cancel_after_a_release_before_the_holder_notices,
+                                                         "repair-undoes-cancel"),
 }

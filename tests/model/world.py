@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from fakes.memory_github import BOT, PERSON, MemoryServer
@@ -182,6 +182,7 @@ class Pass:
     locked: frozenset[int] = frozenset()
     dead: frozenset[int] = frozenset()
     drained: frozenset[int] = frozenset()
+    unlisted: dict[int, bool] = field(default_factory=dict)  # issue -> its last listing missed a comment
 
 
 class World:
@@ -528,6 +529,10 @@ class World:
         if op is not None and op[0] == "list_comments" and actor.endswith(".claim"):
             self.listed_at[actor] = self.server.clock.now  # a claimer's arbitration list
         p = self.passes.get(actor)
+        if p is not None and op is not None and op[0] == "list_comments":
+            n = int(op[1][0])  # type: ignore[index]
+            lagging = set(self.server.lagging())
+            p.unlisted[n] = any(c.id in lagging for c in self.server.comments(n))
         if p is not None and p.began is None:
             p.began, p.began_at = self.clock.monotonic(), self.server.clock.now
             p.locked = frozenset(n for n in self.issue_numbers if LAB.working in self.server.issue(n).labels)
@@ -958,6 +963,8 @@ class World:
             return  # an earlier pass still at work: a pass whose release duplicates its leaves it the labels
         for n in p.dead:
             if LAB.working not in self.server.issue(n).labels or self.disrupted(n):
+                continue
+            if p.unlisted.get(n):  # its last listing missed a comment, maybe a claim (ADR 0054)
                 continue
             ws = [w for w in self.workers.values() if w.number == n]
             if any(self.child_alive(w) or not (w.done or w.crashed or self.frozen(w)) for w in ws):

@@ -325,3 +325,46 @@ def test_a_pass_does_not_retry_its_lock_removal_after_a_lost_answer() -> None:
         r.execute(survey)
     assert removals == [LAB.working]  # one try
     assert s.issue(n).labels == frozenset({LAB.queue})
+
+
+def test_a_pass_leaves_the_lock_beside_the_queue_label_while_a_recent_comment_lags() -> None:
+    """pass-unlocks-unlisted-claim (ADR 0054): the lock and the queue label beside a dead
+    claim that never ran, and a comment the listing does not show yet, posted just now: it may
+    be the claim of a claimer that read the issue as queued, whose lock is the one on the issue.
+    The pass leaves the labels to the next pass."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue, LAB.working])
+    dead_claim(s, n)
+    r = reconciler(s)
+    (survey,) = r.survey()
+    assert survey.plan.action is Action.REQUEUE
+
+    def lagging_claim(name: str, args: tuple[object, ...]) -> None:
+        if name == "get_issue":  # the pass's read before its label move
+            s.on_call = None
+            s.hide(claim_that_gave_up(s, n), 5.0)
+
+    s.on_call = lagging_claim
+    done = r.execute(survey)
+    assert done.action is Action.KEEP and "not listed yet beside the queue label" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.queue, LAB.working})
+
+
+def test_a_comment_that_never_lists_keeps_no_dead_holder_for_long() -> None:
+    """The wait is bounded: once the issue has not changed for renew_deadline plus the landing
+    margin (no claim that old can still run), a comment the listing never shows no longer
+    keeps the lock (ADR 0054)."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue, LAB.working])
+    now = s.clock.now.isoformat(timespec="seconds")
+    record = ClaimRecord(token="gone", state=State.LOST, holder=Holder("d", "d", "d", "d", 30, 30.0),
+                         started_at=now, heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                         stale_after=CONFIG.stale_after)
+    s.comment(n, render_record(record), BOT)  # gave up; no tombstone needed, none posted
+    s.hide(s.comment(n, "spam", "someone"), 1000.0)
+    s.clock.advance(CONFIG.stale_after)
+    r = reconciler(s)
+    (survey,) = r.survey()
+    assert survey.plan.action is Action.REQUEUE and not survey.plan.release
+    assert r.execute(survey).action is Action.REQUEUE
+    assert s.issue(n).labels == frozenset({LAB.queue})
