@@ -76,13 +76,18 @@ KNOWN_HOLES = {
                     "gave up; the unqueue then takes a person's requeue: replay (18, 58))",
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
     "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
-    "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
-    "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it off",
+    "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it: "
+                         "in the instant after its last read, or after another pass's release its "
+                         "listings still lag (scenario two_passes_release_within_the_lag, ADR 0054)",
+    "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it "
+                            "off (holder side: scenario cancel_after_a_release_before_the_holder_notices, "
+                            "ADR 0054)",
     "requeue-over-cancel": "a claimer reads the issue as queued, the cancel sweep takes the queue and cancel "
                            "labels off, then the claimer posts, finds the queueing taken and gives up beside "
                            "its lock: a pass requeues it and the cancel is lost (scenario "
                            "claim_posted_after_the_cancel_sweep, ADR 0053)",
-    "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
+    "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it (scenario "
+                         "pass_completes_beside_the_holders_label_move, ADR 0054)",
     "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
     "paused-vm": "a holder whose VM paused past stale_after counts its label-write bound on its frozen boot "
                  "clock: on resume its ending moves labels after a pass handed the issue back "
