@@ -216,7 +216,7 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # h19's pass rules (ADRs 0053, 0054).
     "the cancel sweep takes the labels off while a claim may still add its lock (ADR 0053)": [(
         "services/reconcile.py",
-        "        in_flight = self._claim_in_flight(n)\n",
+        "        in_flight = self._claim_in_flight(issue)\n",
         "        in_flight = None\n",
     )],
     "a queue label beside the cancel label requeues a dead run (ADR 0053)": [(
@@ -238,6 +238,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "services/reconcile.py",
         "        if self.config.labels.queue in issue.labels and recent:",
         "        if False:",
+    )],
+    "the cancel sweep removes what it planned from its listing (ADR 0053)": [(
+        "services/reconcile.py",
+        "        plan = fresh\n",
+        "",
     )],
 }
 

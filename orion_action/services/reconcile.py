@@ -156,12 +156,19 @@ class Reconciler:
         """The queue label first, then, unless a run took the issue meanwhile (its claim read
         it before the cancel label came: its holder then sees the label at its next beat), the
         cancel label. A pass killed in between leaves the cancel label, and the next pass
-        finishes. Nothing while a claim may still be in flight (ADR 0053)."""
+        finishes. Nothing while a claim may still be in flight, and what goes is planned again
+        from the issue as read just before (a person may have requeued and cancelled it again
+        since the sweep listed it: the queue label goes too), ADR 0053."""
         lab = self.config.labels
         n = plan.issue
-        in_flight = self._claim_in_flight(n)
+        issue, _ = self.gh.get_issue(n)
+        in_flight = self._claim_in_flight(issue)
         if in_flight is not None:
             return replace(plan, action=Action.KEEP, reason=in_flight)
+        fresh = plan_cancel(n, issue.is_open, issue.labels, lab)
+        if fresh is None:
+            return replace(plan, action=Action.KEEP, reason="the labels changed meanwhile; nothing to cancel")
+        plan = fresh
         if lab.queue in plan.remove_labels:
             self.gh.remove_label(n, lab.queue)
             issue, _ = self.gh.get_issue(n)
@@ -171,7 +178,7 @@ class Reconciler:
         self.gh.remove_label(n, lab.cancel)
         return plan
 
-    def _claim_in_flight(self, n: int) -> str | None:
+    def _claim_in_flight(self, issue: Issue) -> str | None:
         """Why the cancel sweep must leave the labels to a later pass, or None (ADR 0053). A
         claimer that read the issue as queued before the cancel label came may still add its
         lock: all its writes start within `renew_deadline` of its claim's post (its lease) and
@@ -179,9 +186,9 @@ class Reconciler:
         lock would land on an issue no longer marked cancelled, and a pass would requeue the
         claim that gave up under it (`requeue-over-cancel`). So the sweep waits until the
         issue's newest claim is older than that, and while a comment is not listed yet (it may
-        be that claim). Two reads per unheld issue carrying the cancel label."""
-        issue, _ = self.gh.get_issue(n)
-        comments, now = self.gh.list_comments(n)
+        be that claim). Two reads per unheld issue carrying the cancel label (the issue's, made
+        by the caller, and its comments)."""
+        comments, now = self.gh.list_comments(issue.number)
         if issue.comments > len(comments):
             return ("a comment is not listed yet (it may be a claim in flight); the next pass finishes "
                     "the cancel")

@@ -628,6 +628,30 @@ def claim_lagging_beside_the_queue_label() -> None:
     finally:
         world.close()
 
+
+def requeued_and_cancelled_while_the_sweep_runs() -> None:
+    """A finished issue carries the cancel label (a person's); a pass's sweep lists it and plans
+    to take only the cancel label off. Before it does, a person requeues the issue and cancels
+    it again. The sweep must take the queue label off too, planning from the issue as it reads
+    it just before its writes, not from its listing (`stale-pass-repair` in the sweep, seed 4
+    episode 5; ADR 0053)."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.child_exits(w, 0)
+        world.react()
+        _run(world, f"{w.name}.end")
+        world.person_cancel(ISSUE)
+        world.advance(CONFIG.stale_after)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, _ops(world, r, "get_issue"))
+        world.person_requeue(ISSUE)
+        world.person_cancel(ISSUE)
+        _run(world, r)
+        _settle(world)
+    finally:
+        world.close()
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -638,6 +662,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         release_finished_by_the_next_pass, release_before_the_unqueue_lands,
         late_lock_after_the_cancel_sweep, cancelled_holder_dies_before_its_label_move,
         two_passes_release_one_dead_run, pass_lock_removal_answer_lost, claim_lagging_beside_the_queue_label,
+        requeued_and_cancelled_while_the_sweep_runs,
     )
 }
 

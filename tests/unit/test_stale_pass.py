@@ -368,3 +368,27 @@ def test_a_comment_that_never_lists_keeps_no_dead_holder_for_long() -> None:
     assert survey.plan.action is Action.REQUEUE and not survey.plan.release
     assert r.execute(survey).action is Action.REQUEUE
     assert s.issue(n).labels == frozenset({LAB.queue})
+
+
+def test_the_cancel_sweep_plans_from_the_issue_as_it_reads_it_before_writing() -> None:
+    """stale-pass-repair in the sweep (the model's seed 4, episode 5): the sweep listed a
+    finished issue carrying the cancel label and planned to take only that label off; a person
+    then requeued it and cancelled it again. The sweep plans again from its read just before
+    its writes, and takes the queue label off too (ADR 0053); with no cancel label left it
+    writes nothing."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.ready, LAB.cancel])
+    r = reconciler(s)
+    (plan,) = r.survey_cancels()
+    assert plan.remove_labels == (LAB.cancel,)
+    s.remove_label(n, LAB.ready)
+    s.add_label(n, LAB.queue)  # requeued by a person, the cancel label still on
+    done = r.execute_cancel(plan)
+    assert done.action is Action.CANCEL and done.remove_labels == (LAB.queue, LAB.cancel)
+    assert s.issue(n).labels == frozenset()
+    s.add_label(n, LAB.cancel)
+    (plan,) = r.survey_cancels()
+    s.remove_label(n, LAB.cancel)  # taken off by hand meanwhile
+    s.add_label(n, LAB.queue)
+    assert r.execute_cancel(plan).action is Action.KEEP
+    assert s.issue(n).labels == frozenset({LAB.queue})
