@@ -75,7 +75,6 @@ KNOWN_HOLES = {
                     "its repair (ADR 0025), or repairs before it lands (its unqueue answered an error, it "
                     "gave up; the unqueue then takes a person's requeue: replay (18, 58))",
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
-    "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it: "
                          "in the instant after its last read, or after another pass's release its "
                          "listings still lag (scenario two_passes_release_within_the_lag, ADR 0054)",
