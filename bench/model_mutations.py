@@ -229,10 +229,10 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        return self._beaten_to_it(read_log(comments, self.trusted), plan, mine, known)",
         "        return self._beaten_to_it(read_log(comments, self.trusted), plan, set(), known)",
     )],
-    "a pass's label move is retried after a lost answer (ADR 0054)": [(
+    "a pass's lock removal is retried by the client after a lost answer (ADR 0054)": [(
         "services/reconcile.py",
-        "        with self.gh.bounded(ONE_TRY):\n",
-        "        with self.gh.bounded(replace(ONE_TRY, abort=None)):\n",
+        "                with self.gh.bounded(ONE_TRY):\n",
+        "                with self.gh.bounded(replace(ONE_TRY, abort=None)):\n",
     )],
     "a pass unlocks beside the queue label whatever its listing lags (ADR 0054)": [(
         "services/reconcile.py",

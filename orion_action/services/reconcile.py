@@ -23,7 +23,7 @@ from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict
 from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel, plan_issue, plan_release
 from orion_action.core.queue import pick_order_across
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
-from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError
+from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError, Unavailable
 from orion_action.ports import ONE_TRY, GitHubPort, RunnerPort, Sight
 from orion_action.services import dashboard
 from orion_action.services.claiming import is_queued, missing_label_hint
@@ -42,6 +42,9 @@ Log = Callable[[str], None]
 # The repository-wide listing reaches this much further back than a holder beating on time
 # can be: GitHub's whole-second stamps, and a listing that takes a while.
 RECENT_MARGIN_S = 5.0
+# How many times a pass tries its lock removal, looking at the issue again between tries
+# (ADR 0054): about what the client's own retries give a write under a flaky API.
+LOCK_TRIES = 5
 
 
 def _holder_line(entry: ClaimEntry | None) -> str:
@@ -232,12 +235,43 @@ class Reconciler:
             unseen = self._not_listed_yet(n, listed, plan, known, set(mine))
             if unseen is not None:
                 return replace(plan, action=Action.KEEP, release=(), reason=unseen)
-        # No retry: a retried lock removal whose first try landed could take off the lock of a
-        # claim made in between; a failure is reported and the next pass judges again (ADR 0054).
-        with self.gh.bounded(ONE_TRY):
-            lock = self.config.labels.working
+        lock = self.config.labels.working
+        if plan.action is Action.UNLOCK:  # a closed issue: no claim can take it meanwhile
             move_labels(self.gh, n, list(plan.add_labels), list(plan.remove_labels), lock)
-        return plan
+            return plan
+        if plan.add_labels:
+            self.gh.add_labels(n, list(plan.add_labels))
+        for name in plan.remove_labels:
+            if name != lock:
+                self.gh.remove_label(n, name)
+        kept = self._take_lock_off(n, listed, plan, known, set(mine))
+        return plan if kept is None else replace(plan, action=Action.KEEP, release=(), reason=kept)
+
+    def _take_lock_off(self, n: int, listed: int | None, plan: Plan, known: set[str],
+                       mine: set[int]) -> str | None:
+        """The lock removal, last, one try at a time (ADR 0054): the client's own retry of a
+        removal whose first try landed, its answer lost, could take off the lock of a claim made
+        in between (the same label). After a failure the pass looks again, as before its move:
+        the lock gone, the removal is done (ours landed, or someone moved the labels); a new
+        claim or a release it lists late, it leaves the lock (returns why); else it tries again.
+        The last failure is raised: the plan is reported and the next pass judges again."""
+        lock = self.config.labels.working
+        tries = 0
+        while True:
+            tries += 1
+            try:
+                with self.gh.bounded(ONE_TRY):
+                    self.gh.remove_label(n, lock)
+                return None
+            except Unavailable:
+                if tries >= LOCK_TRIES:
+                    raise
+            issue, _ = self.gh.get_issue(n)
+            if lock not in issue.labels:
+                return None
+            why = self._not_listed_yet(n, listed, plan, known, mine)
+            if why is not None:
+                return why
 
     def _not_listed_yet(self, n: int, listed: int | None, plan: Plan, known: set[str],
                         mine: set[int]) -> str | None:

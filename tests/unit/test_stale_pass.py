@@ -301,11 +301,13 @@ def test_a_pass_leaves_the_labels_when_its_last_listing_shows_an_earlier_release
     assert s.issue(n).labels == frozenset({LAB.working})  # the other pass's move, not ours
 
 
-def test_a_pass_does_not_retry_its_lock_removal_after_a_lost_answer() -> None:
+@pytest.mark.parametrize("claimed", [True, False], ids=["a claim meanwhile", "none"])
+def test_a_pass_looks_again_before_it_retries_its_lock_removal(claimed: bool) -> None:
     """stale-pass-unlock through a retry (the model's seed 20, episode 210): the pass's lock
     removal lands but its answer is lost; a new claimer takes the requeued issue (the same
-    lock label), and the client's retry took that lock off. A pass's label move is one try
-    (ADR 0054): the failure is reported, and the next pass judges again."""
+    lock label), and the client's retry took that lock off. The pass sends its lock removal
+    one try at a time and looks at the issue again in between (ADR 0054): a new claim there
+    keeps its lock; with none, a removal that landed is done."""
     s = MemoryServer()
     n = s.create_issue("work", [LAB.working])
     dead_claim(s, n)
@@ -319,12 +321,56 @@ def test_a_pass_does_not_retry_its_lock_removal_after_a_lost_answer() -> None:
             removals.append(str(args[1]))
             if len(removals) == 1:
                 s.fail_next(threading.current_thread().name, "lost")
+        elif name == "get_issue" and removals and claimed:  # a claimer won meanwhile
+            s.on_call = None
+            now = s.clock.now.isoformat(timespec="seconds")
+            b = Holder("b", "b", "b", "b", 20, 20.0)
+            record = ClaimRecord(token="new", state=State.RUNNING, holder=b, started_at=now, heartbeat_at=now,
+                                 interval=CONFIG.heartbeat_interval, stale_after=CONFIG.stale_after)
+            s.comment(n, render_record(record), BOT)
+            s.add_label(n, LAB.working)
+            s.remove_label(n, LAB.queue)
 
     s.on_call = lose_the_answer
+    done = r.execute(survey)
+    assert removals == [LAB.working]  # never sent again
+    if claimed:
+        assert done.action is Action.KEEP and "a new claim" in done.reason
+        assert s.issue(n).labels == frozenset({LAB.working})  # the new run keeps its lock
+    else:
+        assert done.action is Action.REQUEUE and s.issue(n).labels == frozenset({LAB.queue})
+
+
+def test_a_pass_tries_its_lock_removal_again_when_nothing_changed() -> None:
+    """A lock removal that failed and did not land is tried again after the pass looked (the
+    lock still on, no new claim), up to LOCK_TRIES times; then the failure is the pass's."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working])
+    dead_claim(s, n)
+    r = reconciler(s)
+    (survey,) = r.survey()
+    removals: list[int] = []
+
+    def fail_every_try(name: str, args: tuple[object, ...]) -> None:
+        if name == "remove_label" and args[1] == LAB.working:
+            removals.append(1)
+            if len(removals) < 3:
+                s.fail_next(threading.current_thread().name, "retried")  # a 502: nothing applied
+
+    s.on_call = fail_every_try
+    assert r.execute(survey).action is Action.REQUEUE
+    assert len(removals) == 3 and s.issue(n).labels == frozenset({LAB.queue})
+    s2 = MemoryServer()
+    n2 = s2.create_issue("work", [LAB.working])
+    dead_claim(s2, n2)
+    r2 = reconciler(s2)
+    (survey2,) = r2.survey()
+    s2.on_call = lambda name, args: (s2.fail_next(threading.current_thread().name, "unavailable")
+                                     if name == "remove_label" and args[1] == LAB.working else None)
     with pytest.raises(GitHubError):
-        r.execute(survey)
-    assert removals == [LAB.working]  # one try
-    assert s.issue(n).labels == frozenset({LAB.queue})
+        r2.execute(survey2)
+    assert LAB.working in s2.issue(n2).labels
+
 
 
 def test_a_pass_leaves_the_lock_beside_the_queue_label_while_a_recent_comment_lags() -> None:
