@@ -226,8 +226,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a pass's last listing before its label move ignores another pass's release (ADR 0054)": [(
         "services/reconcile.py",
-        "        return self._beaten_to_it(read_log(comments, self.trusted), plan, mine, known)",
-        "        return self._beaten_to_it(read_log(comments, self.trusted), plan, set(), known)",
+        "        beaten = self._beaten_to_it(read_log(comments, self.trusted), plan, mine, known)",
+        "        beaten = self._beaten_to_it(read_log(comments, self.trusted), plan, set(), known)",
     )],
     "a pass's lock removal is retried by the client after a lost answer (ADR 0054)": [(
         "services/reconcile.py",
