@@ -64,8 +64,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a pass ignores the queue label beside a dead claim": [(
         "core/plan.py",
-        "    if labels.queue in on_issue and not",
-        "    if False and not",
+        "    queued = labels.queue in on_issue and not",
+        "    queued = False and not",
     )],
     "a reboot alone proves death (no missed beat)": [(
         "core/liveness.py",
