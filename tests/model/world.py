@@ -186,7 +186,8 @@ class Pass:
     locked: frozenset[int] = frozenset()
     dead: frozenset[int] = frozenset()
     drained: frozenset[int] = frozenset()
-    unlisted: dict[int, bool] = field(default_factory=dict)  # issue -> its last listing missed a comment
+    # issue -> its last listing missed a comment beside the queue label (ADR 0054: it waits)
+    unlisted: dict[int, bool] = field(default_factory=dict)
 
 
 class World:
@@ -535,8 +536,9 @@ class World:
         p = self.passes.get(actor)
         if p is not None and op is not None and op[0] == "list_comments":
             n = int(op[1][0])  # type: ignore[index]
-            lagging = set(self.server.lagging())
-            p.unlisted[n] = any(c.id in lagging for c in self.server.comments(n))
+            lagging = set(self.server.lagging())  # a pass waits for one only beside the queue label
+            p.unlisted[n] = LAB.queue in self.server.issue(n).labels and any(
+                c.id in lagging for c in self.server.comments(n))
         if p is not None and p.began is None:
             p.began, p.began_at = self.clock.monotonic(), self.server.clock.now
             p.locked = frozenset(n for n in self.issue_numbers if LAB.working in self.server.issue(n).labels)
