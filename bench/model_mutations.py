@@ -64,8 +64,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a pass ignores the queue label beside a dead claim": [(
         "core/plan.py",
-        "    if labels.queue in on_issue and not",
-        "    if False and not",
+        "    queued = labels.queue in on_issue and not",
+        "    queued = False and not",
     )],
     "a reboot alone proves death (no missed beat)": [(
         "core/liveness.py",
@@ -255,6 +255,37 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "services/holding.py",
         "            self.lease_until = max(self.lease_until, sent + renew_deadline(promise.stale_after))",
         "            self.lease_until = max(self.lease_until, sent + self.config.renew_deadline)",
+    )],
+    # h19's pass rules (ADRs 0053, 0054).
+    "the cancel sweep takes the labels off while a claim may still add its lock (ADR 0053)": [(
+        "services/reconcile.py",
+        "        in_flight = self._claim_in_flight(issue)\n",
+        "        in_flight = None\n",
+    )],
+    "a queue label beside the cancel label requeues a dead run (ADR 0053)": [(
+        "core/plan.py",
+        "    if queued and labels.cancel not in on_issue:",
+        "    if queued:",
+    )],
+    "a pass's last listing before its label move ignores another pass's release (ADR 0054)": [(
+        "services/reconcile.py",
+        "        beaten = self._beaten_to_it(read_log(comments, self.trusted), plan, mine, known)",
+        "        beaten = self._beaten_to_it(read_log(comments, self.trusted), plan, set(), known)",
+    )],
+    "a pass's lock removal is retried by the client after a lost answer (ADR 0054)": [(
+        "services/reconcile.py",
+        "                with self.gh.bounded(ONE_TRY):\n",
+        "                with self.gh.bounded(replace(ONE_TRY, abort=None)):\n",
+    )],
+    "a pass unlocks beside the queue label whatever its listing lags (ADR 0054)": [(
+        "services/reconcile.py",
+        "        if self.config.labels.queue in issue.labels and recent:",
+        "        if False:",
+    )],
+    "the cancel sweep removes what it planned from its listing (ADR 0053)": [(
+        "services/reconcile.py",
+        "        plan = fresh\n",
+        "",
     )],
 }
 

@@ -296,10 +296,11 @@ class Policy:
     """Bounds on the GitHub calls made in one block, as kazoo copies its retry policy per call
     instead of configuring the client: no request starts once `clock` reads `deadline` or
     later (the deadline is computed and enforced on the same clock), none is retried once
-    `abort` is set, each request waits at most `timeout` seconds for an answer, and one
-    call's retries stop once `retry_for` seconds have passed on `clock` (ADR 0058)."""
+    `abort` is set (`ONE_TRY`: never), each request waits at most `timeout` seconds for an
+    answer, and one call's retries stop once `retry_for` seconds have passed on `clock` (ADR
+    0058). A policy without a deadline or retry budget needs no clock."""
 
-    clock: Clock
+    clock: Clock | None = None
     deadline: float | None = None
     abort: threading.Event | None = None
     timeout: float | None = None
@@ -314,19 +315,37 @@ class Policy:
         def least(a: float | None, b: float | None) -> float | None:
             return b if a is None else a if b is None else min(a, b)
 
-        return Policy(self.clock, least(self.deadline, outer.deadline), self.abort or outer.abort,
-                      least(self.timeout, outer.timeout), least(self.retry_for, outer.retry_for))
+        return Policy(self.clock or outer.clock, least(self.deadline, outer.deadline),
+                      self.abort or outer.abort, least(self.timeout, outer.timeout),
+                      least(self.retry_for, outer.retry_for))
 
     def expired(self) -> bool:
         """Whether no request may start now."""
-        return self.deadline is not None and self.clock.monotonic() >= self.deadline
+        return self.deadline is not None and self._now() >= self.deadline
 
     def past(self, wait: float) -> bool:
         """Whether a retry `wait` seconds from now would start after the deadline."""
-        return self.deadline is not None and self.clock.monotonic() + wait > self.deadline
+        return self.deadline is not None and self._now() + wait > self.deadline
+
+    def _now(self) -> float:
+        if self.clock is None:
+            raise ValueError("a Policy with a deadline needs the clock it is counted on")
+        return self.clock.monotonic()
 
     def aborted(self) -> bool:
         return self.abort is not None and self.abort.is_set()
+
+
+def _set() -> threading.Event:
+    event = threading.Event()
+    event.set()
+    return event
+
+
+# One try, no retry: for a label write whose retry, after a try that may have landed with its
+# answer lost, could undo what a later writer did meanwhile (a pass's lock removal landing
+# again after a new claim took the same lock, ADR 0054). Its failure is the caller's to report.
+ONE_TRY = Policy(abort=_set())
 
 
 class Bounds:

@@ -675,7 +675,7 @@ class GitHubRepo:
         policy = self._bounds.current()  # the caller's `bounded` block, on its clock
         if policy is not None and policy.expired():
             raise Unavailable(f"no time left for {verb} {url.replace(self.api_url, '')}")
-        clock = policy.clock if policy is not None else self._clock
+        clock = policy.clock if policy is not None and policy.clock is not None else self._clock
         budget = self.retry_for if policy is None or policy.retry_for is None else policy.retry_for
         timeout = self.timeout if policy is None or policy.timeout is None else policy.timeout
         started = clock.monotonic()

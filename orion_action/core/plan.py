@@ -144,11 +144,12 @@ RULES: Mapping[Fate, Rule] = {
     Fate.FINISHED_FAILED: Rule(
         Action.COMPLETE, _FINISHED, "failed", shown=Liveness.FINISHED, says="the run finished"
     ),
-    # A person's cancel is final: never back to the queue, and the cancel label goes too (the
-    # queue label cannot be on here: a person who put it back wanted a run, QUEUED_AGAIN).
+    # A person's cancel is final: never back to the queue, and the cancel label goes too. A
+    # queue label is here only beside the cancel label (without it, a person who put the queue
+    # label back wanted a run: QUEUED_AGAIN), and goes as the holder's cancel ending takes it.
     Fate.CANCELLED: Rule(
         Action.COMPLETE, "the run was cancelled and its label move did not finish", None,
-        also_remove=("cancel",), shown=Liveness.FINISHED,
+        also_remove=("queue", "cancel"), shown=Liveness.FINISHED,
     ),
     # The holder's own hand-back already counted its attempt (its record says so).
     Fate.STOPPED: Rule(Action.REQUEUE, _STOPPED, "queue", shown=Liveness.FINISHED),
@@ -190,9 +191,12 @@ def fate(on_issue: frozenset[str], log: IssueLog, verdicts: Mapping[str, Verdict
     final record late, and that must not hide the next run's claim (defect 5 of the v0.1 audit)."""
     dead = log.open_claims()
     last = _last_event(log)
-    if labels.queue in on_issue and not (isinstance(last, ClaimEntry) and last.record.state.is_open):
-        if not log.claims:
-            return Fated(Fate.CLAIM_IN_FLIGHT)
+    queued = labels.queue in on_issue and not (isinstance(last, ClaimEntry) and last.record.state.is_open)
+    if queued and not log.claims:
+        return Fated(Fate.CLAIM_IN_FLIGHT)
+    # Beside the cancel label a queue label is no wish to run: a person's cancel overrules it,
+    # as the holder's own cancel ending does (ADR 0053). The run's row decides; none requeues.
+    if queued and labels.cancel not in on_issue:
         newest = dead[-1] if dead else None
         lead = f"{verdicts[newest.record.token].reason}; " if newest is not None else ""
         return Fated(Fate.QUEUED_AGAIN, newest, {"lead": lead})

@@ -24,12 +24,12 @@ from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel
 from orion_action.core.queue import pick_order_across
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
 from orion_action.core.survey import QueueRow, Survey, queue_row
-from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError
-from orion_action.ports import GitHubPort, RunnerPort, Sight
+from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError, Unavailable
+from orion_action.ports import ONE_TRY, GitHubPort, RunnerPort, Sight
 from orion_action.services import dashboard
 from orion_action.services.claiming import is_queued, missing_label_hint
 from orion_action.services.dispatch import dispatch_after_pass, trigger_check
-from orion_action.services.holding import move_labels
+from orion_action.services.holding import LABEL_LANDING_MARGIN_S, move_labels
 from orion_action.services.observe import judge_entry
 from orion_action.services.pause import Paused, read_pause
 from orion_action.services.survey import Spent
@@ -38,6 +38,9 @@ Log = Callable[[str], None]
 # The repository-wide listing reaches this much further back than a holder beating on time
 # can be: GitHub's whole-second stamps, and a listing that takes a while.
 RECENT_MARGIN_S = 5.0
+# How many times a pass tries its lock removal, looking at the issue again between tries
+# (ADR 0054): about what the client's own retries give a write under a flaky API.
+LOCK_TRIES = 5
 
 
 def _holder_line(entry: ClaimEntry | None) -> str:
@@ -154,9 +157,19 @@ class Reconciler:
         """The queue label first, then, unless a run took the issue meanwhile (its claim read
         it before the cancel label came: its holder then sees the label at its next beat), the
         cancel label. A pass killed in between leaves the cancel label, and the next pass
-        finishes."""
+        finishes. Nothing while a claim may still be in flight, and what goes is planned again
+        from the issue as read just before (a person may have requeued and cancelled it again
+        since the sweep listed it: the queue label goes too), ADR 0053."""
         lab = self.config.labels
         n = plan.issue
+        issue, _ = self.gh.get_issue(n)
+        in_flight = self._claim_in_flight(issue)
+        if in_flight is not None:
+            return replace(plan, action=Action.KEEP, reason=in_flight)
+        fresh = plan_cancel(n, issue.is_open, issue.labels, lab)
+        if fresh is None:
+            return replace(plan, action=Action.KEEP, reason="the labels changed meanwhile; nothing to cancel")
+        plan = fresh
         if lab.queue in plan.remove_labels:
             self.gh.remove_label(n, lab.queue)
             issue, _ = self.gh.get_issue(n)
@@ -165,6 +178,27 @@ class Reconciler:
                 return replace(plan, action=Action.KEEP, reason=reason)
         self.gh.remove_label(n, lab.cancel)
         return plan
+
+    def _claim_in_flight(self, issue: Issue) -> str | None:
+        """Why the cancel sweep must leave the labels to a later pass, or None (ADR 0053). A
+        claimer that read the issue as queued before the cancel label came may still add its
+        lock: all its writes start within `renew_deadline` of its claim's post (its lease) and
+        land within the request limit. Were the sweep to take the cancel label off first, that
+        lock would land on an issue no longer marked cancelled, and a pass would requeue the
+        claim that gave up under it (`requeue-over-cancel`). So the sweep waits until the
+        issue's newest claim is older than that, and while a comment is not listed yet (it may
+        be that claim). Two reads per unheld issue carrying the cancel label (the issue's, made
+        by the caller, and its comments)."""
+        comments, now = self.gh.list_comments(issue.number)
+        if issue.comments > len(comments):
+            return ("a comment is not listed yet (it may be a claim in flight); the next pass finishes "
+                    "the cancel")
+        newest = max(read_log(comments, self.trusted).claims, key=lambda c: c.comment_id, default=None)
+        window = self.config.renew_deadline + LABEL_LANDING_MARGIN_S
+        if newest is not None and (now - newest.created_at).total_seconds() < window:
+            return (f"a claim (comment {newest.comment_id}) was posted less than {window:g}s ago and may "
+                    f"still add its lock; the next pass finishes the cancel")
+        return None
 
     def execute(self, s: Survey) -> Plan:
         """Carry out one plan; returns what was actually done (a plan may turn into `keep`)."""
@@ -196,19 +230,59 @@ class Reconciler:
                 return replace(plan, action=Action.KEEP, release=(), reason=duplicate)
             self._no_longer_working(plan.release, plan.reason)
         if plan.action is not Action.UNLOCK:
-            unseen = self._not_listed_yet(n, listed, plan, known)
+            unseen = self._not_listed_yet(n, listed, plan, known, set(mine))
             if unseen is not None:
                 return replace(plan, action=Action.KEEP, release=(), reason=unseen)
-        move_labels(self.gh, n, list(plan.add_labels), list(plan.remove_labels), self.config.labels.working)
-        return plan
+        lock = self.config.labels.working
+        if plan.action is Action.UNLOCK:  # a closed issue: no claim can take it meanwhile
+            move_labels(self.gh, n, list(plan.add_labels), list(plan.remove_labels), lock)
+            return plan
+        if plan.add_labels:
+            self.gh.add_labels(n, list(plan.add_labels))
+        for name in plan.remove_labels:
+            if name != lock:
+                self.gh.remove_label(n, name)
+        kept = self._take_lock_off(n, listed, plan, known, set(mine))
+        return plan if kept is None else replace(plan, action=Action.KEEP, release=(), reason=kept)
 
-    def _not_listed_yet(self, n: int, listed: int | None, plan: Plan, known: set[str]) -> str | None:
+    def _take_lock_off(self, n: int, listed: int | None, plan: Plan, known: set[str],
+                       mine: set[int]) -> str | None:
+        """The lock removal, last, one try at a time (ADR 0054): the client's own retry of a
+        removal whose first try landed, its answer lost, could take off the lock of a claim made
+        in between (the same label). After a failure the pass looks again, as before its move:
+        the lock gone, the removal is done (ours landed, or someone moved the labels); a new
+        claim or a release it lists late, it leaves the lock (returns why); else it tries again.
+        The last failure is raised: the plan is reported and the next pass judges again."""
+        lock = self.config.labels.working
+        tries = 0
+        while True:
+            tries += 1
+            try:
+                with self.gh.bounded(ONE_TRY):
+                    self.gh.remove_label(n, lock)
+                return None
+            except Unavailable:
+                if tries >= LOCK_TRIES:
+                    raise
+            issue, _ = self.gh.get_issue(n)
+            if lock not in issue.labels:
+                return None
+            why = self._not_listed_yet(n, listed, plan, known, mine)
+            if why is not None:
+                return why
+
+    def _not_listed_yet(self, n: int, listed: int | None, plan: Plan, known: set[str],
+                        mine: set[int]) -> str | None:
         """Why the label move must not happen, or None (ADR 0049). A claim posted after the
         plan's read holds the same lock: when the issue counts more comments than the plan was
         made from, list once more, and a new open claim there leaves the labels to the next
-        pass. (A comment the listing still lags is not waited for: it may be anyone's, and a
-        dead holder's lock must not wait on a person's comment.) One read of the issue before
-        every label move of an open issue."""
+        pass. (A comment the listing still lags is waited for only beside the queue label while
+        the issue changed recently, below: it may be anyone's, and a dead holder's lock must not
+        wait on a person's comment for long.) That listing may also show
+        another pass's release of the same claim, posted before ours (`mine`) and lagging
+        when we re-listed after our tombstone: that pass moves the labels, and a move of ours
+        could land after the next claim's lock and take it off (ADR 0054). One read of the
+        issue before every label move of an open issue."""
         issue, _ = self.gh.get_issue(n)
         if self.config.labels.working not in issue.labels:
             # Taken off meanwhile (a holder's ending, another pass, a person): whoever did it
@@ -217,11 +291,17 @@ class Reconciler:
         if listed is None or issue.comments <= listed:
             return None
         comments, _ = self.gh.list_comments(n)
-        released = {e.record.token for e in plan.release}
-        newer = [c for c in read_log(comments, self.trusted).open_claims()
-                 if c.record.token not in released | known]
-        if newer:
-            return f"a new claim (comment {newer[0].comment_id}) appeared while the pass ran"
+        beaten = self._beaten_to_it(read_log(comments, self.trusted), plan, mine, known)
+        if beaten is not None or issue.comments <= len(comments):
+            return beaten
+        # Still a comment short, beside the queue label: a claimer that read the issue as queued
+        # may have posted it, and our lock removal would strand its run (the lock is one label).
+        # Only while the issue changed recently: a claim older than its renew deadline never
+        # runs, and a comment the listing never shows must not keep a dead holder for ever.
+        window = self.config.renew_deadline + LABEL_LANDING_MARGIN_S
+        recent = issue.updated_at is not None and (issue.read_at - issue.updated_at).total_seconds() < window
+        if self.config.labels.queue in issue.labels and recent:
+            return "a comment is not listed yet beside the queue label (it may be a claim in flight)"
         return None
 
     def _post_tombstones(
@@ -266,7 +346,7 @@ class Reconciler:
         are the tokens the plan was made from: an open claim among them that the plan does not
         release (a loser that crashed before an earlier run finished) is not new."""
         released = {e.record.token for e in plan.release}
-        for t in log.tombstones:
+        for t in log.tombstones if mine else ():
             if t.tombstone.token in released and t.comment_id not in mine and t.comment_id < min(mine):
                 return f"another reconciler released the claim first (comment {t.comment_id})"
         newer = [c for c in log.open_claims() if c.record.token not in released | known]

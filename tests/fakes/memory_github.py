@@ -485,11 +485,13 @@ class MemoryGitHub:
                 raise Unavailable(f"GitHub did not answer {op} successfully (injected {failure})")
         if failure == "limited":
             wait = server.retry_after
-            if policy is not None and policy.past(wait):
+            if policy is not None and (policy.past(wait) or policy.aborted()):
                 raise Unavailable(f"GitHub limited {op} (403, Retry-After {wait:g}s) past the deadline")
             if server.sleep is not None:
                 server.sleep(wait)
             return self._request(op, *args, apply=apply, before_retry=before_retry, validator=validator)
+        if policy is not None and policy.aborted():  # as GitHubRepo: no retry once aborted
+            raise Unavailable(f"GitHub did not answer {op} successfully (injected {failure}; no retry)")
         found = before_retry() if before_retry is not None else None
         if found is not None:
             return found

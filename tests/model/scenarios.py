@@ -861,6 +861,264 @@ def pass_beside_a_claim_in_flight() -> None:
         world.close()
 
 
+def late_lock_after_the_cancel_sweep() -> None:
+    """A claimer's lock write lands late (GitHub took it, the answer timed out): the claimer
+    gives up, a person cancels the still queued issue, and the cancel sweep runs before the
+    lock lands. Had it taken the cancel label off, the next pass would find a lock beside a
+    claim that gave up and requeue the issue: the cancel undone (`requeue-over-cancel`). The
+    sweep leaves the labels while a claim is young enough to still add its lock (ADR 0053)."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _ops(world, claim, "add_labels"))
+        world.fail(claim, "late")
+        _run(world, claim)
+        world.person_cancel(ISSUE)
+        _pass(world)
+        while world.server.delayed:
+            world.land(0)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def claim_posted_after_the_cancel_sweep() -> None:
+    """Still open (`requeue-over-cancel`, ADR 0053): a claimer reads the issue as queued, a
+    person cancels it and a pass's sweep takes the queue and cancel labels off, all before the
+    claimer posts. It posts, takes the lock, wins, finds the queueing taken and gives up,
+    leaving its lock (the issue carries nothing else). The next pass reads a claim that gave
+    up unstarted beside the lock and requeues: it cannot tell a sweep's queue-label removal
+    from a winner's own unqueue that failed but landed, which must be requeued."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _ops(world, claim, "post_comment"))
+        world.person_cancel(ISSUE)
+        _pass(world)
+        _run(world, claim)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def pass_completes_beside_the_holders_label_move() -> None:
+    """Still open (`stale-pass-repair`): a run finishes and its holder moves its labels while a
+    pass, which read the finished record beside the lock, completes it too. The pass's last
+    read finds the lock still on; then the holder adds ready and takes the lock off, a person
+    requeues the issue (ready off, queue on), and the pass's own "ready" lands: the issue
+    carries queue and ready. Labels have no compare-and-swap; closing it would need the pass
+    to leave a finished record's labels to its holder until stale_after after its end (ADR 0054)."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.child_exits(w, 0)
+        world.react()
+        end = f"{w.name}.end"
+        _run(world, end, _ops(world, end, "add_labels"))
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, _ops(world, r, "add_labels"))
+        _run(world, end)
+        world.person_requeue(ISSUE)
+        _run(world, r)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def cancelled_holder_dies_before_its_label_move() -> None:
+    """A person puts the queue label on a running issue, then cancels it. The holder's cancel
+    ending writes its "cancelled" record and dies before its label move (which would take
+    queue, cancel and lock off). The next pass must honour the cancel: no requeue and no worker
+    dispatched for the issue (a queue label beside the cancel label is no wish to run, ADR
+    0053), and the issue ends with none of the labels. (A person moved a label by hand, so the
+    world's settled checks leave the labels to them: the scenario states what it expects.)"""
+    world = World()
+    world.dispatch = True
+    try:
+        w = _running(world, "m1")
+        world.person_labels(ISSUE, LAB.queue, True)
+        world.person_cancel(ISSUE)
+        world.advance(CONFIG.heartbeat_interval)
+        _beat_again(world, w)
+        world.react()
+        assert w.ending == "cancel", w.ending
+        end = f"{w.name}.end"
+        _run(world, end, _ops(world, end, "remove_label"))
+        world.crash(w)
+        world.advance(CONFIG.stale_after + 5)
+        _pass(world)
+        assert not world.server.dispatches, "a pass dispatched a worker for a cancelled issue"
+        _settle(world)
+        left = world.server.issue(ISSUE).labels & {LAB.queue, LAB.cancel, LAB.working}
+        assert not left, f"the cancel left {sorted(left)}"
+    finally:
+        world.close()
+
+
+def _two_passes_release_one_dead_run(world: World, wait: float) -> None:
+    """A run dies; two passes plan to requeue it and post their tombstones while listings lag
+    writes 3 s, so neither pass's re-list shows the other's: neither yields. After `wait`
+    seconds the second pass makes its last read before its label move (ADR 0049's), the first
+    finishes its move, a new claimer wins the requeued issue, then the second pass's move
+    comes. It must not take the new run's lock off."""
+    world.server.lag_of = None  # lags set by hand below
+    w0 = _running(world, "m1")
+    world.crash(w0)
+    world.advance(CONFIG.stale_after + 5)
+    ra, rb = world.spawn_reconciler(HOSTED), world.spawn_reconciler(HOSTED)
+    _run(world, ra, _ops(world, ra, "post_comment"))
+    _run(world, rb, _ops(world, rb, "post_comment"))
+    world.server.list_lag = 3.0
+    for r in (ra, rb):  # the tombstones
+        world.step(r)
+        world.check()
+    world.server.list_lag = 0.0
+    _run(world, rb, _ops(world, rb, "get_issue"))
+    world.advance(wait)
+    _run(world, rb, _ops(world, rb, "add_labels"))
+    _run(world, ra)
+    world.advance(3.0)
+    w1 = world.spawn_worker("m2")
+    _run(world, f"{w1.name}.claim")
+    assert w1.child_started, f"{w1.name} did not win the requeued issue"
+    _run(world, rb)
+    world.advance(CONFIG.heartbeat_interval)
+    _beat_again(world, w1)
+    _settle(world)
+
+
+def two_passes_release_one_dead_run() -> None:
+    """`stale-pass-unlock` with two passes (ADR 0054): by the second pass's last read the
+    first pass's tombstone is listed; the second leaves the labels to it."""
+    world = World(max_lag=3.0)
+    try:
+        _two_passes_release_one_dead_run(world, 3.5)
+    finally:
+        world.close()
+
+
+def two_passes_release_within_the_lag() -> None:
+    """Still open (`stale-pass-unlock`, ADR 0054): the same, but the second pass's last read
+    comes while the first pass's tombstone still lags: nothing it can list tells it that
+    another pass moves the labels, and labels have no compare-and-swap."""
+    world = World(max_lag=3.0)
+    try:
+        _two_passes_release_one_dead_run(world, 0.0)
+    finally:
+        world.close()
+
+
+def pass_lock_removal_answer_lost() -> None:
+    """`stale-pass-unlock` through a retry (seed 20, episode 210; ADR 0054): a pass requeues a
+    dead run; its lock removal lands but the answer is lost. A new claimer wins the requeued
+    issue and takes the lock. The pass must not send its removal again: that would take the
+    new run's lock off."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        world.crash(w0)
+        world.advance(CONFIG.stale_after + 5)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, lambda: world.sched.pending_op(r) == ("remove_label", (ISSUE, LAB.working)))
+        world.fail(r, "lost")
+        world.step(r)
+        world.check()
+        w1 = world.spawn_worker("m2")
+        _run(world, f"{w1.name}.claim")
+        assert w1.child_started, f"{w1.name} did not win the requeued issue"
+        _run(world, r)
+        world.advance(CONFIG.heartbeat_interval)
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def cancel_after_a_release_before_the_holder_notices() -> None:
+    """Still open (`repair-undoes-cancel`; holder side): a person force-releases a long run
+    (the queue label goes on) and then cancels the issue; the sweep takes queue and cancel off.
+    The released holder's next beat sees the release, and its repair (ADR 0025) finds no label
+    and a release of its claim back to the queue as the last event: it puts the queue label
+    back, and the cancelled issue runs again. Its unqueue had landed long before the release,
+    so it cannot have stranded anything; the repair cannot tell (it knows no time its unqueue
+    landed by). The pass cannot either: the repair comes after its sweep."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        for _ in range(6):  # a long run: the claim is older than the sweep's window
+            world.advance(CONFIG.heartbeat_interval)
+            _beat_again(world, w)
+        _run(world, world.spawn_forced_release(ISSUE))
+        world.person_cancel(ISSUE)
+        _pass(world)
+        world.advance(CONFIG.heartbeat_interval)
+        _beat_again(world, w)
+        _run(world, f"{w.name}.end")
+        _settle(world)
+    finally:
+        world.close()
+
+
+def claim_lagging_beside_the_queue_label() -> None:
+    """`pass-unlocks-unlisted-claim` (ADR 0054): two claimers read the queued issue; w0 posts,
+    takes the lock and dies; w1 posts (listings lag its comment 4 s) and adds its lock, the
+    same label. A pass a second later sees the lock and the queue label beside w0's dead claim
+    and would take the lock off; but the issue counts a comment its listings do not show, beside
+    the queue label: it may be a claim in flight, and the pass leaves the labels. w1 wins, and
+    its run keeps its lock."""
+    world = World(max_lag=4.0)
+    world.server.lag_of = None  # lags set by hand below
+    try:
+        w0, w1 = world.spawn_worker("m1"), world.spawn_worker("m2")
+        a0, a1 = f"{w0.name}.claim", f"{w1.name}.claim"
+        _run(world, a0, _ops(world, a0, "post_comment"))
+        _run(world, a1, _ops(world, a1, "post_comment"))
+        for _ in range(2):  # w0 posts and takes the lock
+            world.step(a0)
+            world.check()
+        world.crash(w0)
+        world.server.list_lag = 4.0
+        for _ in range(2):  # w1 posts, listings lag it; its lock (on already)
+            world.step(a1)
+            world.check()
+        world.server.list_lag = 0.0
+        world.advance(1.0)
+        _pass(world, "m1")
+        _run(world, a1)
+        assert w1.child_started, f"{w1.name} did not win"
+        world.advance(CONFIG.heartbeat_interval)
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def requeued_and_cancelled_while_the_sweep_runs() -> None:
+    """A finished issue carries the cancel label (a person's); a pass's sweep lists it and plans
+    to take only the cancel label off. Before it does, a person requeues the issue and cancels
+    it again. The sweep must take the queue label off too, planning from the issue as it reads
+    it just before its writes, not from its listing (`stale-pass-repair` in the sweep, seed 4
+    episode 5; ADR 0053)."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.child_exits(w, 0)
+        world.react()
+        _run(world, f"{w.name}.end")
+        world.person_cancel(ISSUE)
+        world.advance(CONFIG.stale_after)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, _ops(world, r, "get_issue"))
+        world.person_requeue(ISSUE)
+        world.person_cancel(ISSUE)
+        _run(world, r)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -883,5 +1141,22 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         release_of_a_cancelled_run,
         claim_read_before_an_earlier_run,
         pass_beside_a_claim_in_flight,
+        late_lock_after_the_cancel_sweep,
+        cancelled_holder_dies_before_its_label_move,
+        two_passes_release_one_dead_run,
+        pass_lock_removal_answer_lost,
+        claim_lagging_beside_the_queue_label,
+        requeued_and_cancelled_while_the_sweep_runs,
     )
+}
+
+# Scenarios of holes still open (KNOWN_HOLES): each must break, attributed to its hole
+# (test_scenarios.py marks them xfail, strict); when a fix makes one pass, move it up.
+OPEN_SCENARIOS: dict[str, tuple[Callable[[], None], str]] = {
+    "claim_posted_after_the_cancel_sweep": (claim_posted_after_the_cancel_sweep, "requeue-over-cancel"),
+    "pass_completes_beside_the_holders_label_move": (pass_completes_beside_the_holders_label_move,
+                                                     "stale-pass-repair"),
+    "two_passes_release_within_the_lag": (two_passes_release_within_the_lag, "stale-pass-unlock"),
+    "cancel_after_a_release_before_the_holder_notices": (cancel_after_a_release_before_the_holder_notices,
+                                                         "repair-undoes-cancel"),
 }

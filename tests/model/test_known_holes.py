@@ -105,16 +105,10 @@ ACT_CASES = [
       ("step", "w1.end"), ("worker", "m2", 1, False), ("time", 3.0), ("person", "requeue", 2),
       ("worker", "m1", 2, True), ("time", 65.0), *[("step", "w5.claim")] * 7, ("fail", "w5.claim", "late", 2),
       ("burst", "w5.claim", 9)],
-     None, "(18, 58): a claim's unqueue lands late, after it gave up; a pass completes the earlier run as "
-           "ready, and the person's requeue is lost (not yet attributed)"),
-    (explorer.Setup(issues=1, max_lag=0.0, whole_seconds=True, lag_seed="6-174", skew=-30.0, pauses=True),
-     [("reconciler", "m1"), ("step", "r0"), ("step", "r0"), ("step", "r0"), ("person", "cancel", 1),
-      ("step", "r0"), ("step", "r0"), ("worker", "m1", 1, False), ("pause", "m1"), ("worker", "m2", 1, False),
-      ("person", "requeue", 1), ("person", "cancel", 1), ("pause", "m1"), ("burst", "r0", 7),
-      ("burst", "w1.claim", 10), *[("step", "w1.beat")] * 4],
-     "cancel-sweep-race", "(6, 174): a pass's cancel sweep, planned at a person's first cancel, takes "
-                          "off the cancel label of the cancel after their requeue; w1 read the issue as "
-                          "queued in between and runs on"),
+     "late-unqueue",
+     "(18, 58): a winner's unqueue answers an error and lands late, after the claimer gave up and its "
+     "repair found its own lock on; a pass completes the earlier run as ready, and the person's requeue "
+     "is lost (claimer side: it repaired before its unqueue landed)"),
 ]
 
 
@@ -132,6 +126,14 @@ CLOSED_ACT_CASES = [
       ("step", "w0.beat"), ("fail", "w0.end", "late", 10), ("burst", "w0.end", 2)],
      "(6, 324) outage-record-overwritten: a beat in flight lands over the outage record and the look back "
      "gets no answer; the outage path gave up there and the attempt was spent. It tries again (ADR 0056)"),
+    (explorer.Setup(issues=1, max_lag=0.0, whole_seconds=True, lag_seed="6-174", skew=-30.0, pauses=True),
+     [("reconciler", "m1"), ("step", "r0"), ("step", "r0"), ("step", "r0"), ("person", "cancel", 1),
+      ("step", "r0"), ("step", "r0"), ("worker", "m1", 1, False), ("pause", "m1"), ("worker", "m2", 1, False),
+      ("person", "requeue", 1), ("person", "cancel", 1), ("pause", "m1"), ("burst", "r0", 7),
+      ("burst", "w1.claim", 10), *[("step", "w1.beat")] * 4],
+     "(6, 174) a pass's cancel sweep, planned at a person's first cancel, took off the cancel label of "
+     "the cancel after their requeue; w1 read the issue as queued in between and ran. The sweep now "
+     "plans from the issue as it reads it just before writing (ADR 0053)"),
 ]
 
 

@@ -90,6 +90,33 @@ CLOSED = [
         ],
         "paused-vm",
     ),
+    # Seed 20 episode 210, with a snapshot clone: stale-pass-unlock through a retry. A pass's
+    # lock removal landed but its answer was lost; a drain on the clone won the requeued issue,
+    # and the client's retry took its lock off. A pass's label move is one try (ADR 0054).
+    (
+        Setup(
+            issues=1,
+            max_lag=1.0,
+            whole_seconds=True,
+            clones=True,
+            lag_seed="20-210",
+            skew=0.0,
+            pauses=False,
+            guardians_die=False,
+            dispatch=False,
+        ),
+        [
+            ("worker", "m1", 1, False), ("step", "w0.claim"), ("step", "w0.claim"),
+            ("fail", "w0.claim", "limited", 2), *[("step", "w0.claim")] * 3,
+            ("worker", "m1", 1, False), ("worker", "m2", 1, False), ("step", "w0.claim"),
+            ("step", "w0.claim"), ("fail", "w0.claim", "late", 1), ("race", 3), ("reconciler", "m1"),
+            ("worker", "m1-clone", 1, False), ("land", 6), ("reconciler", "m1"), *[("step", "r1")] * 6,
+            ("fail", "r1", "lost", 2), ("worker", "m2", 1, True), ("step", "r1"),
+            ("worker", "m1-clone", 1, True), ("burst", "w5.claim", 8), ("step", "w5.claim"),
+            ("step", "w5.claim"), ("step", "r1"),
+        ],
+        "stale-pass-unlock (a retried lock removal)",
+    ),
 ]
 
 

@@ -26,7 +26,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from fakes.memory_github import BOT, PERSON, MemoryServer
@@ -85,18 +85,24 @@ class InvariantError(AssertionError):
 # Remove an entry when its fix lands (ADR 0026).
 KNOWN_HOLES = {
     "late-unqueue": "audit finding 3's residue: a winner whose unanswered unqueue lands late is killed "
-                    "before it can look and repair (ADRs 0025, 0055)",
+                    "before it can look and repair (ADRs 0025, 0055), or repairs before it lands (its "
+                    "unqueue answered an error, it gave up; the unqueue then takes a person's requeue: "
+                    "replay (18, 58))",
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
-    "pass-unlocks-unlisted-claim": "a pass takes the lock off an issue whose new claim it cannot list yet",
-    "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it",
-    "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it off",
-    "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
-    "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
+    "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it: "
+                         "in the instant after its last read, or after another pass's release its "
+                         "listings still lag (scenario two_passes_release_within_the_lag, ADR 0054)",
+    "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it "
+                            "off (holder side: scenario cancel_after_a_release_before_the_holder_notices, "
+                            "ADR 0054)",
+    "requeue-over-cancel": "a claimer reads the issue as queued, the cancel sweep takes the queue and cancel "
+                           "labels off, then the claimer posts, finds the queueing taken and gives up beside "
+                           "its lock: a pass requeues it and the cancel is lost (scenario "
+                           "claim_posted_after_the_cancel_sweep, ADR 0053)",
+    "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it (scenario "
+                         "pass_completes_beside_the_holders_label_move, ADR 0054)",
     "outage-record-overwritten": "a pass's rewrite of a released record, sent after the holder's looks back, "
                                  "undoes an outage record (ADR 0056)",
-    "cancel-sweep-race": "the cancel sweep, planned before a person requeued and cancelled again, takes the "
-                         "new cancel label off; a claim that read the issue as queued in between never sees "
-                         "the cancel (make test-slow's seed 6 episode 174; ADR 0057)",
 }
 
 
@@ -193,6 +199,8 @@ class Pass:
     locked: frozenset[int] = frozenset()
     dead: frozenset[int] = frozenset()
     drained: frozenset[int] = frozenset()
+    # issue -> its last listing missed a comment beside the queue label (ADR 0054: it waits)
+    unlisted: dict[int, bool] = field(default_factory=dict)
 
 
 class World:
@@ -588,6 +596,11 @@ class World:
         if op is not None and op[0] == "list_comments" and actor.endswith(".claim"):
             self.listed_at[actor] = self.server.clock.now  # a claimer's arbitration list
         p = self.passes.get(actor)
+        if p is not None and op is not None and op[0] == "list_comments":
+            n = int(op[1][0])  # type: ignore[index]
+            repo = self.gh_of(n)
+            lagging = set(repo.lagging())  # a pass waits for one only beside the queue label
+            p.unlisted[n] = LAB.queue in repo.issue(n).labels and any(c.id in lagging for c in repo.comments(n))
         if p is not None and p.began is None:
             p.began, p.began_at = self.clock.monotonic(), self.server.clock.now
             p.locked = frozenset(n for n in self.issue_numbers
@@ -857,6 +870,14 @@ class World:
                 return True
         return False
 
+    def _late_claim_unqueue(self, n: int) -> str | None:
+        """A claimer's queue-label removal landed late (after it gave up on the request) since a
+        person's last requeue: its repair (ADR 0025) ran before it landed (replay (18, 58))."""
+        since = max((at for what, at in self.person[n] if what == "requeue"), default=0.0)
+        late = [a for a in self._label_by(n, "remove_label", LAB.queue, since)
+                if a.endswith(".claim") and a in self.landed_late]
+        return "late-unqueue" if late else None
+
     def _paused_writer(self, n: int) -> str | None:
         """A holder of issue n whose VM paused while it held the issue wrote its labels."""
         writers = {a.partition(".")[0] for a, _, _, _ in self.label_writes.get(n, ())
@@ -1068,6 +1089,8 @@ class World:
         for n in p.dead:
             if LAB.working not in self.gh_of(n).issue(n).labels or self.disrupted(n):
                 continue
+            if p.unlisted.get(n):  # its last listing missed a comment, maybe a claim (ADR 0054)
+                continue
             ws = [w for w in self.workers.values() if w.number == n]
             if any(self.child_alive(w) or not (w.done or w.crashed or self.frozen(w)) for w in ws):
                 continue
@@ -1167,7 +1190,8 @@ class World:
             since = self.requeued_at[n] - timedelta(seconds=SECOND)  # stamps may have whole seconds
             worked = [c for c in log.claims if c.created_at >= since and ran(c)]
             if not worked:
-                raise InvariantError(f"a person's requeue of issue {n} was lost: {sorted(labels)}", stale)
+                raise InvariantError(f"a person's requeue of issue {n} was lost: {sorted(labels)}",
+                                     stale or self._late_claim_unqueue(n))
         for w in self.workers.values():
             if w.outage_recorded and w.number == n and w.token is not None:
                 entry = log.find(w.token)

@@ -86,6 +86,16 @@ ROWS = {
         on_issue=frozenset({W, STAGE, C, "bug"}), removed=frozenset({W, STAGE, C})),
     "cancelled, the cancel label already gone": Row(
         Fate.CANCELLED, log(claim(1, "a", State.CANCELLED)), Action.COMPLETE, (), Liveness.FINISHED, "a"),
+    # ADR 0053: the holder died after its "cancelled" record, before its label move took the
+    # queue label off (a person's, put on while it ran): the cancel overrules it, as the holder's
+    # own ending does; no requeue, no dispatch of a worker for a cancelled issue.
+    "cancelled, a queue label beside the cancel label": Row(
+        Fate.CANCELLED, log(claim(1, "a", State.CANCELLED)), Action.COMPLETE, (), Liveness.FINISHED, "a",
+        on_issue=frozenset({W, STAGE, Q, C}), removed=frozenset({W, STAGE, Q, C})),
+    # ...and a dead claim beside both labels: its own row, not requeued under the cancel (ADR 0049).
+    "never started, dead, beside the queue and cancel labels": Row(
+        Fate.NEVER_STARTED, log(claim(1, "a", State.CLAIMING)), Action.REQUEUE, (), Liveness.DEAD, "a",
+        on_issue=frozenset({W, Q, C}), verdicts=(("a", DEAD),), removed=frozenset({W, Q})),
     "cancelled by the holder's end marker": Row(
         Fate.CANCELLED, log(claim(1, "a"), marker(2, "a", ReleaseAction.CANCELLED)), Action.COMPLETE, (),
         Liveness.FINISHED, "a", on_issue=frozenset({W, C}), removed=frozenset({W, C})),

@@ -227,3 +227,214 @@ def test_a_forced_release_of_a_cancelled_issue_does_not_requeue_it() -> None:
     assert s.issue(n).labels == frozenset({LAB.cancel})
     (tomb,) = read_log(s.comments(n), trusted_set(BOT, ())).tombstones
     assert tomb.tombstone.action is ReleaseAction.UNLOCK
+
+
+def claim_that_gave_up(s: MemoryServer, n: int) -> int:
+    """A claim that gave up before its lock landed (its lock write is still on the way)."""
+    now = s.clock.now.isoformat(timespec="seconds")
+    record = ClaimRecord(token="late", state=State.LOST, holder=Holder("c", "c", "c", "c", 40, 40.0),
+                         started_at=now, heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                         stale_after=CONFIG.stale_after, note="the claim could not be completed")
+    return s.comment(n, render_record(record), BOT)
+
+
+def test_the_cancel_sweep_waits_while_a_claim_may_still_add_its_lock() -> None:
+    """requeue-over-cancel (ADR 0053): a claimer's lock write lands late, after the sweep took
+    the queue and cancel labels off; the next pass then requeues the claim that gave up, and the
+    cancel is undone. The sweep leaves both labels while the issue's newest claim was posted
+    less than renew_deadline plus the landing margin ago, and finishes once it is older."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue, LAB.cancel])
+    claim_that_gave_up(s, n)
+    s.clock.advance(CONFIG.renew_deadline + 10)  # its lock may still land
+    r = reconciler(s)
+    (plan,) = r.survey_cancels()
+    done = r.execute_cancel(plan)
+    assert done.action is Action.KEEP and "may still add its lock" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.queue, LAB.cancel})
+    s.clock.advance(2)  # past the window: no write of that claimer can land any more
+    (plan,) = r.survey_cancels()
+    assert r.execute_cancel(plan).action is Action.CANCEL
+    assert s.issue(n).labels == frozenset()
+
+
+def test_the_cancel_sweep_waits_while_a_comment_is_not_listed() -> None:
+    """A comment the listing still lags may be a claim whose lock is on the way: the sweep
+    leaves the labels to the next pass (ADR 0053)."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue, LAB.cancel])
+    s.clock.advance(CONFIG.stale_after)
+    s.hide(claim_that_gave_up(s, n), 5.0)
+    r = reconciler(s)
+    (plan,) = r.survey_cancels()
+    done = r.execute_cancel(plan)
+    assert done.action is Action.KEEP and "not listed yet" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.queue, LAB.cancel})
+
+
+def test_a_pass_leaves_the_labels_when_its_last_listing_shows_an_earlier_release() -> None:
+    """stale-pass-unlock with two passes (ADR 0054): both release one dead run, and each
+    re-list after its tombstone misses the other's (GitHub's listing lags it). The later pass's
+    last read before its label move counts more comments than it listed and lists again: the
+    earlier release is there now. That pass moves the labels; this one leaves them, or its move
+    could land after the next claim's lock and take it off."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working])
+    dead_claim(s, n)
+    r = reconciler(s)
+    (survey,) = r.survey()
+    assert survey.plan.action is Action.REQUEUE
+    first: list[int] = []
+
+    def earlier_release(name: str, args: tuple[object, ...]) -> None:
+        if name == "post_comment" and not first:  # another pass's tombstone lands first, lagging
+            tomb = Tombstone("dead", ReleaseAction.REQUEUE, "the other pass", True, "reconcile")
+            first.append(s.comment(n, render_tombstone(tomb), BOT))
+            s.hide(first[0], 1.0)
+        elif name == "get_issue" and first:  # our last read: the lag is over by now
+            s.on_call = None
+            s.clock.advance(2.0)
+
+    s.on_call = earlier_release
+    done = r.execute(survey)
+    assert done.action is Action.KEEP and "released the claim first" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.working})  # the other pass's move, not ours
+
+
+@pytest.mark.parametrize("claimed", [True, False], ids=["a claim meanwhile", "none"])
+def test_a_pass_looks_again_before_it_retries_its_lock_removal(claimed: bool) -> None:
+    """stale-pass-unlock through a retry (the model's seed 20, episode 210): the pass's lock
+    removal lands but its answer is lost; a new claimer takes the requeued issue (the same
+    lock label), and the client's retry took that lock off. The pass sends its lock removal
+    one try at a time and looks at the issue again in between (ADR 0054): a new claim there
+    keeps its lock; with none, a removal that landed is done."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working])
+    dead_claim(s, n)
+    r = reconciler(s)
+    (survey,) = r.survey()
+    assert survey.plan.action is Action.REQUEUE
+    removals: list[str] = []
+
+    def lose_the_answer(name: str, args: tuple[object, ...]) -> None:
+        if name == "remove_label" and args[1] == LAB.working:
+            removals.append(str(args[1]))
+            if len(removals) == 1:
+                s.fail_next(threading.current_thread().name, "lost")
+        elif name == "get_issue" and removals and claimed:  # a claimer won meanwhile
+            s.on_call = None
+            now = s.clock.now.isoformat(timespec="seconds")
+            b = Holder("b", "b", "b", "b", 20, 20.0)
+            record = ClaimRecord(token="new", state=State.RUNNING, holder=b, started_at=now, heartbeat_at=now,
+                                 interval=CONFIG.heartbeat_interval, stale_after=CONFIG.stale_after)
+            s.comment(n, render_record(record), BOT)
+            s.add_label(n, LAB.working)
+            s.remove_label(n, LAB.queue)
+
+    s.on_call = lose_the_answer
+    done = r.execute(survey)
+    assert removals == [LAB.working]  # never sent again
+    if claimed:
+        assert done.action is Action.KEEP and "a new claim" in done.reason
+        assert s.issue(n).labels == frozenset({LAB.working})  # the new run keeps its lock
+    else:
+        assert done.action is Action.REQUEUE and s.issue(n).labels == frozenset({LAB.queue})
+
+
+def test_a_pass_tries_its_lock_removal_again_when_nothing_changed() -> None:
+    """A lock removal that failed and did not land is tried again after the pass looked (the
+    lock still on, no new claim), up to LOCK_TRIES times; then the failure is the pass's."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working])
+    dead_claim(s, n)
+    r = reconciler(s)
+    (survey,) = r.survey()
+    removals: list[int] = []
+
+    def fail_every_try(name: str, args: tuple[object, ...]) -> None:
+        if name == "remove_label" and args[1] == LAB.working:
+            removals.append(1)
+            if len(removals) < 3:
+                s.fail_next(threading.current_thread().name, "retried")  # a 502: nothing applied
+
+    s.on_call = fail_every_try
+    assert r.execute(survey).action is Action.REQUEUE
+    assert len(removals) == 3 and s.issue(n).labels == frozenset({LAB.queue})
+    s2 = MemoryServer()
+    n2 = s2.create_issue("work", [LAB.working])
+    dead_claim(s2, n2)
+    r2 = reconciler(s2)
+    (survey2,) = r2.survey()
+    s2.on_call = lambda name, args: (s2.fail_next(threading.current_thread().name, "unavailable")
+                                     if name == "remove_label" and args[1] == LAB.working else None)
+    with pytest.raises(GitHubError):
+        r2.execute(survey2)
+    assert LAB.working in s2.issue(n2).labels
+
+
+
+def test_a_pass_leaves_the_lock_beside_the_queue_label_while_a_recent_comment_lags() -> None:
+    """pass-unlocks-unlisted-claim (ADR 0054): the lock and the queue label beside a dead
+    claim that never ran, and a comment the listing does not show yet, posted just now: it may
+    be the claim of a claimer that read the issue as queued, whose lock is the one on the issue.
+    The pass leaves the labels to the next pass."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue, LAB.working])
+    dead_claim(s, n)
+    r = reconciler(s)
+    (survey,) = r.survey()
+    assert survey.plan.action is Action.REQUEUE
+
+    def lagging_claim(name: str, args: tuple[object, ...]) -> None:
+        if name == "get_issue":  # the pass's read before its label move
+            s.on_call = None
+            s.hide(claim_that_gave_up(s, n), 5.0)
+
+    s.on_call = lagging_claim
+    done = r.execute(survey)
+    assert done.action is Action.KEEP and "not listed yet beside the queue label" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.queue, LAB.working})
+
+
+def test_a_comment_that_never_lists_keeps_no_dead_holder_for_long() -> None:
+    """The wait is bounded: once the issue has not changed for renew_deadline plus the landing
+    margin (no claim that old can still run), a comment the listing never shows no longer
+    keeps the lock (ADR 0054)."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue, LAB.working])
+    now = s.clock.now.isoformat(timespec="seconds")
+    record = ClaimRecord(token="gone", state=State.LOST, holder=Holder("d", "d", "d", "d", 30, 30.0),
+                         started_at=now, heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                         stale_after=CONFIG.stale_after)
+    s.comment(n, render_record(record), BOT)  # gave up; no tombstone needed, none posted
+    s.hide(s.comment(n, "spam", "someone"), 1000.0)
+    s.clock.advance(CONFIG.stale_after)
+    r = reconciler(s)
+    (survey,) = r.survey()
+    assert survey.plan.action is Action.REQUEUE and not survey.plan.release
+    assert r.execute(survey).action is Action.REQUEUE
+    assert s.issue(n).labels == frozenset({LAB.queue})
+
+
+def test_the_cancel_sweep_plans_from_the_issue_as_it_reads_it_before_writing() -> None:
+    """stale-pass-repair in the sweep (the model's seed 4, episode 5): the sweep listed a
+    finished issue carrying the cancel label and planned to take only that label off; a person
+    then requeued it and cancelled it again. The sweep plans again from its read just before
+    its writes, and takes the queue label off too (ADR 0053); with no cancel label left it
+    writes nothing."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.ready, LAB.cancel])
+    r = reconciler(s)
+    (plan,) = r.survey_cancels()
+    assert plan.remove_labels == (LAB.cancel,)
+    s.remove_label(n, LAB.ready)
+    s.add_label(n, LAB.queue)  # requeued by a person, the cancel label still on
+    done = r.execute_cancel(plan)
+    assert done.action is Action.CANCEL and done.remove_labels == (LAB.queue, LAB.cancel)
+    assert s.issue(n).labels == frozenset()
+    s.add_label(n, LAB.cancel)
+    (plan,) = r.survey_cancels()
+    s.remove_label(n, LAB.cancel)  # taken off by hand meanwhile
+    s.add_label(n, LAB.queue)
+    assert r.execute_cancel(plan).action is Action.KEEP
+    assert s.issue(n).labels == frozenset({LAB.queue})
