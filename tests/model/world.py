@@ -600,7 +600,8 @@ class World:
             n = int(op[1][0])  # type: ignore[index]
             repo = self.gh_of(n)
             lagging = set(repo.lagging())  # a pass waits for one only beside the queue label
-            p.unlisted[n] = LAB.queue in repo.issue(n).labels and any(c.id in lagging for c in repo.comments(n))
+            p.unlisted[n] = LAB.queue in repo.issue(n).labels and any(
+                c.id in lagging for c in repo.comments(n))
         if p is not None and p.began is None:
             p.began, p.began_at = self.clock.monotonic(), self.server.clock.now
             p.locked = frozenset(n for n in self.issue_numbers
