@@ -88,6 +88,15 @@ ACT_CASES = [
       ("burst", "w5.claim", 9)],
      None, "(18, 58): a claim's unqueue lands late, after it gave up; a pass completes the earlier run as "
            "ready, and the person's requeue is lost (not yet attributed)"),
+    (explorer.Setup(issues=1, max_lag=0.0, whole_seconds=True, lag_seed="6-174", skew=-30.0, pauses=True),
+     [("reconciler", "m1"), ("step", "r0"), ("step", "r0"), ("step", "r0"), ("person", "cancel", 1),
+      ("step", "r0"), ("step", "r0"), ("worker", "m1", 1, False), ("pause", "m1"), ("worker", "m2", 1, False),
+      ("person", "requeue", 1), ("person", "cancel", 1), ("pause", "m1"), ("burst", "r0", 7),
+      ("burst", "w1.claim", 10), *[("step", "w1.beat")] * 4],
+     "stale-sweep-uncancel",
+     "(6, 174): a pass's cancel sweep takes the queue label off, its VM pauses; a person requeues and "
+     "cancels again; the sweep resumes and takes the new cancel label off, leaving the queue label, and "
+     "w1 claims and runs the cancelled issue"),
 ]
 
 

@@ -26,7 +26,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from fakes.memory_github import BOT, PERSON, MemoryServer
@@ -89,6 +89,8 @@ KNOWN_HOLES = {
     "requeue-over-cancel": "a pass requeues a dead run after the cancel sweep ran: the cancel is lost",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
     "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
+    "stale-sweep-uncancel": "a cancel sweep planned before a person's requeue and new cancel takes the new "
+                            "cancel label off and leaves the new queue label: the issue runs",
     "paused-vm": "a holder whose VM paused past stale_after counts its label-write bound on its frozen boot "
                  "clock: on resume its ending moves labels after a pass handed the issue back "
                  "(test_world_findings.py, ADR 0047)",
@@ -187,6 +189,7 @@ class Pass:
     locked: frozenset[int] = frozenset()
     dead: frozenset[int] = frozenset()
     drained: frozenset[int] = frozenset()
+    cancels_read: dict[int, int] = field(default_factory=dict)  # issue -> a person's cancels at its listing
 
 
 class World:
@@ -220,6 +223,8 @@ class World:
         self.last_person: dict[int, str] = {}  # issue -> "requeue" or "cancel"
         self.requeued_at: dict[int, datetime] = {}
         self.lock_removed_by: dict[int, tuple[str, float]] = {}
+        self.stale_uncancel: dict[int, bool] = {}  # issue -> its cancel label's last removal was a sweep's
+        # planned (its listing of the cancel label) before a person's latest cancel
         self.label_writes: dict[int, list[tuple[str, str, str, float]]] = {}  # issue -> (actor, op, label, t)
         self.landed_late: set[str] = set()  # actors whose late write landed
         self.listed_at: dict[str, datetime] = {}  # claimer -> when it last listed the comments
@@ -540,6 +545,8 @@ class World:
         if op is not None and op[0] == "list_comments" and actor.endswith(".claim"):
             self.listed_at[actor] = self.server.clock.now  # a claimer's arbitration list
         p = self.passes.get(actor)
+        if p is not None and op is not None and op[0] == "list_issues" and op[1][0] == LAB.cancel:
+            p.cancels_read = {n: self._cancels(n) for n in self.issue_numbers}
         if p is not None and p.began is None:
             p.began, p.began_at = self.clock.monotonic(), self.server.clock.now
             p.locked = frozenset(n for n in self.issue_numbers if LAB.working in self.server.issue(n).labels)
@@ -702,6 +709,9 @@ class World:
                 (actor, op, str(x), self.clock.monotonic()) for x in names)  # type: ignore[attr-defined]
         if op == "add_labels" and LAB.queue in args[1]:  # type: ignore[operator]
             self.gen[int(args[0])] += 1  # type: ignore[call-overload]
+        elif op == "remove_label" and args[1] == LAB.cancel:
+            p, n = self.passes.get(actor), int(args[0])  # type: ignore[call-overload]
+            self.stale_uncancel[n] = p is not None and p.cancels_read.get(n, 0) < self._cancels(n)
         elif op == "remove_label" and args[1] == LAB.working:
             self.lock_removed_by[int(args[0])] = (actor, self.clock.monotonic())  # type: ignore[call-overload]
         elif op == "post_comment" and actor.endswith(".claim"):
@@ -755,6 +765,9 @@ class World:
             cached = (writes, read_log(self.server.comments(n), TRUSTED))
             self._logs[n] = cached
         return cached[1]
+
+    def _cancels(self, n: int) -> int:
+        return sum(1 for what, _ in self.person.get(n, ()) if what == "cancel")
 
     def _person_since(self, n: int, since: float, kinds: tuple[str, ...]) -> bool:
         return any(what in kinds and at >= since for what, at in self.person.get(n, ()))
@@ -893,11 +906,11 @@ class World:
                     assert h is not None
                     after = w.clean_beat is not None and w.clean_beat >= cancels[-1] + SECOND
                     if after and not h.cancel_requested:
-                        removed = self._label_by(n, "remove_label", LAB.cancel, cancels[-1])
-                        swept = any(a.startswith("r") for a in removed)
+                        # stale-sweep-uncancel: the cancel label was last taken off by a
+                        # sweep that listed the cancel label before this cancel came
                         raise InvariantError(f"a person's cancel of issue {n} was not honoured: {w.name} "
                                              f"beat at t={w.clean_beat:g} after it and runs on",
-                                             "cancel-sweep-race" if swept else None)
+                                             "stale-sweep-uncancel" if self.stale_uncancel.get(n) else None)
         del now
 
     def _check_releases_honoured(self, log: IssueLog, live: list[Worker]) -> None:
@@ -1070,8 +1083,9 @@ class World:
             requeuers = self._label_by(n, "add_labels", LAB.queue, cancel_at)
             by_holder = any(a.endswith((".end", ".beat")) for a in requeuers)
             repaired = "repair-undoes-cancel" if by_holder else None
+            swept = "stale-sweep-uncancel" if self.stale_uncancel.get(n) else None
             raise InvariantError(f"a person's cancel of issue {n} was undone: {sorted(labels)}",
-                                 "requeue-over-cancel" if passes else repaired or stale)
+                                 "requeue-over-cancel" if passes else repaired or swept or stale)
         if not fates:
             # The last claim that got past claiming decides: a claim still `claiming` whose
             # claimer died holds nothing (a late claimer that read the issue as queued before a
