@@ -213,6 +213,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        cancelled = lab.cancel in issue.labels",
         "        cancelled = False",
     )],
+    "a cancel taken off by orion's own sweep no longer stands (ADR 0061)": [(
+        "core/cancelled.py",
+        "        elif name == c and standing is not None and e.login and not is_orion(e.login):",
+        "        elif name == c and standing is not None:",
+    )],
 }
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which

@@ -44,6 +44,7 @@ from orion_action.services.claiming import LIST_SETTLE_S, Claim, Claimer
 from orion_action.services.dispatch import dispatch_after_pass
 from orion_action.services.holding import Holding, outage_bound
 from orion_action.services.reconcile import Action, Reconciler
+from orion_action.services.trigger import refuse_if_cancelled
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, kill_grace=1.0, source="model")
 WORKFLOW = "orion-worker.yml"  # the worker workflow passes dispatch (World.dispatch)
@@ -90,7 +91,8 @@ KNOWN_HOLES = {
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it",
     "outage-record-overwritten": "a late beat, or a pass's late rewrite, undoes an outage record",
     "stale-sweep-uncancel": "a cancel sweep planned before a person's requeue and new cancel takes the new "
-                            "cancel label off and leaves the new queue label: the issue runs",
+                            "cancel label off and leaves the new queue label; a claim refuses such a cancel "
+                            "from GitHub's record (ADR 0061), but not one made after its own check",
     "paused-vm": "a holder whose VM paused past stale_after counts its label-write bound on its frozen boot "
                  "clock: on resume its ending moves labels after a pass handed the issue back "
                  "(test_world_findings.py, ADR 0047)",
@@ -358,6 +360,12 @@ class World:
                         proc.pid, float(proc.pid))
         claimer = Claimer(self._gh(machine), self.config, self.log.append, self.clock_of(machine), ids,
                           holder, sight=self.sight(machine))
+        # The trigger check's cancel rule (ADR 0061); the model approves every issue's text and
+        # queuer. Its GraphQL read is taken with the claim's issue read, not as a step of its
+        # own, so that adding it moved no recorded trace (fewer interleavings, none invented).
+        claimer.approval = lambda gh, found: refuse_if_cancelled(
+            gh, self.config, found.number, self.server.history(found.number, LAB.queue, LAB.cancel),
+            lambda: BOT)
 
         def claim() -> Claim:
             if issue is None:
