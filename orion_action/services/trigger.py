@@ -7,7 +7,10 @@ queue label and checks that person's access against `trigger.permission`; and be
 label approves what that person read, the title and body must not have changed since
 (docs/adr/0033-every-claim-checks-who-queued-it.md, docs/adr/0034-the-label-approves-the-text.md).
 
-Cost: one GraphQL query (the `labeled` and `renamed` timeline events and the body's last edit;
+It also refuses an issue whose latest queueing a person cancelled, even if the cancel label is
+gone since (ADR 0061).
+
+Cost: one GraphQL query (the `labeled`, `unlabeled` and `renamed` timeline events and the body's last edit;
 one more per 100 such events, docs/adr/0046) and the collaborator permission: two requests per
 claim, none with `trigger.permission: none`.
 """
