@@ -103,10 +103,15 @@ def refuse_if_cancelled(gh: GitHubPort, config: Config, n: int, history: QueueHi
     only when a cancel label was added after the queue label and removed since."""
     lab = config.labels
     events = history.label_events
-    queued = [i for i, e in enumerate(events) if e.added and e.label.casefold() == lab.queue.casefold()]
-    since = events[queued[-1]:] if queued else events
-    if not any(e.added and e.label.casefold() == lab.cancel.casefold() for e in since):
+    if not any(e.added and e.label.casefold() == lab.cancel.casefold() for e in events):
         return
+    queue = [i for i, e in enumerate(events) if e.label.casefold() == lab.queue.casefold()]
+    if not queue or not events[queue[-1]].added:
+        # The issue was read queued, but GitHub's record does not show the label on yet: it
+        # lags a requeue, and an older cancel must not take that queueing. Ask again later.
+        raise NotClaimed(f"trigger: GitHub's label events of #{n} do not show its {lab.queue!r} label yet; "
+                         "not running")
+    since = events[queue[-1]:]
     orion: frozenset[str] | None = None
 
     def is_orion(login: str) -> bool:

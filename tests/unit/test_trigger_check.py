@@ -224,3 +224,16 @@ def test_a_cancel_before_the_latest_queueing_does_not_stand_and_asks_no_login() 
     asked: list[str] = []
     approve(gh, WRITE, n, s.clock.now, None, print, lambda: asked.append("own") or BOT)  # type: ignore[func-returns-value]
     assert asked == []
+
+
+def test_a_record_that_lags_the_requeue_decides_nothing_and_the_label_stays() -> None:
+    """GitHub's events may lag a label just added: a record whose queue label is still off (an
+    older cancel carried out, the requeue not listed yet) refuses nothing and takes nothing off."""
+    s, gh, n = _cancelled_world(BOT)
+    s.remove_label(n, "orion", BOT)
+    lagging = s.history(n, "orion", "orion-cancel")
+    s.add_label(n, "orion", "maintainer")
+    gh.queue_history = lambda number, label, cancel="": lagging  # type: ignore[method-assign]
+    with pytest.raises(NotClaimed, match="do not show its 'orion' label yet") as caught:
+        approve(gh, WRITE, n, s.clock.now, None, print, lambda: BOT)
+    assert not isinstance(caught.value, Refused) and "orion" in s.issue(n).labels
