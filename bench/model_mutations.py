@@ -287,6 +287,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        plan = fresh\n",
         "",
     )],
+    "a cancel taken off by orion's own sweep no longer stands (ADR 0061)": [(
+        "core/cancelled.py",
+        "        elif name == c and standing is not None and e.login and not is_orion(e.login):",
+        "        elif name == c and standing is not None:",
+    )],
 }
 
 # The environment a mutation runs in, beyond this process's (both the mutated and the reference

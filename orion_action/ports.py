@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from orion_action.core.cancelled import LabelEvent
 from orion_action.core.issue import Comment, Issue
 from orion_action.core.liveness import Machine, ProcessSighting
 from orion_action.core.record import Holder
@@ -60,6 +61,9 @@ class QueueHistory:
 
     labelled: tuple[Queued, ...]  # every `labeled` event of the queue label, oldest first
     text_changed_at: datetime | None  # the last rename of the title or edit of the body
+    # Every `labeled` and `unlabeled` event of the queue and cancel labels, in GitHub's order
+    # (ADR 0061: whether a person's cancel still stands)
+    label_events: tuple[LabelEvent, ...] = ()
 
 
 class GitHubPort(Protocol):
@@ -84,8 +88,9 @@ class GitHubPort(Protocol):
         """`login`'s access level to the repository ("none" for an outsider)."""
         ...
 
-    def queue_history(self, number: int, label: str) -> QueueHistory:
-        """Who added `label` to the issue and when, and when its title or body last changed."""
+    def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
+        """Who added `label` to the issue and when, and when its title or body last changed;
+        with `cancel`, also every event of `label` and `cancel`, added or removed."""
         ...
 
     def get_issue(self, number: int) -> tuple[Issue, datetime]:

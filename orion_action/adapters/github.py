@@ -27,6 +27,7 @@ import tenacity
 from github import Auth
 
 from orion_action.adapters.clock import SYSTEM_CLOCK
+from orion_action.core.cancelled import LabelEvent
 from orion_action.core.issue import Comment, Issue
 from orion_action.core.record import block_kind, seal, unseal, verify
 from orion_action.errors import AuthError, Forbidden, GitHubError, NotFound, Unavailable, UsageError
@@ -49,10 +50,11 @@ MAX_VALIDATORS = 256  # 3000 events: an issue with more is not one a queue label
 _QUEUE_HISTORY = (
     "query($owner: String!, $name: String!, $number: Int!, $before: String) "
     "{ repository(owner: $owner, name: $name) { issue(number: $number) { lastEditedAt "
-    "timelineItems(itemTypes: [LABELED_EVENT, RENAMED_TITLE_EVENT], last: 100, before: $before) "
-    "{ pageInfo { hasPreviousPage startCursor } nodes { __typename "
+    "timelineItems(itemTypes: [LABELED_EVENT, UNLABELED_EVENT, RENAMED_TITLE_EVENT], last: 100, "
+    "before: $before) { pageInfo { hasPreviousPage startCursor } nodes { __typename "
     "... on LabeledEvent { id createdAt label { name } actor { login ... on User { databaseId } "
-    "... on Bot { databaseId } } } ... on RenamedTitleEvent { createdAt } } } } } }"
+    "... on Bot { databaseId } } } ... on UnlabeledEvent { createdAt label { name } actor { login } } "
+    "... on RenamedTitleEvent { createdAt } } } } } }"
 )
 UNSEALED = "(no valid MAC)"  # appended to the author of a record that does not verify
 _ROLES = ("admin", "maintain", "write", "triage", "read")
@@ -213,6 +215,17 @@ def _queued(event: dict[str, Any], number: int) -> Queued:
         at=_strict_time(event.get("createdAt"), "an event's createdAt"),
         event_id=event_id,
     )
+
+
+def _label_event(event: dict[str, Any], added: bool, number: int) -> LabelEvent:
+    """A GraphQL `LabeledEvent` or `UnlabeledEvent` as a LabelEvent. An actor GitHub no longer
+    names (a deleted account) reads as ""; one that is not a login is GitHubError."""
+    actor = event.get("actor")
+    login = actor.get("login") if isinstance(actor, dict) else None
+    if login is not None and (not isinstance(login, str) or not _LOGIN.fullmatch(login)):
+        raise GitHubError(f"GitHub's label event of #{number} names no valid login")
+    return LabelEvent(_label_name(event), added, login or "",
+                      _strict_time(event.get("createdAt"), "an event's createdAt"))
 
 
 def _header(headers: dict[str, Any] | None, name: str) -> str | None:
@@ -800,15 +813,18 @@ class GitHubRepo:
             return role
         return _LEGACY_PERMISSION.get(str(data.get("permission") or ""), "none")
 
-    def queue_history(self, number: int, label: str) -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
         """Who added `label` to the issue and when its title or body last changed
         (docs/adr/0034-the-label-approves-the-text.md), in one GraphQL query (ADR 0046): the
         `LabeledEvent`s with their actor, the title's `RenamedTitleEvent`s, and the body's
-        `lastEditedAt`. More than 100 such events take one more query per 100, up to
+        `lastEditedAt`; and, in the same query, the `labeled` and `unlabeled` events of `label`
+        and `cancel` (ADR 0061). More than 100 such events take one more query per 100, up to
         MAX_EVENT_PAGES. An answer that cannot be read raises GitHubError: no information means
         no run."""
         owner, name = self.full_name.split("/", 1)
+        wanted = {label.casefold(), cancel.casefold()} if cancel else set()
         labelled: list[Queued] = []
+        events: list[LabelEvent] = []
         renamed: datetime | None = None
         edited: datetime | None = None
         before: str | None = None
@@ -836,21 +852,28 @@ class GitHubRepo:
             if pages == 1 and edited_raw is not None:
                 edited = _strict_time(edited_raw, "lastEditedAt")
             older: list[Queued] = []
+            older_events: list[LabelEvent] = []
             for node in nodes:
                 kind = node.get("__typename") if isinstance(node, dict) else None
                 if kind == "RenamedTitleEvent":
                     at = _strict_time(node.get("createdAt"), "an event's createdAt")
                     renamed = max(renamed or at, at)
-                elif kind == "LabeledEvent" and _label_name(node).casefold() == label.casefold():
+                    continue
+                if kind not in ("LabeledEvent", "UnlabeledEvent"):
+                    continue
+                if kind == "LabeledEvent" and _label_name(node).casefold() == label.casefold():
                     older.append(_queued(node, number))
+                if _label_name(node).casefold() in wanted:
+                    older_events.append(_label_event(node, kind == "LabeledEvent", number))
             labelled[:0] = older  # each page is older than the one before it
+            events[:0] = older_events
             if not more:
                 break
         else:
             raise GitHubError(f"#{number} has over {MAX_EVENT_PAGES * 100} label and title events: "
                               f"who queued it is unknown")
         changed = max((t for t in (renamed, edited) if t is not None), default=None)
-        return QueueHistory(tuple(labelled), changed)
+        return QueueHistory(tuple(labelled), changed, tuple(events))
 
     @property
     def _graphql_url(self) -> str:

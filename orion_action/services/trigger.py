@@ -7,7 +7,10 @@ queue label and checks that person's access against `trigger.permission`; and be
 label approves what that person read, the title and body must not have changed since
 (docs/adr/0033-every-claim-checks-who-queued-it.md, docs/adr/0034-the-label-approves-the-text.md).
 
-Cost: one GraphQL query (the `labeled` and `renamed` timeline events and the body's last edit;
+It also refuses an issue whose latest queueing a person cancelled, even if the cancel label is
+gone since (ADR 0061).
+
+Cost: one GraphQL query (the `labeled`, `unlabeled` and `renamed` timeline events and the body's last edit;
 one more per 100 such events, docs/adr/0046) and the collaborator permission: two requests per
 claim, none with `trigger.permission: none`.
 """
@@ -19,6 +22,7 @@ from datetime import datetime
 from typing import NoReturn
 
 from orion_action.config import PERMISSIONS, Config
+from orion_action.core.cancelled import standing_cancel
 from orion_action.core.issue import trusted_set
 from orion_action.errors import GitHubError, NotClaimed, UsageError
 from orion_action.ports import GitHubPort, Queued, QueueHistory
@@ -68,7 +72,8 @@ def approve(
     need = config.trigger_permission
     if need == "none":
         return
-    history = gh.queue_history(n, config.labels.queue)
+    history = gh.queue_history(n, config.labels.queue, config.labels.cancel)
+    refuse_if_cancelled(gh, config, n, history, own)
     if not history.labelled:
         # No information, no run; but the label stays: GitHub's event list may lag a label
         # just added, and the next attempt asks again.
@@ -87,6 +92,42 @@ def approve(
         # person approved; the next attempt reads it again.
         raise NotClaimed(f"trigger: issue #{n} was queued again while being claimed; not running")
     log(f"trigger: {queued.login} has {have} access (trigger.permission: {need}); the text is as queued")
+
+
+def refuse_if_cancelled(gh: GitHubPort, config: Config, n: int, history: QueueHistory,
+                        own: Callable[[], str | None]) -> None:
+    """Raise NotClaimed (exit 75) when a cancel still stands against the issue's latest
+    queueing in GitHub's record, even if the cancel label is gone (a cancel sweep that paused
+    between its two label removals can take off a cancel a person added since: ADR 0061), and
+    leave the queue as the sweep would, without the queue label. The token's login is asked
+    only when a cancel label was added after the queue label and removed since."""
+    lab = config.labels
+    events = history.label_events
+    if not any(e.added and e.label.casefold() == lab.cancel.casefold() for e in events):
+        return
+    queue = [i for i, e in enumerate(events) if e.label.casefold() == lab.queue.casefold()]
+    if not queue or not events[queue[-1]].added:
+        # The issue was read queued, but GitHub's record does not show the label on yet: it
+        # lags a requeue, and an older cancel must not take that queueing. Ask again later.
+        raise NotClaimed(f"trigger: GitHub's label events of #{n} do not show its {lab.queue!r} label yet; "
+                         "not running")
+    since = events[queue[-1]:]
+    orion: frozenset[str] | None = None
+
+    def is_orion(login: str) -> bool:
+        nonlocal orion
+        if orion is None:
+            orion = trusted_set(own(), config.trusted_authors)
+        return login.lower() in orion
+
+    cancel = standing_cancel(since, lab.queue, lab.cancel, is_orion)
+    if cancel is None:
+        return
+    gh.remove_label(n, lab.queue)
+    who = _code(cancel.login) if cancel.login else "someone"
+    raise NotClaimed(f"issue #{n} was cancelled: {who} added the {lab.cancel!r} label at "
+                     f"{cancel.at:%Y-%m-%d %H:%M:%S} UTC, after it was queued, and no person has taken it "
+                     f"off since; the {lab.queue!r} label is off: add it again to run the issue")
 
 
 def _approver(

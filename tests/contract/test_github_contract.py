@@ -19,7 +19,7 @@ from rig import Emulator, Proxy, RepoHandle, unique_repo_name, wait_until
 from orion_action.adapters.github import GitHubRepo
 from orion_action.core.issue import Comment
 from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.ports import GitHubPort, Policy
+from orion_action.ports import GitHubPort, Policy, QueueHistory
 
 BOT, OUTSIDER = Emulator.OWNER, Emulator.OUTSIDER
 
@@ -303,6 +303,30 @@ def test_labels_add_idempotent_remove_says_whether_it_was_there(world: World) ->
     assert gh.remove_label(n, "never-there") is False
     assert _spent(gh, lambda: gh.remove_label(n, "c")) == 1
     assert gh.get_issue(n)[0].labels == frozenset({"a"})
+
+
+def test_queue_history_lists_the_queue_and_cancel_label_events_in_order(world: World) -> None:
+    """ADR 0061: the trigger check's one query also gives both labels' `labeled` and
+    `unlabeled` events, oldest first, with who did each; other labels' events are left out."""
+    gh = world.gh
+    n = world.create_issue("history", ("bug",))
+    gh.add_labels(n, ["orion"])
+    world.add_label(n, "orion-cancel")
+    gh.remove_label(n, "bug")
+    gh.remove_label(n, "orion-cancel")
+    history = _spent_history(gh, n)
+    assert [(e.label, e.added) for e in history.label_events] == [
+        ("orion", True), ("orion-cancel", True), ("orion-cancel", False)]
+    own = (gh.own_login() or "").lower()
+    assert history.label_events[0].login.lower() == own and history.label_events[2].login.lower() == own
+    assert [q.login.lower() for q in history.labelled] == [own]
+
+
+def _spent_history(gh: GitHubPort, n: int) -> QueueHistory:
+    before = gh.requests
+    history = gh.queue_history(n, "orion", "orion-cancel")
+    assert gh.requests - before <= 1  # one GraphQL query (it may sit outside the REST count)
+    return history
 
 
 def test_ensure_label_creates_then_keeps_then_updates(world: World) -> None:

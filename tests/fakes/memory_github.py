@@ -42,6 +42,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from orion_action.adapters.clock import Clock
+from orion_action.core.cancelled import LabelEvent
 from orion_action.core.issue import Comment, Issue
 from orion_action.errors import GitHubError, NotFound, Unavailable
 from orion_action.ports import Bounds, Budget, Policy, Queued, QueueHistory, WorkflowRun
@@ -178,6 +179,8 @@ class MemoryServer:
         self.permissions: dict[str, str] = {}  # login -> access level; absent: "none"
         # Every `labeled` event: (issue, label, login, when), in order (the event id is the index).
         self.labelled: list[tuple[int, str, str, datetime]] = []
+        # Every `labeled` and `unlabeled` event: (issue, label, login, when, added), in order.
+        self.label_events: list[tuple[int, str, str, datetime, bool]] = []
         self.text_changed: dict[int, datetime] = {}  # issue -> last edit of its title or body
         self.meter: Meter | None = None  # GitHub's limits, enforced; None: never refused
         self._issues: dict[int, _Issue] = {}
@@ -273,9 +276,9 @@ class MemoryServer:
         with self._lock:
             self._add_labels(number, [name], login)
 
-    def remove_label(self, number: int, name: str) -> bool:
+    def remove_label(self, number: int, name: str, login: str = PERSON) -> bool:
         with self._lock:
-            return self._remove_label(number, name)
+            return self._remove_label(number, name, login)
 
     def close(self, number: int) -> None:
         with self._lock:
@@ -339,17 +342,30 @@ class MemoryServer:
             self.labels.setdefault(name, ("ededed", ""))  # GitHub creates unknown labels
             if name not in issue.labels:  # GitHub records no event for a label already there
                 self.labelled.append((number, name, login, self.clock.stamp()))
+                self.label_events.append((number, name, login, self.clock.stamp(), True))
             issue.labels.add(name)
         self._touch(number)
 
-    def _remove_label(self, number: int, name: str) -> bool:
+    def _remove_label(self, number: int, name: str, login: str = PERSON) -> bool:
         """GitHub answers 404 alike for a missing issue and an absent label: both are False."""
         issue = self._issues.get(number)
         if issue is None or name not in issue.labels:
             return False
         issue.labels.discard(name)
+        self.label_events.append((number, name, login, self.clock.stamp(), False))
         self._touch(number)
         return True
+
+    def history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
+        """What the trigger check's GraphQL query answers (adapters/github.py queue_history)."""
+        self._issue(number, pulls=False)
+        labelled = tuple(Queued(login, None, at, f"LE_{event_id}")  # a node id, as GraphQL gives
+                         for event_id, (n, name, login, at) in enumerate(self.labelled)
+                         if n == number and name == label)
+        wanted = {label, cancel} if cancel else set()
+        events = tuple(LabelEvent(name, added, login, at)
+                       for n, name, login, at, added in self.label_events if n == number and name in wanted)
+        return QueueHistory(labelled, self.text_changed.get(number), events)
 
     def _listed(self, previous: Comment | None, comment_id: int) -> None:
         """Record that listings may go on showing `previous` for `list_lag` seconds (or what
@@ -585,15 +601,9 @@ class MemoryGitHub:
         return self._request("collaborator_permission", login,
                              apply=lambda: self.server.permissions.get(login, "none"))
 
-    def queue_history(self, number: int, label: str) -> QueueHistory:
-        def history() -> QueueHistory:
-            self.server._issue(number, pulls=False)
-            labelled = tuple(Queued(login, None, at, f"LE_{event_id}")  # a node id, as GraphQL gives
-                             for event_id, (n, name, login, at) in enumerate(self.server.labelled)
-                             if n == number and name == label)
-            return QueueHistory(labelled, self.server.text_changed.get(number))
-
-        return self._request("queue_history", number, label, apply=history)
+    def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
+        return self._request("queue_history", number, label,
+                             apply=lambda: self.server.history(number, label, cancel))
 
     def list_comments(self, number: int) -> tuple[list[Comment], datetime]:
         comments, now, _ = self.list_comments_from(number)
@@ -668,7 +678,7 @@ class MemoryGitHub:
             maybe_ours.append(True)
 
         removed = self._request("remove_label", number, name, before_retry=note_ambiguous,
-                                apply=lambda: self.server._remove_label(number, name))
+                                apply=lambda: self.server._remove_label(number, name, self.login))
         return bool(removed) or bool(maybe_ours)
 
     def list_workflow_runs(self, workflow: str, status: str) -> list[WorkflowRun]:

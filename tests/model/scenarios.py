@@ -1119,6 +1119,34 @@ def requeued_and_cancelled_while_the_sweep_runs() -> None:
         world.close()
 
 
+def cancel_swept_after_a_requeue_and_a_new_cancel() -> None:
+    """A person cancels the queued issue; a pass's cancel sweep takes the queue label off and
+    stops (its VM pauses) before its removal of the cancel label. The person requeues the issue
+    and cancels it again; the sweep resumes and takes the new cancel label off, leaving the new
+    queue label. A claim must not run what the person cancelled: GitHub's record still shows
+    the cancel, taken off by orion, not by a person (the model's `stale-sweep-uncancel`, seed 6
+    episode 174; ADR 0061)."""
+    world = World()
+    try:
+        world.person_cancel(ISSUE)
+        sweep = world.spawn_reconciler("m1")
+        _run(world, sweep, _ops(world, sweep, "remove_label"))
+        world.step(sweep)  # the queue label comes off
+        world.check()
+        assert LAB.queue not in world.server.issue(ISSUE).labels
+        world.person_requeue(ISSUE)
+        world.person_cancel(ISSUE)
+        _run(world, sweep)  # takes the new cancel label off
+        w = world.spawn_worker("m2")
+        _run(world, f"{w.name}.claim")
+        if w.child_started:
+            world.advance(CONFIG.heartbeat_interval + 2)
+            _beat_again(world, w)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -1147,6 +1175,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         pass_lock_removal_answer_lost,
         claim_lagging_beside_the_queue_label,
         requeued_and_cancelled_while_the_sweep_runs,
+        cancel_swept_after_a_requeue_and_a_new_cancel,
     )
 }
 

@@ -133,7 +133,19 @@ CLOSED_ACT_CASES = [
       ("burst", "w1.claim", 10), *[("step", "w1.beat")] * 4],
      "(6, 174) a pass's cancel sweep, planned at a person's first cancel, took off the cancel label of "
      "the cancel after their requeue; w1 read the issue as queued in between and ran. The sweep now "
-     "plans from the issue as it reads it just before writing (ADR 0053)"),
+     "plans from the issue as it reads it just before writing (ADR 0053), and a claim reads GitHub's "
+     "record, where orion's removal withdraws no cancel (ADR 0061)"),
+    (explorer.Setup(issues=1),
+     [("person", "cancel", 1), ("reconciler", "m1"), *[("step", "r0")] * 5, ("person", "requeue", 1),
+      ("worker", "m2", 1, False), ("step", "w0.claim"), ("step", "w0.claim"), ("person", "cancel", 1),
+      ("step", "r0"), ("step", "r0"), ("burst", "w0.claim", 10), ("time", 12.0), *[("step", "w0.beat")] * 4,
+      ("time", 12.0), *[("step", "w0.beat")] * 4],
+     "directed: a sweep takes the queue label off; a person requeues, w0's claim reads the issue and "
+     "GitHub's record (no cancel since the requeue), the person cancels again, the sweep reads the issue "
+     "before w0's lock and takes the new cancel off: w0 ran (ADR 0061's residue). Closed in this shape "
+     "by ADR 0053: the sweep plans from a fresh read and waits while a young claim may still lock, and a "
+     "queue label the sweep took first makes w0's unqueue give up (ADR 0048). The read-then-write window "
+     "itself stays (labels have no compare-and-swap), so KNOWN_HOLES keeps the entry"),
 ]
 
 

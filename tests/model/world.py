@@ -45,6 +45,7 @@ from orion_action.services.dispatch import dispatch_after_pass
 from orion_action.services.fleet import claim_next_across
 from orion_action.services.holding import Holding, outage_bound
 from orion_action.services.reconcile import Action, Reconciler
+from orion_action.services.trigger import refuse_if_cancelled
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, kill_grace=1.0, source="model")
 WORKFLOW = "orion-worker.yml"  # the worker workflow passes dispatch (World.dispatch)
@@ -103,6 +104,11 @@ KNOWN_HOLES = {
                          "pass_completes_beside_the_holders_label_move, ADR 0054)",
     "outage-record-overwritten": "a pass's rewrite of a released record, sent after the holder's looks back, "
                                  "undoes an outage record (ADR 0056)",
+    "stale-sweep-uncancel": "a cancel sweep planned before a person's requeue and new cancel takes the new "
+                            "cancel label off and leaves the new queue label; a claim refuses such a cancel "
+                            "from GitHub's record (ADR 0061), but not one made after its own check if the "
+                            "sweep's write comes after its fresh read and the claim's unqueue (ADR 0053); "
+                            "no known trace reaches it since ADR 0053",
 }
 
 
@@ -201,6 +207,7 @@ class Pass:
     drained: frozenset[int] = frozenset()
     # issue -> its last listing missed a comment beside the queue label (ADR 0054: it waits)
     unlisted: dict[int, bool] = field(default_factory=dict)
+    cancels_read: dict[int, int] = field(default_factory=dict)  # issue -> a person's cancels at its listing
 
 
 class World:
@@ -249,6 +256,8 @@ class World:
         self.last_person: dict[int, str] = {}  # issue -> "requeue" or "cancel"
         self.requeued_at: dict[int, datetime] = {}
         self.lock_removed_by: dict[int, tuple[str, float]] = {}
+        self.stale_uncancel: dict[int, bool] = {}  # issue -> its cancel label's last removal was a sweep's
+        # planned (its listing of the cancel label) before a person's latest cancel
         self.label_writes: dict[int, list[tuple[str, str, str, float]]] = {}  # issue -> (actor, op, label, t)
         self.landed_late: set[str] = set()  # actors whose late write landed
         self.listed_at: dict[str, datetime] = {}  # claimer -> when it last listed the comments
@@ -400,6 +409,12 @@ class World:
         clock = self.clock_of(machine)
         claimers = [Claimer(self._gh(machine, s), self.config, self.log.append, clock, ids, holder,
                             sight=self.sight(machine)) for s in self.servers]
+        # The trigger check's cancel rule (ADR 0061); the model approves every issue's text and
+        # queuer. Its GraphQL read is taken with the claim's issue read, not as a step of its
+        # own, so that adding it moved no recorded trace (fewer interleavings, none invented).
+        for claimer, s in zip(claimers, self.servers, strict=True):
+            claimer.approval = lambda gh, found, s=s: refuse_if_cancelled(
+                gh, self.config, found.number, s.history(found.number, LAB.queue, LAB.cancel), lambda: BOT)
 
         def claim() -> Claim:
             if issue is None:  # `--next`: over every repository, as the wrapper does with several
@@ -602,6 +617,8 @@ class World:
             lagging = set(repo.lagging())  # a pass waits for one only beside the queue label
             p.unlisted[n] = LAB.queue in repo.issue(n).labels and any(
                 c.id in lagging for c in repo.comments(n))
+        if p is not None and op is not None and op[0] == "list_issues" and op[1][0] == LAB.cancel:
+            p.cancels_read = {n: self._cancels(n) for n in self.issue_numbers}
         if p is not None and p.began is None:
             p.began, p.began_at = self.clock.monotonic(), self.server.clock.now
             p.locked = frozenset(n for n in self.issue_numbers
@@ -784,6 +801,9 @@ class World:
                 (actor, op, str(x), self.clock.monotonic()) for x in names)  # type: ignore[attr-defined]
         if op == "add_labels" and LAB.queue in args[1]:  # type: ignore[operator]
             self.gen[int(args[0])] += 1  # type: ignore[call-overload]
+        elif op == "remove_label" and args[1] == LAB.cancel:
+            p, n = self.passes.get(actor), int(args[0])  # type: ignore[call-overload]
+            self.stale_uncancel[n] = p is not None and p.cancels_read.get(n, 0) < self._cancels(n)
         elif op == "remove_label" and args[1] == LAB.working:
             self.lock_removed_by[int(args[0])] = (actor, self.clock.monotonic())  # type: ignore[call-overload]
         elif op == "post_comment" and actor.endswith(".claim"):
@@ -838,6 +858,9 @@ class World:
             cached = (writes, read_log(self.gh_of(n).comments(n), TRUSTED))
             self._logs[n] = cached
         return cached[1]
+
+    def _cancels(self, n: int) -> int:
+        return sum(1 for what, _ in self.person.get(n, ()) if what == "cancel")
 
     def _person_since(self, n: int, since: float, kinds: tuple[str, ...]) -> bool:
         return any(what in kinds and at >= since for what, at in self.person.get(n, ()))
@@ -987,11 +1010,11 @@ class World:
                     assert h is not None
                     after = w.clean_beat is not None and w.clean_beat >= cancels[-1] + SECOND
                     if after and not h.cancel_requested:
-                        removed = self._label_by(n, "remove_label", LAB.cancel, cancels[-1])
-                        swept = any(a.startswith("r") for a in removed)
+                        # stale-sweep-uncancel: the cancel label was last taken off by a
+                        # sweep that listed the cancel label before this cancel came
                         raise InvariantError(f"a person's cancel of issue {n} was not honoured: {w.name} "
                                              f"beat at t={w.clean_beat:g} after it and runs on",
-                                             "cancel-sweep-race" if swept else None)
+                                             "stale-sweep-uncancel" if self.stale_uncancel.get(n) else None)
         del now
 
     def _check_releases_honoured(self, log: IssueLog, live: list[Worker]) -> None:
@@ -1173,8 +1196,9 @@ class World:
             requeuers = self._label_by(n, "add_labels", LAB.queue, cancel_at)
             by_holder = any(a.endswith((".end", ".beat")) for a in requeuers)
             repaired = "repair-undoes-cancel" if by_holder else None
+            swept = "stale-sweep-uncancel" if self.stale_uncancel.get(n) else None
             raise InvariantError(f"a person's cancel of issue {n} was undone: {sorted(labels)}",
-                                 "requeue-over-cancel" if passes else repaired or stale)
+                                 "requeue-over-cancel" if passes else repaired or swept or stale)
         if not fates:
             # The last claim that got past claiming decides: a claim still `claiming` whose
             # claimer died holds nothing (a late claimer that read the issue as queued before a

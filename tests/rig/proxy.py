@@ -670,7 +670,7 @@ class Proxy:
 
     def _graphql(self, token: str | None, body: bytes) -> dict[str, Any]:
         """GitHub's GraphQL answer to the one query orion sends (the trigger check's: an issue's
-        `lastEditedAt` and its `LABELED_EVENT` and `RENAMED_TITLE_EVENT` timeline items, the
+        `lastEditedAt` and its `LABELED_EVENT`, `UNLABELED_EVENT` and `RENAMED_TITLE_EVENT` items, the
         last 100 before a cursor), which the emulator lacks. Built from the emulator's events:
         `lastEditedAt` is the time of the last `edited` event, which the emulator records for
         every change of its title or body (GitHub's REST has none); the labels an issue was
@@ -698,6 +698,10 @@ class Proxy:
                               "createdAt": e["created_at"],
                               "label": {"name": (e.get("label") or {}).get("name")},
                               "actor": {"login": actor.get("login"), "databaseId": actor.get("id")}})
+            elif e.get("event") == "unlabeled":
+                items.append({"__typename": "UnlabeledEvent", "createdAt": e["created_at"],
+                              "label": {"name": (e.get("label") or {}).get("name")},
+                              "actor": {"login": actor.get("login")} if actor else None})
             elif e.get("event") == "renamed":
                 items.append({"__typename": "RenamedTitleEvent", "createdAt": e["created_at"]})
         end = int(v["before"]) if v.get("before") is not None else len(items)

@@ -17,6 +17,11 @@ def labelled(i: int, label: str = "orion", login: str = "maintainer") -> dict[st
             "label": {"name": label}, "actor": {"login": login, "databaseId": 7}}
 
 
+def unlabelled(i: int, label: str = "orion-cancel", login: str | None = "orion-bot") -> dict[str, Any]:
+    return {"__typename": "UnlabeledEvent", "createdAt": f"2026-01-01T00:{i:02d}:00Z",
+            "label": {"name": label}, "actor": None if login is None else {"login": login}}
+
+
 def answer(nodes: list[Any], more: bool = False, cursor: str | None = None,
            edited: str | None = None) -> dict[str, Any]:
     timeline = {"pageInfo": {"hasPreviousPage": more, "startCursor": cursor}, "nodes": nodes}
@@ -55,6 +60,22 @@ def test_older_pages_are_read_before_the_cursor_and_go_first(monkeypatch: pytest
     assert history.text_changed_at is None
 
 
+def test_the_same_query_gives_the_queue_and_cancel_label_events_in_order(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """ADR 0061: the `labeled` and `unlabeled` events of both labels, from every page, oldest
+    first; other labels' events are left out; an actor GitHub no longer names reads as ""."""
+    repo, asked = repo_answering(monkeypatch, [
+        answer([labelled(3, "orion-cancel", "alice"), unlabelled(4), unlabelled(5, "bug")],
+               more=True, cursor="c3"),
+        answer([labelled(1), unlabelled(2, "orion", None)])])
+    history = repo.queue_history(5, "orion", "orion-cancel")
+    assert asked == [None, "c3"]
+    assert [(e.label, e.added, e.login, e.at.minute) for e in history.label_events] == [
+        ("orion", True, "maintainer", 1), ("orion", False, "", 2), ("orion-cancel", True, "alice", 3),
+        ("orion-cancel", False, "orion-bot", 4)]
+    assert [q.event_id for q in history.labelled] == ["LE_1"]
+
+
 @pytest.mark.parametrize("bad", [
     {"data": None, "errors": [{"message": "Something went wrong"}]},
     {"data": {"repository": {"issue": None}}},
@@ -63,8 +84,10 @@ def test_older_pages_are_read_before_the_cursor_and_go_first(monkeypatch: pytest
     answer([labelled(1, login="not a login!")]),
     answer([{**labelled(1), "id": 42}]),
     answer([{**labelled(1), "createdAt": "yesterday"}]),
+    answer([unlabelled(1, "orion", "not a login!")]),
+    answer([{**unlabelled(1, "orion"), "createdAt": None}]),
 ])
 def test_an_answer_that_is_not_the_history_is_an_error(monkeypatch: pytest.MonkeyPatch, bad: Any) -> None:
     repo, _ = repo_answering(monkeypatch, [bad])
     with pytest.raises(GitHubError):
-        repo.queue_history(5, "orion")
+        repo.queue_history(5, "orion", "orion-cancel")

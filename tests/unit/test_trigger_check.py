@@ -27,7 +27,7 @@ class GitHub(MemoryGitHub):
         self.access = access or {}
         self.asked: list[str] = []
 
-    def queue_history(self, number: int, label: str) -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
         self.asked.append("history")
         return self.history
 
@@ -175,7 +175,7 @@ def test_every_claim_passes_the_check_before_posting_anything() -> None:
     by = {refused: Queued("triager", 1, s.clock.start, "LE_1"),
           approved: Queued("maintainer", 2, s.clock.start, "LE_2")}
     gh.access = {"triager": "triage", "maintainer": "write"}
-    gh.queue_history = lambda number, label: QueueHistory((by[number],), None)  # type: ignore[method-assign]
+    gh.queue_history = lambda number, label, cancel="": QueueHistory((by[number],), None)  # type: ignore[method-assign]
     config = Config(heartbeat_interval=10.0, stale_after=60.0, source="test")
     claimer = Claimer(gh, config, print, ServerTime(s), local.this_machine(), local.this_holder(), None,
                       lambda: None, sight=local.sight)
@@ -185,3 +185,55 @@ def test_every_claim_passes_the_check_before_posting_anything() -> None:
     assert claim.number == approved and gh.asked == ["triager", "maintainer"]
     assert [c.body for c in s.comments(refused)] == refusals(s, refused)  # no claim was posted there
     assert "orion" not in s.issue(refused).labels
+
+
+def _cancelled_world(remover: str) -> tuple[MemoryServer, MemoryGitHub, int]:
+    """A maintainer queues an issue and a person cancels it; `remover` takes the cancel label
+    off (orion's sweep after a pause, or the person withdrawing it). Events as GitHub records them."""
+    s = MemoryServer()
+    s.permissions["maintainer"] = "write"
+    n = s.create_issue("Fix a typo", [])
+    s.add_label(n, "orion", "maintainer")
+    s.add_label(n, "orion-cancel", "alice")
+    s.remove_label(n, "orion-cancel", remover)
+    s.clock.advance(5)
+    return s, MemoryGitHub(s), n
+
+
+def test_a_cancel_the_sweep_took_off_still_stands_and_the_issue_leaves_the_queue() -> None:
+    """ADR 0061: the cancel label is gone but orion took it off, not a person: no run, the
+    queue label comes off as the sweep's would, in one request, and the line says who cancelled."""
+    s, gh, n = _cancelled_world(BOT)
+    with pytest.raises(NotClaimed, match=r"#1 was cancelled: `alice` added the 'orion-cancel' lab") as caught:
+        approve(gh, WRITE, n, s.clock.now, None, print, lambda: BOT)
+    assert "\n" not in str(caught.value) and not isinstance(caught.value, Refused)
+    assert "orion" not in s.issue(n).labels and not s.comments(n)
+
+
+def test_a_cancel_a_person_withdrew_does_not_stand() -> None:
+    s, gh, n = _cancelled_world("alice")
+    approve(gh, WRITE, n, s.clock.now, None, print, lambda: BOT)
+    assert "orion" in s.issue(n).labels
+
+
+def test_a_cancel_before_the_latest_queueing_does_not_stand_and_asks_no_login() -> None:
+    s, gh, n = _cancelled_world(BOT)
+    s.add_label(n, "orion", "maintainer")  # already on: GitHub records nothing
+    s.remove_label(n, "orion", "maintainer")
+    s.add_label(n, "orion", "maintainer")
+    asked: list[str] = []
+    approve(gh, WRITE, n, s.clock.now, None, print, lambda: asked.append("own") or BOT)  # type: ignore[func-returns-value]
+    assert asked == []
+
+
+def test_a_record_that_lags_the_requeue_decides_nothing_and_the_label_stays() -> None:
+    """GitHub's events may lag a label just added: a record whose queue label is still off (an
+    older cancel carried out, the requeue not listed yet) refuses nothing and takes nothing off."""
+    s, gh, n = _cancelled_world(BOT)
+    s.remove_label(n, "orion", BOT)
+    lagging = s.history(n, "orion", "orion-cancel")
+    s.add_label(n, "orion", "maintainer")
+    gh.queue_history = lambda number, label, cancel="": lagging  # type: ignore[method-assign]
+    with pytest.raises(NotClaimed, match="do not show its 'orion' label yet") as caught:
+        approve(gh, WRITE, n, s.clock.now, None, print, lambda: BOT)
+    assert not isinstance(caught.value, Refused) and "orion" in s.issue(n).labels

@@ -1,0 +1,48 @@
+"""Whether a person's cancel still stands against the issue's latest queueing (ADR 0061).
+
+The cancel sweep takes a queued issue's queue label off, then its cancel label, and labels
+have no compare-and-swap: a sweep that paused between the two can take off a cancel label a
+person added after requeueing the issue, leaving the new queue label on, and a claim would run
+what the person cancelled (the model's `stale-sweep-uncancel`). No re-read closes that window,
+so the claim asks GitHub's own record, which a stale write cannot rewrite: the issue's timeline
+of queue- and cancel-label events, in the order GitHub lists them. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class LabelEvent:
+    """One `labeled` (added) or `unlabeled` event of the queue or the cancel label. `login`
+    is "" when GitHub names no actor (a deleted account)."""
+
+    label: str
+    added: bool
+    login: str
+    at: datetime
+
+
+def standing_cancel(events: Iterable[LabelEvent], queue: str, cancel: str,
+                    is_orion: Callable[[str], bool]) -> LabelEvent | None:
+    """The cancel that cancels the latest queueing, or None. A cancel label added after the
+    queue label's last addition cancels that queueing even if the label is gone since, unless
+    someone other than orion (`is_orion(login)`: the token's login or a trusted author) removed
+    it afterwards: a person withdrew the cancel. orion's own removals (the sweep, a holder's
+    cancelled ending) carry out a cancel, they never withdraw one; a removal by no known actor
+    withdraws nothing (fail closed). `events` in GitHub's order, oldest first; labels compared
+    case-insensitively, as GitHub names them."""
+    q, c = queue.casefold(), cancel.casefold()
+    standing: LabelEvent | None = None
+    for e in events:
+        name = e.label.casefold()
+        if name == q and e.added:
+            standing = None  # a new queueing: only cancels after it count
+        elif name == c and e.added:
+            standing = e
+        elif name == c and standing is not None and e.login and not is_orion(e.login):
+            standing = None
+    return standing

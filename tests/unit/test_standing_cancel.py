@@ -1,0 +1,57 @@
+"""core/cancelled.py standing_cancel: whether a person's cancel still stands against the latest
+queueing, from GitHub's record of label events (ADR 0061), as a table of cases."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from orion_action.core.cancelled import LabelEvent, standing_cancel
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+ORION = {"orion-bot", "trusted-author"}
+
+
+def events(*spec: str) -> list[LabelEvent]:
+    """`+q:alice` adds the queue label as alice, `-c:orion-bot` removes the cancel label as
+    orion's login; `-c:` removes it with no actor known."""
+    out = []
+    for i, s in enumerate(spec):
+        sign, label, login = s[0], s[1], s.partition(":")[2]
+        out.append(LabelEvent({"q": "orion", "c": "orion-cancel", "x": "bug"}[label], sign == "+", login,
+                              T0 + timedelta(seconds=i)))
+    return out
+
+
+CASES = [
+    # (events, whether a cancel stands, why)
+    ((), False, "no history"),
+    (("+q:alice",), False, "queued, never cancelled"),
+    (("+q:alice", "+c:alice"), True, "cancelled while queued, label still on"),
+    (("+q:alice", "+c:alice", "-q:orion-bot", "-c:orion-bot"), True, "the sweep carried the cancel out"),
+    (("+q:alice", "+c:alice", "-c:orion-bot"), True, "a stale sweep took the cancel off, queue still on"),
+    (("+q:alice", "+c:bob", "-c:alice"), False, "a person withdrew the cancel"),
+    (("+q:alice", "+c:bob", "-c:trusted-author"), True, "a trusted author is orion: carries it out"),
+    (("+q:alice", "+c:bob", "-c:"), True, "a removal by no known actor withdraws nothing"),
+    (("+c:alice", "-c:orion-bot", "+q:alice"), False, "cancelled before the latest queueing"),
+    (("+q:alice", "+c:alice", "-c:alice", "+q:orion-bot"), False, "requeued by orion after a withdrawal"),
+    (("+q:alice", "+c:alice", "-c:orion-bot", "-c:alice", "+c:alice", "-c:orion-bot"), True,
+     "cancelled again after a withdrawal, then swept"),
+    (("+q:alice", "+c:alice", "-c:alice", "+c:alice"), True, "withdrawn, then cancelled again"),
+    (("+q:alice", "+c:alice", "+q:alice"), False, "the queue label added again after the cancel"),
+    (("+q:alice", "+x:alice", "-x:orion-bot"), False, "other labels count for nothing"),
+]
+
+
+@pytest.mark.parametrize(("spec", "stands", "why"), CASES, ids=[c[2] for c in CASES])
+def test_standing_cancel(spec: tuple[str, ...], stands: bool, why: str) -> None:
+    found = standing_cancel(events(*spec), "orion", "orion-cancel", lambda login: login.lower() in ORION)
+    assert (found is not None) is stands, why
+    if found is not None:
+        assert found.added and found.label == "orion-cancel"
+
+
+def test_labels_compare_case_insensitively() -> None:
+    evs = [LabelEvent("ORION", True, "alice", T0), LabelEvent("Orion-Cancel", True, "alice", T0)]
+    assert standing_cancel(evs, "orion", "orion-cancel", lambda _: False) == evs[1]
