@@ -54,8 +54,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a beat renews the lease even when the claim is lost": [(
         "services/holding.py",
-        "        if self.lost is None:\n            self.lease_until",
-        "        if True:\n            self.lease_until",
+        "        if self.lost is None:\n            self.promise, self.last_sent = promise, sent",
+        "        if True:\n            self.promise, self.last_sent = promise, sent",
     )],
     "the plan orders by update time (the v0.1 livelock)": [(
         "core/plan.py",
@@ -180,8 +180,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a pass unlocks a queued issue with no claim listed (ADR 0049)": [(
         "core/plan.py",
-        "        if not log.claims:\n            return Fated(Fate.CLAIM_IN_FLIGHT)",
-        "        if False:\n            return Fated(Fate.CLAIM_IN_FLIGHT)",
+        "    if queued and not log.claims:\n        return Fated(Fate.CLAIM_IN_FLIGHT)",
+        "    if False:\n        return Fated(Fate.CLAIM_IN_FLIGHT)",
     )],
     "every copy of a claim posted twice is a claim (ADR 0049)": [(
         "core/issue.py",
