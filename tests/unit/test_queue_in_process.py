@@ -40,7 +40,7 @@ def blind(_pid: int, _pgid: int | None) -> None:
 
 def queue(s: MemoryServer) -> list[int]:
     found = status_repos([s.client()], CONFIG, lambda line: None, HERE, blind)
-    return [row["issue"] for _, row in found.queue]
+    return [int(str(row["issue"])) for _, row in found.queue]
 
 
 def paused(s: MemoryServer) -> bool:
@@ -57,7 +57,8 @@ class Worker:
     waits for a file first, with `hold`)."""
 
     def __init__(self, s: MemoryServer, tmp_path: Path, name: str = "worker") -> None:
-        self.s, self.logs = s, []
+        self.s = s
+        self.logs: list[str] = []
         self.gh = s.client()
         self.log_file = tmp_path / f"{name}.issues"
         self.go = tmp_path / f"{name}.go"
