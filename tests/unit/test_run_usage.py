@@ -50,6 +50,8 @@ def _one_line(capsys: pytest.CaptureFixture[str], code: int, *fragments: str) ->
     ([], "--issue --next"),
     (["--issue", "1", "--next"], "not allowed"),
     (["--issue", "2", "--require", "gpu"], "--require goes with --next"),
+    (["--issue", "2", "--drain"], "--drain works with --next only"),
+    (["--next", "--max-runs", "2"], "--max-runs works with --drain only"),
 ])
 def test_bad_arguments_exit_64(env, tmp_path, capsys, args, says) -> None:
     config = tmp_path / "orion.yml"
