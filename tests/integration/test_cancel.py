@@ -1,11 +1,10 @@
 """The cancel label against the emulator, with real processes (docs/design.md section 12,
-"Cancel"): on a queued issue it prevents the claim and the next pass unqueues the issue; on a
-held issue the holder stops its child within one heartbeat plus kill_grace and exits 76."""
+"Cancel"): on a held issue the holder stops its child within one heartbeat plus kill_grace and
+exits 76. On a queued issue it prevents the claim and the next pass unqueues the issue: decided
+in-process on the in-memory GitHub (unit/test_cancel_sweep.py, issue 17)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 import time
 from pathlib import Path
 
@@ -13,8 +12,6 @@ import pytest
 from helpers_run import (
     FAILED,
     LOST,
-    NOT_CLAIMED,
-    PY,
     QUEUE,
     READY,
     WORKING,
@@ -23,9 +20,8 @@ from helpers_run import (
     claim_comments,
     fast_config,
     only_record,
-    snapshot,
 )
-from rig import ROOT, wait_until
+from rig import wait_until
 
 from orion_action.core.record import State
 
@@ -36,39 +32,6 @@ KILL_GRACE = 1.0  # run.kill_grace in helpers_run.FAST
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
     return fast_config(tmp_path)
-
-
-def reconcile(env: dict[str, str], config: Path, *args: str) -> dict:
-    result = subprocess.run([PY, "-m", "orion_action", "reconcile", "--config", str(config), "--json", *args],
-                            env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
-
-
-def test_a_queued_issue_carrying_cancel_is_never_claimed_and_the_pass_unqueues_it(
-        repo, orion_env, tmp_path, config):
-    n = repo.create_issue("cancelled while queued", [QUEUE, CANCEL, "bug"])
-    held = repo.create_issue("held by someone", [WORKING, CANCEL])  # the holder's to cancel
-    before = snapshot(repo, n)
-    for how in (("--issue", str(n)), ("--next",)):
-        child = Child(tmp_path, name=f"c{len(how)}", hold=False)
-        r = Run(orion_env, tmp_path, *how, cmd=child.cmd, config=config, name=f"c{len(how)}")
-        assert r.wait(30) == NOT_CLAIMED, r.stderr
-        assert not child.started
-    assert snapshot(repo, n) == before
-
-    dry = reconcile(orion_env, config, "--dry-run")
-    assert {(a["issue"], a["action"]) for a in dry["actions"]} >= {(n, "cancel")}
-    assert held not in [a["issue"] for a in dry["actions"] if a["action"] == "cancel"]
-    assert snapshot(repo, n) == before  # a dry run writes nothing
-
-    plan = reconcile(orion_env, config)
-    (entry,) = [a for a in plan["actions"] if a["issue"] == n]
-    assert entry["action"] == "cancel" and "cancelled before it ran" in entry["reason"]
-    assert set(repo.labels(n)) == {"bug"}  # none of queue/cancel; a person's own label stays
-    assert CANCEL in repo.labels(held)  # not the sweep's: the issue carries the lock
-    again = reconcile(orion_env, config)
-    assert [a for a in again["actions"] if a["issue"] == n] == []
 
 
 def test_the_cancel_label_stops_a_running_child_within_a_beat_and_the_grace(

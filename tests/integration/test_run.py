@@ -155,38 +155,8 @@ def test_github_output_when_nothing_is_claimed(repo, orion_env, tmp_path, config
 
 
 # -- nothing to claim ----------------------------------------------------------------------
-
-
-def test_an_unqueued_issue_is_not_claimed(repo, orion_env, tmp_path, config):
-    n = repo.create_issue("not queued", ["bug"])
-    before = snapshot(repo, n)
-    child = Child(tmp_path)
-    r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd)
-    assert r.wait() == NOT_CLAIMED, r.stderr
-    assert "not queued" in r.stderr
-    assert not child.started and not child.marker.exists()
-    assert snapshot(repo, n) == before
-
-
-@pytest.mark.parametrize("labels", [[QUEUE, READY], [QUEUE, FAILED]])
-def test_a_queued_issue_with_an_outcome_label_is_not_claimed(repo, orion_env, tmp_path, config,
-                                                              labels):
-    n = repo.create_issue("done already", labels)
-    before = snapshot(repo, n)
-    child = Child(tmp_path)
-    assert run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd).wait() == NOT_CLAIMED
-    assert not child.marker.exists()
-    assert snapshot(repo, n) == before
-
-
-def test_a_closed_issue_is_not_claimed(repo, orion_env, tmp_path, config):
-    n = repo.create_issue("closed", [QUEUE])
-    repo.close(n)
-    before = snapshot(repo, n)
-    child = Child(tmp_path)
-    assert run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd).wait() == NOT_CLAIMED
-    assert not child.marker.exists()
-    assert snapshot(repo, n) == before
+# An issue not queued, done or closed, and --next's pick of the oldest: unit/test_nothing_to_claim.py
+# (in-process on the in-memory GitHub, issue 17).
 
 
 def test_an_issue_held_by_a_live_run_is_not_claimed(repo, orion_env, tmp_path, config):
@@ -206,33 +176,6 @@ def test_an_issue_held_by_a_live_run_is_not_claimed(repo, orion_env, tmp_path, c
     states = sorted(r.state.value for r in records(repo, n))
     assert states in (["finished"], ["finished", "lost"])
     assert WORKING not in repo.labels(n)
-
-
-def test_next_claims_the_oldest_queued_issue(repo, orion_env, tmp_path, config):
-    skipped = [repo.create_issue("not queued", ["bug"]),
-               repo.create_issue("ready", [QUEUE, READY]),
-               repo.create_issue("failed", [QUEUE, FAILED])]
-    closed = repo.create_issue("closed", [QUEUE])
-    repo.close(closed)
-    oldest = repo.create_issue("oldest queued", [QUEUE])
-    newer = repo.create_issue("newer queued", [QUEUE])
-    child = Child(tmp_path, hold=False)
-    r = run(orion_env, tmp_path, config, "--next", cmd=child.cmd)
-    assert r.wait() == 0, r.stderr
-    assert child.info()["env"]["ORION_ISSUE"] == str(oldest)
-    assert set(repo.labels(oldest)) == {READY}
-    assert set(repo.labels(newer)) == {QUEUE}
-    for n in [*skipped, closed, newer]:
-        assert claim_comments(repo, n) == []
-
-
-def test_next_with_an_empty_queue_exits_75(repo, orion_env, tmp_path, config):
-    repo.create_issue("not queued", ["bug"])
-    child = Child(tmp_path)
-    r = run(orion_env, tmp_path, config, "--next", cmd=child.cmd)
-    assert r.wait() == NOT_CLAIMED, r.stderr
-    assert "queue is empty" in r.stderr
-    assert not child.marker.exists()
 
 
 def test_two_next_workers_take_one_issue_each(repo, orion_env, tmp_path, config):

@@ -1,7 +1,8 @@
 """One worker pool and one reconciler for several repositories (docs/design.md section 12,
 "Several repositories"; docs/adr/0021-several-repositories.md), against two emulated
 repositories whose issue numbers collide on purpose (both start at #1), so that a claim, a
-label or a repair landing in the wrong repository shows."""
+label or a repair landing in the wrong repository shows. A paused repository among several is
+decided in-process (unit/test_several_repos_paused.py, issue 17)."""
 
 # ruff: noqa: F811  (the `runner` fixture is imported, then named as a parameter)
 
@@ -17,7 +18,6 @@ import pytest
 from helpers_reconcile import local_holder, post_claim
 from helpers_run import (
     FAST,
-    NOT_CLAIMED,
     PY,
     QUEUE,
     READY,
@@ -58,10 +58,6 @@ def orion(env: dict[str, str], config: Path, command: str, *args: str) -> subpro
 
 def both(a: RepoHandle, b: RepoHandle) -> list[str]:
     return ["--repo", a.full_name, "--repo", b.full_name]
-
-
-def pause(repo: RepoHandle, why: str) -> None:
-    repo.api("PATCH", f"/labels/{QUEUE}", json={"description": f"paused: {why}"})
 
 
 def test_next_takes_priority_then_age_across_both_and_claims_in_the_right_one(
@@ -117,36 +113,6 @@ def test_a_claim_and_its_outputs_are_the_issues_repository(repo, repo_b, orion_e
     assert READY in b.labels(n) and a.labels(1) == ["bug"] and a.comments(1) == []
     got = outputs(out)
     assert (got["repo"], got["issue"], got["exit-code"]) == (b.full_name, "1", "0")
-
-
-def test_a_paused_repository_is_skipped_and_all_paused_claims_nothing(
-        repo, repo_b, orion_env, tmp_path, config):
-    a, b = repo, repo_b
-    top = a.create_issue("A: p0, would go first", [QUEUE, P0])
-    plain = b.create_issue("B: plain", [QUEUE])
-    pause(a, "release week")
-    st = json.loads(orion(orion_env, config, "status", "--json", *both(a, b)).stdout)
-    assert st["paused"] is False and st["paused_repos"] == [a.full_name]
-
-    log = tmp_path / "worked.jsonl"
-    r = Run(orion_env, tmp_path, "--next", *both(a, b), cmd=[sys.executable, "-c", LOG_CHILD, str(log)],
-            config=config, name="skip")
-    assert r.wait(30) == 0, r.stderr
-    assert [json.loads(line) for line in log.read_text().splitlines()] == [[b.full_name, plain]]
-    assert f"{a.full_name}: the queue is paused" in r.stderr and "release week" in r.stderr
-    assert set(a.labels(top)) == {QUEUE, P0} and a.comments(top) == []
-
-    b.create_issue("B: another", [QUEUE])
-    pause(b, "holiday")
-    r = Run(orion_env, tmp_path, "--next", *both(a, b), cmd=[sys.executable, "-c", LOG_CHILD, str(log)],
-            config=config, name="all-paused")
-    assert r.wait(30) == NOT_CLAIMED, r.stderr
-    errors = [line for line in r.stderr.splitlines() if line.startswith("orion-action: error:")]
-    assert errors == ["orion-action: error: every repository's queue is paused "
-                      f"({a.full_name}, {b.full_name}); nothing is claimed"], r.stderr
-    assert len(log.read_text().splitlines()) == 1
-    st = json.loads(orion(orion_env, config, "status", "--json", *both(a, b)).stdout)
-    assert st["paused"] is True and st["paused_repos"] == [a.full_name, b.full_name]
 
 
 def test_one_reconcile_pass_repairs_a_dead_claim_in_each_and_reports_a_failing_one(

@@ -49,10 +49,13 @@ def _one_line(capsys: pytest.CaptureFixture[str], code: int, *fragments: str) ->
     (["--stage", "a b", "--next"], "--stage"),
     ([], "--issue --next"),
     (["--issue", "1", "--next"], "not allowed"),
+    (["--issue", "2", "--require", "gpu"], "--require goes with --next"),
+    (["--issue", "2", "--drain"], "--drain works with --next only"),
+    (["--next", "--max-runs", "2"], "--max-runs works with --drain only"),
 ])
 def test_bad_arguments_exit_64(env, tmp_path, capsys, args, says) -> None:
     config = tmp_path / "orion.yml"
-    config.write_text("heartbeat: {interval: 1, stale_after: 4}\n")
+    config.write_text("heartbeat: {interval: 1, stale_after: 4}\nrun: {kill_grace: 1}\n")
     code = _exit_code(["run", "--config", str(config), *args, "--", "true"], env)
     _one_line(capsys, code, says)
 
