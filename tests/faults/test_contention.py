@@ -105,6 +105,13 @@ def test_two_reconcilers_at_once_requeue_each_dead_claim_once(orion: Orion, prox
     log = orion.workdir / "children.log"
     runs = [orion.run(n, stage="build", child=orion.child_argv(log)) for n in numbers]
     wait_child_started(log, n=len(numbers))
+
+    def every_record_names_its_child() -> bool:
+        """A run counts an attempt once its record names its child: from its first beat, up
+        to half a second after the child started (ADR 0059), not at the start itself."""
+        return all(any(c.record.child_pid is not None for c in view(repo, n).log.claims) for n in numbers)
+
+    wait_until(every_record_names_its_child, 30, message="every record naming its child's pid")
     for run in runs:
         run.kill(signal.SIGKILL)
         run.wait(10)
