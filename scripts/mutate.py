@@ -48,11 +48,16 @@ FLOOR = 0.95
 # several times the cost (a survivor runs all of its tests).
 TESTS: dict[str, tuple[str, ...]] = {
     "orion_action/core/arbitration.py": ("test_arbitration.py",),
+    "orion_action/core/beat.py": ("test_beat.py", "test_adaptive_holding.py"),
+    "orion_action/core/cancelled.py": ("test_standing_cancel.py",),
+    "orion_action/core/cost.py": ("test_cost.py", "test_dashboard_render.py"),
     "orion_action/core/dashboard.py": ("test_dashboard_render.py", "test_dashboard_edges.py"),
     "orion_action/core/ending.py": ("test_ending.py", "test_outage_holding.py"),
     "orion_action/core/issue.py": ("test_attempts.py", "test_issue_log.py", "test_trusted_records.py",
                                    "test_outage_attempts.py", "test_plan.py"),
     "orion_action/core/liveness.py": ("test_liveness.py", "test_observe.py", "test_plan.py"),
+    "orion_action/core/markdown.py": ("test_record.py", "test_result.py", "test_dashboard_render.py",
+                                      "test_report.py"),
     "orion_action/core/pause.py": ("test_pause_reason.py",),
     "orion_action/core/plan.py": ("test_plan_fates.py", "test_plan.py", "test_plan_cancel.py",
                                   "test_plan_release.py", "test_fresh_beat.py",
@@ -62,6 +67,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "orion_action/core/record.py": ("test_record.py", "test_visible_line.py", "test_issue_log.py",
                                     "test_trusted_records.py"),
     "orion_action/core/result.py": ("test_result.py",),
+    "orion_action/core/survey.py": ("test_core_survey.py", "test_report.py", "test_dashboard_render.py"),
     "orion_action/config.py": ("test_config.py", "test_config_loader.py", "test_schema.py"),
 }
 
