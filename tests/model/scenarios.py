@@ -37,8 +37,14 @@ def _running(world: World, machine: str) -> Worker:
     w = world.spawn_worker(machine)
     _run(world, f"{w.name}.claim")
     assert w.child_started, f"{w.name} did not win the claim"
-    _run(world, f"{w.name}.beat", _at(world, f"{w.name}.beat", "sleep"))
+    _first_beat(world, w)
     return w
+
+
+def _first_beat(world: World, w: Worker) -> None:
+    """The worker's beat thread beats at once after its claim won, up to its first sleep."""
+    beat = f"{w.name}.beat"
+    _run(world, beat, _at(world, beat, "sleep"))
 
 
 def _beat_again(world: World, w: Worker) -> None:
@@ -116,7 +122,7 @@ def clone_beside_rebooted_origin() -> None:
         w = _running(world, CLONE)
         world.reboot("m1")
         world.advance(2.0)
-        _run(world, f"{w.name}.beat", _at(world, f"{w.name}.beat", "sleep"))
+        _first_beat(world, w)
         _pass(world, "m1")
         _settle(world)
     finally:
@@ -284,7 +290,7 @@ def _both_win(world: World) -> tuple[Worker, Worker]:
     world.server.list_lag = 0.0
     world.step(a1)  # w1 posts
     _run(world, a1)
-    _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))  # its first beat, at once
+    _first_beat(world, w1)  # its first beat, at once
     _run(world, a0, _at(world, a0, "remove_label"))  # w0 wins as the lower claim, up to its unqueue
     world.fail(a0, "retried")
     _run(world, a0)
@@ -532,7 +538,7 @@ def outage_try_beside_a_later_claim() -> None:
         world.advance(4.0)  # the tombstone is listed now
         _run(world, claim)
         assert w1.child_started, f"{w1.name} did not win over the released claim"
-        _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))
+        _first_beat(world, w1)
         _run(world, end)
         _beat_again(world, w1)
         _settle(world)
@@ -585,7 +591,7 @@ def release_beside_a_claim_in_flight() -> None:
         _run(world, claim)
         assert w.child_started, f"{w.name} did not win"
         _run(world, release)
-        _run(world, f"{w.name}.beat", _at(world, f"{w.name}.beat", "sleep"))
+        _first_beat(world, w)
         world.advance(CONFIG.heartbeat_interval)
         _run(world, f"{w.name}.beat")
         _run(world, f"{w.name}.end")
@@ -620,7 +626,7 @@ def settle_after_a_slow_post() -> None:
         _run(world, a0)
         for w in (w0, w1):
             if w.child_started:
-                _run(world, f"{w.name}.beat", _at(world, f"{w.name}.beat", "sleep"))
+                _first_beat(world, w)
         assert w0.child_started, f"{w0.name} (the lower claim) did not run"
         _settle(world)
     finally:
@@ -669,7 +675,7 @@ def drain_over_two_repositories() -> None:
         assert w1 is not None
         _run(world, f"{w1.name}.claim")
         assert w1.number == second and w1.child_started, f"the drain did not claim #{second}"
-        _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))
+        _first_beat(world, w1)
         world.crash(w1)
         world.advance(CONFIG.stale_after + 5)
         _pass(world)
@@ -717,7 +723,7 @@ def pass_after_the_lock_went() -> None:
         _run(world, r2)
         _run(world, f"{w1.name}.claim")
         assert w1.child_started, f"{w1.name} did not win"
-        _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))
+        _first_beat(world, w1)
         _beat_again(world, w1)
         _settle(world)
     finally:
@@ -748,7 +754,7 @@ def claim_posted_while_a_pass_releases() -> None:
         _run(world, r)
         _run(world, a1)
         assert w1.child_started, f"{w1.name} did not win"
-        _run(world, f"{w1.name}.beat", _at(world, f"{w1.name}.beat", "sleep"))
+        _first_beat(world, w1)
         _beat_again(world, w1)
         _settle(world)
     finally:
@@ -775,7 +781,7 @@ def claim_posted_twice() -> None:
         assert w0.child_started, f"{w0.name} did not win"
         copies = [c for c in world.server.comments(ISSUE) if w0.token and w0.token in c.body]
         assert len(copies) == 2, "the claim was not posted twice"
-        _run(world, f"{w0.name}.beat", _at(world, f"{w0.name}.beat", "sleep"))
+        _first_beat(world, w0)
         world.child_exits(w0, 0)
         world.react()
         _run(world, f"{w0.name}.end")
@@ -854,7 +860,7 @@ def pass_beside_a_claim_in_flight() -> None:
         world.advance(4.0)
         _run(world, claim)
         assert w.child_started, f"{w.name} did not win"
-        _run(world, f"{w.name}.beat", _at(world, f"{w.name}.beat", "sleep"))
+        _first_beat(world, w)
         _beat_again(world, w)
         _settle(world)
     finally:
