@@ -24,6 +24,7 @@ from orion_action.core.record import (
     render_record,
     render_tombstone,
 )
+from orion_action.core.survey import Survey
 from orion_action.errors import GitHubError
 from orion_action.services.claiming import Claimer
 from orion_action.services.reconcile import Reconciler
@@ -166,17 +167,24 @@ def reconciler(s: MemoryServer) -> Reconciler:
                       sight=lambda _pid, _child: None)
 
 
-def test_a_pass_does_not_unlock_under_a_claim_posted_after_its_re_list() -> None:
-    """stale-pass-unlock: the pass requeues a dead claim; after its re-list (which showed no new
-    claim) a new claimer claims the issue (the pass's queue label on, the lock the same label).
-    The issue now counts one comment more than the pass listed: the pass lists once more, sees
-    the new claim and leaves the labels (ADR 0049); the new claim keeps its lock."""
+def surveyed_dead_lock() -> tuple[MemoryServer, int, Reconciler, Survey]:
+    """An issue carrying the lock of a long dead claim, surveyed by a pass that plans to
+    requeue it; the pass has moved nothing yet."""
     s = MemoryServer()
     n = s.create_issue("work", [LAB.working])
     dead_claim(s, n)
     r = reconciler(s)
     (survey,) = r.survey()
     assert survey.plan.action is Action.REQUEUE
+    return s, n, r, survey
+
+
+def test_a_pass_does_not_unlock_under_a_claim_posted_after_its_re_list() -> None:
+    """stale-pass-unlock: the pass requeues a dead claim; after its re-list (which showed no new
+    claim) a new claimer claims the issue (the pass's queue label on, the lock the same label).
+    The issue now counts one comment more than the pass listed: the pass lists once more, sees
+    the new claim and leaves the labels (ADR 0049); the new claim keeps its lock."""
+    s, n, r, survey = surveyed_dead_lock()
 
     def new_claim(name: str, args: tuple[object, ...]) -> None:
         if name == "get_issue":  # the pass's read just before its label move
@@ -198,11 +206,7 @@ def test_a_pass_moves_no_label_once_the_lock_was_taken_off_meanwhile() -> None:
     """stale-pass-unlock through a person: the pass plans to requeue a dead claim, a person
     takes the lock off and the issue is claimed again before the pass's move lands. A pass
     finding the lock gone moves nothing (ADR 0049): whoever took it off decided the labels."""
-    s = MemoryServer()
-    n = s.create_issue("work", [LAB.working])
-    dead_claim(s, n)
-    r = reconciler(s)
-    (survey,) = r.survey()
+    s, n, r, survey = surveyed_dead_lock()
     s.remove_label(n, LAB.working)  # by hand
     done = r.execute(survey)
     assert done.action is Action.KEEP and "taken off" in done.reason
@@ -278,12 +282,7 @@ def test_a_pass_leaves_the_labels_when_its_last_listing_shows_an_earlier_release
     last read before its label move counts more comments than it listed and lists again: the
     earlier release is there now. That pass moves the labels; this one leaves them, or its move
     could land after the next claim's lock and take it off."""
-    s = MemoryServer()
-    n = s.create_issue("work", [LAB.working])
-    dead_claim(s, n)
-    r = reconciler(s)
-    (survey,) = r.survey()
-    assert survey.plan.action is Action.REQUEUE
+    s, n, r, survey = surveyed_dead_lock()
     first: list[int] = []
 
     def earlier_release(name: str, args: tuple[object, ...]) -> None:
@@ -308,12 +307,7 @@ def test_a_pass_looks_again_before_it_retries_its_lock_removal(claimed: bool) ->
     lock label), and the client's retry took that lock off. The pass sends its lock removal
     one try at a time and looks at the issue again in between (ADR 0054): a new claim there
     keeps its lock; with none, a removal that landed is done."""
-    s = MemoryServer()
-    n = s.create_issue("work", [LAB.working])
-    dead_claim(s, n)
-    r = reconciler(s)
-    (survey,) = r.survey()
-    assert survey.plan.action is Action.REQUEUE
+    s, n, r, survey = surveyed_dead_lock()
     removals: list[str] = []
 
     def lose_the_answer(name: str, args: tuple[object, ...]) -> None:
@@ -344,11 +338,7 @@ def test_a_pass_looks_again_before_it_retries_its_lock_removal(claimed: bool) ->
 def test_a_pass_tries_its_lock_removal_again_when_nothing_changed() -> None:
     """A lock removal that failed and did not land is tried again after the pass looked (the
     lock still on, no new claim), up to LOCK_TRIES times; then the failure is the pass's."""
-    s = MemoryServer()
-    n = s.create_issue("work", [LAB.working])
-    dead_claim(s, n)
-    r = reconciler(s)
-    (survey,) = r.survey()
+    s, n, r, survey = surveyed_dead_lock()
     removals: list[int] = []
 
     def fail_every_try(name: str, args: tuple[object, ...]) -> None:
