@@ -1,5 +1,6 @@
 """This machine as the wrapper's `ports.Host`, for tests that run a real child on the
-in-memory GitHub: the real clock, machine, launcher, and the runner files `env` names."""
+in-memory GitHub: the real clock, machine, launcher, and the runner files `env` names; and,
+for in-process passes and `status`, a hosted machine that sees no process (`HERE`, `blind`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ from collections.abc import Mapping
 from orion_action.adapters import child, machine
 from orion_action.adapters.actions import ActionsRunner
 from orion_action.adapters.clock import SYSTEM_CLOCK
+from orion_action.core.liveness import Machine
 from orion_action.ports import Clock, Host
+
+HERE = Machine("runner-x", "boot-x", "machine-x", "pidns-x")  # a hosted runner: no claim is its
+
+
+def blind(_pid: int, _pgid: int | None) -> None:
+    """A sight that sees no process on this machine: liveness is judged from GitHub alone."""
+    return None
 
 
 def real_host(env: Mapping[str, str], clock: Clock = SYSTEM_CLOCK) -> Host:

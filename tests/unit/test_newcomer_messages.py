@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from fakes.host import real_host
+from fakes.host import HERE, blind, real_host
 from fakes.memory_github import MemoryGitHub, MemoryServer
 
 from orion_action import report
@@ -15,7 +15,6 @@ from orion_action.adapters.actions import ActionsRunner
 from orion_action.adapters.github import GitHubRepo
 from orion_action.cli import main
 from orion_action.config import Config, parse_config
-from orion_action.core.liveness import Machine
 from orion_action.errors import ConfigError, NotClaimed, Unavailable
 from orion_action.services.claiming import missing_label_hint, not_queued_hint
 from orion_action.services.pause import pause_command, read_pause
@@ -23,11 +22,6 @@ from orion_action.services.reconcile import release, status_repos
 from orion_action.services.wrapper import RunRequest, Wrapper
 
 CONFIG = Config()
-HERE = Machine("runner-x", "boot-x", "machine-x", "pidns-x")
-
-
-def blind(_pid: int, _pgid: int | None) -> None:
-    return None
 
 
 def release_command(gh: MemoryGitHub, number: int) -> int:

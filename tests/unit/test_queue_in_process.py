@@ -14,11 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes.host import real_host
+from fakes.host import HERE, blind, real_host
 from fakes.memory_github import MemoryServer
 
 from orion_action.config import Config, Labels
-from orion_action.core.liveness import Machine
 from orion_action.core.record import ClaimRecord, parse_block
 from orion_action.errors import NotClaimed
 from orion_action.services.pause import DEFAULT_REASON, pause_command, resume_command
@@ -31,11 +30,6 @@ P0, P1 = "orion-p0", "orion-p1"
 CONFIG = Config(heartbeat_interval=1.0, stale_after=4.0, kill_grace=1.0, trigger_permission="none",
                 labels=Labels(priority=(P0, P1)), source="test")
 LAB = CONFIG.labels
-HERE = Machine("runner-x", "boot-x", "machine-x", "pidns-x")
-
-
-def blind(_pid: int, _pgid: int | None) -> None:
-    return None
 
 
 def queue(s: MemoryServer) -> list[int]:

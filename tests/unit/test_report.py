@@ -9,20 +9,15 @@ import json
 from collections.abc import Iterator, Mapping
 
 import pytest
+from fakes.host import HERE, blind
 from fakes.memory_github import MemoryGitHub, MemoryServer
 
 from orion_action import report
 from orion_action.config import Config
-from orion_action.core.liveness import Machine
 from orion_action.errors import AuthError, ExitCode
 from orion_action.services.reconcile import reconcile_repos, status_repos
 
 CONFIG = Config(source="test")
-HERE = Machine("runner-x", "boot-x", "machine-x", "pidns-x")
-
-
-def blind(_pid: int, _pgid: int | None) -> None:
-    return None
 
 
 class Runner:

@@ -13,13 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakes.host import real_host
+from fakes.host import HERE, blind, real_host
 from fakes.memory_github import MemoryServer
 
 from orion_action import report
 from orion_action.adapters.actions import ActionsRunner
 from orion_action.config import Config, Labels
-from orion_action.core.liveness import Machine
 from orion_action.errors import NotClaimed
 from orion_action.services.pause import pause_command
 from orion_action.services.reconcile import status_repos
@@ -30,11 +29,6 @@ P0, P1 = "orion-p0", "orion-p1"
 CONFIG = Config(heartbeat_interval=1.0, stale_after=4.0, kill_grace=1.0, trigger_permission="none",
                 labels=Labels(priority=(P0, P1)), source="test")
 LAB = CONFIG.labels
-HERE = Machine("runner-x", "boot-x", "machine-x", "pidns-x")
-
-
-def blind(_pid: int, _pgid: int | None) -> None:
-    return None
 
 
 def status_json(servers: list[MemoryServer], capsys: pytest.CaptureFixture[str]) -> dict:
