@@ -386,11 +386,11 @@ class World:
 
     # -- actors --------------------------------------------------------------------------
 
-    def _gh(self, machine: str | None = None, server: MemoryServer | None = None):  # noqa: ANN202
-        """A client of `server` (the first repository by default). Deadlines are each call's
-        Policy, on its caller's clock: `machine`'s boot clock for the actors on it (ADR 0051),
-        so a client needs no clock of its own."""
-        return (server or self.server).client(BOT)
+    def _gh(self, server: MemoryServer):  # noqa: ANN202 - the fake's client
+        """A client of `server`, the repository the actor works. Deadlines are each call's
+        Policy, on its caller's clock (a machine's boot clock for the actors on it, ADR 0051),
+        so a client needs no clock, nor machine, of its own."""
+        return server.client(BOT)
 
     def spawn_worker(self, machine: str, issue: int | None = ISSUE, *, drain: bool = False,
                      proc: Proc | None = None) -> Worker:
@@ -407,7 +407,7 @@ class World:
         holder = Holder(ids.host, proc.boot if machine != CLONE else ids.boot_id, ids.machine_id, ids.pid_ns,
                         proc.pid, float(proc.pid))
         clock = self.clock_of(machine)
-        claimers = [Claimer(self._gh(machine, s), self.config, self.log.append, clock, ids, holder,
+        claimers = [Claimer(self._gh(s), self.config, self.log.append, clock, ids, holder,
                             sight=self.sight(machine)) for s in self.servers]
         # The trigger check's cancel rule (ADR 0061); the model approves every issue's text and
         # queuer. Its GraphQL read is taken with the claim's issue read, not as a step of its
@@ -467,7 +467,7 @@ class World:
         name = f"r{self.reconcilers}"
         self.reconcilers += 1
         here = self.machine(machine)
-        reconcilers = [Reconciler(self._gh(server=s), self.config, self.log.append, here=here,
+        reconcilers = [Reconciler(self._gh(s), self.config, self.log.append, here=here,
                                   sight=self.sight(machine)) for s in self.servers]
         dispatching = replace(self.config, **DISPATCHING)
 
@@ -497,7 +497,7 @@ class World:
         self.reconcilers += 1
         self.passes[name] = Pass(forced=True)
         self.person[issue].append(("release", self.clock.monotonic()))
-        reconciler = Reconciler(self._gh(server=self.gh_of(issue)), self.config, self.log.append,
+        reconciler = Reconciler(self._gh(self.gh_of(issue)), self.config, self.log.append,
                                 here=self.machine(HOSTED), sight=self.sight(HOSTED))
 
         def release() -> None:
@@ -526,7 +526,7 @@ class World:
                 raise InvariantError(f"{w.name} started its child although its claim was released "
                                      f"{before:.0f}s before its last list ({t.tombstone.reason})")
         m = w.proc.machine
-        h = Holding(self._gh(m, self.gh_of(claim.number)), claim, self.holding_config, self.log.append,
+        h = Holding(self._gh(self.gh_of(claim.number)), claim, self.holding_config, self.log.append,
                     self.clock_of(m), self.machine(m), self.sight(m))
         w.holding = h
         if h.lease_left() <= 0:  # the wrapper gives up before starting anything
@@ -536,7 +536,7 @@ class World:
         self.next_pid += 1
         h.child_pid = w.child_pid = self.next_pid  # each claim's child its own (a drain's too)
 
-        beat_gh = self._gh(m, self.gh_of(claim.number))  # the heartbeat thread's own client
+        beat_gh = self._gh(self.gh_of(claim.number))  # the heartbeat thread's own client
 
         def beats() -> None:
             while not w.beat_stop:
