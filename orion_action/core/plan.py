@@ -320,8 +320,9 @@ def _apply(
     target = getattr(labels, rule.target) if rule.target else None
     for_cancel = target == labels.queue and labels.cancel in on_issue
     if for_cancel:
-        target, reason = None, f"{reason}; not requeued: the issue carries {labels.cancel}"
-        extra = (*extra, *(n for n in (labels.queue,) if n in on_issue))
+        target = None
+        reason, queued = _not_requeued(reason, labels, on_issue)
+        extra = (*extra, *queued)
     return Plan(
         number,
         rule.action,
@@ -368,8 +369,9 @@ def plan_release(
     # unlocks, so that the released holder's repair (ADR 0025) does not requeue it after the
     # cancel sweep took the label off (ADR 0049).
     cancelled = labels.cancel in on_issue
+    queued: tuple[str, ...] = ()
     if cancelled:
-        reason = f"{reason}; not requeued: the issue carries {labels.cancel}"
+        reason, queued = _not_requeued(reason, labels, on_issue)
     return Plan(
         number,
         Action.REQUEUE,
@@ -378,11 +380,16 @@ def plan_release(
         release=open_claims,
         counts_attempt=not blocking and any(c.record.child_pid is not None for c in open_claims),
         add_labels=(labels.queue,) if is_open and not cancelled else (),
-        remove_labels=tuple(x for x in on_issue if x.startswith(labels.stage_prefix))
-        + ((labels.queue,) if cancelled and labels.queue in on_issue else ())
-        + (labels.working,),
+        remove_labels=(*(x for x in on_issue if x.startswith(labels.stage_prefix)), *queued, labels.working),
         for_cancel=cancelled,
     )
+
+
+def _not_requeued(reason: str, labels: Labels, on_issue: frozenset[str]) -> tuple[str, tuple[str, ...]]:
+    """A release under the cancel label (a pass's or one by hand, ADR 0049): the reason says why
+    the issue is not put back in the queue, and a queue label on it comes off with the lock."""
+    return f"{reason}; not requeued: the issue carries {labels.cancel}", tuple(
+        n for n in (labels.queue,) if n in on_issue)
 
 
 def keep_on_fresh_beat(
