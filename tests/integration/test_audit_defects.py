@@ -395,6 +395,11 @@ def test_defect_4_a_released_wrapper_that_is_signalled_leaves_the_next_run_alone
     n = repo.create_issue("work", [QUEUE])
     a = procs.run("a", slow, "--issue", str(n), "--stage", "work", child="a")
     wait_until(lambda: children.started("a"), 30, message=lambda: a.output)
+    # A's first beat (its record naming the child) comes up to half a second after the child
+    # starts (ADR 0059); a release before it would be seen by that beat. Release after it, so
+    # that A sends no beat before the signal (its next is 30 s away).
+    wait_until(lambda: (found := claim_of(repo, n, index=0)) is not None and found[1].child_pid is not None,
+               30, message=lambda: a.output)
     released = procs.orion("release", "--issue", str(n), "--force")
     assert released.returncode == 0, released.stderr
     b = procs.run("b", fast, "--issue", str(n), "--stage", "work", child="b")
