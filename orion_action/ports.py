@@ -134,8 +134,10 @@ class GitHubPort(Protocol):
         """Delete; an already deleted comment is fine."""
         ...
 
-    def add_labels(self, number: int, names: tuple[str, ...] | list[str]) -> None:
-        """Add labels (idempotent; unknown labels are created)."""
+    def add_labels(self, number: int, names: tuple[str, ...] | list[str]) -> frozenset[str]:
+        """Add labels (idempotent; unknown labels are created). Returns the issue's labels
+        after the write, as GitHub's answer lists them (all of them, not only those added:
+        ADR 0066); empty when `names` is (nothing is sent)."""
         ...
 
     def remove_label(self, number: int, name: str) -> bool:

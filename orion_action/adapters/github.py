@@ -376,6 +376,12 @@ def _comments(data: Any, headers: dict[str, Any]) -> list[Comment]:
     return [_comment(d) for d in _array(data, "a comment listing")]
 
 
+def _label_names(data: Any, headers: dict[str, Any]) -> frozenset[str]:
+    """POST /issues/{n}/labels answers every label the issue carries after the write."""
+    labels = [_object(label, "a label") for label in _array(data, "an issue's labels")]
+    return frozenset(_text(label, "name", "a label", required=True) for label in labels)
+
+
 def _an_object(data: Any, headers: dict[str, Any]) -> dict[str, Any]:
     return _object(data, "the answer")
 
@@ -1076,9 +1082,14 @@ class GitHubRepo:
         with contextlib.suppress(NotFound):
             self._request("DELETE", f"{self._repo_path}/issues/comments/{comment_id}")
 
-    def add_labels(self, number: int, names: tuple[str, ...] | list[str]) -> None:
-        if names:
-            self._request("POST", f"{self._repo_path}/issues/{number}/labels", body={"labels": list(names)})
+    def add_labels(self, number: int, names: tuple[str, ...] | list[str]) -> frozenset[str]:
+        """GitHub answers the issue's whole label list (ADR 0066): the claimer reads the cancel
+        label there at no extra cost."""
+        if not names:
+            return frozenset()
+        _, labels = self._request("POST", f"{self._repo_path}/issues/{number}/labels",
+                                  body={"labels": list(names)}, parse=_label_names)
+        return frozenset(labels)
 
     def remove_label(self, number: int, name: str) -> bool:
         """Remove one label: True if it was on the issue, False if it was absent (GitHub's

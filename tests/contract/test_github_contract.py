@@ -295,7 +295,11 @@ def test_labels_add_idempotent_remove_says_whether_it_was_there(world: World) ->
     gh = world.gh
     n = world.create_issue("labels", ("a",))
     assert _spent(gh, lambda: gh.add_labels(n, ["a", "b"])) == 1
-    gh.add_labels(n, ("b", "c"))
+    # the answer lists every label on the issue, not only those added (ADR 0066)
+    assert gh.add_labels(n, ("b", "c")) == frozenset({"a", "b", "c"})
+    world.add_label(n, "by-a-person")
+    assert gh.add_labels(n, ["c"]) == frozenset({"a", "b", "c", "by-a-person"})
+    gh.remove_label(n, "by-a-person")
     assert _spent(gh, lambda: gh.add_labels(n, [])) == 0
     assert gh.get_issue(n)[0].labels == frozenset({"a", "b", "c"})
     assert gh.remove_label(n, "b") is True

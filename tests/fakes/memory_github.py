@@ -336,7 +336,7 @@ class MemoryServer:
         if issue is not None:
             issue.updated_at = self.clock.stamp()
 
-    def _add_labels(self, number: int, names: tuple[str, ...] | list[str], login: str = PERSON) -> None:
+    def _add_labels(self, number: int, names: tuple[str, ...] | list[str], login: str = PERSON) -> frozenset[str]:
         issue = self._issue(number)
         for name in names:
             self.labels.setdefault(name, ("ededed", ""))  # GitHub creates unknown labels
@@ -345,6 +345,7 @@ class MemoryServer:
                 self.label_events.append((number, name, login, self.clock.stamp(), True))
             issue.labels.add(name)
         self._touch(number)
+        return frozenset(issue.labels)  # GitHub answers the issue's whole label list
 
     def _remove_label(self, number: int, name: str, login: str = PERSON) -> bool:
         """GitHub answers 404 alike for a missing issue and an absent label: both are False."""
@@ -665,10 +666,12 @@ class MemoryGitHub:
 
         self._request("delete_comment", comment_id, apply=delete)
 
-    def add_labels(self, number: int, names: tuple[str, ...] | list[str]) -> None:
-        if names:  # the adapter sends nothing for no labels
-            self._request("add_labels", number, tuple(names),
-                          apply=lambda: self.server._add_labels(number, names, self.login))
+    def add_labels(self, number: int, names: tuple[str, ...] | list[str]) -> frozenset[str]:
+        """As the adapter: the issue's labels after the write (ADR 0066)."""
+        if not names:  # the adapter sends nothing for no labels
+            return frozenset()
+        return self._request("add_labels", number, tuple(names),
+                             apply=lambda: self.server._add_labels(number, names, self.login))
 
     def remove_label(self, number: int, name: str) -> bool:
         """As the adapter: absent reads False, unless an earlier try may have landed (ADR 0048)."""
