@@ -43,8 +43,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a loser removes the queue label before arbitrating": [(
         "services/claiming.py",
-        "                self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])\n",
-        "                self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])\n"
+        "                after_lock = self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])\n",
+        "                after_lock = self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])\n"
         "                self.gh.remove_label(n, lab.queue)\n",
     )],
     "endings skip the fence check": [(

@@ -124,6 +124,18 @@ def ran_meanwhile(log: IssueLog, token: str, read_at: datetime) -> ClaimEntry | 
     )
 
 
+def cancelled_at_lock(after_lock: frozenset[str], labels: Labels) -> str | None:
+    """Why a claimer must give up once its lock write is answered, or None (ADR 0066): the
+    answer lists every label the issue carries, and the cancel label there means a person
+    cancelled the issue after the claimer read it as queued (the claim refuses a cancel it
+    reads before posting, ADR 0061). Only a person adds that label; orion only takes it off.
+    A claim that goes on would start a child for at least a beat, on work a person stopped."""
+    if labels.cancel in after_lock:
+        return (f"the {labels.cancel} label was on the issue when this claim's lock landed: a person "
+                f"cancelled it while the claim was being made")
+    return None
+
+
 def may_tidy_lock(
     log: IssueLog, token: str, comment_id: int, on_issue: frozenset[str], labels: Labels
 ) -> bool:

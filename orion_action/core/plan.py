@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import Enum
 
 from orion_action.config import Labels
-from orion_action.core.arbitration import ran
+from orion_action.core.arbitration import ended_before, ran
 from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
 from orion_action.core.liveness import MISSED_BEAT_FACTOR, Liveness, Verdict
 from orion_action.core.record import END_STATES, HOLDER_END, ReleaseAction, State
@@ -89,6 +89,7 @@ class Fate(Enum):
     RELEASED_GIVEN_UP = "an earlier give-up whose label move did not happen"
     NEVER_STARTED = "dead open claims, none of which ran its command"
     GAVE_UP_UNSTARTED = "the last claim gave up before it ran, and nothing ran since"
+    QUEUEING_OWED = "the last claim took the queue label, then gave up before it ran: its queueing never ran"
     NO_RECORD = "the lock is on and no trusted claim record explains it"
 
 
@@ -165,6 +166,12 @@ RULES: Mapping[Fate, Rule] = {
     Fate.GAVE_UP_UNSTARTED: Rule(
         Action.REQUEUE, "the last claim gave up before it ran ({note})", "queue", shown=Liveness.FINISHED
     ),
+    # Its unqueue was sent (and the queue label is gone): the queueing it took never ran, so it
+    # goes back to the queue, as a claim that loses before its unqueue leaves it (ADR 0067).
+    Fate.QUEUEING_OWED: Rule(
+        Action.REQUEUE, "the last claim took the queue label, then gave up before it ran ({note}); "
+        "its queueing goes back to the queue", "queue", shown=Liveness.FINISHED,
+    ),
     Fate.NO_RECORD: Rule(
         Action.REPORT, "the lock label is on but there is no trusted claim record", shown=Liveness.UNKNOWN
     ),
@@ -200,6 +207,9 @@ def fate(on_issue: frozenset[str], log: IssueLog, verdicts: Mapping[str, Verdict
         newest = dead[-1] if dead else None
         lead = f"{verdicts[newest.record.token].reason}; " if newest is not None else ""
         return Fated(Fate.QUEUED_AGAIN, newest, {"lead": lead})
+    owed = _queueing_owed(log, last)
+    if owed is not None:
+        return Fated(Fate.QUEUEING_OWED, owed, {"note": owed.record.note or "no reason given"})
     if isinstance(last, TombstoneEntry) and last.tombstone.by == HOLDER_END:
         last = _as_ended(log, last) or last
     if isinstance(last, ClaimEntry):
@@ -215,6 +225,22 @@ def fate(on_issue: frozenset[str], log: IssueLog, verdicts: Mapping[str, Verdict
         note = log.claims[-1].record.note or "no reason given"
         return Fated(Fate.GAVE_UP_UNSTARTED, log.claims[-1], {"note": note})
     return Fated(Fate.NO_RECORD)
+
+
+def _queueing_owed(log: IssueLog, last: ClaimEntry | TombstoneEntry | None) -> ClaimEntry | None:
+    """The newest claim that gave up (`lost`) after sending its unqueue, if it came after the
+    newest run or release and every claim that ran had ended before it was posted: the queue
+    label it may have taken was a queueing nothing ran (ADR 0067). Claims after it that lost
+    before their unqueue took nothing. A run still going when it was posted (a lower claim that
+    won on a list that lagged, ADR 0048) may have taken that queueing itself: nothing is owed."""
+    newest = next((c for c in reversed(log.claims) if c.record.state is State.LOST and c.record.unqueued), None)
+    if newest is None:
+        return None
+    if last is not None and last.comment_id > newest.comment_id:
+        return None
+    if any(ran(c) and not ended_before(log, c, newest.created_at) for c in log.claims if c is not newest):
+        return None
+    return newest
 
 
 def _last_event(log: IssueLog) -> ClaimEntry | TombstoneEntry | None:

@@ -20,6 +20,7 @@ from orion_action.core.arbitration import (
     GITHUB_REQUEST_LIMIT_S,
     SERVER_TIME_SLACK_S,
     blocker,
+    cancelled_at_lock,
     may_tidy_lock,
     ran_meanwhile,
     rivals_before,
@@ -234,7 +235,10 @@ class Claimer:
                 claim.trusted = trusted_set(posted.author, self.config.trusted_authors)
                 self.log(f"#{n}: posted claim {record.token} (comment {posted.id}); taking the lock")
                 posted_at = self.clock.monotonic()  # the claim exists by now (ADR 0023)
-                self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])
+                after_lock = self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])
+                cancelled = cancelled_at_lock(after_lock, lab)
+                if cancelled is not None:  # give up before anything runs (ADR 0066)
+                    raise NotClaimed(f"issue #{n}: {cancelled}; not running")
                 self.clock.sleep(LIST_SETTLE_S - (self.clock.monotonic() - posted_at))
                 log, comments, now = self._read_until_visible(claim)
         except (GitHubError, NotClaimed) as exc:
@@ -316,12 +320,16 @@ class Claimer:
                 claim.unqueued, unqueue_sent = True, self.clock.monotonic()
                 took_queueing = self.gh.remove_label(n, lab.queue)
         except GitHubError as exc:
-            self._give_up(claim, f"the claim could not be completed: {exc}")
+            if claim.unqueued and isinstance(exc, Unavailable):
+                # Unanswered, it may still land. The claim stays `running` (no child: nothing
+                # starts) until it has landed or never will (ADR 0067): given up at once, a pass
+                # could requeue it and the removal land after, and ADR 0025's look would see the
+                # queue label it is about to take (ADR 0055).
+                self.clock.sleep(unqueue_sent + UNQUEUE_LANDED_S - self.clock.monotonic())
+            # A `lost` record that says it sent its unqueue: if that took the queueing, a pass
+            # puts it back (core/plan.py QUEUEING_OWED), nothing having run it (ADR 0067).
+            self._give_up(claim, f"the claim could not be completed: {exc}", unqueued=claim.unqueued)
             if claim.unqueued:  # it may have landed after a requeue (ADR 0025)
-                if isinstance(exc, Unavailable):
-                    # Unanswered, it may still land: look only once it has landed or never
-                    # will, or the check sees the queue label it is about to take (ADR 0055).
-                    self.clock.sleep(unqueue_sent + UNQUEUE_LANDED_S - self.clock.monotonic())
                 restore_queue(self.gh, self.config, claim, self.log)
             raise
         if not took_queueing:
@@ -393,9 +401,10 @@ class Claimer:
         if self.approval is not None:
             self.approval(self.gh, issue)
 
-    def _give_up(self, claim: Claim, why: str) -> None:
-        """A loser marks its own record lost: it never ran, and a pass may requeue at once."""
-        claim.record = claim.record.with_changes(state=State.LOST, note=why)
+    def _give_up(self, claim: Claim, why: str, *, unqueued: bool = False) -> None:
+        """A loser marks its own record lost: it never ran, and a pass may requeue at once.
+        `unqueued`: its unqueue was sent, and may have taken the queueing (ADR 0067)."""
+        claim.record = claim.record.with_changes(state=State.LOST, note=why, unqueued=unqueued)
         try:
             self.gh.edit_comment(claim.comment_id, render_record(claim.record))
         except GitHubError as exc:

@@ -79,9 +79,10 @@ _LATE_UNQUEUE = [("worker", "m2", 1, False), ("worker", "m1", None, False), ("wo
 _R0 = [("reconciler", "m1"), ("burst", "r0", 8), ("burst", "r0", 8)]
 ACT_CASES = [
     (explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, lag_seed="5-207"),
-     [*_LATE_UNQUEUE, ("burst", "w2.claim", 2), ("crash", "w2"), *_R0],
-     "late-unqueue", "(5, 207), the winner killed: its unanswered unqueue lands after a pass requeued its "
-                     "dead claim, and it is not there to repair (ADR 0055)"),
+     [*_LATE_UNQUEUE, ("burst", "w2.claim", 1), ("crash", "w2"), *_R0],
+     "late-unqueue", "(5, 207), the winner killed while it waits: its unqueue went unanswered, it is killed "
+                     "before the removal has landed, a pass on its machine finds it dead by its pid and "
+                     "requeues, and the removal lands after (ADRs 0055, 0067)"),
     (explorer.Setup(issues=1, max_lag=0.0, whole_seconds=True, lag_seed="h20", guardians_die=True),
      [("worker", "m1", 1, False), ("burst", "w0.claim", 12), ("burst", "w0.beat", 4), ("guardian", "w0"),
       ("burst", "w0.end", 5), ("fail", "w0.end", "late", 1), ("burst", "w0.end", 5), ("reconciler", "hosted"),
@@ -99,16 +100,6 @@ ACT_CASES = [
      "outage-record-overwritten",
      "(13, 197): a pass posts its tombstone, the holder writes its outage record and looks twice, then "
      "the pass rewrites the record from the `running` it read (ADR 0056's residual)"),
-    (explorer.Setup(issues=2, max_lag=0.0, whole_seconds=True, lag_seed="18-58"),
-     [("worker", "m2", 1, False), ("worker", "m1", 2, False), ("burst", "w1.claim", 9),
-      ("worker", "m2", 2, False), ("worker", "m1", 1, False), ("exit", "w1", 0), ("burst", "w1.end", 5),
-      ("step", "w1.end"), ("worker", "m2", 1, False), ("time", 3.0), ("person", "requeue", 2),
-      ("worker", "m1", 2, True), ("time", 65.0), *[("step", "w5.claim")] * 7, ("fail", "w5.claim", "late", 2),
-      ("burst", "w5.claim", 9)],
-     "late-unqueue",
-     "(18, 58): a winner's unqueue answers an error and lands late, after the claimer gave up and its "
-     "repair found its own lock on; a pass completes the earlier run as ready, and the person's requeue "
-     "is lost (claimer side: it repaired before its unqueue landed)"),
 ]
 
 
@@ -146,8 +137,28 @@ CLOSED_ACT_CASES = [
      "by ADR 0053: the sweep plans from a fresh read and waits while a young claim may still lock, and a "
      "queue label the sweep took first makes w0's unqueue give up (ADR 0048). The read-then-write window "
      "itself stays (labels have no compare-and-swap), so KNOWN_HOLES keeps the entry"),
+    (explorer.Setup(issues=2, max_lag=0.0, whole_seconds=True, lag_seed="18-58"),
+     [("worker", "m2", 1, False), ("worker", "m1", 2, False), ("burst", "w1.claim", 9),
+      ("worker", "m2", 2, False), ("worker", "m1", 1, False), ("exit", "w1", 0), ("burst", "w1.end", 5),
+      ("step", "w1.end"), ("worker", "m2", 1, False), ("time", 3.0), ("person", "requeue", 2),
+      ("worker", "m1", 2, True), ("time", 65.0), *[("step", "w5.claim")] * 7, ("fail", "w5.claim", "late", 2),
+      ("burst", "w5.claim", 9)],
+     "(18, 58) late-unqueue: a winner's unqueue answers an error and lands late, after the claimer gave up "
+     "and its repair found its own lock on; a pass completed the earlier run as ready, and the person's "
+     "requeue was lost. The claim now stays `running` until its unqueue has landed, then says `lost` with "
+     "`unqueued`, and a pass puts the queueing back (QUEUEING_OWED, ADR 0067)"),
+    (explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, lag_seed="5-207"),
+     [*_LATE_UNQUEUE, ("burst", "w2.claim", 2), ("crash", "w2"), *_R0],
+     "(5, 207) late-unqueue, killed after its wait: was the open trace of the killed winner; the winner now "
+     "waits before it writes `lost` (ADR 0067), so two steps take it past the wait, its `lost` record says "
+     "`unqueued`, and the pass requeues (QUEUEING_OWED). The open trace now kills it one step earlier"),
+    (explorer.Setup(issues=1, max_lag=4.0, whole_seconds=True, lag_seed="28-99", repos=2),
+     [("worker", "m1", 1, False), ("worker", "m1", 2, False), ("step", "w1.claim"), ("race", 2), ("time", 3.0),
+      ("person", "cancel", 2), ("race", 4)],
+     "(28, 99) a claim after a person's cancel: w1 reads issue 2 as queued and posts, a person cancels, "
+     "w1's lock lands beside the cancel label and it ran its child until its first beat. The lock write's "
+     "answer lists the issue's labels; a claimer that finds the cancel label there gives up (ADR 0066)"),
 ]
-
 
 @pytest.mark.parametrize(("setup", "acts", "what"), CLOSED_ACT_CASES,
                          ids=[c[2].split(":")[0] for c in CLOSED_ACT_CASES])

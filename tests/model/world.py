@@ -86,9 +86,9 @@ class InvariantError(AssertionError):
 # Remove an entry when its fix lands (ADR 0026).
 KNOWN_HOLES = {
     "late-unqueue": "audit finding 3's residue: a winner whose unanswered unqueue lands late is killed "
-                    "before it can look and repair (ADRs 0025, 0055), or repairs before it lands (its "
-                    "unqueue answered an error, it gave up; the unqueue then takes a person's requeue: "
-                    "replay (18, 58))",
+                    "while it waits for the removal to land, and a pass on its machine, finding it dead by "
+                    "its pid, requeues before the removal lands (ADRs 0025, 0055; the shape where it gave "
+                    "up and repaired before it landed, replay (18, 58), is closed by ADR 0067)",
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it: "
                          "in the instant after its last read, or after another pass's release its "
@@ -184,6 +184,9 @@ class Worker:
     started_at: float | None = None  # server monotonic when its child started
     guardian_dead: bool = False  # its guardian was SIGKILLed (the child died with it)
     halted_local: float | None = None  # its child was SIGSTOPped then, on its machine's boot clock
+    # its claim's lock write landed beside the cancel label: a person cancelled the issue before
+    # (ADR 0066); the issue number it landed on
+    locked_under_cancel: int | None = None
 
     @property
     def token(self) -> str | None:
@@ -799,6 +802,11 @@ class World:
             names = args[1] if op == "add_labels" else (args[1],)
             self.label_writes.setdefault(int(args[0]), []).extend(  # type: ignore[call-overload]
                 (actor, op, str(x), self.clock.monotonic()) for x in names)  # type: ignore[attr-defined]
+        if op == "add_labels" and LAB.working in args[1] and actor.endswith(".claim"):  # type: ignore[operator]
+            w = self.workers.get(actor.partition(".")[0])
+            n = int(args[0])  # type: ignore[call-overload]
+            if w is not None and LAB.cancel in self.gh_of(n).issue(n).labels:
+                w.locked_under_cancel = n
         if op == "add_labels" and LAB.queue in args[1]:  # type: ignore[operator]
             self.gen[int(args[0])] += 1  # type: ignore[call-overload]
         elif op == "remove_label" and args[1] == LAB.cancel:
@@ -1003,6 +1011,7 @@ class World:
             for w in live:
                 self._check_lease(w)
                 self._check_idle(w)
+                self._check_claim_after_cancel(w)
             cancels = [at for what, at in self.person[n] if what == "cancel"]
             if cancels and self.last_person.get(n) == "cancel":
                 for w in live:
@@ -1016,6 +1025,16 @@ class World:
                                              f"beat at t={w.clean_beat:g} after it and runs on",
                                              "stale-sweep-uncancel" if self.stale_uncancel.get(n) else None)
         del now
+
+    def _check_claim_after_cancel(self, w: Worker) -> None:
+        """A claim made after a person's cancel starts no child (ADR 0066): a claimer whose lock
+        write landed while the issue carried the cancel label (only a person adds it) read the
+        cancel in that write's answer, and must give up before starting anything. Checked at
+        every step, so a child started for even one step is caught, not only one that outlives
+        its first beat (which the cancel-honoured check bounds)."""
+        if w.locked_under_cancel is not None and w.locked_under_cancel == w.number:
+            raise InvariantError(f"{w.name} started a child on issue {w.number} although its lock landed "
+                                 f"beside a person's cancel (a claim after a cancel starts no child)")
 
     def _check_releases_honoured(self, log: IssueLog, live: list[Worker]) -> None:
         """A release is honoured: a holder whose claim a tombstone names stops at its first beat

@@ -33,6 +33,12 @@ LABELS = Labels()
 W, Q, C, STAGE = "orion-working", "orion", "orion-cancel", "orion-stage-build"
 
 
+def owed(cid: int, token: str) -> ClaimEntry:
+    """A claim that sent its unqueue, then gave up before it ran (ADR 0067)."""
+    entry = claim(cid, token, State.LOST)
+    return replace(entry, record=entry.record.with_changes(unqueued=True, note="GitHub did not answer"))
+
+
 def marker(cid: int, token: str, action: ReleaseAction) -> TombstoneEntry:
     """A holder's own end marker (by "holder")."""
     return TombstoneEntry(cid, Tombstone(token, action, "ended", True, "holder", {}), T0)
@@ -130,7 +136,35 @@ ROWS = {
         Fate.GAVE_UP_UNSTARTED, log(claim(1, "a", State.LOST)), Action.REQUEUE, (Q,), Liveness.FINISHED, "a"),
     "no record": Row(
         Fate.NO_RECORD, log(), Action.REPORT, (), Liveness.UNKNOWN, None, removed=frozenset()),
+    # ADR 0067: the last claim's unqueue took a person's requeue (it landed late) and the claim
+    # gave up before it ran. Without this row the finished run before it decided (`ready`), and
+    # the requeue was lost (the model's replay (18, 58)).
+    "a claim that took the queueing gave up before it ran, after a finished run": Row(
+        Fate.QUEUEING_OWED, log(claim(1, "a", State.FINISHED, 0), owed(5, "b")), Action.REQUEUE, (Q,),
+        Liveness.FINISHED, "b"),
+    # ...and under the cancel label it is not requeued: the person's cancel overrules (ADR 0049).
+    "a claim that took the queueing gave up before it ran, under a cancel": Row(
+        Fate.QUEUEING_OWED, log(owed(5, "b")), Action.REQUEUE, (), Liveness.FINISHED, "b",
+        on_issue=frozenset({W, C}), removed=frozenset({W})),
 }
+
+
+def test_a_queueing_is_owed_only_by_the_newest_event_with_every_run_over() -> None:
+    """QUEUEING_OWED (ADR 0067) decides only where nothing else can have run the queueing: a
+    release or a run after the claim decides instead, and so does a run not over when the claim
+    was posted (a lower claim that won on a lagging list took that queueing itself, ADR 0048);
+    a claim that lost before its unqueue owes nothing; a queue label on the issue is QUEUED_AGAIN."""
+    def fated(*entries: ClaimEntry | TombstoneEntry, on: frozenset[str] = frozenset({W})) -> Fate:
+        return fate(on, log(*entries), {}, LABELS, 3).fate
+
+    assert fated(claim(1, "a", State.FINISHED, 0), owed(5, "b")) is Fate.QUEUEING_OWED
+    # a loser after it (lost before its unqueue) changes nothing
+    assert fated(claim(1, "a", State.FINISHED, 0), owed(5, "b"), claim(6, "c", State.LOST)) is Fate.QUEUEING_OWED
+    assert fated(claim(1, "a", State.FINISHED, 0), claim(5, "b", State.LOST)) is Fate.FINISHED_OK
+    assert fated(claim(1, "a", State.FINISHED, 0, updated=9), owed(5, "b")) is Fate.FINISHED_OK
+    assert fated(owed(5, "b"), claim(6, "c", State.FINISHED, 0)) is Fate.FINISHED_OK
+    assert fated(claim(1, "a", State.FINISHED, 0), owed(5, "b"), tomb(6, "a")) is Fate.RELEASED
+    assert fated(claim(1, "a", State.FINISHED, 0), owed(5, "b"), on=frozenset({W, Q})) is Fate.QUEUED_AGAIN
 
 
 def test_every_fate_has_a_row_and_a_test() -> None:
