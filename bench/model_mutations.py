@@ -292,6 +292,27 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        elif name == c and standing is not None and e.login and not is_orion(e.login):",
         "        elif name == c and standing is not None:",
     )],
+    # h43-queue: the claim side of issue 15's open holes (ADRs 0066, 0067).
+    "a claimer ignores the cancel label in its lock write's answer (ADR 0066)": [(
+        "services/claiming.py",
+        "                if cancelled is not None:  # give up before anything runs (ADR 0066)",
+        "                if False:",
+    )],
+    "a winner whose unqueue went unanswered gives up at once (ADR 0067)": [(
+        "services/claiming.py",
+        "            if claim.unqueued and isinstance(exc, Unavailable):",
+        "            if False:",
+    )],
+    "a lost record never says it sent its unqueue (ADR 0067)": [(
+        "services/claiming.py",
+        "unqueued=claim.unqueued)",
+        "unqueued=False)",
+    )],
+    "a pass ignores the queueing a lost claim took (ADR 0067)": [(
+        "core/plan.py",
+        "    owed = _queueing_owed(log, last)\n",
+        "    owed = None\n",
+    )],
 }
 
 # The environment a mutation runs in, beyond this process's (both the mutated and the reference

@@ -1153,6 +1153,52 @@ def cancel_swept_after_a_requeue_and_a_new_cancel() -> None:
         world.close()
 
 
+def claim_locked_after_a_cancel() -> None:
+    """A claimer reads the issue as queued and posts its claim; a person cancels the issue just
+    before the claimer's lock lands. The lock write's answer lists the cancel label: the claim
+    gives up and starts nothing (ADR 0066; the model's seed 28, episode 99). A child started
+    here ran, for up to a beat, work a person had stopped before the claim took the lock."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _ops(world, claim, "add_labels"))
+        world.person_cancel(ISSUE)
+        _run(world, claim)
+        if w.child_started:
+            _first_beat(world, w)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def unanswered_unqueue_takes_a_requeue() -> None:
+    """A run finishes (`ready`); a person requeues the issue; the next winner's unqueue takes
+    that queueing but goes unanswered (GitHub applies it within its 10 s). The winner keeps its
+    claim, starting nothing, until the removal has landed, then gives up with a `lost` record
+    that says it sent its unqueue, and the pass puts the queueing back (QUEUEING_OWED, ADR 0067).
+    Without that, the pass finishes the earlier run again (`ready`) and the person's requeue is
+    lost (the model's replay (18, 58))."""
+    world = World()
+    try:
+        first = _running(world, "m1")
+        world.child_exits(first, 0)
+        world.react()
+        _run(world, f"{first.name}.end")
+        assert LAB.ready in world.server.issue(ISSUE).labels, "the first run did not finish"
+        world.advance(3.0)  # past GitHub's whole second: the requeue comes after that run
+        world.person_requeue(ISSUE)
+        w = world.spawn_worker("m2")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _ops(world, claim, "remove_label"))
+        world.fail(claim, "late")  # the unqueue: GitHub applies it, the answer never comes
+        _run(world, claim)
+        assert not w.child_started
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -1182,6 +1228,8 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         claim_lagging_beside_the_queue_label,
         requeued_and_cancelled_while_the_sweep_runs,
         cancel_swept_after_a_requeue_and_a_new_cancel,
+        claim_locked_after_a_cancel,
+        unanswered_unqueue_takes_a_requeue,
     )
 }
 
