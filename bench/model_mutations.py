@@ -43,9 +43,10 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a loser removes the queue label before arbitrating": [(
         "services/claiming.py",
-        "                after_lock = self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])\n",
-        "                after_lock = self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])\n"
-        "                self.gh.remove_label(n, lab.queue)\n",
+        "                after_lock = self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])"
+        "\n",
+        "                after_lock = self.gh.add_labels(n, [lab.working, *filter(None, [lab.stage(stage)])])"
+        "\n                self.gh.remove_label(n, lab.queue)\n",
     )],
     "endings skip the fence check": [(
         "services/holding.py",
@@ -226,8 +227,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # h20-holder-holes: the holder side of issue 15's open holes (ADR 0055).
     "a winner looks for its unanswered unqueue's strand at once (ADR 0055)": [(
         "services/claiming.py",
-        "                    self.clock.sleep(unqueue_sent + UNQUEUE_LANDED_S - self.clock.monotonic())",
-        "                    self.clock.sleep(0.0)",
+        "                self.clock.sleep(unqueue_sent + UNQUEUE_LANDED_S - self.clock.monotonic())",
+        "                self.clock.sleep(0.0)",
     )],
     "the label-write bound counts on the boot clock alone (ADR 0055)": [(
         "services/holding.py",
@@ -298,10 +299,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "                if cancelled is not None:  # give up before anything runs (ADR 0066)",
         "                if False:",
     )],
-    "a winner whose unqueue went unanswered gives up at once (ADR 0067)": [(
+    "a winner whose unqueue went unanswered writes `lost` before its wait (ADR 0067)": [(
         "services/claiming.py",
-        "            if claim.unqueued and isinstance(exc, Unavailable):",
-        "            if False:",
+        "            if claim.unqueued and isinstance(exc, Unavailable):\n",
+        "            if claim.unqueued and isinstance(exc, Unavailable):\n"
+        "                self._give_up(claim, f\"the claim could not be completed: {exc}\", unqueued=True)\n",
     )],
     "a lost record never says it sent its unqueue (ADR 0067)": [(
         "services/claiming.py",

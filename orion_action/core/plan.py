@@ -233,7 +233,8 @@ def _queueing_owed(log: IssueLog, last: ClaimEntry | TombstoneEntry | None) -> C
     label it may have taken was a queueing nothing ran (ADR 0067). Claims after it that lost
     before their unqueue took nothing. A run still going when it was posted (a lower claim that
     won on a list that lagged, ADR 0048) may have taken that queueing itself: nothing is owed."""
-    newest = next((c for c in reversed(log.claims) if c.record.state is State.LOST and c.record.unqueued), None)
+    newest = next((c for c in reversed(log.claims) if c.record.state is State.LOST and c.record.unqueued),
+                  None)
     if newest is None:
         return None
     if last is not None and last.comment_id > newest.comment_id:

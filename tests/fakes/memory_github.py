@@ -336,7 +336,8 @@ class MemoryServer:
         if issue is not None:
             issue.updated_at = self.clock.stamp()
 
-    def _add_labels(self, number: int, names: tuple[str, ...] | list[str], login: str = PERSON) -> frozenset[str]:
+    def _add_labels(self, number: int, names: tuple[str, ...] | list[str],
+                    login: str = PERSON) -> frozenset[str]:
         issue = self._issue(number)
         for name in names:
             self.labels.setdefault(name, ("ededed", ""))  # GitHub creates unknown labels

@@ -153,8 +153,8 @@ CLOSED_ACT_CASES = [
      "waits before it writes `lost` (ADR 0067), so two steps take it past the wait, its `lost` record says "
      "`unqueued`, and the pass requeues (QUEUEING_OWED). The open trace now kills it one step earlier"),
     (explorer.Setup(issues=1, max_lag=4.0, whole_seconds=True, lag_seed="28-99", repos=2),
-     [("worker", "m1", 1, False), ("worker", "m1", 2, False), ("step", "w1.claim"), ("race", 2), ("time", 3.0),
-      ("person", "cancel", 2), ("race", 4)],
+     [("worker", "m1", 1, False), ("worker", "m1", 2, False), ("step", "w1.claim"), ("race", 2),
+      ("time", 3.0), ("person", "cancel", 2), ("race", 4)],
      "(28, 99) a claim after a person's cancel: w1 reads issue 2 as queued and posts, a person cancels, "
      "w1's lock lands beside the cancel label and it ran its child until its first beat. The lock write's "
      "answer lists the issue's labels; a claimer that finds the cancel label there gives up (ADR 0066)"),

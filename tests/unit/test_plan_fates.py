@@ -159,7 +159,8 @@ def test_a_queueing_is_owed_only_by_the_newest_event_with_every_run_over() -> No
 
     assert fated(claim(1, "a", State.FINISHED, 0), owed(5, "b")) is Fate.QUEUEING_OWED
     # a loser after it (lost before its unqueue) changes nothing
-    assert fated(claim(1, "a", State.FINISHED, 0), owed(5, "b"), claim(6, "c", State.LOST)) is Fate.QUEUEING_OWED
+    loser = claim(6, "c", State.LOST)
+    assert fated(claim(1, "a", State.FINISHED, 0), owed(5, "b"), loser) is Fate.QUEUEING_OWED
     assert fated(claim(1, "a", State.FINISHED, 0), claim(5, "b", State.LOST)) is Fate.FINISHED_OK
     assert fated(claim(1, "a", State.FINISHED, 0, updated=9), owed(5, "b")) is Fate.FINISHED_OK
     assert fated(owed(5, "b"), claim(6, "c", State.FINISHED, 0)) is Fate.FINISHED_OK
