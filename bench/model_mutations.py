@@ -315,6 +315,16 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "    owed = _queueing_owed(log, last)\n",
         "    owed = None\n",
     )],
+    "a pass requeues beside a claim that says it took no queueing (ADR 0067)": [(
+        "core/plan.py",
+        "        taken = newest.record.state is State.LOST and newest.record.unqueued is False\n",
+        "        taken = False\n",
+    )],
+    "a claimer's lost record says nothing of its unqueue (ADR 0067)": [(
+        "services/claiming.py",
+        "state=State.LOST, note=why, unqueued=unqueued)",
+        "state=State.LOST, note=why, unqueued=unqueued or None)",
+    )],
 }
 
 # The environment a mutation runs in, beyond this process's (both the mutated and the reference

@@ -90,6 +90,7 @@ class Fate(Enum):
     NEVER_STARTED = "dead open claims, none of which ran its command"
     GAVE_UP_UNSTARTED = "the last claim gave up before it ran, and nothing ran since"
     QUEUEING_OWED = "the last claim took the queue label, then gave up before it ran: its queueing never ran"
+    QUEUEING_TAKEN = "the last claim gave up before it ran and took no queue label: someone else took it"
     NO_RECORD = "the lock is on and no trusted claim record explains it"
 
 
@@ -172,6 +173,14 @@ RULES: Mapping[Fate, Rule] = {
         Action.REQUEUE, "the last claim took the queue label, then gave up before it ran ({note}); "
         "its queueing goes back to the queue", "queue", shown=Liveness.FINISHED,
     ),
+    # Its record says it sent no unqueue, or found the queue label gone: a person or the cancel
+    # sweep took the queueing, not a claim, and requeueing would undo that (`requeue-over-cancel`:
+    # a claim posted after the sweep took a cancelled issue's labels off). The lock comes off.
+    Fate.QUEUEING_TAKEN: Rule(
+        Action.UNLOCK, "the last claim gave up before it ran ({note}) and took no queue label: whoever "
+        "took it (a person, the cancel sweep) did not want it run; the lock is taken off", None,
+        shown=Liveness.FINISHED,
+    ),
     Fate.NO_RECORD: Rule(
         Action.REPORT, "the lock label is on but there is no trusted claim record", shown=Liveness.UNKNOWN
     ),
@@ -222,8 +231,12 @@ def fate(on_issue: frozenset[str], log: IssueLog, verdicts: Mapping[str, Verdict
     if dead:
         return Fated(Fate.NEVER_STARTED, dead[-1])
     if log.claims:
-        note = log.claims[-1].record.note or "no reason given"
-        return Fated(Fate.GAVE_UP_UNSTARTED, log.claims[-1], {"note": note})
+        newest = log.claims[-1]
+        note = newest.record.note or "no reason given"
+        # A claimer's own record says whether it sent its unqueue (ADR 0067); not known (a
+        # holder's give-up, an older version): requeued, as before.
+        taken = newest.record.state is State.LOST and newest.record.unqueued is False
+        return Fated(Fate.QUEUEING_TAKEN if taken else Fate.GAVE_UP_UNSTARTED, newest, {"note": note})
     return Fated(Fate.NO_RECORD)
 
 
@@ -233,8 +246,8 @@ def _queueing_owed(log: IssueLog, last: ClaimEntry | TombstoneEntry | None) -> C
     label it may have taken was a queueing nothing ran (ADR 0067). Claims after it that lost
     before their unqueue took nothing. A run still going when it was posted (a lower claim that
     won on a list that lagged, ADR 0048) may have taken that queueing itself: nothing is owed."""
-    newest = next((c for c in reversed(log.claims) if c.record.state is State.LOST and c.record.unqueued),
-                  None)
+    newest = next((c for c in reversed(log.claims)
+                   if c.record.state is State.LOST and c.record.unqueued and not ran(c)), None)
     if newest is None:
         return None
     if last is not None and last.comment_id > newest.comment_id:

@@ -118,10 +118,11 @@ class ClaimRecord:
     # Why a reconciler or a person released this claim, set when they rewrite its visible line:
     # such an edit moves the comment's updated_at, and must never read as a heartbeat.
     released: str | None = None
-    # A `lost` claim that sent its queue label removal (the winner's unqueue) and gave up
-    # before running: the queueing may be taken by a claim that never ran, and a pass puts it
-    # back (ADR 0067). Written only when true, so other records keep their keys.
-    unqueued: bool = False
+    # A claimer's own `lost` record says whether it sent its queue label removal (the winner's
+    # unqueue) before giving up: true, the queueing may be taken by a claim that never ran and a
+    # pass puts it back; false, it took no queueing, so a queue label gone is someone else's doing
+    # (ADR 0067). None (not written): not known, as in every other record and older versions.
+    unqueued: bool | None = None
 
     def with_changes(self, **changes: Any) -> ClaimRecord:
         return replace(self, **changes)
@@ -236,8 +237,8 @@ def render_record(record: ClaimRecord, released: str | None = None, result: str 
         record = replace(record, released=released)
     data = asdict(record)
     data["state"] = record.state.value
-    if not record.unqueued:
-        del data["unqueued"]  # only a lost claim that sent its unqueue says so (ADR 0067)
+    if record.unqueued is None:
+        del data["unqueued"]  # only a claimer's own `lost` record says (ADR 0067)
     return f"{_hidden(CLAIM_MARK, data)}\n{visible_line(record, released)}\n{result_section(result)}"
 
 
@@ -346,7 +347,7 @@ def _record_from(data: dict[str, Any]) -> ClaimRecord:
         counts_attempt=_flag(data, "counts_attempt", default=True),
         progress=_get(data, "progress", str, optional=True),
         released=_get(data, "released", str, optional=True),
-        unqueued=_flag(data, "unqueued", default=False),
+        unqueued=_get(data, "unqueued", bool, optional=True),
     )
 
 

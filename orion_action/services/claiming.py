@@ -403,7 +403,8 @@ class Claimer:
 
     def _give_up(self, claim: Claim, why: str, *, unqueued: bool = False) -> None:
         """A loser marks its own record lost: it never ran, and a pass may requeue at once.
-        `unqueued`: its unqueue was sent, and may have taken the queueing (ADR 0067)."""
+        `unqueued`: its unqueue was sent, and may have taken the queueing; false, it took none
+        (it never sent one, or it found the label gone), and the record says that too (ADR 0067)."""
         claim.record = claim.record.with_changes(state=State.LOST, note=why, unqueued=unqueued)
         try:
             self.gh.edit_comment(claim.comment_id, render_record(claim.record))

@@ -890,12 +890,14 @@ def late_lock_after_the_cancel_sweep() -> None:
 
 
 def claim_posted_after_the_cancel_sweep() -> None:
-    """Still open (`requeue-over-cancel`, ADR 0053): a claimer reads the issue as queued, a
+    """`requeue-over-cancel` (ADR 0053 left it open): a claimer reads the issue as queued, a
     person cancels it and a pass's sweep takes the queue and cancel labels off, all before the
     claimer posts. It posts, takes the lock, wins, finds the queueing taken and gives up,
-    leaving its lock (the issue carries nothing else). The next pass reads a claim that gave
-    up unstarted beside the lock and requeues: it cannot tell a sweep's queue-label removal
-    from a winner's own unqueue that failed but landed, which must be requeued."""
+    leaving its lock (the issue carries nothing else). The next pass read a claim that gave up
+    unstarted beside the lock and requeued: it could not tell a sweep's queue-label removal
+    from a winner's own unqueue that failed but landed. The claimer's `lost` record now says
+    it took no queueing (`unqueued: false`), and the pass only takes the lock off
+    (QUEUEING_TAKEN, ADR 0067)."""
     world = World()
     try:
         w = world.spawn_worker("m1")
@@ -1178,7 +1180,8 @@ def unanswered_unqueue_takes_a_requeue() -> None:
     claim, starting nothing, until the removal has landed, then gives up with a `lost` record
     that says it sent its unqueue, and the pass puts the queueing back (QUEUEING_OWED, ADR 0067).
     Without that, the pass finishes the earlier run again (`ready`) and the person's requeue is
-    lost (the model's replay (18, 58))."""
+    lost (the model's replay (18, 58)); given up before the wait, the pass during it requeues
+    (the queue label is still on) and the removal lands after, leaving no label at all."""
     world = World()
     try:
         first = _running(world, "m1")
@@ -1192,6 +1195,8 @@ def unanswered_unqueue_takes_a_requeue() -> None:
         claim = f"{w.name}.claim"
         _run(world, claim, _ops(world, claim, "remove_label"))
         world.fail(claim, "late")  # the unqueue: GitHub applies it, the answer never comes
+        _run(world, claim, _ops(world, claim, "sleep"))  # the winner waits for it to land
+        _pass(world, "m2")  # meanwhile: the claim still says `running`, and its process lives
         _run(world, claim)
         assert not w.child_started
         _settle(world)
@@ -1228,6 +1233,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         claim_lagging_beside_the_queue_label,
         requeued_and_cancelled_while_the_sweep_runs,
         cancel_swept_after_a_requeue_and_a_new_cancel,
+        claim_posted_after_the_cancel_sweep,
         claim_locked_after_a_cancel,
         unanswered_unqueue_takes_a_requeue,
     )
@@ -1236,7 +1242,6 @@ SCENARIOS: dict[str, Callable[[], None]] = {
 # Scenarios of holes still open (KNOWN_HOLES): each must break, attributed to its hole
 # (test_scenarios.py marks them xfail, strict); when a fix makes one pass, move it up.
 OPEN_SCENARIOS: dict[str, tuple[Callable[[], None], str]] = {
-    "claim_posted_after_the_cancel_sweep": (claim_posted_after_the_cancel_sweep, "requeue-over-cancel"),
     "pass_completes_beside_the_holders_label_move": (pass_completes_beside_the_holders_label_move,
                                                      "stale-pass-repair"),
     "two_passes_release_within_the_lag": (two_passes_release_within_the_lag, "stale-pass-unlock"),

@@ -97,9 +97,11 @@ KNOWN_HOLES = {
                             "off (holder side: scenario cancel_after_a_release_before_the_holder_notices, "
                             "ADR 0054)",
     "requeue-over-cancel": "a claimer reads the issue as queued, the cancel sweep takes the queue and cancel "
-                           "labels off, then the claimer posts, finds the queueing taken and gives up beside "
-                           "its lock: a pass requeues it and the cancel is lost (scenario "
-                           "claim_posted_after_the_cancel_sweep, ADR 0053)",
+                           "labels off, then the claimer posts and wins, and its unqueue goes unanswered "
+                           "(the label was gone): its `lost` record must say `unqueued` (it cannot tell the "
+                           "sweep's removal from its own), and a pass requeues. With an answered unqueue "
+                           "the record says it took nothing and the pass only unlocks (scenario "
+                           "claim_posted_after_the_cancel_sweep, ADR 0067); no known trace reaches it",
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it (scenario "
                          "pass_completes_beside_the_holders_label_move, ADR 0054)",
     "outage-record-overwritten": "a pass's rewrite of a released record, sent after the holder's looks back, "

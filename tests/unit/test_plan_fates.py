@@ -39,6 +39,12 @@ def owed(cid: int, token: str) -> ClaimEntry:
     return replace(entry, record=entry.record.with_changes(unqueued=True, note="GitHub did not answer"))
 
 
+def took_none(cid: int, token: str) -> ClaimEntry:
+    """A claimer's own `lost` record that says it took no queue label (ADR 0067)."""
+    entry = claim(cid, token, State.LOST)
+    return replace(entry, record=entry.record.with_changes(unqueued=False, note="the queueing was taken"))
+
+
 def marker(cid: int, token: str, action: ReleaseAction) -> TombstoneEntry:
     """A holder's own end marker (by "holder")."""
     return TombstoneEntry(cid, Tombstone(token, action, "ended", True, "holder", {}), T0)
@@ -134,6 +140,11 @@ ROWS = {
         verdicts=(("a", DEAD),)),
     "gave up before it ran": Row(
         Fate.GAVE_UP_UNSTARTED, log(claim(1, "a", State.LOST)), Action.REQUEUE, (Q,), Liveness.FINISHED, "a"),
+    # ADR 0067 closes `requeue-over-cancel`: the claimer's own record says it took no queueing
+    # (its unqueue found the label gone: the cancel sweep took it before the claim was posted).
+    # Requeueing would undo the person's cancel; the lock comes off and nothing goes on.
+    "gave up before it ran, its record saying it took no queueing": Row(
+        Fate.QUEUEING_TAKEN, log(took_none(1, "a")), Action.UNLOCK, (), Liveness.FINISHED, "a"),
     "no record": Row(
         Fate.NO_RECORD, log(), Action.REPORT, (), Liveness.UNKNOWN, None, removed=frozenset()),
     # ADR 0067: the last claim's unqueue took a person's requeue (it landed late) and the claim
@@ -166,6 +177,13 @@ def test_a_queueing_is_owed_only_by_the_newest_event_with_every_run_over() -> No
     assert fated(owed(5, "b"), claim(6, "c", State.FINISHED, 0)) is Fate.FINISHED_OK
     assert fated(claim(1, "a", State.FINISHED, 0), owed(5, "b"), tomb(6, "a")) is Fate.RELEASED
     assert fated(claim(1, "a", State.FINISHED, 0), owed(5, "b"), on=frozenset({W, Q})) is Fate.QUEUED_AGAIN
+    # a run that gave up after it started owes nothing: its run is the event
+    ran_then_lost = replace(owed(5, "b"), record=owed(5, "b").record.with_changes(child_pid=4243))
+    assert fated(claim(1, "a", State.FINISHED, 0), ran_then_lost) is not Fate.QUEUEING_OWED
+    # QUEUEING_TAKEN only from the newest claim's own word; not known (None) is GAVE_UP_UNSTARTED
+    assert fated(claim(1, "b", State.LOST), took_none(2, "c")) is Fate.QUEUEING_TAKEN
+    assert fated(took_none(1, "b"), claim(2, "c", State.LOST)) is Fate.GAVE_UP_UNSTARTED
+    assert fated(took_none(1, "b"), on=frozenset({W, Q})) is Fate.QUEUED_AGAIN
 
 
 def test_every_fate_has_a_row_and_a_test() -> None:

@@ -69,7 +69,7 @@ records = st.builds(
                                   run_attempt=st.integers(min_value=1, max_value=100),
                                   runner_name=texts),
     note=st.none() | texts,
-    unqueued=st.booleans(),
+    unqueued=st.none() | st.booleans(),
 )
 tombstones = st.builds(
     Tombstone, token=st.text(min_size=1, max_size=30), action=st.sampled_from(ReleaseAction),
@@ -95,15 +95,17 @@ def test_record_round_trip(record: ClaimRecord) -> None:
     assert mentions_orion(body)
 
 
-def test_only_a_record_that_sent_its_unqueue_says_so() -> None:
-    """ADR 0067: `unqueued` is written only when true, so every other record keeps the keys it
-    had (a reader of an older version ignores a key it does not know); absent, it reads false."""
+def test_only_a_claimers_lost_record_says_whether_it_sent_its_unqueue() -> None:
+    """ADR 0067: `unqueued` is written only when known (a claimer's own `lost` record), so every
+    other record keeps the keys it had (a reader of an older version ignores a key it does not
+    know); absent, it reads None (not known)."""
     assert '"unqueued"' not in render_record(RECORD)
-    lost = RECORD.with_changes(state=State.LOST, child_pid=None, unqueued=True)
-    body = render_record(lost)
-    assert "\"unqueued\":true" in body
-    assert parse_block(body) == lost
     assert parse_block(render_record(RECORD)) == RECORD
+    for sent in (True, False):
+        lost = RECORD.with_changes(state=State.LOST, child_pid=None, unqueued=sent)
+        body = render_record(lost)
+        assert f"\"unqueued\":{str(sent).lower()}" in body
+        assert parse_block(body) == lost
 
 
 @settings(max_examples=200, deadline=None)
