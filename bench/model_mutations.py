@@ -315,6 +315,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "    owed = _queueing_owed(log, last)\n",
         "    owed = None\n",
     )],
+    "a pass unlocks as queued again although the queue label went meanwhile (ADR 0067)": [(
+        "services/reconcile.py",
+        "        if plan.action is Action.REQUEUE and not plan.add_labels and not plan.for_cancel \\\n",
+        "        if False \\\n",
+    )],
     "a pass requeues beside a claim that says it took no queueing (ADR 0067)": [(
         "core/plan.py",
         "        taken = newest.record.state is State.LOST and newest.record.unqueued is False\n",

@@ -288,6 +288,13 @@ class Reconciler:
             # Taken off meanwhile (a holder's ending, another pass, a person): whoever did it
             # moved the labels, and a move of ours now could land after the next claim's.
             return "the lock was taken off while the pass ran; the labels are left as they are"
+        if plan.action is Action.REQUEUE and not plan.add_labels and not plan.for_cancel \
+                and self.config.labels.queue not in issue.labels:
+            # Planned as "queued again" (the queue label stays, the lock goes) from a listing that
+            # showed the queue label: a claim's unqueue took it since. The claim's `lost` record
+            # is written only once that removal has landed (ADR 0067), so the fresh read shows
+            # it; taking the lock off now would leave the issue with no label at all.
+            return "the queue label went while the pass ran (a claim took it); the next pass decides"
         if listed is None or issue.comments <= listed:
             return None
         comments, _ = self.gh.list_comments(n)

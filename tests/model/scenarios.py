@@ -1204,6 +1204,31 @@ def unanswered_unqueue_takes_a_requeue() -> None:
         world.close()
 
 
+def pass_listed_before_an_unqueue_landed() -> None:
+    """A winner's unqueue goes unanswered; while it waits for the removal to land, a pass lists
+    the locked issues (the queue label still on). The removal lands, the winner gives up
+    (`lost`, `unqueued`), and the pass reads its comments only then: a claim that never ran
+    beside a queue label its listing showed, "queued again", lock off. The label is gone by now:
+    the pass's read just before its move must see that and leave the labels, or the issue is left
+    with none (the model's seed 28, episode 59; ADR 0067). The next pass requeues it."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _ops(world, claim, "remove_label"))
+        world.fail(claim, "late")
+        _run(world, claim, _ops(world, claim, "sleep"))
+        r = world.spawn_reconciler("m2")
+        _run(world, r, _ops(world, r, "list_repo_comments"))
+        assert not world.sched.result(r).done, "the pass ended before it read the issue"
+        _run(world, claim)
+        assert not w.child_started
+        _run(world, r)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -1236,6 +1261,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         claim_posted_after_the_cancel_sweep,
         claim_locked_after_a_cancel,
         unanswered_unqueue_takes_a_requeue,
+        pass_listed_before_an_unqueue_landed,
     )
 }
 
