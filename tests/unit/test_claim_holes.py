@@ -7,6 +7,7 @@ queueing it may have taken (core/plan.py QUEUEING_OWED)."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -18,8 +19,10 @@ from orion_action.core.issue import read_log, trusted_set
 from orion_action.core.liveness import Machine
 from orion_action.core.plan import Action, Fate, fate, plan_issue
 from orion_action.core.record import Holder, State
+from orion_action.core.survey import Survey
 from orion_action.errors import GitHubError, NotClaimed
 from orion_action.services.claiming import UNQUEUE_LANDED_S, Claimer
+from orion_action.services.reconcile import Reconciler
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, source="test")
 LAB = CONFIG.labels
@@ -118,3 +121,34 @@ def test_an_unanswered_unqueue_keeps_the_claim_until_it_has_landed_then_the_queu
     assert fate(labels, history, {}, LAB, 3).fate is Fate.QUEUEING_OWED
     plan = plan_issue(n, True, labels, history, {}, LAB, 3)
     assert plan.action is Action.REQUEUE and plan.add_labels == (LAB.queue,) and not plan.counts_attempt
+
+
+def test_a_queued_again_plan_leaves_the_labels_once_the_queue_label_went() -> None:
+    """The model's (28, 59): a pass lists the lock beside the queue label; a winner's late unqueue
+    lands and it gives up (`lost`, `unqueued`); the pass plans "queued again" (lock off, the
+    queue label kept) from the labels it listed. Its read before the move shows the queue label
+    gone: it leaves the labels (taking the lock off would strand the issue), and the next pass
+    gives the queueing back (ADR 0067)."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+
+    def unanswered_unqueue(op: str, args: tuple[object, ...]) -> None:
+        if op == "remove_label" and args[1] == LAB.queue:
+            s.fail_next(ME, "late")
+
+    s.on_call = unanswered_unqueue
+    with pytest.raises(GitHubError):
+        claimer(s).claim_number(n, None)
+    s.on_call = None
+    here = Machine(host="pass", boot_id="p-boot", machine_id="p-id", pid_ns="p-ns")
+    r = Reconciler(s.client(), CONFIG, lambda _line: None, here=here, sight=lambda _pid, _child: None)
+    listed, _ = s.client().get_issue(n)
+    stale = replace(listed, labels=frozenset({LAB.working, LAB.queue}))  # as the listing showed it
+    survey: Survey = r.survey_issue(stale)
+    assert survey.plan.action is Action.REQUEUE and survey.plan.add_labels == ()  # "queued again"
+    done = r.execute(survey)
+    assert done.action is Action.KEEP and "queue label went" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.working})
+    again = r.execute(r.survey()[0])
+    assert again.action is Action.REQUEUE and again.add_labels == (LAB.queue,)
+    assert s.issue(n).labels == frozenset({LAB.queue})
