@@ -312,20 +312,21 @@ class Claimer:
         # dies before this point leaves it, so a person's requeue is never lost with it (defect
         # 7 of the v0.1 audit), and a pass finding the queue label beside a dead claim that
         # never ran knows the issue is wanted again.
-        unqueue_sent = 0.0
         try:
             with self.gh.bounded(in_lease):
                 claim.record = record.with_changes(state=State.RUNNING, attempt=log.attempts_used() + 1)
                 self.gh.edit_comment(claim.comment_id, render_record(claim.record))
-                claim.unqueued, unqueue_sent = True, self.clock.monotonic()
+                claim.unqueued = True
                 took_queueing = self.gh.remove_label(n, lab.queue)
         except GitHubError as exc:
             if claim.unqueued and isinstance(exc, Unavailable):
                 # Unanswered, it may still land. The claim stays `running` (no child: nothing
                 # starts) until it has landed or never will (ADR 0067): given up at once, a pass
                 # could requeue it and the removal land after, and ADR 0025's look would see the
-                # queue label it is about to take (ADR 0055).
-                self.clock.sleep(unqueue_sent + UNQUEUE_LANDED_S - self.clock.monotonic())
+                # queue label it is about to take (ADR 0055). Counted from now, not from the
+                # first try: the client may have sent it again after a wait (a 403/429's
+                # Retry-After), and every try was sent before its failure came back.
+                self.clock.sleep(UNQUEUE_LANDED_S)
             # A `lost` record that says it sent its unqueue: if that took the queueing, a pass
             # puts it back (core/plan.py QUEUEING_OWED), nothing having run it (ADR 0067).
             self._give_up(claim, f"the claim could not be completed: {exc}", unqueued=claim.unqueued)
