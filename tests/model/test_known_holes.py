@@ -100,6 +100,16 @@ ACT_CASES = [
      "outage-record-overwritten",
      "(13, 197): a pass posts its tombstone, the holder writes its outage record and looks twice, then "
      "the pass rewrites the record from the `running` it read (ADR 0056's residual)"),
+    (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="31-110", skew=-30.0, pauses=True,
+                    halts=True),
+     [("person", "cancel", 1), ("reconciler", "hosted"), ("reconciler", "hosted"), ("reconciler", "m2"),
+      ("reconciler", "m1"), ("burst", "r3", 6), ("step", "r3"), ("person", "requeue", 1), ("step", "r3"),
+      ("person", "cancel", 1), ("step", "r3")],
+     "stale-sweep-uncancel",
+     "(31, 110), shrunk: no claim at all; a pass's cancel sweep reads the cancelled issue, the person "
+     "requeues and cancels again between its two removals, and its cancel-label removal takes the new "
+     "cancel off, leaving the new queue label (a claim refuses it from GitHub's record, ADR 0061, but the "
+     "labels say queued). Found by `simulate.py --seed 31` once ADR 0066 moved that episode's claims"),
 ]
 
 

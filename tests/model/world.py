@@ -112,7 +112,7 @@ KNOWN_HOLES = {
                             "cancel label off and leaves the new queue label; a claim refuses such a cancel "
                             "from GitHub's record (ADR 0061), but not one made after its own check if the "
                             "sweep's write comes after its fresh read and the claim's unqueue (ADR 0053); "
-                            "no known trace reaches it since ADR 0053",
+                            "with no claim at all it leaves the issue labelled queued (trace (31, 110))",
 }
 
 
