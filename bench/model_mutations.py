@@ -320,11 +320,6 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if plan.action is Action.REQUEUE and not plan.add_labels and not plan.for_cancel \\\n",
         "        if False \\\n",
     )],
-    "a winner dead by its pid is judged dead while its unqueue may be in flight (ADR 0067)": [(
-        "core/liveness.py",
-        "and record.child_pid is None and age < UNQUEUE_IN_FLIGHT_S:",
-        "and record.child_pid is None and age < 0:",
-    )],
     "a pass requeues beside a claim that says it took no queueing (ADR 0067)": [(
         "core/plan.py",
         "        taken = newest.record.state is State.LOST and newest.record.unqueued is False\n",

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 
-from orion_action.core.arbitration import GITHUB_REQUEST_LIMIT_S, SERVER_TIME_SLACK_S
 from orion_action.core.record import ClaimRecord, Holder, State
 
 # A process's start time as psutil reports it wobbles by a few milliseconds between reads.
@@ -27,9 +26,6 @@ BOOT_TIME_PREFIX = "boot-time-"
 BOOT_TIME_TOLERANCE_S = 60.0
 # A holder that beats on time never looks older than this many intervals.
 MISSED_BEAT_FACTOR = 1.5
-# A winner sends its queue label removal right after its `running` edit: a removal sent before
-# its wrapper died lands within GitHub's request limit, and both stamps have whole seconds.
-UNQUEUE_IN_FLIGHT_S = GITHUB_REQUEST_LIMIT_S + 2 * SERVER_TIME_SLACK_S
 
 
 class Liveness(str, Enum):
@@ -192,14 +188,6 @@ def judge(
                 f"{record.child_pid}) is gone and a beat was missed",
             )
         elif not wrapper_runs:
-            if record.state is State.RUNNING and record.child_pid is None and age < UNQUEUE_IN_FLIGHT_S:
-                # A winner that died between its `running` edit and its child: its unqueue may
-                # still land, after a requeue, and strand the issue (ADR 0067). Wait it out.
-                return Verdict(
-                    Liveness.UNKNOWN,
-                    f"wrapper pid {h.pid} is gone, but it won {max(age, 0.0):.0f}s ago and its queue label "
-                    f"removal may still land; judged again once {UNQUEUE_IN_FLIGHT_S:g}s have passed",
-                )
             if p.wrapper_start is not None:
                 return Verdict(
                     Liveness.DEAD, f"pid {h.pid} now belongs to another process (the wrapper is gone)"

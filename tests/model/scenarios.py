@@ -1229,26 +1229,6 @@ def pass_listed_before_an_unqueue_landed() -> None:
         world.close()
 
 
-def winner_killed_while_its_unqueue_is_in_flight() -> None:
-    """The winner's unqueue goes unanswered and the winner is killed while it waits for it
-    (SIGKILL, OOM). A pass on its machine finds its wrapper gone at once; requeueing then, the
-    removal lands after and leaves no label at all (`late-unqueue`, the trace (5, 207) killed
-    one step after its unqueue). A `running` claim with no child is judged dead by its pid only
-    once such a removal has landed (ADR 0067): the pass reports, a later one requeues."""
-    world = World()
-    try:
-        w = world.spawn_worker("m1")
-        claim = f"{w.name}.claim"
-        _run(world, claim, _ops(world, claim, "remove_label"))
-        world.fail(claim, "late")
-        _run(world, claim, _ops(world, claim, "sleep"))
-        world.crash(w)
-        _pass(world, "m1")
-        _settle(world)
-    finally:
-        world.close()
-
-
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -1282,7 +1262,6 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         claim_locked_after_a_cancel,
         unanswered_unqueue_takes_a_requeue,
         pass_listed_before_an_unqueue_landed,
-        winner_killed_while_its_unqueue_is_in_flight,
     )
 }
 

@@ -78,6 +78,11 @@ _LATE_UNQUEUE = [("worker", "m2", 1, False), ("worker", "m1", None, False), ("wo
                  ("step", "w2.claim"), ("fail", "w2.claim", "late", 2)]
 _R0 = [("reconciler", "m1"), ("burst", "r0", 8), ("burst", "r0", 8)]
 ACT_CASES = [
+    (explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, lag_seed="5-207"),
+     [*_LATE_UNQUEUE, ("burst", "w2.claim", 1), ("crash", "w2"), *_R0],
+     "late-unqueue", "(5, 207), the winner killed while it waits: its unqueue went unanswered, it is killed "
+                     "before the removal has landed, a pass on its machine finds it dead by its pid and "
+                     "requeues, and the removal lands after (ADRs 0055, 0067)"),
     (explorer.Setup(issues=1, max_lag=0.0, whole_seconds=True, lag_seed="h20", guardians_die=True),
      [("worker", "m1", 1, False), ("burst", "w0.claim", 12), ("burst", "w0.beat", 4), ("guardian", "w0"),
       ("burst", "w0.end", 5), ("fail", "w0.end", "late", 1), ("burst", "w0.end", 5), ("reconciler", "hosted"),
@@ -156,13 +161,7 @@ CLOSED_ACT_CASES = [
      [*_LATE_UNQUEUE, ("burst", "w2.claim", 2), ("crash", "w2"), *_R0],
      "(5, 207) late-unqueue, killed after its wait: was the open trace of the killed winner; the winner now "
      "waits before it writes `lost` (ADR 0067), so two steps take it past the wait, its `lost` record says "
-     "`unqueued`, and the pass requeues (QUEUEING_OWED)"),
-    (explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, lag_seed="5-207"),
-     [*_LATE_UNQUEUE, ("burst", "w2.claim", 1), ("crash", "w2"), *_R0],
-     "(5, 207) late-unqueue, the winner killed while it waits: its unqueue went unanswered, it is killed "
-     "before the removal has landed, and a pass on its machine found it dead by its pid and requeued; the "
-     "removal landed after. A `running` claim with no child is now in doubt until such a removal has "
-     "landed (core/liveness.py UNQUEUE_IN_FLIGHT_S, ADR 0067)"),
+     "`unqueued`, and the pass requeues (QUEUEING_OWED). The open trace now kills it one step earlier"),
     (explorer.Setup(issues=1, max_lag=4.0, whole_seconds=True, lag_seed="28-99", repos=2),
      [("worker", "m1", 1, False), ("worker", "m1", 2, False), ("step", "w1.claim"), ("race", 2),
       ("time", 3.0), ("person", "cancel", 2), ("race", 4)],

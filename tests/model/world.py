@@ -85,12 +85,12 @@ class InvariantError(AssertionError):
 # trace in test_known_holes.py, marked xfail(strict=True), which turns red once it is fixed.
 # Remove an entry when its fix lands (ADR 0026).
 KNOWN_HOLES = {
-    "late-unqueue": "audit finding 3's residue: a winner's unqueue lands after a release by hand (or a "
-                    "pass's requeue) and the winner cannot repair it: killed after its child started but "
-                    "before its first beat (seed 28, episode 208), or its repair's read fails (seed 18, "
-                    "episode 224) (ADRs 0025, 0055). Closed by ADR 0067: the winner that gave up and "
-                    "repaired before its removal landed (replay (18, 58)) and the one killed while it "
-                    "waits for it (trace (5, 207))",
+    "late-unqueue": "audit finding 3's residue: a winner's unqueue lands after a requeue (a pass's, or a "
+                    "release by hand) and the winner cannot repair it: killed while it waits for its "
+                    "unanswered removal (a pass on its machine finds it dead by its pid), killed after its "
+                    "child started but before its first beat (seed 28, episode 208), or its repair's read "
+                    "fails (seed 18, episode 224) (ADRs 0025, 0055; the shape where it gave up and "
+                    "repaired before its removal landed, replay (18, 58), is closed by ADR 0067)",
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it: "
                          "in the instant after its last read, or after another pass's release its "

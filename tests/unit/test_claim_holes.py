@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pytest
 from fakes.memory_github import BOT, MemoryServer, ServerTime
@@ -16,16 +16,9 @@ from fakes.memory_github import BOT, MemoryServer, ServerTime
 from orion_action.config import Config, Labels
 from orion_action.core.arbitration import cancelled_at_lock
 from orion_action.core.issue import read_log, trusted_set
-from orion_action.core.liveness import (
-    UNQUEUE_IN_FLIGHT_S,
-    Liveness,
-    Machine,
-    Observations,
-    ProcessSighting,
-    judge,
-)
+from orion_action.core.liveness import Machine
 from orion_action.core.plan import Action, Fate, fate, plan_issue
-from orion_action.core.record import ClaimRecord, Holder, State
+from orion_action.core.record import Holder, State
 from orion_action.core.survey import Survey
 from orion_action.errors import GitHubError, NotClaimed
 from orion_action.services.claiming import UNQUEUE_LANDED_S, Claimer
@@ -159,29 +152,3 @@ def test_a_queued_again_plan_leaves_the_labels_once_the_queue_label_went() -> No
     again = r.execute(r.survey()[0])
     assert again.action is Action.REQUEUE and again.add_labels == (LAB.queue,)
     assert s.issue(n).labels == frozenset({LAB.queue})
-
-
-@pytest.mark.parametrize(
-    ("state", "child_pid", "age", "liveness"),
-    [
-        (State.RUNNING, None, 0.0, Liveness.UNKNOWN),  # won, died before its child: unqueue in flight
-        (State.RUNNING, None, UNQUEUE_IN_FLIGHT_S - 1, Liveness.UNKNOWN),
-        (State.RUNNING, None, UNQUEUE_IN_FLIGHT_S, Liveness.DEAD),  # landed or never will
-        (State.RUNNING, 4243, 0.0, Liveness.DEAD),  # its child started: the unqueue was answered
-        (State.CLAIMING, None, 0.0, Liveness.DEAD),  # no unqueue sent yet
-    ],
-)
-def test_a_winner_dead_by_its_pid_is_judged_once_its_unqueue_has_landed(
-        state: State, child_pid: int | None, age: float, liveness: Liveness) -> None:
-    """(5, 207), the winner killed while it waits for its unanswered unqueue: a pass on its
-    machine found it dead by its pid at once and requeued, and the removal landed after,
-    leaving no label. A `running` claim with no child is judged dead by its pid only once a
-    removal sent before the wrapper died has landed (ADR 0067); until then it is in doubt."""
-    here = Machine(host="w", boot_id="w-boot", machine_id="w-id", pid_ns="w-ns:table")
-    holder = Holder("w", "w-boot", "w-id", "w-ns:table", 20, 20.0)
-    record = ClaimRecord(token="t", state=state, holder=holder, started_at="s", heartbeat_at="h",
-                         child_pid=child_pid)
-    now = datetime(2026, 3, 1, 12, 0, 30, tzinfo=timezone.utc)
-    seen = Observations(machine=here, processes=ProcessSighting(wrapper_start=None))
-    verdict = judge(record, now - timedelta(seconds=age), now, CONFIG.stale_after, seen)
-    assert verdict.liveness is liveness, verdict.reason
