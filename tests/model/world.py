@@ -87,10 +87,10 @@ class InvariantError(AssertionError):
 KNOWN_HOLES = {
     "late-unqueue": "audit finding 3's residue: a winner's unqueue lands after a requeue (a pass's, or a "
                     "release by hand) and the winner cannot repair it: killed while it waits for its "
-                    "unanswered removal (a pass on its machine finds it dead by its pid), killed after its "
-                    "child started but before its first beat (seed 28, episode 208), or its repair's read "
-                    "fails (seed 18, episode 224) (ADRs 0025, 0055; the shape where it gave up and "
-                    "repaired before its removal landed, replay (18, 58), is closed by ADR 0067)",
+                    "unanswered removal (a pass on its machine finds it dead by its pid: trace (5, 207)), "
+                    "killed after its child started but before its first beat (seed 28, episode 208), or "
+                    "its repair's read fails (seed 18, episode 224) (ADRs 0025, 0055, 0067; the shape "
+                    "where it gave up and repaired before its removal landed, replay (18, 58), is closed)",
     "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
     "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it: "
                          "in the instant after its last read, or after another pass's release its "
