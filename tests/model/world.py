@@ -83,16 +83,15 @@ class InvariantError(AssertionError):
 # the world can attribute to one of them (each raise site below says how) is counted, not
 # failed, by the explorer, so that the search goes on to find new ones; each has a replayed
 # trace in test_known_holes.py, marked xfail(strict=True), which turns red once it is fixed.
-# Remove an entry when its fix lands (ADR 0026).
+# Remove an entry when its fix lands (ADR 0026). Closed: `stolen-by-ending` (audit findings 2
+# and 8: another claim's late or retried label write stopped a run) and `stale-pass-unlock` (a
+# pass's lock removal planned before a new claim, landing after it): a live holder puts back a
+# lock orion's own stale write took off (ADR 0065). The world still names them when they break.
 KNOWN_HOLES = {
     "late-unqueue": "audit finding 3's residue: a winner whose unanswered unqueue lands late is killed "
                     "before it can look and repair (ADRs 0025, 0055), or repairs before it lands (its "
                     "unqueue answered an error, it gave up; the unqueue then takes a person's requeue: "
                     "replay (18, 58))",
-    "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
-    "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it: "
-                         "in the instant after its last read, or after another pass's release its "
-                         "listings still lag (scenario two_passes_release_within_the_lag, ADR 0054)",
     "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it "
                             "off (holder side: scenario cancel_after_a_release_before_the_holder_notices, "
                             "ADR 0054)",
