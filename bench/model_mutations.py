@@ -287,6 +287,12 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        plan = fresh\n",
         "",
     )],
+    # h42's holder rule (ADR 0065).
+    "a live holder never puts back a lock orion's stale write took off (ADR 0065)": [(
+        "services/holding.py",
+        "        if not decided.put_back:\n",
+        "        if True:\n",
+    )],
     "a cancel taken off by orion's own sweep no longer stands (ADR 0061)": [(
         "core/cancelled.py",
         "        elif name == c and standing is not None and e.login and not is_orion(e.login):",

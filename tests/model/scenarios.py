@@ -613,6 +613,8 @@ def release_without_a_claim_listed() -> None:
     try:
         w, _ = _release_beside_a_claim_in_flight(world)
         _first_beat(world, w)
+        lost = getattr(w.holding, "lost", None)
+        assert w.holding is not None and lost is None, f"{w.name} was stopped: {lost}"
         world.advance(CONFIG.heartbeat_interval)
         _beat_again(world, w)
         labels = world.server.issue(ISSUE).labels

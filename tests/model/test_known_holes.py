@@ -101,6 +101,17 @@ ACT_CASES = [
      "(18, 58): a winner's unqueue answers an error and lands late, after the claimer gave up and its "
      "repair found its own lock on; a pass completes the earlier run as ready, and the person's requeue "
      "is lost (claimer side: it repaired before its unqueue landed)"),
+    (explorer.Setup(issues=1, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="4-229", halts=True,
+                    repos=2),
+     [("person", "force", 2), ("reconciler", "m2"), ("worker", "m1", None, True), ("worker", "m2", 1, False),
+      ("person", "comment", 1), ("worker", "m1", None, False), ("reconciler", "m2"), ("step", "r2"),
+      ("burst", "w2.claim", 8), ("step", "w2.claim"), ("worker", "m2", None, False), ("step", "w2.claim"),
+      ("burst", "w3.claim", 10), ("fail", "w2.claim", "late", 1), ("time", 0.5), ("step", "w2.claim"),
+      ("race", 2), ("burst", "r2", 9)],
+     "stale-unlock-strand",
+     "(4, 229): a pass that began before w2's claim takes w2's lock off; w2's unqueue, answered with an "
+     "error, lands after it and takes the queue label; w2 dies before its first beat, which would have put "
+     "the lock back (ADR 0065): the issue has no label"),
 ]
 
 

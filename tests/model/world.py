@@ -88,6 +88,10 @@ class InvariantError(AssertionError):
 # pass's lock removal planned before a new claim, landing after it): a live holder puts back a
 # lock orion's own stale write took off (ADR 0065). The world still names them when they break.
 KNOWN_HOLES = {
+    "stale-unlock-strand": "stale-pass-unlock's residue (ADR 0065): a pass's lock removal planned before a "
+                           "claim lands on that claim's lock, the claim's unqueue takes the queue label, and "
+                           "its holder dies before a beat of its own finds the lock gone and puts it back: "
+                           "the issue is left with no label (seed 4 episode 229)",
     "late-unqueue": "audit finding 3's residue: a winner whose unanswered unqueue lands late is killed "
                     "before it can look and repair (ADRs 0025, 0055), or repairs before it lands (its "
                     "unqueue answered an error, it gave up; the unqueue then takes a person's requeue: "
@@ -869,15 +873,16 @@ class World:
         return [a for a, o, x, at in self.label_writes.get(n, ()) if o == op and x == label and at >= since]
 
     def _strand_cause(self, n: int) -> str | None:
-        """A pass planned before the last claim took that claim's lock off (stale-pass-unlock),
-        or a winner's unqueue came after a requeue and the winner died before its repair."""
+        """A pass planned before the last claim took that claim's lock off and the claim's
+        holder died before a beat could put it back (stale-unlock-strand), or a winner's unqueue
+        came after a requeue and the winner died before its repair."""
         last = max((w.posted_at for w in self.workers.values() if w.number == n and w.posted_at is not None),
                    default=None)
         for actor, op, label, _ in self.label_writes.get(n, ()):
             p = self.passes.get(actor)
             if (p is not None and op == "remove_label" and label == LAB.working and last is not None
                     and p.began is not None and p.began <= last):
-                return "stale-pass-unlock"
+                return "stale-unlock-strand"
         return "late-unqueue" if self._unqueued_after_requeue(n) else None
 
     def _unqueued_after_requeue(self, n: int) -> bool:
