@@ -193,6 +193,7 @@ class Worker:
     started_at: float | None = None  # server monotonic when its child started
     guardian_dead: bool = False  # its guardian was SIGKILLed (the child died with it)
     halted_local: float | None = None  # its child was SIGSTOPped then, on its machine's boot clock
+    lock_taken: str | None = None  # strict mode: orion took its lock off while it claimed (ADR 0065)
 
     @property
     def token(self) -> str | None:
@@ -544,6 +545,9 @@ class World:
             self._spawn_ending(w, "lease")
             return
         w.child_started, w.child_lease, w.started_at = True, h.lease_until, self.clock.monotonic()
+        if w.lock_taken is not None and self.strict_locks and not self._person_since(
+                claim.number, w.posted_at or 0.0, ("release", "unlock", "close", "delete", "cancel")):
+            self.locks_taken.append(f"{w.lock_taken}, then {w.name} won and ran")
         self.next_pid += 1
         h.child_pid = w.child_pid = self.next_pid  # each claim's child its own (a drain's too)
 
@@ -828,6 +832,11 @@ class World:
         """Strict mode: orion (another claim's actor, or a pass) took the lock of the one live
         run on issue n, a run nobody released: no tombstone names it, and no person released,
         unlocked, closed, deleted or cancelled since its claim."""
+        for c in self.workers.values():  # a claim posted, not decided yet: judged if it runs
+            if (c.number == n and c.posted_at is not None and not c.child_started and not c.done
+                    and not c.crashed and actor.partition(".")[0] != c.name):
+                took = f"{actor} took the lock off issue {n} at t={self.clock.monotonic():g}"
+                c.lock_taken = c.lock_taken or took
         live = [w for w in self.workers.values() if w.number == n and self.child_alive(w)]
         if len(live) != 1 or live[0].holding is None or live[0].holding.lost is not None:
             return
@@ -838,7 +847,8 @@ class World:
             return
         if self._person_since(n, w.posted_at or 0.0, ("release", "unlock", "close", "delete", "cancel")):
             return
-        self.locks_taken.append(f"{actor} took {w.name}'s lock off issue {n} at t={self.clock.monotonic():g}")
+        self.locks_taken.append(f"{actor} took {w.name}'s lock off issue {n} at t={self.clock.monotonic():g} "
+                                "while it ran")
 
     def _after(self, actor: str, result: StepResult) -> None:
         name, _, part = actor.partition(".")
@@ -995,7 +1005,7 @@ class World:
 
     def check(self) -> None:
         if self.locks_taken:
-            raise InvariantError(f"strict mode: {self.locks_taken[0]} while it ran (ADR 0065)")
+            raise InvariantError(f"strict mode: {self.locks_taken[0]} (ADR 0065)")
         now = self.clock.monotonic()
         for n in self.issue_numbers:
             log = self.issue_log(n)
