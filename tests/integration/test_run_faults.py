@@ -210,7 +210,7 @@ def test_removing_the_lock_label_stops_the_child(repo, orion_env, tmp_path, conf
     assert repo.labels(n) == []  # the wrapper touches no label once it lost the lock
 
 
-def test_a_stale_orion_label_write_does_not_stop_a_live_run(repo, orion_env, tmp_path, config):
+def test_a_stale_orion_label_write_does_not_stop_a_live_run(repo, proxy, orion_env, tmp_path, config):
     """Another claim's stale label move lands on a live run (an ending's hand-back, or a pass's
     requeue planned before this claim, retried or late: stolen-by-ending, stale-pass-unlock):
     the queue label goes on and the lock comes off, written with orion's own token. The run's
@@ -218,10 +218,17 @@ def test_a_stale_orion_label_write_does_not_stop_a_live_run(repo, orion_env, tmp
     the stale queue label off and runs on to its end (ADR 0065)."""
     child = Child(tmp_path)
     n, r = started_run(repo, orion_env, tmp_path, config, child=child)
+    before = len(proxy.log)
     repo.add_label(n, QUEUE)  # orion's identity (the bot's token), as the stale write is
     repo.remove_label(n, WORKING)
     wait_until(lambda: "put the lock back" in r.stderr, timeout=15, message=lambda: r.stderr)
     wait_until(lambda: set(repo.labels(n)) == {WORKING}, timeout=5, message=lambda: repo.labels(n))
+    # What the put-back cost: one read of GitHub's label events, the lock, the stale queue label.
+    sent = [(e.method, e.path) for e in proxy.log[before:]]
+    assert sent.count(("POST", "/graphql")) == 1, sent
+    assert [x for x in sent if "/labels" in x[1]] == [
+        ("POST", f"/repos/{repo.full_name}/issues/{n}/labels"),
+        ("DELETE", f"/repos/{repo.full_name}/issues/{n}/labels/{QUEUE}")], sent
     beats = running_record(repo, n).beats
     wait_until(lambda: (running_record(repo, n) or only_record(repo, n)).beats >= beats + 2,
                timeout=10, message="the heartbeat stopped")
