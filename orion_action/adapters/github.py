@@ -52,8 +52,9 @@ _QUEUE_HISTORY = (
     "{ repository(owner: $owner, name: $name) { issue(number: $number) { lastEditedAt "
     "timelineItems(itemTypes: [LABELED_EVENT, UNLABELED_EVENT, RENAMED_TITLE_EVENT], last: 100, "
     "before: $before) { pageInfo { hasPreviousPage startCursor } nodes { __typename "
-    "... on LabeledEvent { id createdAt label { name } actor { login ... on User { databaseId } "
-    "... on Bot { databaseId } } } ... on UnlabeledEvent { createdAt label { name } actor { login } } "
+    "... on LabeledEvent { id createdAt label { name } actor { __typename login ... on User { databaseId } "
+    "... on Bot { databaseId } } } "
+    "... on UnlabeledEvent { createdAt label { name } actor { __typename login } } "
     "... on RenamedTitleEvent { createdAt } } } } } }"
 )
 UNSEALED = "(no valid MAC)"  # appended to the author of a record that does not verify
@@ -199,10 +200,21 @@ def _label_name(event: dict[str, Any]) -> str:
     return str(label.get("name") or "") if isinstance(label, dict) else ""
 
 
+def _actor_login(actor: object) -> object:
+    """An event's actor's login as REST and comments name it: GraphQL names a Bot (the Actions
+    bot, an App) by its slug, `github-actions` for `github-actions[bot]`; without the suffix,
+    orion's own label writes would read as someone else's (ADRs 0061, 0065)."""
+    login = actor.get("login") if isinstance(actor, dict) else None
+    if isinstance(actor, dict) and actor.get("__typename") == "Bot" and isinstance(login, str) and login \
+            and not login.endswith("[bot]"):
+        return f"{login}[bot]"
+    return login
+
+
 def _queued(event: dict[str, Any], number: int) -> Queued:
     """A GraphQL `LabeledEvent` as a Queued: a valid login, time and id, or GitHubError."""
     actor = event.get("actor")
-    login = actor.get("login") if isinstance(actor, dict) else None
+    login = _actor_login(actor)
     if not isinstance(login, str) or not _LOGIN.fullmatch(login):
         raise GitHubError(f"GitHub's labeled event of #{number} names no valid login")
     user_id = actor.get("databaseId") if isinstance(actor, dict) else None
@@ -220,8 +232,7 @@ def _queued(event: dict[str, Any], number: int) -> Queued:
 def _label_event(event: dict[str, Any], added: bool, number: int) -> LabelEvent:
     """A GraphQL `LabeledEvent` or `UnlabeledEvent` as a LabelEvent. An actor GitHub no longer
     names (a deleted account) reads as ""; one that is not a login is GitHubError."""
-    actor = event.get("actor")
-    login = actor.get("login") if isinstance(actor, dict) else None
+    login = _actor_login(event.get("actor"))
     if login is not None and (not isinstance(login, str) or not _LOGIN.fullmatch(login)):
         raise GitHubError(f"GitHub's label event of #{number} names no valid login")
     return LabelEvent(_label_name(event), added, login or "",

@@ -22,6 +22,8 @@ SERVER_TIME_SLACK_S = 1.0
 # GitHub ends a request it has not processed within 10 s ("Timeouts" in its REST API
 # troubleshooting guide): a write sent is applied within that, or not at all.
 GITHUB_REQUEST_LIMIT_S = 10.0
+# The fence's reason when only the lock is gone (core/lock_gone.py decides what then, ADR 0065).
+LOCK_REMOVED = "the lock label was removed"
 
 
 def winner(log: IssueLog, is_dead: Callable[[ClaimEntry], bool]) -> ClaimEntry | None:
@@ -71,7 +73,7 @@ def lost_reason(
     if not is_open:
         return "the issue was closed"
     if not has_lock:
-        return "the lock label was removed"
+        return LOCK_REMOVED
     for t in log.tombstones:
         if t.tombstone.token == token:
             return f"the claim was released by {t.tombstone.by}: {t.tombstone.reason}"

@@ -17,11 +17,18 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 
 from orion_action.config import Config
-from orion_action.core.arbitration import GITHUB_REQUEST_LIMIT_S, SERVER_TIME_SLACK_S, lost_reason
+from orion_action.core.arbitration import (
+    GITHUB_REQUEST_LIMIT_S,
+    LOCK_REMOVED,
+    SERVER_TIME_SLACK_S,
+    lost_reason,
+)
 from orion_action.core.beat import Bounds, Load, Promise, next_promise, renew_deadline
+from orion_action.core.cancelled import LabelEvent
 from orion_action.core.ending import Outcome, failed_for_outage, handed_back
 from orion_action.core.issue import Issue, IssueLog, read_log
 from orion_action.core.liveness import Machine
+from orion_action.core.lock_gone import lock_gone
 from orion_action.core.record import (
     HOLDER_END,
     ClaimRecord,
@@ -205,7 +212,7 @@ class Holding:
         # beats leave the count equal (ADR 0044). Both reads are conditional: the issue's is
         # free while it is unchanged; the listing's page holds our own record, just edited.
         log = self._read_new_comments(issue, gh)
-        self.lost = self._lost_reason(issue, log, now)
+        self.lost = self._keep_lock(issue, log, now, gh)
         self.released = c.record.token in log.released_tokens()
         if self.lost is None:
             self.promise, self.last_sent = promise, sent
@@ -271,24 +278,78 @@ class Holding:
         c.listed = c.listed[:kept] + [x.id for x in comments]
         return read_log(c.comments.values(), c.trusted)
 
-    def _lost_reason(self, issue: Issue, log: IssueLog, now: datetime) -> str | None:
+    def _lost_reason(self, issue: Issue, log: IssueLog, now: datetime, lock: bool = False) -> str | None:
+        """Why the claim is lost (the fence), or None; `lock`: count the lock as on."""
         token = self.claim.record.token
         return lost_reason(
             log,
             token,
             is_open=issue.is_open,
-            has_lock=self.config.labels.working in issue.labels,
+            has_lock=lock or self.config.labels.working in issue.labels,
             is_dead=lambda e: (
                 e.record.token != token
                 and judge_entry(e, now, self.config.stale_after, self.here, sight=self.sight).is_dead
             ),
         )
 
+    def _keep_lock(
+        self, issue: Issue, log: IssueLog, now: datetime, gh: GitHubPort | None = None
+    ) -> str | None:
+        """The fence, and what a holder does that finds its lock gone (core/lock_gone.py, ADR
+        0065): when orion's own stale write took it off (another claim's late ending, a pass
+        that planned before this claim), put it back and hold on; anything else stops the run.
+        Costs nothing while the lock is on; one read of GitHub's label events, and a write or
+        two, when it is gone. Returns why the claim is lost, or None."""
+        lost = self._lost_reason(issue, log, now)
+        if lost != LOCK_REMOVED:
+            return lost
+        gh = gh or self.gh
+        c, lab = self.claim, self.config.labels
+        posted = c.comments.get(c.comment_id)
+        if posted is None:  # our own claim is not listed (deleted): nothing to hold on to
+            return lost
+
+        def record() -> tuple[LabelEvent, ...]:  # the lock's and queue label's events (one read)
+            return gh.queue_history(c.number, lab.working, lab.queue).label_events
+
+        try:
+            decided = lock_gone(
+                other_reason=self._lost_reason(issue, log, now, lock=True),
+                labels=issue.labels,
+                unlisted=issue.comments > len(c.listed),
+                record=record,
+                posted_at=posted.created_at,
+                is_orion=lambda login: login.lower() in c.trusted,
+                lab=lab,
+            )
+        except Unavailable:
+            raise
+        except GitHubError as exc:
+            return f"{lost} (GitHub's record of who removed it could not be read: {exc})"
+        if not decided.put_back:
+            return decided.why
+        if self.clock.monotonic() >= self._last_label_write():
+            return f"{decided.why}; too late to put it back before a judge may presume this holder dead"
+        try:
+            with gh.bounded(Policy(self.clock, self._last_label_write())):
+                gh.add_labels(c.number, [lab.working])
+                if decided.unqueue:
+                    gh.remove_label(c.number, lab.queue)
+        except Unavailable:
+            raise
+        except GitHubError as exc:
+            return f"{decided.why}; it could not be put back: {exc}"
+        self.log(f"#{c.number}: {decided.why}: put the lock back"
+                 + (f" and took the stale {lab.queue!r} label off" if decided.unqueue else "")
+                 + "; the run goes on")
+        return None
+
     def fresh_check(self) -> tuple[str | None, bool]:
         """Read the issue and its new comments now: (why the claim is lost or None, whether a
-        tombstone released it)."""
+        tombstone released it). A lock taken off by orion's own stale write is put back first
+        (ADR 0065), so that the ending's label move has its lock to take off last."""
         issue, log, now = self._fresh_read()
-        return self._lost_reason(issue, log, now), self.claim.record.token in log.released_tokens()
+        return self._keep_lock(issue, log, now), self.claim.record.token in log.released_tokens()
 
     def _fresh_read(self) -> tuple[Issue, IssueLog, datetime]:
         before = self.clock.monotonic()

@@ -31,7 +31,7 @@ from helpers_run import (
     records,
     running_record,
 )
-from rig import ROOT, wait_until
+from rig import ROOT, Emulator, wait_until
 
 from orion_action.core.record import State
 
@@ -198,15 +198,45 @@ def test_closing_the_issue_stops_the_child(repo, orion_env, tmp_path, config):
 
 
 def test_removing_the_lock_label_stops_the_child(repo, orion_env, tmp_path, config):
+    """A person (not orion's identity) takes the lock off: the run stops (ADR 0065)."""
     child = Child(tmp_path, ignore=("term",))  # needs the SIGKILL after the grace
     n, r = started_run(repo, orion_env, tmp_path, config, child=child)
     pid = child.pid
-    repo.remove_label(n, WORKING)
+    repo.api("DELETE", f"/issues/{n}/labels/{WORKING}", Emulator.OUTSIDER_TOKEN)
     assert r.wait(15) == LOST, r.stderr
     assert not pid_alive(pid)
-    assert "lock label was removed" in r.stderr
+    assert f"lock label was removed by {Emulator.OUTSIDER}" in r.stderr
     assert only_record(repo, n).state is State.LOST
     assert repo.labels(n) == []  # the wrapper touches no label once it lost the lock
+
+
+def test_a_stale_orion_label_write_does_not_stop_a_live_run(repo, proxy, orion_env, tmp_path, config):
+    """Another claim's stale label move lands on a live run (an ending's hand-back, or a pass's
+    requeue planned before this claim, retried or late: stolen-by-ending, stale-pass-unlock):
+    the queue label goes on and the lock comes off, written with orion's own token. The run's
+    next beat reads GitHub's label events, finds the removal orion's, puts the lock back, takes
+    the stale queue label off and runs on to its end (ADR 0065)."""
+    child = Child(tmp_path)
+    n, r = started_run(repo, orion_env, tmp_path, config, child=child)
+    before = len(proxy.log)
+    repo.add_label(n, QUEUE)  # orion's identity (the bot's token), as the stale write is
+    repo.remove_label(n, WORKING)
+    wait_until(lambda: "put the lock back" in r.stderr, timeout=15, message=lambda: r.stderr)
+    wait_until(lambda: set(repo.labels(n)) == {WORKING}, timeout=5, message=lambda: repo.labels(n))
+    # What the put-back cost: one read of GitHub's label events, the lock, the stale queue label.
+    sent = [(e.method, e.path) for e in proxy.log[before:]]
+    assert sent.count(("POST", "/graphql")) == 1, sent
+    assert [x for x in sent if "/labels" in x[1]] == [
+        ("POST", f"/repos/{repo.full_name}/issues/{n}/labels"),
+        ("DELETE", f"/repos/{repo.full_name}/issues/{n}/labels/{QUEUE}")], sent
+    beats = running_record(repo, n).beats
+    wait_until(lambda: (running_record(repo, n) or only_record(repo, n)).beats >= beats + 2,
+               timeout=10, message="the heartbeat stopped")
+    assert r.proc.poll() is None and pid_alive(child.pid)
+    child.release()
+    assert r.wait() == 0, r.stderr
+    assert only_record(repo, n).state is State.FINISHED
+    assert set(repo.labels(n)) == {READY}
 
 
 def test_a_tombstone_naming_the_claim_stops_the_child(repo, orion_env, tmp_path, config):

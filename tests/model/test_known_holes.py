@@ -83,14 +83,6 @@ ACT_CASES = [
      "late-unqueue", "(5, 207), the winner killed while it waits: its unqueue went unanswered, it is killed "
                      "before the removal has landed, a pass on its machine finds it dead by its pid and "
                      "requeues, and the removal lands after (ADRs 0055, 0067)"),
-    (explorer.Setup(issues=1, max_lag=0.0, whole_seconds=True, lag_seed="h20", guardians_die=True),
-     [("worker", "m1", 1, False), ("burst", "w0.claim", 12), ("burst", "w0.beat", 4), ("guardian", "w0"),
-      ("burst", "w0.end", 5), ("fail", "w0.end", "late", 1), ("burst", "w0.end", 5), ("reconciler", "hosted"),
-      ("burst", "r0", 30), ("worker", "m2", 1, False), ("burst", "w1.claim", 12), ("burst", "w1.beat", 4),
-      ("land", 0), ("time", 10.0), ("burst", "w1.beat", 6)],
-     "stolen-by-ending", "directed: w0's ending hands the issue back and its lock removal goes unanswered; "
-                         "a pass finishes the hand-back from the final record, w1 claims, and the removal "
-                         "lands on w1's lock (ADR 0055)"),
     (explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="13-197", skew=30.0,
                     dispatch=True),
      [("worker", "m2", 1, True), ("step", "w0.claim"), ("burst", "w0.claim", 6), ("step", "w0.claim"),
@@ -110,11 +102,30 @@ ACT_CASES = [
      "requeues and cancels again between its two removals, and its cancel-label removal takes the new "
      "cancel off, leaving the new queue label (a claim refuses it from GitHub's record, ADR 0061, but the "
      "labels say queued). Found by `simulate.py --seed 31` once ADR 0066 moved that episode's claims"),
+    (explorer.Setup(issues=1, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="4-229", halts=True,
+                    repos=2),
+     [("person", "force", 2), ("reconciler", "m2"), ("worker", "m1", None, True), ("worker", "m2", 1, False),
+      ("person", "comment", 1), ("worker", "m1", None, False), ("reconciler", "m2"), ("step", "r2"),
+      ("burst", "w2.claim", 8), ("step", "w2.claim"), ("worker", "m2", None, False), ("step", "w2.claim"),
+      ("burst", "w3.claim", 10), ("fail", "w2.claim", "late", 1), ("time", 0.5), ("step", "w2.claim"),
+      ("race", 2), ("burst", "r2", 9)],
+     "stale-unlock-strand",
+     "(4, 229): a pass that began before w2's claim takes w2's lock off; w2's unqueue, answered with an "
+     "error, lands after it and takes the queue label; w2 dies before its first beat, which would have put "
+     "the lock back (ADR 0065): the issue has no label"),
 ]
 
 
 # Exact traces of holes since closed: each must break nothing.
 CLOSED_ACT_CASES = [
+    (explorer.Setup(issues=1, max_lag=0.0, whole_seconds=True, lag_seed="h20", guardians_die=True),
+     [("worker", "m1", 1, False), ("burst", "w0.claim", 12), ("burst", "w0.beat", 4), ("guardian", "w0"),
+      ("burst", "w0.end", 5), ("fail", "w0.end", "late", 1), ("burst", "w0.end", 5), ("reconciler", "hosted"),
+      ("burst", "r0", 30), ("worker", "m2", 1, False), ("burst", "w1.claim", 12), ("burst", "w1.beat", 4),
+      ("land", 0), ("time", 10.0), ("burst", "w1.beat", 6)],
+     "directed stolen-by-ending: w0's ending hands the issue back and its lock removal goes unanswered; a "
+     "pass finishes the hand-back from the final record, w1 claims, and the removal lands on w1's lock "
+     "(ADR 0055). w1's next beat finds the removal orion's and puts its lock back (ADR 0065)"),
     (explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, lag_seed="5-207"),
      [*_LATE_UNQUEUE, ("burst", "w2.claim", 10), *_R0],
      "(5, 207) late-unqueue: a winner's unqueue goes unanswered and lands 10 s later, after a pass "

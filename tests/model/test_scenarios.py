@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from model.scenarios import OPEN_SCENARIOS, SCENARIOS
+from model import world
+from model.scenarios import OPEN_SCENARIOS, SCENARIOS, STALE_LOCK_REMOVALS
 from model.world import KNOWN_HOLES, InvariantError
 
 
@@ -28,3 +29,13 @@ def test_open_hole_scenario_breaks_as_recorded(name: str) -> None:
     except InvariantError as exc:
         assert exc.hole == hole, f"{name} broke another way than recorded: {exc}"
         raise
+
+
+@pytest.mark.parametrize("name", sorted(STALE_LOCK_REMOVALS))
+def test_strict_mode_counts_a_lock_put_back(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The world's strict mode (the mutation bench's, ADR 0065) breaks where orion takes a live
+    run's lock off, though the run puts it back: so it can tell the mutations that make more
+    such removals from the code as it is."""
+    monkeypatch.setattr(world, "STRICT_LOCKS", True)
+    with pytest.raises(InvariantError, match="strict mode"):
+        SCENARIOS[name]()

@@ -57,6 +57,12 @@ DISPATCHING = {"dispatch_workflow": WORKFLOW, "dispatch_max_runs": 2}  # over th
 ADAPTIVE_CONFIG = Config(heartbeat_interval=2.0, stale_after=12.0, heartbeat_max_interval=60.0,
                          max_attempts=3, kill_grace=1.0, source="model-adaptive")
 ADAPTIVE = os.environ.get("ORION_MODEL_ADAPTIVE") == "1"
+# ORION_MODEL_STRICT_LOCKS=1 (bench/model_mutations.py only): orion taking a live run's lock off
+# is itself a break, even when the run puts it back (ADR 0065). The put-back heals every stale
+# lock removal a live holder outlives, so a mutation that makes more of them (a late or retried
+# label write, a pass acting on a stale plan) would otherwise go unseen: judged against the
+# unmutated code on the same actions, as every mutation is (ADR 0047).
+STRICT_LOCKS = os.environ.get("ORION_MODEL_STRICT_LOCKS") == "1"
 # Every holder runs with run.idle_timeout: only a child the driver stopped (SIGSTOP) is ever
 # silent, so it changes nothing for the others (World.child_halts).
 IDLE_TIMEOUT = 90.0
@@ -83,18 +89,21 @@ class InvariantError(AssertionError):
 # the world can attribute to one of them (each raise site below says how) is counted, not
 # failed, by the explorer, so that the search goes on to find new ones; each has a replayed
 # trace in test_known_holes.py, marked xfail(strict=True), which turns red once it is fixed.
-# Remove an entry when its fix lands (ADR 0026).
+# Remove an entry when its fix lands (ADR 0026). Closed: `stolen-by-ending` (audit findings 2
+# and 8: another claim's late or retried label write stopped a run) and `stale-pass-unlock` (a
+# pass's lock removal planned before a new claim, landing after it): a live holder puts back a
+# lock orion's own stale write took off (ADR 0065). The world still names them when they break.
 KNOWN_HOLES = {
+    "stale-unlock-strand": "stale-pass-unlock's residue (ADR 0065): a pass's lock removal planned before a "
+                           "claim lands on that claim's lock, the claim's unqueue takes the queue label, and "
+                           "its holder dies before a beat of its own finds the lock gone and puts it back: "
+                           "the issue is left with no label (seed 4 episode 229)",
     "late-unqueue": "audit finding 3's residue: a winner's unqueue lands after a requeue (a pass's, or a "
                     "release by hand) and the winner cannot repair it: killed while it waits for its "
                     "unanswered removal (a pass on its machine finds it dead by its pid: trace (5, 207)), "
                     "killed after its child started but before its first beat (seed 28, episode 208), or "
                     "its repair's read fails (seed 18, episode 224) (ADRs 0025, 0055, 0067; the shape "
                     "where it gave up and repaired before its removal landed, replay (18, 58), is closed)",
-    "stolen-by-ending": "audit findings 2 and 8: another claim's late or retried label write stops a run",
-    "stale-pass-unlock": "a pass's lock removal, planned before a new claim was posted, lands after it: "
-                         "in the instant after its last read, or after another pass's release its "
-                         "listings still lag (scenario two_passes_release_within_the_lag, ADR 0054)",
     "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it "
                             "off (holder side: scenario cancel_after_a_release_before_the_holder_notices, "
                             "ADR 0054)",
@@ -191,6 +200,7 @@ class Worker:
     # its claim's lock write landed beside the cancel label: a person cancelled the issue before
     # (ADR 0066); the issue number it landed on
     locked_under_cancel: int | None = None
+    lock_taken: str | None = None  # strict mode: orion took its lock off while it claimed (ADR 0065)
 
     @property
     def token(self) -> str | None:
@@ -263,6 +273,8 @@ class World:
         self.last_person: dict[int, str] = {}  # issue -> "requeue" or "cancel"
         self.requeued_at: dict[int, datetime] = {}
         self.lock_removed_by: dict[int, tuple[str, float]] = {}
+        self.strict_locks = STRICT_LOCKS
+        self.locks_taken: list[str] = []  # orion's removals of a live run's lock (strict mode)
         self.stale_uncancel: dict[int, bool] = {}  # issue -> its cancel label's last removal was a sweep's
         # planned (its listing of the cancel label) before a person's latest cancel
         self.label_writes: dict[int, list[tuple[str, str, str, float]]] = {}  # issue -> (actor, op, label, t)
@@ -540,6 +552,9 @@ class World:
             self._spawn_ending(w, "lease")
             return
         w.child_started, w.child_lease, w.started_at = True, h.lease_until, self.clock.monotonic()
+        if w.lock_taken is not None and self.strict_locks and not self._person_since(
+                claim.number, w.posted_at or 0.0, ("release", "unlock", "close", "delete", "cancel")):
+            self.locks_taken.append(f"{w.lock_taken}, then {w.name} won and ran")
         self.next_pid += 1
         h.child_pid = w.child_pid = self.next_pid  # each claim's child its own (a drain's too)
 
@@ -818,10 +833,34 @@ class World:
             self.stale_uncancel[n] = p is not None and p.cancels_read.get(n, 0) < self._cancels(n)
         elif op == "remove_label" and args[1] == LAB.working:
             self.lock_removed_by[int(args[0])] = (actor, self.clock.monotonic())  # type: ignore[call-overload]
+            if self.strict_locks:
+                self._note_lock_taken(actor, int(args[0]))  # type: ignore[call-overload]
         elif op == "post_comment" and actor.endswith(".claim"):
             w = self.workers.get(actor.partition(".")[0])
             if w is not None and CLAIM_MARK in str(args[1]):  # `--next` posts one claim per issue it tries
                 w.number, w.posted_at, w.gen = int(args[0]), self.clock.monotonic(), self.gen[int(args[0])]  # type: ignore[call-overload]
+
+    def _note_lock_taken(self, actor: str, n: int) -> None:
+        """Strict mode: orion (another claim's actor, or a pass) took the lock of the one live
+        run on issue n, a run nobody released: no tombstone names it, and no person released,
+        unlocked, closed, deleted or cancelled since its claim."""
+        for c in self.workers.values():  # a claim posted, not decided yet: judged if it runs
+            if (c.number == n and c.posted_at is not None and not c.child_started and not c.done
+                    and not c.crashed and actor.partition(".")[0] != c.name):
+                took = f"{actor} took the lock off issue {n} at t={self.clock.monotonic():g}"
+                c.lock_taken = c.lock_taken or took
+        live = [w for w in self.workers.values() if w.number == n and self.child_alive(w)]
+        if len(live) != 1 or live[0].holding is None or live[0].holding.lost is not None:
+            return
+        w = live[0]
+        if actor.partition(".")[0] == w.name or w.token is None:
+            return
+        if any(t.tombstone.token == w.token for t in self.issue_log(n).tombstones):
+            return
+        if self._person_since(n, w.posted_at or 0.0, ("release", "unlock", "close", "delete", "cancel")):
+            return
+        self.locks_taken.append(f"{actor} took {w.name}'s lock off issue {n} at t={self.clock.monotonic():g} "
+                                "while it ran")
 
     def _after(self, actor: str, result: StepResult) -> None:
         name, _, part = actor.partition(".")
@@ -882,15 +921,16 @@ class World:
         return [a for a, o, x, at in self.label_writes.get(n, ()) if o == op and x == label and at >= since]
 
     def _strand_cause(self, n: int) -> str | None:
-        """A pass planned before the last claim took that claim's lock off (stale-pass-unlock),
-        or a winner's unqueue came after a requeue and the winner died before its repair."""
+        """A pass planned before the last claim took that claim's lock off and the claim's
+        holder died before a beat could put it back (stale-unlock-strand), or a winner's unqueue
+        came after a requeue and the winner died before its repair."""
         last = max((w.posted_at for w in self.workers.values() if w.number == n and w.posted_at is not None),
                    default=None)
         for actor, op, label, _ in self.label_writes.get(n, ()):
             p = self.passes.get(actor)
             if (p is not None and op == "remove_label" and label == LAB.working and last is not None
                     and p.began is not None and p.began <= last):
-                return "stale-pass-unlock"
+                return "stale-unlock-strand"
         return "late-unqueue" if self._unqueued_after_requeue(n) else None
 
     def _unqueued_after_requeue(self, n: int) -> bool:
@@ -976,6 +1016,8 @@ class World:
                                  f"actor's write: {h.lost}{by}", hole)
 
     def check(self) -> None:
+        if self.locks_taken:
+            raise InvariantError(f"strict mode: {self.locks_taken[0]} (ADR 0065)")
         now = self.clock.monotonic()
         for n in self.issue_numbers:
             log = self.issue_log(n)

@@ -398,6 +398,6 @@ def test_a_winner_restores_no_queue_label_a_person_took_away() -> None:
     h = hold(s, claimer(s, "w", 20).claim_number(n, None))
     s.remove_label(n, LAB.working)
     h.beat()
-    assert h.lost == "the lock label was removed"
+    assert h.lost == "the lock label was removed by a-person"  # a person: the run stops (ADR 0065)
     h.give_up(h.lost, h.released)
     assert s.issue(n).labels == frozenset()

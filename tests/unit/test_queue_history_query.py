@@ -91,3 +91,19 @@ def test_an_answer_that_is_not_the_history_is_an_error(monkeypatch: pytest.Monke
     repo, _ = repo_answering(monkeypatch, [bad])
     with pytest.raises(GitHubError):
         repo.queue_history(5, "orion", "orion-cancel")
+
+
+def test_a_bot_is_named_as_rest_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GraphQL names a Bot by its slug (`github-actions`), REST and comments as
+    `github-actions[bot]`: orion's own label writes must read as orion's (ADRs 0061, 0065).
+    A User named like a bot's slug keeps its name."""
+    bot = {"__typename": "Bot", "login": "github-actions"}
+    repo, _ = repo_answering(monkeypatch, [answer([
+        {**labelled(1), "actor": {**bot, "databaseId": 41898282}},
+        {**unlabelled(2, "orion-working"), "actor": bot},
+        {**unlabelled(3, "orion-working"), "actor": {"__typename": "Bot", "login": "my-app[bot]"}},
+        {**unlabelled(4, "orion-working"), "actor": {"__typename": "User", "login": "my-app"}}])])
+    history = repo.queue_history(5, "orion", "orion-working")
+    assert [q.login for q in history.labelled] == ["github-actions[bot]"]
+    assert [e.login for e in history.label_events] == [
+        "github-actions[bot]", "github-actions[bot]", "my-app[bot]", "my-app"]
