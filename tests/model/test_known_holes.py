@@ -102,17 +102,19 @@ ACT_CASES = [
      "requeues and cancels again between its two removals, and its cancel-label removal takes the new "
      "cancel off, leaving the new queue label (a claim refuses it from GitHub's record, ADR 0061, but the "
      "labels say queued). Found by `simulate.py --seed 31` once ADR 0066 moved that episode's claims"),
-    (explorer.Setup(issues=1, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="4-229", halts=True,
-                    repos=2),
-     [("person", "force", 2), ("reconciler", "m2"), ("worker", "m1", None, True), ("worker", "m2", 1, False),
-      ("person", "comment", 1), ("worker", "m1", None, False), ("reconciler", "m2"), ("step", "r2"),
-      ("burst", "w2.claim", 8), ("step", "w2.claim"), ("worker", "m2", None, False), ("step", "w2.claim"),
-      ("burst", "w3.claim", 10), ("fail", "w2.claim", "late", 1), ("time", 0.5), ("step", "w2.claim"),
-      ("race", 2), ("burst", "r2", 9)],
+    (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="9-9"),
+     [("worker", "m2", 3, False), ("step", "w0.claim"), ("burst", "w0.claim", 7), ("worker", "m2", 2, False),
+      ("burst", "w1.claim", 5), ("fail", "w0.beat", "late", 7), ("step", "w0.beat"), ("burst", "w0.beat", 7),
+      ("worker", "m2", None, False), ("burst", "w2.claim", 7), ("worker", "m2", 3, False),
+      ("person", "delete", 1, 899), ("reconciler", "m2"), ("step", "r0"), ("time", 25.0),
+      ("worker", "m1", 2, True), ("burst", "w0.end", 10), ("race", 4), ("burst", "r0", 6), ("step", "r0"),
+      ("worker", "m1", None, False), ("step", "w5.claim"), ("person", "force", 2), ("burst", "r1", 10),
+      ("burst", "w5.claim", 9), ("step", "r0")],
      "stale-unlock-strand",
-     "(4, 229): a pass that began before w2's claim takes w2's lock off; w2's unqueue, answered with an "
-     "error, lands after it and takes the queue label; w2 dies before its first beat, which would have put "
-     "the lock back (ADR 0065): the issue has no label"),
+     "(9, 9), shrunk: a pass's lock removal planned before a claim lands on that claim's lock, and its "
+     "holder dies before a beat of its own finds the lock gone and puts it back (ADR 0065): the issue is "
+     "left with no label. (4, 229) was the first witness; since ADR 0067's wait that episode no longer "
+     "reaches it"),
 ]
 
 
