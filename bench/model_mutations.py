@@ -294,6 +294,16 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if not decided.put_back:\n",
         "        if True:\n",
     )],
+    # h44: a person who deletes a live run's claim comment takes the issue over (ADR 0068).
+    "a beat whose claim comment was deleted carries on (ADR 0068)": [(
+        "services/holding.py",
+        "        except Unavailable:\n"
+        "            self._ambiguous_write = True  # the server may still apply it\n",
+        "        except NotFound:\n            self.claim.record = record\n"
+        "            return datetime.fromisoformat(self.clock.now_iso())\n"
+        "        except Unavailable:\n"
+        "            self._ambiguous_write = True  # the server may still apply it\n",
+    )],
     "a cancel taken off by orion's own sweep no longer stands (ADR 0061)": [(
         "core/cancelled.py",
         "        elif name == c and standing is not None and e.login and not is_orion(e.login):",

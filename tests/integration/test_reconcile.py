@@ -176,6 +176,17 @@ def test_closed_issue_with_a_live_holder_is_unlocked_and_the_holder_stops(orion:
     assert labels(repo, n) == set()
 
 
+def test_a_person_who_deletes_a_live_claim_comment_stops_the_holder_at_its_next_beat(orion: Orion, repo):
+    """A takeover by hand (ADR 0068): the claim comment is gone, so the holder's next beat
+    (its edit gets 404) stops the run. The model has its own copy of this handler."""
+    n = queued_issue(repo)
+    w = orion.running(n)
+    assert w.comment_id is not None
+    repo.delete_comment(w.comment_id)
+    assert w.wait(20) == 76, w.output()
+    assert "the claim comment or the issue was deleted" in w.output()
+
+
 # -- nothing to release --------------------------------------------------------------------------
 
 

@@ -290,7 +290,13 @@ def run_acts(setup: Setup, acts: list[Act], trace: list[str] | None = None) -> N
     world = setup.world()
     try:
         for act in acts:
-            if apply(world, act) and trace is not None:
+            try:
+                applied = apply(world, act)
+            except BaseException:
+                if trace is not None:  # the act that broke belongs in the trace too
+                    trace.append(_show(act))
+                raise
+            if applied and trace is not None:
                 trace.append(_show(act))
             world.check()
         world.quiesce()

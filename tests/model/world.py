@@ -273,6 +273,9 @@ class World:
         self.last_person: dict[int, str] = {}  # issue -> "requeue" or "cancel"
         self.requeued_at: dict[int, datetime] = {}
         self.lock_removed_by: dict[int, tuple[str, float]] = {}
+        # (issue, comment id) -> when a person deleted that comment of the bot's (a claim among them:
+        # a takeover by hand, excused from the overlap rule but bounded by one beat, ADR 0068)
+        self.deleted_by_person: dict[tuple[int, int], float] = {}
         self.strict_locks = STRICT_LOCKS
         self.locks_taken: list[str] = []  # orion's removals of a live run's lock (strict mode)
         self.stale_uncancel: dict[int, bool] = {}  # issue -> its cancel label's last removal was a sweep's
@@ -787,6 +790,8 @@ class World:
             gone = comments[pick % len(comments)]
             self.gh_of(issue).delete(gone.id)
             self._person(issue, "delete" if gone.author == BOT else "delete spam")
+            if gone.author == BOT:
+                self.deleted_by_person[(issue, gone.id)] = self.clock.monotonic()
 
     def person_unlocks(self, issue: int = ISSUE) -> None:
         """A person takes the lock label off by hand (a forced release without the command)."""
@@ -1023,8 +1028,12 @@ class World:
             log = self.issue_log(n)
             forced = {t.tombstone.token for t in log.tombstones if t.tombstone.by == "release"}
             live = [w for w in self.workers.values() if w.number == n and self.child_alive(w)]
-            self._check_overlap(n, [w for w in live
-                                    if w.token not in forced and not self.paused_since_beat(w)])
+            # A run whose claim comment a person deleted, or whose claim a person released by
+            # force, was taken over by hand: a new claim cannot see it, and it must stop at its
+            # next beat instead (ADR 0068; _check_taken_over, _check_releases_honoured).
+            self._check_overlap(n, [w for w in live if w.token not in forced and not self.taken_over(w)
+                                    and not self.paused_since_beat(w)])
+            self._check_taken_over(live)
             # A VM paused since its beat: its boot clock, its lease and its guardian stood still
             # (ADR 0047); what it may still do on resume is ADR 0055's bound on GitHub's clock.
             self._check_promises(log, [w for w in live if not self.paused_since_beat(w)])
@@ -1081,6 +1090,24 @@ class World:
         if w.locked_under_cancel is not None and w.locked_under_cancel == w.number:
             raise InvariantError(f"{w.name} started a child on issue {w.number} although its lock landed "
                                  f"beside a person's cancel (a claim after a cancel starts no child)")
+
+    def taken_over(self, w: Worker) -> bool:
+        """A person deleted this run's claim comment: no claimer can list it any more."""
+        return w.claim is not None and (w.number, w.claim.comment_id) in self.deleted_by_person
+
+    def _check_taken_over(self, live: list[Worker]) -> None:
+        """A person who deletes a live run's claim comment takes the issue over by hand (with
+        the lock off and the queue label on, the next claim sees nothing of the old run): the
+        old run stops at its first beat sent after the deletion (plus the lag and a second of
+        GitHub's rounding), as after a forced release (ADR 0068)."""
+        for w in live:
+            if w.clean_beat is None or not self.taken_over(w):
+                continue
+            assert w.claim is not None
+            deleted = self.deleted_by_person[(w.number, w.claim.comment_id)]
+            if w.clean_beat >= deleted + self.max_lag + 2 * SECOND:
+                raise InvariantError(f"{w.name} beat at t={w.clean_beat:g}, after a person deleted its claim "
+                                     f"comment at t={deleted:g}, and runs on")
 
     def _check_releases_honoured(self, log: IssueLog, live: list[Worker]) -> None:
         """A release is honoured: a holder whose claim a tombstone names stops at its first beat
