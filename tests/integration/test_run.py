@@ -383,7 +383,8 @@ def test_a_missing_issue_exits_64(repo, proxy, orion_env, tmp_path, config):
     _assert_usage_error(r, "#999", "does not exist")
     assert not child.marker.exists()
     assert snapshot(repo, n) == before
-    assert proxy.count("POST") == proxy.count("PATCH") == proxy.count("DELETE") == 0
+    # No write (a POST to /graphql is the trigger check's read)
+    assert proxy.count("POST", "/repos/") == proxy.count("PATCH") == proxy.count("DELETE") == 0
 
 
 def test_a_missing_token_exits_64(repo, proxy, orion_env, tmp_path, config):
@@ -407,7 +408,8 @@ def test_a_bad_token_exits_64_without_printing_it(repo, proxy, orion_env, tmp_pa
     _assert_usage_error(r, "rejected the token", "401")
     assert not child.marker.exists()
     assert snapshot(repo, n) == before
-    assert proxy.count("POST") == proxy.count("PATCH") == proxy.count("DELETE") == 0
+    # No write (a POST to /graphql is the trigger check's read)
+    assert proxy.count("POST", "/repos/") == proxy.count("PATCH") == proxy.count("DELETE") == 0
     assert proxy.count(status=401) >= 1
 
 

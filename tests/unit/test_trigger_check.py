@@ -137,6 +137,24 @@ def test_text_read_before_the_label_is_not_used() -> None:
     assert "orion" in s.issue(n).labels and not refusals(s, n)
 
 
+def test_a_history_read_with_the_issue_dates_the_text_by_its_own_stamp() -> None:
+    """One query gives no order between the text and the events it reads (ADR 0063): a label
+    newer than the issue's own `updated_at` (which every label added moves) is newer than the
+    text in hand, whatever the answer's time says; one no newer passes."""
+    s, gh, n, t0 = world(("maintainer", 5), access={"maintainer": "write"})
+    issue, _ = MemoryGitHub(s).get_issue(n)  # stamped at t0: before the label
+    together = QueueHistory(gh.history.labelled, None, (), issue)
+    with pytest.raises(NotClaimed) as caught:
+        approve(gh, WRITE, n, t0 + timedelta(seconds=9), None, print, lambda: BOT, together)
+    assert not isinstance(caught.value, Refused) and "history" not in gh.asked
+    s.clock.advance(5)
+    s.add_label(n, "orion-p1")  # the issue is stamped again, at the label's second or later
+    issue, _ = MemoryGitHub(s).get_issue(n)
+    approve(gh, WRITE, n, t0 + timedelta(seconds=9), None, print, lambda: BOT,
+            QueueHistory(gh.history.labelled, None, (), issue))
+    assert "history" not in gh.asked  # the history read with the issue is the one checked
+
+
 def test_permission_none_asks_nothing() -> None:
     s, gh, n, t0 = world(("triager", 5), access={"triager": "triage"})
     approve(gh, Config(trigger_permission="none"), n, t0, None, print, lambda: BOT)
