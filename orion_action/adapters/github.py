@@ -850,6 +850,7 @@ class GitHubRepo:
         read: Issue | None = None
         for pages in range(1, MAX_EVENT_PAGES + 1):
             variables = {"owner": owner, "name": name, "number": number, "before": before}
+            sent = self._clock.monotonic()
             try:
                 headers, answer = self._request("POST", self._graphql_url,
                                           body={"query": _QUEUE_HISTORY, "variables": variables},
@@ -870,7 +871,11 @@ class GitHubRepo:
             if not isinstance(nodes, list) or (more and not isinstance(before, str)):
                 raise GitHubError(f"GitHub's GraphQL answer for #{number} is not the issue's history")
             if pages == 1:
-                read = _graphql_issue(issue, self.server_time(headers))
+                # A query reads the issue at some moment of its own, not at the answer's time:
+                # GitHub's time when it was sent is the latest time known to be no later than
+                # that read, which is what a claim's "read at" must be (ADR 0063).
+                took = timedelta(seconds=max(0.0, self._clock.monotonic() - sent))
+                read = _graphql_issue(issue, self.server_time(headers) - took)
                 if edited_raw is not None:
                     edited = _strict_time(edited_raw, "lastEditedAt")
             older: list[Queued] = []
