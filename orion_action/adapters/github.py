@@ -871,11 +871,12 @@ class GitHubRepo:
             if not isinstance(nodes, list) or (more and not isinstance(before, str)):
                 raise GitHubError(f"GitHub's GraphQL answer for #{number} is not the issue's history")
             if pages == 1:
-                # A query reads the issue at some moment of its own, not at the answer's time:
-                # GitHub's time when it was sent is the latest time known to be no later than
-                # that read, which is what a claim's "read at" must be (ADR 0063).
-                took = timedelta(seconds=max(0.0, self._clock.monotonic() - sent))
-                read = _graphql_issue(issue, self.server_time(headers) - took)
+                # A query reads the issue at some moment of its own, before its answer's time.
+                # A claim's "read at" allows a second for that (a REST read's Date, whole
+                # seconds, with SERVER_TIME_SLACK_S); a query that took longer counts as read
+                # that much earlier, so it is never later than a REST read's (ADR 0063).
+                slow = max(0.0, self._clock.monotonic() - sent - 1.0)
+                read = _graphql_issue(issue, self.server_time(headers) - timedelta(seconds=slow))
                 if edited_raw is not None:
                     edited = _strict_time(edited_raw, "lastEditedAt")
             older: list[Queued] = []

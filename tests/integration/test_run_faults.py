@@ -156,7 +156,7 @@ def test_a_signal_while_claiming_cancels_without_running(repo, proxy, orion_env,
 
 def test_a_signal_before_claiming_writes_nothing(repo, proxy, orion_env, tmp_path, config):
     n = repo.create_issue("work", [QUEUE])
-    held = proxy.hold("GET", rf"/issues/{n}$", count=1)
+    held = proxy.hold("POST", r"^/graphql$", count=1)  # its first read (the issue and who queued it)
     child = Child(tmp_path)
     r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd)
     held.wait_arrived(timeout=20)
