@@ -328,7 +328,7 @@ def test_retried_label_writes_and_edits_are_harmless(repo, proxy, orion_env, tmp
 def test_transient_errors_on_the_claim_path_are_retried(repo, proxy, orion_env, tmp_path, config,
                                                         fault):
     n = repo.create_issue("work", [QUEUE])
-    paths = [("GET", rf"/issues/{n}$"), ("POST", rf"/issues/{n}/comments$"),
+    paths = [("POST", r"^/graphql$"), ("GET", rf"/issues/{n}$"), ("POST", rf"/issues/{n}/comments$"),
              ("POST", rf"/issues/{n}/labels$"), ("DELETE", rf"/issues/{n}/labels/{QUEUE}$"),
              ("GET", rf"/issues/{n}/comments$"), ("PATCH", r"/issues/comments/\d+$")]
     rules = []
