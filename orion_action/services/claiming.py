@@ -126,7 +126,7 @@ class Claimer:
 
     # The trigger check every claim passes first (the wrapper sets it; services/trigger.py),
     # called as approval(gh, issue), or approval(gh, issue, history) with the history
-    # `read_queued` read together with the issue.
+    # `read_queued` read with the issue or after it.
     approval: Callable[..., None] | None = None
     # Where the trigger check runs: its one read, which brings the issue too, so that a claim
     # by number reads nothing before it (ADR 0063). None: the claim reads the issue itself.
@@ -190,17 +190,23 @@ class Claimer:
         Without it (no check, over 100 labels, an answer that is no issue: a pull request, a
         number that does not exist), a REST read, which says what is wrong; the check then
         reads the history after it, as it must (the text first, then who approved it)."""
-        if self.read_queued is not None:
-            try:
-                history = self.read_queued(self.gh, number)
-            except Unavailable:
-                raise
-            except GitHubError:
-                history = None
-            if history is not None and history.issue is not None:
-                return history.issue, history
+        history = self._read_history(number)
+        if history is not None and history.issue is not None:
+            return history.issue, history
         issue, _ = self.gh.get_issue(number)
         return issue, None
+
+    def _read_history(self, number: int) -> QueueHistory | None:
+        """The trigger check's query, where it runs; None when its answer is no issue's (the
+        check then asks again and says what is wrong)."""
+        if self.read_queued is None:
+            return None
+        try:
+            return self.read_queued(self.gh, number)
+        except Unavailable:
+            raise
+        except GitHubError:
+            return None
 
     def _admit(self) -> None:
         """Where beats may stretch, a new claim waits while one more would not fit GitHub's
@@ -232,6 +238,15 @@ class Claimer:
         settled = self._settled_read(issue)
         if settled is not issue:  # read again: the history predates the text now
             issue, history = settled, None
+        if history is None:
+            # `--next` (or a text read again): the check's query comes after the text, and
+            # reads the issue again; one another claim took since is passed over, nothing
+            # posted and nobody's access asked (ADR 0063).
+            history = self._read_history(n)
+            seen = history.issue if history is not None else None
+            if seen is not None and not is_queued(seen, self.config):
+                raise NotClaimed(f"issue #{n} was taken since it was listed (labels now: "
+                                 f"{', '.join(sorted(seen.labels)) or 'none'}); nothing posted")
         self._check_approval(issue, history)
         self.check_signal()
         now_iso = self.clock.now_iso()

@@ -71,10 +71,11 @@ def approve(
     `actor` (the `issues` event's sender) is who the action believes added the label; GitHub's
     events are the authority, since the label may have been added again since.
 
-    `history`: the history as read together with the issue (`QueueHistory.issue`, ADR 0063),
-    not after it. One query gives no order between the text and the events it reads, so the
-    text counts as read when its own row was last stamped (`updated_at`: every label added
-    moves it), not at the answer's time: a label newer than the text in hand is seen as such."""
+    `history`: the history the claimer read, with the text or after it (ADR 0063). One query
+    gives no order between the issue and the events it reads, so the text counts as read no
+    later than the issue's row was last stamped (`updated_at`: every label added moves it), not
+    at the answer's time: a label newer than the text in hand is seen as such. (Read after the
+    text, a later stamp changes nothing: both `read_at` and the stamp then follow the label.)"""
     need = config.trigger_permission
     if need == "none":
         return
