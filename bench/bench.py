@@ -239,15 +239,18 @@ class Bench:
                      "kind": "read" if e.method == "GET" or e.path == "/graphql" else "write",
                      "conditional": e.conditional, "status": e.status} for e in log]
         charged = sum(1 for e in log if e.status != 304)
+        rest = sum(1 for e in log if e.status != 304 and e.path != "/graphql")  # GraphQL: its own budget
         writes = sum(1 for x in sequence if x["kind"] == "write")
-        self.results["noop_run"] = {"requests": len(log), "charged": charged, "content_writes": writes,
-                                    "targets": {"charged": 11, "content_writes": 6}, "sequence": sequence}
+        self.results["noop_run"] = {"requests": len(log), "charged": charged, "charged_rest": rest,
+                                    "content_writes": writes, "targets": {"charged": 11, "content_writes": 6},
+                                    "sequence": sequence}
         print("    the sequence of a run that does nothing:")
         for x in sequence:
             flag = " (conditional)" if x["conditional"] else ""
             print(f"      {x['kind']:<5} {x['request']}{flag} -> {x['status']}")
         self.row("a run that does nothing: requests charged (304s free)", charged, "req", "<= 11",
                  charged <= 11)
+        self.row("  ... of them on the REST budget (the GraphQL query apart)", rest, "req")
         self.row("  ... content writes", writes, "writes", "<= 6", writes <= 6)
 
     @staticmethod

@@ -64,6 +64,10 @@ class QueueHistory:
     # Every `labeled` and `unlabeled` event of the queue and cancel labels, in GitHub's order
     # (ADR 0061: whether a person's cancel still stands)
     label_events: tuple[LabelEvent, ...] = ()
+    # The issue itself, read by the same query (title, body, labels, counts; `read_at` is
+    # GitHub's time of the answer), where the reader could: a claim by number then needs no
+    # issue read of its own (ADR 0063). None: read it apart, before this history.
+    issue: Issue | None = None
 
 
 class GitHubPort(Protocol):
@@ -90,7 +94,8 @@ class GitHubPort(Protocol):
 
     def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
         """Who added `label` to the issue and when, and when its title or body last changed;
-        with `cancel`, also every event of `label` and `cancel`, added or removed."""
+        with `cancel`, also every event of `label` and `cancel`, added or removed; and the
+        issue as the same query read it, where it could (`QueueHistory.issue`)."""
         ...
 
     def get_issue(self, number: int) -> tuple[Issue, datetime]:

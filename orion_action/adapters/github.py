@@ -46,10 +46,13 @@ MAX_EVENT_PAGES = 30
 # the issues a run holds, a reconciler's judged issues; the oldest is forgotten past this.
 MAX_VALIDATORS = 256  # 3000 events: an issue with more is not one a queue label approves
 # The trigger check's one read (ADR 0046): who added which label and when, the title's renames,
-# and the body's last edit (only GraphQL has it), newest first in pages of 100 timeline items.
+# and the body's last edit (only GraphQL has it), newest first in pages of 100 timeline items;
+# and the issue itself, so that a claim by number reads nothing else first (ADR 0063).
 _QUEUE_HISTORY = (
     "query($owner: String!, $name: String!, $number: Int!, $before: String) "
     "{ repository(owner: $owner, name: $name) { issue(number: $number) { lastEditedAt "
+    "number state title body createdAt updatedAt author { login } comments { totalCount } "
+    "labels(first: 100) { totalCount nodes { name description } } "
     "timelineItems(itemTypes: [LABELED_EVENT, UNLABELED_EVENT, RENAMED_TITLE_EVENT], last: 100, "
     "before: $before) { pageInfo { hasPreviousPage startCursor } nodes { __typename "
     "... on LabeledEvent { id createdAt label { name } actor { __typename login ... on User { databaseId } "
@@ -366,6 +369,22 @@ def _issue(data: Any, read_at: datetime) -> Issue:
         ),
         author=_login(i, "user", "an issue"),
     )
+
+
+def _graphql_issue(data: Any, read_at: datetime) -> Issue | None:
+    """The issue as the trigger check's GraphQL query read it (ADR 0063), or None when the
+    answer does not say all a REST read would (over 100 labels, a field missing): the caller
+    then reads it apart."""
+    try:
+        labels = data["labels"]
+        if not isinstance(labels["nodes"], list) or labels["totalCount"] != len(labels["nodes"]):
+            return None
+        return _issue({"number": data["number"], "state": str(data["state"]).lower(), "title": data["title"],
+                       "body": data["body"], "created_at": data["createdAt"], "updated_at": data["updatedAt"],
+                       "comments": data["comments"]["totalCount"], "user": data["author"],
+                       "labels": labels["nodes"]}, read_at)
+    except (KeyError, TypeError, _Malformed):
+        return None
 
 
 # Parsers of whole answers, run inside the retry loop (`GitHubRepo._request(parse=...)`):
@@ -845,10 +864,12 @@ class GitHubRepo:
         renamed: datetime | None = None
         edited: datetime | None = None
         before: str | None = None
+        read: Issue | None = None
         for pages in range(1, MAX_EVENT_PAGES + 1):
             variables = {"owner": owner, "name": name, "number": number, "before": before}
+            sent = self._clock.monotonic()
             try:
-                _, answer = self._request("POST", self._graphql_url,
+                headers, answer = self._request("POST", self._graphql_url,
                                           body={"query": _QUEUE_HISTORY, "variables": variables},
                                           parse=_an_object)
             except NotFound:
@@ -866,8 +887,15 @@ class GitHubRepo:
                 nodes = None
             if not isinstance(nodes, list) or (more and not isinstance(before, str)):
                 raise GitHubError(f"GitHub's GraphQL answer for #{number} is not the issue's history")
-            if pages == 1 and edited_raw is not None:
-                edited = _strict_time(edited_raw, "lastEditedAt")
+            if pages == 1:
+                # A query reads the issue at some moment of its own, before its answer's time.
+                # A claim's "read at" allows a second for that (a REST read's Date, whole
+                # seconds, with SERVER_TIME_SLACK_S); a query that took longer counts as read
+                # that much earlier, so it is never later than a REST read's (ADR 0063).
+                slow = max(0.0, self._clock.monotonic() - sent - 1.0)
+                read = _graphql_issue(issue, self.server_time(headers) - timedelta(seconds=slow))
+                if edited_raw is not None:
+                    edited = _strict_time(edited_raw, "lastEditedAt")
             older: list[Queued] = []
             older_events: list[LabelEvent] = []
             for node in nodes:
@@ -890,7 +918,7 @@ class GitHubRepo:
             raise GitHubError(f"#{number} has over {MAX_EVENT_PAGES * 100} label and title events: "
                               f"who queued it is unknown")
         changed = max((t for t in (renamed, edited) if t is not None), default=None)
-        return QueueHistory(tuple(labelled), changed, tuple(events))
+        return QueueHistory(tuple(labelled), changed, tuple(events), read)
 
     @property
     def _graphql_url(self) -> str:

@@ -32,7 +32,7 @@ from orion_action.core.liveness import Machine
 from orion_action.core.queue import next_pick, pick_order
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, ReleaseAction, State, render_record
 from orion_action.errors import GitHubError, NotClaimed, Unavailable
-from orion_action.ports import Clock, GitHubPort, Policy, Sight
+from orion_action.ports import Clock, GitHubPort, Policy, QueueHistory, Sight
 from orion_action.services.observe import judge_entry
 from orion_action.services.pause import refuse_if_paused
 
@@ -125,8 +125,13 @@ class Claim:
 class Claimer:
     """Claims one issue for one wrapper process."""
 
-    # The trigger check every claim passes first (the wrapper sets it; services/trigger.py).
-    approval: Callable[[GitHubPort, Issue], None] | None = None
+    # The trigger check every claim passes first (the wrapper sets it; services/trigger.py),
+    # called as approval(gh, issue), or approval(gh, issue, history) with the history
+    # `read_queued` read with the issue or after it.
+    approval: Callable[..., None] | None = None
+    # Where the trigger check runs: its one read, which brings the issue too, so that a claim
+    # by number reads nothing before it (ADR 0063). None: the claim reads the issue itself.
+    read_queued: Callable[[GitHubPort, int], QueueHistory] | None = None
     # How many claims came before ours in the race the last claim lost (claim_next skips as
     # many queued issues: core/queue.py next_pick).
     rivals = 1
@@ -175,11 +180,34 @@ class Claimer:
         raise NotClaimed(f"none of the {len(tried)} queued issues tried could be claimed")
 
     def claim_number(self, number: int, stage: str | None) -> Claim:
-        issue, _ = self.gh.get_issue(number)
+        issue, history = self._read_number(number)
         refuse_if_paused([issue], self.config)
         self._require_queued(issue)  # an issue that cannot run says so, whatever the budget
         self._admit()
-        return self.claim(issue, stage)
+        return self.claim(issue, stage, history)
+
+    def _read_number(self, number: int) -> tuple[Issue, QueueHistory | None]:
+        """The issue, and the trigger check's history when one query read both (ADR 0063).
+        Without it (no check, over 100 labels, an answer that is no issue: a pull request, a
+        number that does not exist), a REST read, which says what is wrong; the check then
+        reads the history after it, as it must (the text first, then who approved it)."""
+        history = self._read_history(number)
+        if history is not None and history.issue is not None:
+            return history.issue, history
+        issue, _ = self.gh.get_issue(number)
+        return issue, None
+
+    def _read_history(self, number: int) -> QueueHistory | None:
+        """The trigger check's query, where it runs; None when its answer is no issue's (the
+        check then asks again and says what is wrong)."""
+        if self.read_queued is None:
+            return None
+        try:
+            return self.read_queued(self.gh, number)
+        except Unavailable:
+            raise
+        except GitHubError:
+            return None
 
     def _admit(self) -> None:
         """Where beats may stretch, a new claim waits while one more would not fit GitHub's
@@ -202,13 +230,25 @@ class Claimer:
 
     # -- claiming ---------------------------------------------------------------------------
 
-    def claim(self, issue: Issue, stage: str | None) -> Claim:
-        """Claim `issue` (as read at GitHub time `issue.read_at`). Raises NotClaimed."""
+    def claim(self, issue: Issue, stage: str | None, history: QueueHistory | None = None) -> Claim:
+        """Claim `issue` (as read at GitHub time `issue.read_at`; `history`: the trigger check's,
+        read with it). Raises NotClaimed."""
         lab = self.config.labels
         n = issue.number
         self._require_queued(issue)
-        issue = self._settled_read(issue)
-        self._check_approval(issue)
+        settled = self._settled_read(issue)
+        if settled is not issue:  # read again: the history predates the text now
+            issue, history = settled, None
+        if history is None:
+            # `--next` (or a text read again): the check's query comes after the text, and
+            # reads the issue again; one another claim took since is passed over, nothing
+            # posted and nobody's access asked (ADR 0063).
+            history = self._read_history(n)
+            seen = history.issue if history is not None else None
+            if seen is not None and not is_queued(seen, self.config):
+                raise NotClaimed(f"issue #{n} was taken since it was listed (labels now: "
+                                 f"{', '.join(sorted(seen.labels)) or 'none'}); nothing posted")
+        self._check_approval(issue, history)
         self.check_signal()
         now_iso = self.clock.now_iso()
         record = ClaimRecord(
@@ -396,11 +436,15 @@ class Claimer:
                 self.log(f"#{claim.number}: ignored comment {r.comment_id} by {r.author}: a release by an "
                          f"author who is not trusted")
 
-    def _check_approval(self, issue: Issue) -> None:
+    def _check_approval(self, issue: Issue, history: QueueHistory | None = None) -> None:
         """The trigger check (services/trigger.py), on the issue as read for this claim: the
         text the command gets. Raises NotClaimed; nothing is posted before it passes."""
-        if self.approval is not None:
+        if self.approval is None:
+            return
+        if history is None:
             self.approval(self.gh, issue)
+        else:
+            self.approval(self.gh, issue, history)
 
     def _give_up(self, claim: Claim, why: str, *, unqueued: bool = False) -> None:
         """A loser marks its own record lost: it never ran, and a pass may requeue at once.

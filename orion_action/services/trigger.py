@@ -55,6 +55,7 @@ def approve(
     actor: str | None,
     log: Log,
     own: Callable[[], str | None],
+    history: QueueHistory | None = None,
 ) -> None:
     """Raise Refused (exit 75) unless a person with `trigger.permission` queued issue `n` and
     its title and body have not changed since. The issue's text must have been read (at GitHub
@@ -68,11 +69,20 @@ def approve(
     author) lacks the access, as an Actions token or an App does, that label carries the
     approval of the one before it, for the same text.
     `actor` (the `issues` event's sender) is who the action believes added the label; GitHub's
-    events are the authority, since the label may have been added again since."""
+    events are the authority, since the label may have been added again since.
+
+    `history`: the history the claimer read, with the text or after it (ADR 0063). One query
+    gives no order between the issue and the events it reads, so the text counts as read no
+    later than the issue's row was last stamped (`updated_at`: every label added moves it), not
+    at the answer's time: a label newer than the text in hand is seen as such. (Read after the
+    text, a later stamp changes nothing: both `read_at` and the stamp then follow the label.)"""
     need = config.trigger_permission
     if need == "none":
         return
-    history = gh.queue_history(n, config.labels.queue, config.labels.cancel)
+    if history is None:
+        history = gh.queue_history(n, config.labels.queue, config.labels.cancel)
+    elif read_at is not None and history.issue is not None and history.issue.updated_at is not None:
+        read_at = min(read_at, history.issue.updated_at)
     refuse_if_cancelled(gh, config, n, history, own)
     if not history.labelled:
         # No information, no run; but the label stays: GitHub's event list may lag a label

@@ -425,9 +425,12 @@ class Wrapper:
             sight=self.host.machine.sight,
         )
         # Every claim, on every path, passes the trigger check first (docs/adr/0033).
-        claimer.approval = lambda gh, issue: trigger.approve(
-            gh, self.config, issue.number, issue.read_at, self.actor, self.log, gh.own_login
+        claimer.approval = lambda gh, issue, history=None: trigger.approve(
+            gh, self.config, issue.number, issue.read_at, self.actor, self.log, gh.own_login, history
         )
+        if self.config.trigger_permission != "none":  # its one read brings the issue (ADR 0063)
+            labels = self.config.labels
+            claimer.read_queued = lambda gh, n: gh.queue_history(n, labels.queue, labels.cancel)
         return claimer
 
     def _claim(self, request: RunRequest) -> Claim:

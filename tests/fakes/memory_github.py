@@ -604,8 +604,13 @@ class MemoryGitHub:
                              apply=lambda: self.server.permissions.get(login, "none"))
 
     def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
-        return self._request("queue_history", number, label,
-                             apply=lambda: self.server.history(number, label, cancel))
+        """With the issue, as the adapter's one GraphQL query reads it (ADR 0063)."""
+
+        def history() -> QueueHistory:
+            read = self.server._issue(number, pulls=False).freeze(self._date(), self.server.labels)
+            return replace(self.server.history(number, label, cancel), issue=read)
+
+        return self._request("queue_history", number, label, apply=history)
 
     def list_comments(self, number: int) -> tuple[list[Comment], datetime]:
         comments, now, _ = self.list_comments_from(number)

@@ -208,8 +208,9 @@ def test_six_wrappers_at_once_run_the_child_exactly_once(repo, proxy, orion_env,
     for round_ in range(3):
         log = tmp_path / f"round{round_}.log"
         children = [Child(tmp_path / f"r{round_}", f"c{i}", hold=False, log=log) for i in range(6)]
-        # Line all six up at their first read of the issue, so all six see it queued.
-        gate = proxy.hold("GET", rf"/issues/{n}$", count=6)
+        # Line all six up at their first read of the issue (the trigger check's query, which
+        # reads the issue too: ADR 0063), so all six see it queued.
+        gate = proxy.hold("POST", r"^/graphql$", count=6)
 
         def start(i: int, children: list[Child] = children, round_: int = round_) -> Run:
             return run(orion_env, tmp_path, config, "--issue", str(n), cmd=children[i].cmd,
@@ -383,7 +384,8 @@ def test_a_missing_issue_exits_64(repo, proxy, orion_env, tmp_path, config):
     _assert_usage_error(r, "#999", "does not exist")
     assert not child.marker.exists()
     assert snapshot(repo, n) == before
-    assert proxy.count("POST") == proxy.count("PATCH") == proxy.count("DELETE") == 0
+    # No write (a POST to /graphql is the trigger check's read)
+    assert proxy.count("POST", "/repos/") == proxy.count("PATCH") == proxy.count("DELETE") == 0
 
 
 def test_a_missing_token_exits_64(repo, proxy, orion_env, tmp_path, config):
@@ -407,7 +409,8 @@ def test_a_bad_token_exits_64_without_printing_it(repo, proxy, orion_env, tmp_pa
     _assert_usage_error(r, "rejected the token", "401")
     assert not child.marker.exists()
     assert snapshot(repo, n) == before
-    assert proxy.count("POST") == proxy.count("PATCH") == proxy.count("DELETE") == 0
+    # No write (a POST to /graphql is the trigger check's read)
+    assert proxy.count("POST", "/repos/") == proxy.count("PATCH") == proxy.count("DELETE") == 0
     assert proxy.count(status=401) >= 1
 
 

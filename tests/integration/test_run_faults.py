@@ -156,7 +156,7 @@ def test_a_signal_while_claiming_cancels_without_running(repo, proxy, orion_env,
 
 def test_a_signal_before_claiming_writes_nothing(repo, proxy, orion_env, tmp_path, config):
     n = repo.create_issue("work", [QUEUE])
-    held = proxy.hold("GET", rf"/issues/{n}$", count=1)
+    held = proxy.hold("POST", r"^/graphql$", count=1)  # its first read (the issue and who queued it)
     child = Child(tmp_path)
     r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd)
     held.wait_arrived(timeout=20)
@@ -358,7 +358,7 @@ def test_retried_label_writes_and_edits_are_harmless(repo, proxy, orion_env, tmp
 def test_transient_errors_on_the_claim_path_are_retried(repo, proxy, orion_env, tmp_path, config,
                                                         fault):
     n = repo.create_issue("work", [QUEUE])
-    paths = [("GET", rf"/issues/{n}$"), ("POST", rf"/issues/{n}/comments$"),
+    paths = [("POST", r"^/graphql$"), ("GET", rf"/issues/{n}$"), ("POST", rf"/issues/{n}/comments$"),
              ("POST", rf"/issues/{n}/labels$"), ("DELETE", rf"/issues/{n}/labels/{QUEUE}$"),
              ("GET", rf"/issues/{n}/comments$"), ("PATCH", r"/issues/comments/\d+$")]
     rules = []

@@ -444,8 +444,8 @@ class Proxy:
             return self._send(h, entry, 200 if run else 404, _JSON, json.dumps(found).encode(),
                               "synthetic")
         if h.command == "POST" and path == "/graphql":
-            return self._send(h, entry, 200, _JSON, json.dumps(self._graphql(token, body)).encode(),
-                              "synthetic")
+            code, answer = self._graphql(token, body)
+            return self._send(h, entry, code, _JSON, json.dumps(answer).encode(), "synthetic")
         if h.command == "GET" and _REPO_COMMENTS.fullmatch(path):
             status, headers, data = self._repo_comments(path, h.path.partition("?")[2], token)
         else:
@@ -668,16 +668,23 @@ class Proxy:
                 for label in issue.get("labels") or [] if label["name"] not in seen]
         return json.dumps(made + events).encode()
 
-    def _graphql(self, token: str | None, body: bytes) -> dict[str, Any]:
-        """GitHub's GraphQL answer to the one query orion sends (the trigger check's: an issue's
-        `lastEditedAt` and its `LABELED_EVENT`, `UNLABELED_EVENT` and `RENAMED_TITLE_EVENT` items, the
-        last 100 before a cursor), which the emulator lacks. Built from the emulator's events:
+    def _graphql(self, token: str | None, body: bytes) -> tuple[int, dict[str, Any]]:
+        """GitHub's GraphQL answer to the one query orion sends (the trigger check's: the issue
+        (ADR 0063), its `lastEditedAt` and its `LABELED_EVENT`, `UNLABELED_EVENT` and
+        `RENAMED_TITLE_EVENT` items, the last 100 before a cursor), which the emulator lacks.
+        Built from the emulator's events:
         `lastEditedAt` is the time of the last `edited` event, which the emulator records for
         every change of its title or body (GitHub's REST has none); the labels an issue was
         opened with are `labeled` events by its author at its creation, as on GitHub. A cursor
         is an item's index."""
         v = json.loads(body or b"{}").get("variables") or {}
         owner, repo, number = str(v.get("owner")), str(v.get("name")), int(v.get("number") or 0)
+        status, issue = self._upstream_get(f"/repos/{owner}/{repo}/issues/{number}", token, helper=True)
+        if status == 401:
+            return 401, {"message": "Bad credentials", "documentation_url": DOCS}
+        if status != 200 or not isinstance(issue, dict) or "pull_request" in issue:
+            return 200, {"data": {"repository": {"issue": None}},
+                         "errors": [{"type": "NOT_FOUND", "message": f"no issue #{number}"}]}
         events: list[dict[str, Any]] = []
         for page in range(1, 100):
             path = f"/repos/{owner}/{repo}/issues/{number}/events?per_page=100&page={page}"
@@ -685,11 +692,10 @@ class Proxy:
             events += batch or []
             if len(batch or []) < 100:
                 break
-        _, issue = self._upstream_get(f"/repos/{owner}/{repo}/issues/{number}", token, helper=True)
         seen = {(e.get("label") or {}).get("name") for e in events if e.get("event") == "labeled"}
         made = [{"id": 0, "event": "labeled", "actor": issue.get("user"), "created_at": issue["created_at"],
                  "label": {"name": label["name"]}}
-                for label in (issue or {}).get("labels") or [] if label["name"] not in seen]
+                for label in issue.get("labels") or [] if label["name"] not in seen]
         items: list[dict[str, Any]] = []
         for i, e in enumerate(made + events):
             actor = e.get("actor") or {}
@@ -711,7 +717,15 @@ class Proxy:
         stamp = last.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if last else None
         timeline = {"pageInfo": {"hasPreviousPage": start > 0, "startCursor": str(start)},
                     "nodes": items[start:end]}
-        return {"data": {"repository": {"issue": {"lastEditedAt": stamp, "timelineItems": timeline}}}}
+        labels = [{"name": x["name"], "description": x.get("description")} for x in issue.get("labels") or []]
+        user = issue.get("user")
+        read = {"number": issue["number"], "state": str(issue["state"]).upper(), "title": issue["title"],
+                "body": issue.get("body"), "createdAt": issue["created_at"], "updatedAt": issue["updated_at"],
+                "author": {"login": user["login"]} if user else None,
+                "comments": {"totalCount": issue.get("comments", 0)},
+                "labels": {"totalCount": len(labels), "nodes": labels}}
+        read.update(lastEditedAt=stamp, timelineItems=timeline)
+        return 200, {"data": {"repository": {"issue": read}}}
 
     def _synthetic_run(self, method: str, path: str) -> dict[str, Any] | None:
         """The run to answer; {} for an attempt that does not exist (404); None: not ours."""

@@ -107,3 +107,39 @@ def test_a_bot_is_named_as_rest_names_it(monkeypatch: pytest.MonkeyPatch) -> Non
     assert [q.login for q in history.labelled] == ["github-actions[bot]"]
     assert [e.login for e in history.label_events] == [
         "github-actions[bot]", "github-actions[bot]", "my-app[bot]", "my-app"]
+
+
+def issue_fields(labels: int = 1) -> dict[str, Any]:
+    names = [{"name": "orion" if i == 0 else f"l{i}", "description": None} for i in range(labels)]
+    return {"number": 5, "state": "OPEN", "title": "Fix it", "body": "teh",
+            "createdAt": "2026-01-01T00:00:00Z", "updatedAt": "2026-01-01T00:01:00Z",
+            "author": {"login": "alice"}, "comments": {"totalCount": 2},
+            "labels": {"totalCount": labels, "nodes": names[:100]}}
+
+
+def test_the_same_query_reads_the_issue_dated_early_by_what_it_took_beyond_a_second(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """ADR 0063: a claim by number reads nothing else first. The issue's `read_at` is GitHub's
+    time less what the query took beyond a second (it read the issue at a moment of its own;
+    a REST read's Date is allowed a second)."""
+    found = answer([labelled(1)])
+    found["data"]["repository"]["issue"].update(issue_fields())
+    repo = GitHubRepo("o/r", "token", "http://localhost:1")
+    ticks = iter([100.0, 102.5])
+    monkeypatch.setattr(repo._clock, "monotonic", lambda: next(ticks))
+    monkeypatch.setattr(repo, "_request", lambda *a, **k: ({"Date": "Thu, 01 Jan 2026 00:05:00 GMT"}, found))
+    issue = repo.queue_history(5, "orion").issue
+    assert issue is not None
+    read = (issue.number, issue.is_open, issue.labels, issue.comments, issue.title, issue.body, issue.author)
+    assert read == (5, True, frozenset({"orion"}), 2, "Fix it", "teh", "alice")
+    assert issue.read_at == datetime(2026, 1, 1, 0, 4, 58, 500000, tzinfo=timezone.utc)  # 1.5 s early
+    assert issue.updated_at == datetime(2026, 1, 1, 0, 1, tzinfo=timezone.utc)
+
+
+def test_an_issue_with_more_labels_than_the_query_reads_is_read_apart(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    found = answer([labelled(1)])
+    found["data"]["repository"]["issue"].update(issue_fields(labels=101))
+    repo, _ = repo_answering(monkeypatch, [found])
+    history = repo.queue_history(5, "orion")
+    assert history.issue is None and [q.event_id for q in history.labelled] == ["LE_1"]

@@ -78,3 +78,28 @@ def test_a_command_that_runs_on_gets_its_first_beat_with_the_pid(
     assert run([sys.executable, "-c", script], ops, s, n) == 0
     record = claim_record(s, n)
     assert record.state is State.FINISHED and record.beats >= 1 and record.child_pid is not None
+
+
+@pytest.mark.timeout(60)
+def test_a_claim_by_number_reads_the_issue_with_the_trigger_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ADR 0063: where the trigger check runs, its one query brings the issue, so that `run
+    --issue N` reads nothing before it: every request of a run that does nothing, in order."""
+    monkeypatch.setattr(wrapper, "FIRST_BEAT_WAIT_S", 60.0)
+    s = MemoryServer()
+    s.permissions["maintainer"] = "write"
+    n = s.create_issue("nothing to do")
+    s.add_label(n, LAB.queue, "maintainer")
+    s.clock.advance(5)
+    ops: list[tuple[str, tuple[object, ...]]] = []
+    s.on_call = lambda op, args: ops.append((op, args))
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    checked = Config(heartbeat_interval=1.0, stale_after=30.0, kill_grace=1.0, trigger_permission="write",
+                     source="test")
+    w = Wrapper([s.client()], checked, lambda line: None, env, real_host(env))
+    assert w.run(RunRequest(command=["true"], issue=n)) == 0
+    assert [op for op, _ in ops] == [
+        "queue_history", "collaborator_permission",  # the issue, who queued it, their access
+        "post_comment", "add_labels", "list_comments", "edit_comment", "remove_label",  # the claim
+        "get_issue", "list_comments", "edit_comment", "add_labels", "remove_label",  # the ending
+    ]
+    assert LAB.ready in s.issue(n).labels

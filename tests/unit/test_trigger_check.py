@@ -137,6 +137,24 @@ def test_text_read_before_the_label_is_not_used() -> None:
     assert "orion" in s.issue(n).labels and not refusals(s, n)
 
 
+def test_a_history_read_with_the_issue_dates_the_text_by_its_own_stamp() -> None:
+    """One query gives no order between the text and the events it reads (ADR 0063): a label
+    newer than the issue's own `updated_at` (which every label added moves) is newer than the
+    text in hand, whatever the answer's time says; one no newer passes."""
+    s, gh, n, t0 = world(("maintainer", 5), access={"maintainer": "write"})
+    issue, _ = MemoryGitHub(s).get_issue(n)  # stamped at t0: before the label
+    together = QueueHistory(gh.history.labelled, None, (), issue)
+    with pytest.raises(NotClaimed) as caught:
+        approve(gh, WRITE, n, t0 + timedelta(seconds=9), None, print, lambda: BOT, together)
+    assert not isinstance(caught.value, Refused) and "history" not in gh.asked
+    s.clock.advance(5)
+    s.add_label(n, "orion-p1")  # the issue is stamped again, at the label's second or later
+    issue, _ = MemoryGitHub(s).get_issue(n)
+    approve(gh, WRITE, n, t0 + timedelta(seconds=9), None, print, lambda: BOT,
+            QueueHistory(gh.history.labelled, None, (), issue))
+    assert "history" not in gh.asked  # the history read with the issue is the one checked
+
+
 def test_permission_none_asks_nothing() -> None:
     s, gh, n, t0 = world(("triager", 5), access={"triager": "triage"})
     approve(gh, Config(trigger_permission="none"), n, t0, None, print, lambda: BOT)
@@ -185,6 +203,43 @@ def test_every_claim_passes_the_check_before_posting_anything() -> None:
     assert claim.number == approved and gh.asked == ["triager", "maintainer"]
     assert [c.body for c in s.comments(refused)] == refusals(s, refused)  # no claim was posted there
     assert "orion" not in s.issue(refused).labels
+
+
+def test_next_posts_nothing_on_an_issue_the_checks_read_shows_taken() -> None:
+    """ADR 0063: the check's query reads the issue after the listing `--next` chose it from; an
+    issue another claim has locked since is passed over before anything is posted on it."""
+    from test_outage_holding import ServerTime
+
+    from orion_action.adapters import machine as local
+    from orion_action.services.claiming import Claimer
+
+    s = MemoryServer()
+    s.permissions["maintainer"] = "write"
+    head = s.create_issue("taken meanwhile")
+    after = s.create_issue("free")
+    for n in (head, after):
+        s.add_label(n, "orion", "maintainer")
+    s.clock.advance(5)
+    gh = MemoryGitHub(s)
+
+    def rival(op: str, args: tuple[object, ...]) -> None:
+        if op == "queue_history" and args[0] == head and "orion-working" not in s.issue(head).labels:
+            s.add_label(head, "orion-working", BOT)  # another worker's lock, just before our query
+
+    s.on_call = rival
+    config = Config(heartbeat_interval=10.0, stale_after=60.0, trigger_permission="write", source="test")
+    claimer = Claimer(gh, config, print, ServerTime(s), local.this_machine(), local.this_holder(), None,
+                      lambda: None, sight=local.sight)
+    claimer.approval = lambda repo, issue, history=None: approve(
+        repo, config, issue.number, issue.read_at, None, print, lambda: BOT, history)
+    claimer.read_queued = lambda repo, number: repo.queue_history(number, "orion", "orion-cancel")
+    asked: list[str] = []
+    s.on_call = lambda op, args: (rival(op, args), asked.append(op))  # type: ignore[func-returns-value]
+    claim = claimer.claim_next(None)
+    assert claim.number == after
+    # The head cost one query: no access look-up, no post; the issue after it the whole claim.
+    assert asked[:4] == ["list_issues", "queue_history", "queue_history", "collaborator_permission"]
+    assert s.comments(head) == []  # no claim, no lost record, no lock of ours on the head
 
 
 def _cancelled_world(remover: str) -> tuple[MemoryServer, MemoryGitHub, int]:
