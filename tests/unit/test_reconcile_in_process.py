@@ -1,0 +1,251 @@
+"""Reconcile pass decisions (docs/design.md sections 5, 6, 10), decided by the real services
+in-process on the in-memory GitHub: `reconcile_repos` and the report layer, as `cli.py` calls
+them, over hand-made claim records. A holder on this machine whose process is not in the process table
+(`nothing_runs`) is dead ("not running on this machine"); a holder elsewhere is judged by its heartbeat's
+age on GitHub's clock, which moves only when a test says. (Issue 17: these were product
+subprocesses against the emulator in integration/test_reconcile.py, which keeps what needs real
+processes: SIGKILLed wrappers, a holder stopped by a pass, two passes racing through the proxy,
+the cost checked against the proxy's count, and the command's Actions-mode outputs.)"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from typing import Any
+
+import pytest
+from fakes.host import blind
+from fakes.memory_github import BOT, MemoryServer, ServerTime
+
+from orion_action import report
+from orion_action.adapters.actions import ActionsRunner
+from orion_action.config import Config
+from orion_action.core.issue import read_log, trusted_set
+from orion_action.core.liveness import Machine, ProcessSighting
+from orion_action.core.record import (
+    ClaimRecord,
+    Holder,
+    ReleaseAction,
+    State,
+    Tombstone,
+    parse_block,
+    render_record,
+)
+from orion_action.services.claiming import Claimer
+from orion_action.services.reconcile import reconcile_repos
+
+# As the integration tests' fast configuration (interval 1 s, stale after 4 s); the trigger
+# check has its own tests (the in-memory GitHub keeps no issue events).
+CONFIG = Config(heartbeat_interval=1.0, stale_after=4.0, kill_grace=1.0, max_attempts=3,
+                trigger_permission="none", source="test")
+LAB = CONFIG.labels
+OUTSIDER = "mallory"
+
+
+# This machine, with a process table proven its own (ADR 0028: "<inode>:<random id>"), so pids
+# recorded here are judged against `nothing_runs`.
+THIS = Machine("runner-h", "boot-h", "machine-h", "4026531836:table-h")
+
+
+def nothing_runs(_pid: int, _pgid: int | None) -> ProcessSighting:
+    """This machine's process table, in which no holder's wrapper or child runs."""
+    return ProcessSighting(wrapper_start=None)
+
+
+def here_holder(pid: int = 4321) -> Holder:
+    """A holder on this machine whose process is gone (`nothing_runs`)."""
+    return Holder(THIS.host, THIS.boot_id, THIS.machine_id, THIS.pid_ns, pid, 1_700_000_000.0)
+
+
+def remote_holder(host: str = "far-away") -> Holder:
+    """A holder on another machine: only its heartbeat can be judged from here."""
+    return Holder(host, f"boot-of-{host}", f"machine-of-{host}", "4026531836", 4242, 1_700_000_000.0)
+
+
+def post_claim(s: MemoryServer, n: int, holder: Holder, *, state: State = State.RUNNING,
+               exit_code: int | None = None, stale_after: float = 4.0, stage: str | None = None,
+               lock: bool = True, child_pid: int | None = None, attempt: int = 1,
+               login: str = BOT) -> tuple[int, ClaimRecord]:
+    """A claim record on issue n by `login` and (`lock`) the lock taken, as a wrapper leaves them."""
+    now = s.clock.now.isoformat(timespec="milliseconds")
+    record = ClaimRecord(
+        token=secrets.token_hex(12), state=state, holder=holder, started_at=now, heartbeat_at=now,
+        interval=1.0, stale_after=stale_after, stage=stage, child_pid=child_pid, exit_code=exit_code,
+        attempt=attempt, finished_at=now if state in (State.FINISHED, State.INTERRUPTED) else None)
+    cid = s.comment(n, render_record(record), login)
+    if lock:
+        s.add_label(n, LAB.working, BOT)
+        if stage:
+            s.add_label(n, f"{LAB.stage_prefix}{stage}", BOT)
+        s.remove_label(n, LAB.queue, BOT)
+    return cid, record
+
+
+def reconcile(s: MemoryServer, capsys: pytest.CaptureFixture[str], *args: str,
+              config: Config = CONFIG) -> tuple[str, list[str]]:
+    """`reconcile [--dry-run] [--json]` as cli.py runs it: the pass, then the report layer.
+    Returns what it printed and what it logged; the command must exit 0."""
+    logs: list[str] = []
+    runner = ActionsRunner({})
+    dry_run, as_json = "--dry-run" in args, "--json" in args
+    passes = reconcile_repos([s.client()], config, logs.append, THIS, nothing_runs, dry_run=dry_run,
+                             runner=runner)
+    capsys.readouterr()
+    assert report.reconcile(passes, config, logs.append, runner, dry_run=dry_run, as_json=as_json) == 0
+    return capsys.readouterr().out, logs
+
+
+def plan_of(s: MemoryServer, capsys: pytest.CaptureFixture[str], *args: str,
+            config: Config = CONFIG) -> dict[str, Any]:
+    out, _ = reconcile(s, capsys, "--json", *args, config=config)
+    return json.loads(out)
+
+
+def action(s: MemoryServer, capsys: pytest.CaptureFixture[str], n: int,
+           config: Config = CONFIG) -> dict[str, Any]:
+    """The entry for issue n of one pass."""
+    found = [a for a in plan_of(s, capsys, config=config)["actions"] if a["issue"] == n]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def snapshot(s: MemoryServer, numbers: list[int]) -> dict[int, tuple[object, ...]]:
+    """Everything a write could change on these issues: state, labels, every comment."""
+    out: dict[int, tuple[object, ...]] = {}
+    for n in numbers:
+        issue = s.issue(n)
+        out[n] = (issue.is_open, sorted(issue.labels),
+                  [(c.id, c.author, c.body, c.updated_at) for c in s.comments(n)])
+    return out
+
+
+def tombstones(s: MemoryServer, n: int) -> list[Tombstone]:
+    blocks = [parse_block(c.body) for c in s.comments(n) if c.author == BOT]
+    return [b for b in blocks if isinstance(b, Tombstone)]
+
+
+def labels(s: MemoryServer, n: int) -> set[str]:
+    return set(s.issue(n).labels)
+
+
+def test_dry_run_writes_nothing_and_prints_the_same_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    s = MemoryServer()
+    dead = s.create_issue("dead", [LAB.queue])
+    post_claim(s, dead, here_holder())
+    hand = s.create_issue("hand", [LAB.working])
+    closed = s.create_issue("closed", [LAB.queue])
+    post_claim(s, closed, here_holder(), stage="x")
+    s.close(closed)
+    done = s.create_issue("done", [LAB.queue])
+    post_claim(s, done, here_holder(), state=State.FINISHED, exit_code=0)
+    alive = s.create_issue("alive", [LAB.queue])
+    post_claim(s, alive, remote_holder(), stale_after=600)
+    idle = s.create_issue("idle", [LAB.queue])  # queued, no lock: not part of the pass
+    numbers = [dead, hand, closed, done, alive, idle]
+    expected = {dead: "requeue", hand: "report", closed: "unlock", done: "complete", alive: "keep"}
+    before = snapshot(s, numbers)
+
+    plan = plan_of(s, capsys, "--dry-run")
+    assert set(plan) == {"dry_run", "actions", "dispatched", "read_in_full"} and plan["dry_run"] is True
+    assert 4 <= plan["read_in_full"] <= 5  # every verdict but `keep` rests on a full read (ADR 0018)
+    assert plan["dispatched"] == []  # a dry run dispatches nothing
+    actions: list[dict[str, Any]] = plan["actions"]
+    assert [set(a) for a in actions] == [{"issue", "action", "reason"}] * len(expected)
+    assert {a["issue"]: a["action"] for a in actions} == expected
+    assert all(isinstance(a["issue"], int) and a["reason"] for a in actions)
+    text, _ = reconcile(s, capsys, "--dry-run")
+    assert "(dry run: nothing written)" in text, text
+    assert snapshot(s, numbers) == before
+
+    s.clock.advance(2)  # the heartbeat's age moves on between the passes
+    real = plan_of(s, capsys)
+    assert real["dry_run"] is False
+
+    def same(a: dict[str, Any]) -> tuple[object, ...]:
+        return a["issue"], a["action"], re.sub(r"\d+s ago", "Ns ago", str(a["reason"]))
+    assert [same(a) for a in real["actions"]] == [same(a) for a in actions]
+    assert labels(s, dead) == {LAB.queue}
+    assert labels(s, hand) == {LAB.working}
+    assert labels(s, closed) == set()
+    assert labels(s, done) == {LAB.ready}
+    assert labels(s, alive) == {LAB.working}
+    assert labels(s, idle) == {LAB.queue}
+
+
+def test_lock_added_by_hand_is_reported_and_left_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    s = MemoryServer()
+    n = s.create_issue("hand-locked", [LAB.working, f"{LAB.stage_prefix}x", "bug"])
+    forged, _ = post_claim(s, n, here_holder(), lock=False, login=OUTSIDER)
+    before = snapshot(s, [n])
+
+    text, _ = reconcile(s, capsys)
+    why = "the lock label is on but there is no trusted claim record"
+    assert re.search(rf"#{n}\s+report\s+{why}", text), text
+    assert "ignored 1 orion-looking comment(s) by untrusted authors" in text
+    assert "1 report" in text
+    assert action(s, capsys, n)["action"] == "report"
+    assert snapshot(s, [n]) == before  # labels and comments untouched
+    assert [c.id for c in s.comments(n)] == [forged]
+
+
+def test_a_crashed_loser_from_an_earlier_run_does_not_block_a_requeue(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A loser that crashed before marking its record lost stays open (and dead) in the log.
+    After the winner finished and the issue was queued again (the next stage), a dead holder
+    of the new run must still be requeued: the old loser is not "a new claim"."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    _, loser = post_claim(s, n, here_holder(4301), state=State.CLAIMING, lock=False)
+    post_claim(s, n, here_holder(4302), state=State.FINISHED, exit_code=0, lock=False)
+    _, dead = post_claim(s, n, here_holder(4303), child_pid=4242)  # the next stage's run, killed
+    entry = action(s, capsys, n)
+    assert entry["action"] == "requeue", entry
+    assert labels(s, n) == {LAB.queue}
+    # Both dead open claims are released (defect 5 of the v0.1 audit: a dead open claim is
+    # always released, or it hides the next run's death); only the run that ran spends an attempt.
+    tombs = tombstones(s, n)
+    assert sorted(t.token for t in tombs) == sorted([dead.token, loser.token])
+    assert [t.token for t in tombs if t.counts_attempt] == [dead.token]
+
+
+def claim_and_die(s: MemoryServer, n: int, pid: int, config: Config) -> ClaimRecord:
+    """A real claim by the claimer on this machine, whose run then started its child (the first
+    beat names it) and died: the wrapper's process is gone."""
+    claimer = Claimer(s.client(), config, lambda _line: None, ServerTime(s), THIS, here_holder(pid),
+                      sight=blind)
+    claim = claimer.claim_number(n, None)
+    (comment,) = [c for c in s.comments(n) if (b := parse_block(c.body)) is not None
+                  and isinstance(b, ClaimRecord) and b.token == claim.record.token]
+    s.edit(comment.id, render_record(claim.record.with_changes(state=State.RUNNING, child_pid=pid + 1)))
+    return claim.record
+
+
+def test_two_dead_holders_spend_a_budget_of_two(capsys: pytest.CaptureFixture[str]) -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    config = Config(heartbeat_interval=1.0, stale_after=30.0, kill_grace=1.0, max_attempts=2,
+                    trigger_permission="none", source="test")
+    first = claim_and_die(s, n, 5001, config)
+    assert first.attempt == 1
+    entry = action(s, capsys, n, config)
+    assert entry["action"] == "requeue" and "attempt 1 of 2" in str(entry["reason"]), entry
+    assert "wrapper pid 5001 is not running on this machine" in str(entry["reason"])
+    assert labels(s, n) == {LAB.queue}
+
+    second = claim_and_die(s, n, 5002, config)
+    assert second.attempt == 2  # the claimer counts the attempt the tombstone spent
+    entry = action(s, capsys, n, config)
+    assert entry["action"] == "give_up", entry
+    assert "attempt 2 of 2 failed, retry budget spent" in str(entry["reason"])
+    assert labels(s, n) == {LAB.failed}
+
+    tombs = tombstones(s, n)
+    assert [t.action for t in tombs] == [ReleaseAction.REQUEUE, ReleaseAction.GIVE_UP]
+    assert [t.token for t in tombs] == [first.token, second.token]
+    visible = [c.body for c in s.comments(n) if "needs a person" in c.body][-1].split("-->", 1)[1]
+    assert "retry budget is spent" in visible and "needs a person" in visible
+    assert "attempt 2 of 2" in visible and "pid 5002" in visible
+    # A person takes over from here: nothing carries the lock any more.
+    assert plan_of(s, capsys, config=config)["actions"] == []
+    assert read_log(s.comments(n), trusted_set(BOT, ())).attempts_used() == 2
