@@ -1,11 +1,13 @@
-"""Reconcile pass decisions (docs/design.md sections 5, 6, 10), decided by the real services
-in-process on the in-memory GitHub: `reconcile_repos` and the report layer, as `cli.py` calls
-them, over hand-made claim records. A holder on this machine whose process is not in the process table
-(`nothing_runs`) is dead ("not running on this machine"); a holder elsewhere is judged by its heartbeat's
-age on GitHub's clock, which moves only when a test says. (Issue 17: these were product
-subprocesses against the emulator in integration/test_reconcile.py, which keeps what needs real
+"""Reconcile pass and hand-release decisions (docs/design.md sections 5, 6, 9, 10), decided by
+the real services in-process on the in-memory GitHub: `reconcile_repos`, `release` and `status`
+and the report layer, as `cli.py` calls them, over hand-made claim records. A holder on this
+machine whose process is not in the process table (`nothing_runs`) is dead ("not running on
+this machine"); a holder elsewhere is judged by its heartbeat's age on GitHub's clock, which
+moves only when a test says. (Issue 17: these were product subprocesses against the emulator
+in integration/test_reconcile.py and test_status_release.py, which keep what needs real
 processes: SIGKILLed wrappers, a holder stopped by a pass, two passes racing through the proxy,
-the cost checked against the proxy's count, and the command's Actions-mode outputs.)"""
+the cost checked against the proxy's count, the command's Actions-mode outputs, a live holder
+refused then forced, and `status` of a live wrapper.)"""
 
 from __future__ import annotations
 
@@ -32,8 +34,10 @@ from orion_action.core.record import (
     parse_block,
     render_record,
 )
+from orion_action.errors import NotClaimed
+from orion_action.ports import Sight
 from orion_action.services.claiming import Claimer
-from orion_action.services.reconcile import reconcile_repos
+from orion_action.services.reconcile import reconcile_repos, release, status_repos
 
 # As the integration tests' fast configuration (interval 1 s, stale after 4 s); the trigger
 # check has its own tests (the in-memory GitHub keeps no issue events).
@@ -249,3 +253,101 @@ def test_two_dead_holders_spend_a_budget_of_two(capsys: pytest.CaptureFixture[st
     # A person takes over from here: nothing carries the lock any more.
     assert plan_of(s, capsys, config=config)["actions"] == []
     assert read_log(s.comments(n), trusted_set(BOT, ())).attempts_used() == 2
+
+
+# -- release by hand (was integration/test_status_release.py) --------------------------------
+
+
+def release_by_hand(s: MemoryServer, capsys: pytest.CaptureFixture[str], n: int,
+                    sight: Sight = nothing_runs) -> str:
+    """`release --issue N` as cli.py runs it: the service, then its one line (exit 0)."""
+    plan = release(s.client(), CONFIG, lambda _line: None, THIS, sight, n, force=False)
+    capsys.readouterr()
+    assert report.release(plan, CONFIG, n) == 0
+    return capsys.readouterr().out
+
+
+def test_release_of_a_dead_holder_needs_no_force(capsys: pytest.CaptureFixture[str]) -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    dead = claim_and_die(s, n, 5001, CONFIG)
+    assert "released by hand; the holder is dead" in release_by_hand(s, capsys, n)
+    assert labels(s, n) == {LAB.queue}
+    (tomb,) = tombstones(s, n)
+    assert tomb.token == dead.token and tomb.counts_attempt
+    # The hand release counts as an attempt, as a reconcile requeue would.
+    assert claim_and_die(s, n, 5002, CONFIG).attempt == 2
+
+
+def test_release_of_a_finished_claim_with_the_lock_on(capsys: pytest.CaptureFixture[str]) -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    post_claim(s, n, here_holder(), state=State.FINISHED, exit_code=0)
+    out = release_by_hand(s, capsys, n)
+    # The run's own log says it finished: the release completes its label move, it does not
+    # send the issue round again.
+    assert labels(s, n) == {LAB.ready}
+    assert f"#{n}: completed" in out, out
+    assert tombstones(s, n) == []  # no open claim to tombstone
+
+
+def test_release_of_an_issue_without_the_lock_changes_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    before = snapshot(s, [n])
+    assert f"does not carry {LAB.working!r}; nothing to release" in release_by_hand(s, capsys, n)
+    assert snapshot(s, [n]) == before
+
+
+def test_release_of_a_hand_lock_with_only_a_forged_record(capsys: pytest.CaptureFixture[str]) -> None:
+    s = MemoryServer()
+    n = s.create_issue("hand", [LAB.working])
+    post_claim(s, n, here_holder(), lock=False, login=OUTSIDER)
+    # No trusted record: nothing to judge, nothing to tombstone; a hand release still works
+    # (the lock is the only thing to undo) and does not trust the forged record. No orion run
+    # ever claimed the issue, so nothing queued it: it is left for a person to queue.
+    out = release_by_hand(s, capsys, n)
+    assert labels(s, n) == set()
+    assert f"not queued: add the {LAB.queue!r} label to queue it" in out
+    assert tombstones(s, n) == []
+
+
+def test_release_of_a_closed_issue_only_unlocks_it(capsys: pytest.CaptureFixture[str]) -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    post_claim(s, n, here_holder(), stage="build")
+    s.close(n)
+    out = release_by_hand(s, capsys, n)
+    assert labels(s, n) == set()  # a closed issue is not work: no queue label
+    assert len(tombstones(s, n)) == 1
+    assert not s.issue(n).is_open
+    assert f"#{n}: released" in out and f"{LAB.working} removed" in out
+
+
+def test_an_orphaned_child_is_unknown_reported_and_not_released(capsys: pytest.CaptureFixture[str]) -> None:
+    """The wrapper is gone but its child's process group still runs (docs/design.md section 5):
+    `unknown`. Reconcile reports it, release refuses it, status says so; once the group is gone
+    the pass requeues it."""
+    group_runs = [True]
+
+    def sight(_pid: int, _pgid: int | None) -> ProcessSighting:
+        return ProcessSighting(wrapper_start=None, child_group_alive=group_runs[0])
+
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    post_claim(s, n, here_holder(), child_pid=7777)
+    before = snapshot(s, [n])
+    passes = reconcile_repos([s.client()], CONFIG, lambda _line: None, THIS, sight, dry_run=False)
+    assert passes[0].result is not None
+    (entry,) = passes[0].result.action_entries()
+    assert entry["action"] == "report", entry
+    assert "process group 7777 is still running" in str(entry["reason"])
+    with pytest.raises(NotClaimed, match="its holder is unknown"):
+        release_by_hand(s, capsys, n, sight)
+    assert snapshot(s, [n]) == before
+    found = status_repos([s.client()], CONFIG, lambda _line: None, THIS, sight)
+    capsys.readouterr()
+    assert report.status(found, CONFIG, lambda _line: None, ActionsRunner({}), as_json=True) == 0
+    assert [c["verdict"] for c in json.loads(capsys.readouterr().out)["claims"]] == ["unknown"]
+    group_runs[0] = False
+    assert action(s, capsys, n)["action"] == "requeue"
