@@ -121,20 +121,6 @@ def test_finished_record_whose_label_move_never_happened_is_completed(orion: Ori
     assert orion.reconcile()["actions"] == []
 
 
-def test_closed_issue_with_a_dead_holder_is_unlocked(orion: Orion, repo):
-    n = queued_issue(repo)
-    w = orion.running(n, stage="review")
-    w.kill()
-    repo.close(n)
-    entry = orion.action(n)
-    assert entry["action"] == "unlock" and entry["reason"] == "the issue is closed", entry
-    assert labels(repo, n) == set()  # no queue label either: a closed issue is not work
-    tomb = the_tombstone(repo, n)
-    assert (tomb.token, tomb.action, tomb.counts_attempt) == (
-        w.record.token, ReleaseAction.UNLOCK, False)
-    assert repo.issue(n)["state"] == "closed"
-
-
 def test_closed_issue_with_a_live_holder_is_unlocked_and_the_holder_stops(orion: Orion, repo):
     n = queued_issue(repo)
     w = orion.running(n)
@@ -147,16 +133,6 @@ def test_closed_issue_with_a_live_holder_is_unlocked_and_the_holder_stops(orion:
 
 
 # -- nothing to release --------------------------------------------------------------------------
-
-
-def test_live_holder_is_kept(orion: Orion, repo):
-    n = queued_issue(repo)
-    w = orion.running(n)
-    entry = orion.action(n)
-    assert entry["action"] == "keep", entry
-    assert f"wrapper pid {w.pid} is running on this machine" in entry["reason"]
-    assert labels(repo, n) == {"orion-working"} and tombstones(repo, n) == []
-    assert w.proc.poll() is None
 
 
 # -- GitHub Actions mode -------------------------------------------------------------------------
@@ -368,19 +344,6 @@ def test_two_reconcilers_at_once_requeue_once_with_one_tombstone(orion: Orion, r
     assert tomb.token == w.record.token and tomb.counts_attempt
     assert labels(repo, n) == {"orion"}
     assert len(records(repo, n)) == 1
-
-
-def test_new_claim_after_a_requeue_is_not_touched_by_a_stale_pass(orion: Orion, repo):
-    """After a requeue and a fresh claim, the next pass keeps the new holder and still counts
-    the old tombstone as one attempt used."""
-    n = queued_issue(repo)
-    orion.running(n).kill()
-    assert orion.action(n)["action"] == "requeue"
-    w = orion.running(n)
-    assert w.record.attempt == 2
-    entry = orion.action(n)
-    assert entry["action"] == "keep", entry
-    assert len(tombstones(repo, n)) == 1
 
 
 def test_reconcile_of_an_empty_repository(orion: Orion, repo):

@@ -351,3 +351,57 @@ def test_an_orphaned_child_is_unknown_reported_and_not_released(capsys: pytest.C
     assert [c["verdict"] for c in json.loads(capsys.readouterr().out)["claims"]] == ["unknown"]
     group_runs[0] = False
     assert action(s, capsys, n)["action"] == "requeue"
+
+
+# -- more pass decisions (was integration/test_reconcile.py) ---------------------------------
+
+
+def test_closed_issue_with_a_dead_holder_is_unlocked(capsys: pytest.CaptureFixture[str]) -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    dead = claim_and_die(s, n, 5001, CONFIG)
+    s.add_label(n, f"{LAB.stage_prefix}review", BOT)
+    s.close(n)
+    entry = action(s, capsys, n)
+    assert entry["action"] == "unlock" and entry["reason"] == "the issue is closed", entry
+    assert labels(s, n) == set()  # no queue label either: a closed issue is not work
+    (tomb,) = tombstones(s, n)
+    assert (tomb.token, tomb.action, tomb.counts_attempt) == (dead.token, ReleaseAction.UNLOCK, False)
+    assert not s.issue(n).is_open
+
+
+def test_live_holder_is_kept(capsys: pytest.CaptureFixture[str]) -> None:
+    """A holder on this machine whose wrapper runs (the process at its pid started when the
+    record says) and whose child's group runs is kept, whatever else the pass sees."""
+    holder = here_holder(5001)
+
+    def runs(pid: int, _pgid: int | None) -> ProcessSighting:
+        return ProcessSighting(wrapper_start=holder.pid_start if pid == holder.pid else None,
+                               child_group_alive=True)
+
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    post_claim(s, n, holder, child_pid=5002)
+    passes = reconcile_repos([s.client()], CONFIG, lambda _line: None, THIS, runs, dry_run=False)
+    assert passes[0].result is not None
+    (entry,) = passes[0].result.action_entries()
+    assert entry["action"] == "keep", entry
+    assert f"wrapper pid {holder.pid} is running on this machine" in str(entry["reason"])
+    assert labels(s, n) == {LAB.working} and tombstones(s, n) == []
+
+
+def test_new_claim_after_a_requeue_is_not_touched_by_a_stale_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    """After a requeue and a fresh claim, the next pass keeps the new holder and still counts
+    the old tombstone as one attempt used."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    claim_and_die(s, n, 5001, CONFIG)
+    assert action(s, capsys, n)["action"] == "requeue"
+    far = Machine("far-away", "boot-of-far-away", "machine-of-far-away", "4026531836:far")
+    claimer = Claimer(s.client(), CONFIG, lambda _line: None, ServerTime(s), far, remote_holder(),
+                      sight=blind)
+    claim = claimer.claim_number(n, None)
+    assert claim.record.attempt == 2
+    entry = action(s, capsys, n)
+    assert entry["action"] == "keep", entry
+    assert len(tombstones(s, n)) == 1
