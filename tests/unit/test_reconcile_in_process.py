@@ -405,3 +405,82 @@ def test_new_claim_after_a_requeue_is_not_touched_by_a_stale_pass(capsys: pytest
     entry = action(s, capsys, n)
     assert entry["action"] == "keep", entry
     assert len(tombstones(s, n)) == 1
+
+
+# -- immediate pickup after a pass (was integration/test_dispatch.py) -------------------------
+
+WORKER = "orion-worker.yml"
+
+
+def dispatching(max_runs: int = 4) -> Config:
+    return Config(heartbeat_interval=1.0, stale_after=4.0, kill_grace=1.0, trigger_permission="none",
+                  dispatch_workflow=WORKER, dispatch_max_runs=max_runs, source="test")
+
+
+def with_worker() -> MemoryServer:
+    s = MemoryServer()
+    s.workflows[WORKER] = "orion worker #{issue}"
+    return s
+
+
+def sent(s: MemoryServer) -> list[tuple[object, object, object]]:
+    """(workflow, ref, inputs) of every dispatch the pass made."""
+    return [(d["workflow"], d["ref"], d["inputs"]) for d in s.dispatches]
+
+
+def run_of(s: MemoryServer, n: int) -> int:
+    return int(str(next(d["run_id"] for d in s.dispatches if d["inputs"] == {"issue": str(n)})))
+
+
+def test_reconcile_dispatches_the_issue_it_requeued(capsys: pytest.CaptureFixture[str]) -> None:
+    s = with_worker()
+    config = dispatching()
+    n = s.create_issue("work", [LAB.queue])
+    post_claim(s, n, here_holder())  # a holder whose process is gone: requeued at once
+    plan = plan_of(s, capsys, config=config)
+    assert [a["action"] for a in plan["actions"]] == ["requeue"]
+    assert labels(s, n) == {LAB.queue}
+    assert plan["dispatched"] == [n]
+    assert sent(s) == [(WORKER, "main", {"issue": str(n)})]
+    # The run it started waits in the queue: the next pass starts no second one for the issue.
+    assert plan_of(s, capsys, config=config)["dispatched"] == []
+    assert len(sent(s)) == 1
+
+
+def test_never_more_than_max_runs_at_once(capsys: pytest.CaptureFixture[str]) -> None:
+    s = with_worker()
+    config = dispatching(max_runs=3)
+    issues = [s.create_issue(f"work {i}", [LAB.queue]) for i in range(5)]
+    s.workflow_runs[555] = "in_progress"  # a run started otherwise (its schedule)
+    s.run_info[555] = (WORKER, "orion worker (scheduled)")
+    assert plan_of(s, capsys, config=config)["dispatched"] == issues[:2]  # 3 - 1 in progress
+    assert plan_of(s, capsys, config=config)["dispatched"] == []  # full
+    # The scheduled run ends, and the run for the first issue worked it (ready): two runs are
+    # free; the second issue's run still waits, so the next two issues get them, oldest first.
+    for rid in (555, run_of(s, issues[0])):
+        s.workflow_runs[rid] = "completed"
+    s.remove_label(issues[0], LAB.queue)
+    s.add_label(issues[0], LAB.ready)
+    assert plan_of(s, capsys, config=config)["dispatched"] == issues[2:4]
+    assert [inputs["issue"] for _, _, inputs in sent(s)] == [str(n) for n in issues[:4]]  # type: ignore[index]
+    # A run that ended without taking its issue frees it for another dispatch.
+    s.workflow_runs[run_of(s, issues[1])] = "completed"
+    assert plan_of(s, capsys, config=config)["dispatched"] == [issues[1]]
+
+
+def test_without_a_workflow_nothing_is_dispatched(capsys: pytest.CaptureFixture[str]) -> None:
+    s = with_worker()
+    s.create_issue("work", [LAB.queue])
+    ops: list[str] = []
+    s.on_call = lambda op, _args: ops.append(op)
+    assert plan_of(s, capsys)["dispatched"] == []
+    assert s.dispatches == [] and not [op for op in ops if "workflow" in op], ops
+
+
+def test_a_missing_workflow_is_a_logged_line_not_a_failure(capsys: pytest.CaptureFixture[str]) -> None:
+    s = MemoryServer()  # GitHub knows no such workflow: 404
+    s.create_issue("work", [LAB.queue])
+    out, logs = reconcile(s, capsys, "--json", config=dispatching())
+    assert json.loads(out)["dispatched"] == []
+    assert any(f"dispatch: GitHub has no workflow {WORKER} (404): check dispatch.workflow" in line
+               for line in logs), logs
