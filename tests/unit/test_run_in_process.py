@@ -1,0 +1,104 @@
+"""`run`'s outcomes, decided by the real wrapper in this process (the main thread: it handles
+signals) on the in-memory GitHub, with a real child: a failing exit code, a child killed by a
+signal, a command that cannot start, and the stage label while the run holds the issue.
+(Issue 17: these were product subprocesses against the emulator in
+integration/test_run.py, which keeps a run end to end with the child's ORION_* environment,
+the step outputs, and every race between real processes.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from fakes.host import real_host
+from fakes.memory_github import MemoryServer
+
+from orion_action.config import Config
+from orion_action.core.record import ClaimRecord, State, parse_block
+from orion_action.errors import UsageError
+from orion_action.services.wrapper import RunRequest, Wrapper
+
+# The trigger check has its own tests; the in-memory GitHub keeps no events.
+CONFIG = Config(heartbeat_interval=1.0, stale_after=4.0, kill_grace=1.0, trigger_permission="none",
+                source="test")
+LAB = CONFIG.labels
+
+
+def run(s: MemoryServer, command: list[str], issue: int | None, stage: str | None = None,
+        extra_env: dict[str, str] | None = None) -> tuple[int, list[str]]:
+    """`run [--issue N] [--stage S] -- command` in this process: its exit code and its log."""
+    logs: list[str] = []
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **(extra_env or {})}
+    w = Wrapper([s.client()], CONFIG, logs.append, env, real_host(env))
+    return w.run(RunRequest(command=command, issue=issue, stage=stage)), logs
+
+
+def records(s: MemoryServer, n: int) -> list[ClaimRecord]:
+    return [b for c in s.comments(n) if isinstance(b := parse_block(c.body), ClaimRecord)]
+
+
+def holding_child(tmp_path: Path, code: int = 0) -> tuple[list[str], Path, Path]:
+    """A child that says it started, waits for `go`, then exits `code`."""
+    started, go = tmp_path / "started", tmp_path / "go"
+    script = (f"import os, pathlib, sys, time\npathlib.Path({str(started)!r}).touch()\n"
+              f"while not os.path.exists({str(go)!r}): time.sleep(0.02)\nsys.exit({code})\n")
+    return [sys.executable, "-c", script], started, go
+
+
+def test_failure_passes_the_exit_code_and_marks_failed() -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    code, logs = run(s, [sys.executable, "-c", "raise SystemExit(3)"], n, stage="build")
+    assert code == 3, logs
+    assert s.issue(n).labels == frozenset({LAB.failed})  # lock and stage labels gone
+    (rec,) = records(s, n)
+    assert rec.state is State.FINISHED and rec.exit_code == 3
+    assert "exit code 3" in s.comments(n)[0].body
+
+
+def test_a_child_killed_by_a_signal_reports_128_plus_signal() -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    code, logs = run(s, ["sh", "-c", "kill -TERM $$"], n)
+    assert code == 128 + signal.SIGTERM, logs
+    assert s.issue(n).labels == frozenset({LAB.failed})
+    assert records(s, n)[0].exit_code == 128 + signal.SIGTERM
+
+
+def test_a_command_that_cannot_start_is_refused_before_anything_is_claimed(tmp_path: Path) -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    with pytest.raises(UsageError, match="cannot start the command"):  # the CLI's exit 64, one line
+        run(s, [str(tmp_path / "no-such-cmd")], n)
+    assert s.issue(n).labels == frozenset({LAB.queue})  # not claimed, no attempt spent
+    assert s.comments(n) == []
+
+
+def test_stage_label_is_shown_while_held_and_removed_after(tmp_path: Path) -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue, "bug"])
+    command, started, go = holding_child(tmp_path)
+    seen: list[object] = []
+
+    def look() -> None:  # while the child runs (the wrapper has the main thread)
+        try:
+            while not started.exists():
+                time.sleep(0.02)
+            seen.append(s.issue(n).labels)
+            seen.append(records(s, n)[0].stage)
+        finally:
+            go.touch()
+
+    side = threading.Thread(target=look, daemon=True)
+    side.start()
+    code, logs = run(s, command, n, stage="review")
+    side.join(60)
+    assert code == 0, logs
+    assert seen == [frozenset({LAB.working, f"{LAB.stage_prefix}review", "bug"}), "review"]
+    assert "stage review" in s.comments(n)[0].body
+    assert s.issue(n).labels == frozenset({LAB.ready, "bug"})  # a label a person set is left alone
