@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ from fakes.memory_github import BOT, MemoryServer, ServerTime
 
 from orion_action import report
 from orion_action.adapters.actions import ActionsRunner
-from orion_action.config import Config
+from orion_action.config import Config, parse_config
 from orion_action.core.issue import read_log, trusted_set
 from orion_action.core.liveness import Machine, ProcessSighting
 from orion_action.core.record import (
@@ -38,6 +39,7 @@ from orion_action.errors import NotClaimed
 from orion_action.ports import Sight
 from orion_action.services.claiming import Claimer
 from orion_action.services.reconcile import reconcile_repos, release, status_repos
+from orion_action.services.setup import init_command
 
 # As the integration tests' fast configuration (interval 1 s, stale after 4 s); the trigger
 # check has its own tests (the in-memory GitHub keeps no issue events).
@@ -484,3 +486,49 @@ def test_a_missing_workflow_is_a_logged_line_not_a_failure(capsys: pytest.Captur
     assert json.loads(out)["dispatched"] == []
     assert any(f"dispatch: GitHub has no workflow {WORKER} (404): check dispatch.workflow" in line
                for line in logs), logs
+
+
+# -- status's step summary (was integration/test_dashboard.py) --------------------------------
+
+
+def test_status_writes_the_tables_to_the_step_summary(tmp_path: Path) -> None:
+    config = parse_config({"heartbeat": {"interval": 1, "stale_after": 4}, "run": {"kill_grace": 1},
+                           "labels": {"priority": ["orion-p0"]},
+                           "dashboard": {"enabled": True, "title": "fleet queue"},
+                           "trigger": {"permission": "none"}}, source="dash.yml")
+    s = MemoryServer()
+    init_command(s.client(), config, lambda _line: None)
+    queued = s.create_issue("work", [LAB.queue])
+    failed = s.create_issue("broke", [LAB.failed])
+    post_claim(s, failed, remote_holder(), state=State.FINISHED, exit_code=2, lock=False)
+    summary = tmp_path / "summary.md"
+    runner = ActionsRunner({"GITHUB_STEP_SUMMARY": str(summary)})
+    gh = s.client()
+    found = status_repos([gh], config, lambda _line: None, THIS, nothing_runs,
+                         summary_url=runner.server_url if runner.has_summary() else None)
+    assert report.status(found, config, lambda _line: None, runner, as_json=False) == 0
+    text = summary.read_text()
+    assert re.sub(r"\\(.)", r"\1", text.splitlines()[0]) == f"## orion queue: {gh.full_name}"
+    assert "**The queue is running**" in text
+    assert issues_in(section(text, "Queue")) == [queued]
+    assert row(section(text, "Failed"), failed)[-2] == "the command exited with code 2 (attempt 1)"
+    assert "_No issue is held._" in section(text, "Working")
+
+
+def section(body: str, heading: str) -> str:
+    """The text under a `### heading` up to the next heading (or the end of the tables)."""
+    m = re.search(rf"^### {re.escape(heading)}.*?$(.*?)(?=^### |^_Kept by|\Z)", body, re.M | re.S)
+    assert m, f"no section {heading!r} in:\n{body}"
+    return m.group(1)
+
+
+def issues_in(text: str) -> list[int]:
+    """The issue numbers of a table's rows, in row order (the first cell of each row)."""
+    return [int(n) for n in re.findall(r"^\| (?:\d+ \| )?\[?#(\d+)(?:\]\([^)]*\))? \|", text, re.M)]
+
+
+def row(text: str, n: int) -> list[str]:
+    """The cells after the issue's, as a person reads them (Markdown escapes undone)."""
+    m = re.search(rf"^\| (?:\d+ \| )?\[?#{n}(?:\]\([^)]*\))? \|(.*)\|$", text, re.M)
+    assert m, f"no row for #{n} in:\n{text}"
+    return [re.sub(r"\\(.)", r"\1", c.strip()) for c in re.split(r"(?<!\\)\|", m.group(1))]
