@@ -1,9 +1,10 @@
 """`run`'s outcomes, decided by the real wrapper in this process (the main thread: it handles
 signals) on the in-memory GitHub, with a real child: a failing exit code, a child killed by a
-signal, a command that cannot start, and the stage label while the run holds the issue.
-(Issue 17: these were product subprocesses against the emulator in
-integration/test_run.py, which keeps a run end to end with the child's ORION_* environment,
-the step outputs, and every race between real processes.)"""
+signal, a command that cannot start, the stage label while the run holds the issue, and
+`run.timeout` with the retry budget.
+(Issue 17: these were product subprocesses against the emulator in integration/test_run.py
+and test_limits.py, which keep a run end to end with the child's ORION_* environment, the step
+outputs, every race between real processes, the idle timeout and signals to a real wrapper.)"""
 
 from __future__ import annotations
 
@@ -30,11 +31,11 @@ LAB = CONFIG.labels
 
 
 def run(s: MemoryServer, command: list[str], issue: int | None, stage: str | None = None,
-        extra_env: dict[str, str] | None = None) -> tuple[int, list[str]]:
+        extra_env: dict[str, str] | None = None, config: Config = CONFIG) -> tuple[int, list[str]]:
     """`run [--issue N] [--stage S] -- command` in this process: its exit code and its log."""
     logs: list[str] = []
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **(extra_env or {})}
-    w = Wrapper([s.client()], CONFIG, logs.append, env, real_host(env))
+    w = Wrapper([s.client()], config, logs.append, env, real_host(env))
     return w.run(RunRequest(command=command, issue=issue, stage=stage)), logs
 
 
@@ -102,3 +103,69 @@ def test_stage_label_is_shown_while_held_and_removed_after(tmp_path: Path) -> No
     assert seen == [frozenset({LAB.working, f"{LAB.stage_prefix}review", "bug"}), "review"]
     assert "stage review" in s.comments(n)[0].body
     assert s.issue(n).labels == frozenset({LAB.ready, "bug"})  # a label a person set is left alone
+
+
+# -- time limits (was integration/test_limits.py) --------------------------------------------
+
+TIMED_OUT = 124
+
+
+def limits(timeout: float, attempts: int) -> Config:
+    return Config(heartbeat_interval=1.0, stale_after=4.0, kill_grace=1.0, trigger_permission="none",
+                  timeout=timeout, max_attempts=attempts, source="test")
+
+
+def forever(tmp_path: Path, name: str) -> tuple[list[str], Path]:
+    """A child that records its pid, then sleeps until it is stopped."""
+    pid = tmp_path / f"{name}.pid"
+    return [sys.executable, "-c", f"import os, time\nopen({str(pid)!r}, 'w').write(str(os.getpid()))\n"
+            "while True: time.sleep(1)\n"], pid
+
+
+def gone(pid_file: Path) -> bool:
+    try:
+        os.kill(int(pid_file.read_text()), 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_child_that_runs_too_long_is_stopped_with_124_and_requeued(tmp_path: Path) -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    command, pid = forever(tmp_path, "child")
+    began = time.monotonic()
+    code, logs = run(s, command, n, config=limits(1.5, attempts=2))
+    assert code == TIMED_OUT, logs
+    assert time.monotonic() - began >= 1.5
+    assert gone(pid)
+    assert s.issue(n).labels == frozenset({LAB.queue})  # attempt 1 of 2 spent: back to the queue
+    (rec,) = records(s, n)
+    assert rec.state is State.INTERRUPTED and rec.exit_code == TIMED_OUT and rec.counts_attempt
+    assert rec.note and "run.timeout" in rec.note and "back to the queue" in rec.note
+    assert any("run.timeout" in line for line in logs), logs
+
+
+def test_a_run_that_times_out_every_time_ends_failed(tmp_path: Path) -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    for attempt in (1, 2):
+        s.clock.advance(5)  # GitHub's clock moves on between the runs (it moves only when told)
+        command, pid = forever(tmp_path, f"child{attempt}")
+        code, logs = run(s, command, n, config=limits(1, attempts=2))
+        assert code == TIMED_OUT, logs
+        assert gone(pid)
+    assert s.issue(n).labels == frozenset({LAB.failed})
+    last = records(s, n)[-1]
+    assert last.attempt == 2 and last.exit_code == TIMED_OUT
+    assert last.note and "retry budget spent" in last.note
+
+
+def test_with_one_attempt_a_timeout_ends_failed_at_once(tmp_path: Path) -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    command, _ = forever(tmp_path, "child")
+    code, logs = run(s, command, n, config=limits(1, attempts=1))
+    assert code == TIMED_OUT, logs
+    assert s.issue(n).labels == frozenset({LAB.failed})
+    assert "attempt 1 of 1" in (records(s, n)[0].note or "")
