@@ -180,6 +180,9 @@ def test_processes_the_child_leaves_behind_are_stopped(repo, orion_env, tmp_path
 
 
 # -- the claim lost while running ----------------------------------------------------------
+# The lock label removed and a tombstone naming the claim: unit/test_run_in_process.py (the
+# wrapper in-process with a real child, issue 17); a release by hand stopping a real holder:
+# test_status_release.py.
 
 
 # Slow: tests/integration/test_reconcile.py closes a live holder's issue in `make test`.
@@ -195,31 +198,6 @@ def test_closing_the_issue_stops_the_child(repo, orion_env, tmp_path, config):
     rec = only_record(repo, n)
     assert rec.state is State.LOST and "closed" in (rec.note or "")
     assert READY not in repo.labels(n) and FAILED not in repo.labels(n)
-
-
-def test_removing_the_lock_label_stops_the_child(repo, orion_env, tmp_path, config):
-    child = Child(tmp_path, ignore=("term",))  # needs the SIGKILL after the grace
-    n, r = started_run(repo, orion_env, tmp_path, config, child=child)
-    pid = child.pid
-    repo.remove_label(n, WORKING)
-    assert r.wait(15) == LOST, r.stderr
-    assert not pid_alive(pid)
-    assert "lock label was removed" in r.stderr
-    assert only_record(repo, n).state is State.LOST
-    assert repo.labels(n) == []  # the wrapper touches no label once it lost the lock
-
-
-def test_a_tombstone_naming_the_claim_stops_the_child(repo, orion_env, tmp_path, config):
-    from orion_action.core.record import ReleaseAction, Tombstone, render_tombstone
-
-    child = Child(tmp_path)
-    n, r = started_run(repo, orion_env, tmp_path, config, child=child)
-    token = running_record(repo, n).token
-    repo.comment(n, render_tombstone(Tombstone(token, ReleaseAction.RELEASE, "released by hand",
-                                               by="release")))
-    assert r.wait(15) == LOST, r.stderr
-    assert not pid_alive(child.pid)
-    assert "released by release" in r.stderr
 
 
 # Slow: untrusted look-alikes are ignored in `make test` by test_run.py's outsider's copy of a claim

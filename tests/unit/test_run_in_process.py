@@ -13,14 +13,22 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from fakes.host import real_host
-from fakes.memory_github import MemoryServer
+from fakes.memory_github import BOT, MemoryServer
 
 from orion_action.config import Config
-from orion_action.core.record import ClaimRecord, State, parse_block
+from orion_action.core.record import (
+    ClaimRecord,
+    ReleaseAction,
+    State,
+    Tombstone,
+    parse_block,
+    render_tombstone,
+)
 from orion_action.errors import UsageError
 from orion_action.services.wrapper import RunRequest, Wrapper
 
@@ -169,3 +177,58 @@ def test_with_one_attempt_a_timeout_ends_failed_at_once(tmp_path: Path) -> None:
     assert code == TIMED_OUT, logs
     assert s.issue(n).labels == frozenset({LAB.failed})
     assert "attempt 1 of 1" in (records(s, n)[0].note or "")
+
+
+# -- the claim lost while the child runs (was integration/test_run_faults.py) -----------------
+
+LOST = 76
+
+
+def lose_it_meanwhile(s: MemoryServer, n: int, started: Path,
+                      how: Callable[[ClaimRecord], None]) -> threading.Thread:
+    """Once the child runs and the record says so, `how` takes the claim away (another thread:
+    the wrapper has the main one)."""
+    def act() -> None:
+        while not started.exists() or not [r for r in records(s, n) if r.state is State.RUNNING]:
+            time.sleep(0.02)
+        how(records(s, n)[0])
+
+    side = threading.Thread(target=act, daemon=True)
+    side.start()
+    return side
+
+
+def test_removing_the_lock_label_stops_the_child(tmp_path: Path) -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    started, pid = tmp_path / "started", tmp_path / "pid"
+    stubborn = [sys.executable, "-c",  # needs the SIGKILL after the grace
+                f"import os, pathlib, signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                f"open({str(pid)!r}, 'w').write(str(os.getpid()))\npathlib.Path({str(started)!r}).touch()\n"
+                "while True: time.sleep(1)\n"]
+    side = lose_it_meanwhile(s, n, started, lambda _rec: s.remove_label(n, LAB.working))
+    code, logs = run(s, stubborn, n)
+    side.join(60)
+    assert code == LOST, logs
+    assert gone(pid)
+    assert any("lock label was removed" in line for line in logs), logs
+    assert records(s, n)[0].state is State.LOST
+    assert s.issue(n).labels == frozenset()  # the wrapper touches no label once it lost the lock
+
+
+def test_a_tombstone_naming_the_claim_stops_the_child(tmp_path: Path) -> None:
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    command, pid = forever(tmp_path, "child")
+    started = tmp_path / "child.pid"  # written once the child runs
+
+    def release(rec: ClaimRecord) -> None:
+        tomb = Tombstone(rec.token, ReleaseAction.RELEASE, "released by hand", by="release")
+        s.comment(n, render_tombstone(tomb), BOT)
+
+    side = lose_it_meanwhile(s, n, started, release)
+    code, logs = run(s, command, n)
+    side.join(60)
+    assert code == LOST, logs
+    assert gone(pid)
+    assert any("released by release" in line for line in logs), logs
