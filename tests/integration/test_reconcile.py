@@ -132,9 +132,6 @@ def test_closed_issue_with_a_live_holder_is_unlocked_and_the_holder_stops(orion:
     assert labels(repo, n) == set()
 
 
-# -- nothing to release --------------------------------------------------------------------------
-
-
 # -- GitHub Actions mode -------------------------------------------------------------------------
 
 
