@@ -266,7 +266,7 @@ def child_events(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in complete.splitlines() if line.strip()]
 
 
-def wait_child_started(log: Path, n: int = 1, timeout: float = 20.0) -> list[dict[str, Any]]:
+def wait_child_started(log: Path, n: int = 1, timeout: float = 120.0) -> list[dict[str, Any]]:
     def started() -> list[dict[str, Any]] | None:
         found = [e for e in child_events(log) if e["event"] == "start"]
         return found if len(found) >= n else None
@@ -274,7 +274,7 @@ def wait_child_started(log: Path, n: int = 1, timeout: float = 20.0) -> list[dic
     return wait_until(started, timeout, message=f"{n} child start(s) in {log}")
 
 
-def wait_children_gone(log: Path, timeout: float = 10.0) -> None:
+def wait_children_gone(log: Path, timeout: float = 60.0) -> None:
     """Every child that ever started (per its own log) is gone: nothing left behind."""
     pids = {e["pid"] for e in child_events(log) if e["event"] == "start"}
     wait_until(lambda: not any(process_alive(p) for p in pids), timeout,

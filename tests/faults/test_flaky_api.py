@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import signal
 from collections import Counter
+from pathlib import Path
+from typing import Any
 
 import pytest
 from rig import Proxy, RepoHandle
@@ -21,6 +23,7 @@ from rig import Proxy, RepoHandle
 from faults import (
     WORKERS,
     Orion,
+    Proc,
     actions_of,
     assert_clean_stderr,
     assert_consistent,
@@ -44,6 +47,15 @@ def make_flaky(proxy: Proxy, seed: int, lost_responses: bool) -> None:
     if lost_responses:  # the write happens, the answer never comes: the worst kind of 5xx
         for method in ("POST", "PATCH", "DELETE"):
             proxy.drop(method, ANY, after_forward=True, probability=0.05)
+
+
+UNRECORDED_END = "could not record the end of the run"
+
+
+def completed_by_a_pass(run: Proc) -> list[str]:
+    """What a reconcile pass does for the issue of a run that has ended: nothing, or
+    `complete` if the run could not record its end (its label writes gave up under faults)."""
+    return ["complete"] if UNRECORDED_END in run.stderr() else []
 
 
 def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
@@ -71,14 +83,19 @@ def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
     for run in [*runs.values(), victim]:
         assert_clean_stderr(run)
 
+    # A wrapper whose last label writes ran out of their bound under the faults says so ("could
+    # not record the end of the run ...; a reconcile pass will"): legitimate, and then the pass
+    # completes that issue; any other issue it must leave alone.
     plan = orion.reconcile()
     assert actions_of(plan, killed) == ["requeue"], plan
-    assert all(actions_of(plan, n) == [] for n in (ok1, ok2, bad)), plan
+    for n in (ok1, ok2, bad):
+        assert actions_of(plan, n) == completed_by_a_pass(runs[n]), plan
     again = orion.run(killed, stage="build", child=orion.child_argv(log, seconds=1.5))
     assert again.wait(90) == 0, again.stderr()
     assert_clean_stderr(again)
     plan = orion.reconcile()
-    assert plan["actions"] == [], plan
+    assert [(a["issue"], a["action"]) for a in plan["actions"]] == [
+        (killed, action) for action in completed_by_a_pass(again)], plan
 
     for n, outcome, claims in ((ok1, "ready", 1), (ok2, "ready", 1), (bad, "failed", 1),
                                (killed, "ready", 2)):
@@ -115,40 +132,60 @@ def test_flaky_api_with_lost_responses_to_writes(orion, proxy, repo, seed):
     flaky_scenario(orion, proxy, repo, seed=seed, lost_responses=True)
 
 
-@pytest.mark.slow
-def test_flaky_api_under_contention_each_issue_worked_exactly_once(orion, proxy, repo):
-    """Both at once: eight `run --next` workers over ten issues through the flaky API with lost
-    responses. Claim races decided while requests fail and retries land late: still each issue
-    worked exactly once (by the children's own log), all ready, one claim comment per run."""
-    orion.config.write_text(FLAKY_CONFIG)
-    numbers = [repo.create_issue(f"contended {i}", ["orion"]) for i in range(10)]
-    make_flaky(proxy, 99, lost_responses=True)
-    workers, results, go, log = start_workers(orion, WORKERS, "flaky", child_seconds=0.5)
+def workers_round(orion: Orion, tag: str) -> tuple[list[dict[str, Any]], Path]:
+    """Eight `run --next` workers until each finds the queue empty: their results and the
+    children's log. A hang guard, not a budget, bounds each worker."""
+    workers, results, go, log = start_workers(orion, WORKERS, tag, child_seconds=0.5)
     try:
         go.touch()
         for w in workers:
-            w.wait(timeout=240)
+            w.wait(timeout=600)
     finally:
         for w in workers:
             if w.poll() is None:
                 w.kill()
                 w.wait()
     wait_children_gone(log)
-    runs = [json.loads(line) for line in results.read_text().splitlines()]
-    for r in runs:
-        # 69: a claim write failed every try within its lease (GitHub's failure, documented);
-        # that claimer ran nothing and took its lock off again, so another worker takes the issue.
-        gave_up = r["rc"] == 69 and "GitHub did not answer" in r["stderr"]
-        assert r["rc"] in (0, 75) or gave_up, f"a wrapper exited {r['rc']}:\n{r['stderr']}"
-        assert "Traceback" not in r["stderr"], r["stderr"]
-    starts = Counter(int(e["issue"]) for e in child_events(log) if e["event"] == "start")
-    assert all(c == 1 for c in starts.values()), f"worked more than once: {starts}"
-    assert sorted(starts) == sorted(numbers)
-    # At most a stale lock for the pass to complete: a late loser whose tidying-up read failed
-    # for good under the faults leaves the lock it added on a finished issue (best effort; see
-    # test_contention's test_a_late_claimer_losing_to_another_loser_takes_its_lock_off).
-    plan = orion.reconcile()
-    assert {a["action"] for a in plan["actions"]} <= {"complete"}, plan
+    return [json.loads(line) for line in results.read_text().splitlines()], log
+
+
+@pytest.mark.slow
+def test_flaky_api_under_contention_each_issue_worked_exactly_once(orion, proxy, repo):
+    """Both at once: eight `run --next` workers over ten issues through the flaky API with lost
+    responses. Claim races decided while requests fail and retries land late: still each issue
+    worked exactly once (by the children's own log), all ready, one claim comment per run.
+
+    Where the faults leave work behind, a reconcile pass picks it up, as in production: a
+    claimer whose claim writes all failed gives up (69) and takes its lock off, best effort,
+    so under these faults the lock may stay beside the queue label; no worker takes such an
+    issue and the workers drain a queue that looks empty (CI once ended so with #6 and #10
+    never worked). The pass releases that dead claim and the next round works the issue. A
+    wrapper whose last label writes ran out says "could not record the end of the run": the
+    pass completes its issue. Rounds, not time, bound this."""
+    orion.config.write_text(FLAKY_CONFIG)
+    numbers = [repo.create_issue(f"contended {i}", ["orion"]) for i in range(10)]
+    make_flaky(proxy, 99, lost_responses=True)
+    starts: Counter[int] = Counter()
+    for round_ in (1, 2, 3):
+        runs, log = workers_round(orion, f"flaky{round_}")
+        for r in runs:
+            # 69: a claim write failed every try within its lease (GitHub's failure,
+            # documented); that claimer ran nothing and took its lock off again (best effort).
+            gave_up = r["rc"] == 69 and "GitHub did not answer" in r["stderr"]
+            assert r["rc"] in (0, 75) or gave_up, f"a wrapper exited {r['rc']}:\n{r['stderr']}"
+            assert "Traceback" not in r["stderr"], r["stderr"]
+        starts.update(int(e["issue"]) for e in child_events(log) if e["event"] == "start")
+        assert all(c == 1 for c in starts.values()), f"worked more than once: {starts}"
+        plan = orion.reconcile()
+        for a in plan["actions"]:
+            if a["issue"] in starts:  # it ran: at most its end is left to record
+                assert a["action"] == "complete", plan
+            else:  # it never ran: a dead claim is released, and the issue is queued again
+                assert a["action"] in ("requeue", "unlock"), plan
+        if set(starts) == set(numbers):
+            break
+    never = set(numbers) - set(starts)
+    assert not never, f"never worked after {round_} rounds: {never}"
     for n in numbers:
         v = assert_consistent(repo, n, "ready")
         ran = [c for c in v.log.claims if c.record.state.value == "finished"]

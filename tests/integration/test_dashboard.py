@@ -1,7 +1,8 @@
 """The dashboard issue against the emulator, with real processes (docs/design.md section 12
 "Dashboard", docs/adr/0020-dashboard-issue.md): `init` makes it, every `reconcile` pass
 rewrites it only when its content changed (at most one write), an outsider's look-alike is
-ignored, and `status` writes the same tables to $GITHUB_STEP_SUMMARY."""
+ignored. That `status` writes the same tables to $GITHUB_STEP_SUMMARY is decided in-process
+(unit/test_reconcile_in_process.py)."""
 
 # ruff: noqa: F811  (the `orion` fixture is imported, then named as a parameter)
 
@@ -156,24 +157,3 @@ def test_a_look_alike_by_an_outsider_is_ignored(orion: Orion, repo: RepoHandle, 
     assert f"dashboard: #{number} updated" in plan["_stderr"]
     assert issues_in(section(repo.issue(number)["body"], "Queue")) == [queued]
     assert repo.issue(fake["number"])["body"] == fake_body  # never written, never believed
-
-
-def test_status_writes_the_tables_to_the_step_summary(orion: Orion, repo: RepoHandle, tmp_path: Path):
-    config = dashboard_config(tmp_path)
-    init(orion, config)
-    queued = queued_issue(repo, "work")
-    failed = repo.create_issue("broke", ["orion-failed"])
-    post_claim(repo, failed, remote_holder(), state=State.FINISHED, exit_code=2, lock=False)
-    summary = tmp_path / "summary.md"
-    result = orion.run("status", env={**orion.env, "GITHUB_STEP_SUMMARY": str(summary)}, config=config)
-    assert result.returncode == 0, result.stderr
-    text = summary.read_text()
-    assert re.sub(r"\\(.)", r"\1", text.splitlines()[0]) == f"## orion queue: {repo.full_name}"
-    assert "**The queue is running**" in text
-    assert issues_in(section(text, "Queue")) == [queued]
-    assert row(section(text, "Failed"), failed)[-2] == "the command exited with code 2 (attempt 1)"
-    assert "_No issue is held._" in section(text, "Working")
-    assert MARKER not in text
-
-    plain = orion.run("status", config=config)  # without the variable: no summary
-    assert plain.returncode == 0 and summary.read_text() == text

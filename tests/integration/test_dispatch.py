@@ -1,6 +1,8 @@
 """Immediate pickup (`dispatch.workflow`, `dispatch.max_runs`), against the emulator behind the
 fault proxy (which serves the workflow's dispatches and runs: the emulator has no workflow
-files), with real processes (docs/design.md section 12, "Immediate pickup")."""
+files), with real processes (docs/design.md section 12, "Immediate pickup"). What a pass dispatches, and
+how many at once, is decided in-process in unit/test_reconcile_in_process.py (and the service in
+unit/test_dispatch_service.py); here: the wrapper's own dispatches and a pass's trigger check."""
 
 # ruff: noqa: F811  (the `orion` fixture is imported, then named as a parameter)
 
@@ -12,9 +14,7 @@ from pathlib import Path
 from helpers_reconcile import (
     Orion,
     labels,
-    local_holder,
     orion,  # noqa: F401  (fixture)
-    post_claim,
     queued_issue,
 )
 from rig import Emulator, wait_until
@@ -36,61 +36,6 @@ def sent(orion: Orion) -> list[tuple[str, str, dict[str, str]]]:
     repo = orion.repo
     mine = {rid for (o, r, rid) in orion.proxy._runs if (o, r) == (repo.owner.lower(), repo.name.lower())}
     return [(d["workflow"], d["ref"], d["inputs"]) for d in orion.proxy.dispatches if d["run_id"] in mine]
-
-
-def test_reconcile_dispatches_the_issue_it_requeued(orion: Orion, repo, tmp_path):
-    orion.config = dispatch_config(tmp_path)
-    orion.proxy.add_workflow(repo.owner, repo.name, WORKER)
-    n = queued_issue(repo)
-    post_claim(repo, n, local_holder())  # a holder whose process is gone: requeued at once
-    plan = orion.reconcile()
-    assert [a["action"] for a in plan["actions"]] == ["requeue"]
-    assert labels(repo, n) == {"orion"}
-    assert plan["dispatched"] == [n]
-    assert sent(orion) == [(WORKER, "main", {"issue": str(n)})]
-    # The run it started waits in the queue: the next pass starts no second one for the issue.
-    assert orion.reconcile()["dispatched"] == []
-    assert len(sent(orion)) == 1
-
-
-def test_never_more_than_max_runs_at_once(orion: Orion, repo, tmp_path):
-    orion.config = dispatch_config(tmp_path, max_runs=3)
-    proxy = orion.proxy
-    proxy.add_workflow(repo.owner, repo.name, WORKER)
-    issues = [queued_issue(repo, f"work {i}") for i in range(5)]
-    proxy.set_workflow_run(repo.owner, repo.name, 555, "in_progress", path=f".github/workflows/{WORKER}",
-                           display_title="orion worker (scheduled)")  # a run started otherwise
-    assert orion.reconcile()["dispatched"] == issues[:2]  # 3 - 1 in progress
-    assert orion.reconcile()["dispatched"] == []  # full
-    # The scheduled run ends, and the run for the first issue worked it (ready): two runs are
-    # free; the second issue's run still waits, so the next two issues get them, oldest first.
-    first = next(d["run_id"] for d in proxy.dispatches if d["inputs"] == {"issue": str(issues[0])})
-    for rid in (555, first):
-        proxy.set_workflow_run(repo.owner, repo.name, rid, "completed", conclusion="success")
-    repo.remove_label(issues[0], "orion")
-    repo.add_label(issues[0], "orion-ready")
-    assert orion.reconcile()["dispatched"] == issues[2:4]
-    assert [inputs["issue"] for _, _, inputs in sent(orion)] == [str(n) for n in issues[:4]]
-    # A run that ended without taking its issue frees it for another dispatch.
-    second = next(d["run_id"] for d in proxy.dispatches if d["inputs"] == {"issue": str(issues[1])})
-    proxy.set_workflow_run(repo.owner, repo.name, second, "completed", conclusion="failure")
-    assert orion.reconcile()["dispatched"] == [issues[1]]
-
-
-def test_without_a_workflow_nothing_is_dispatched(orion: Orion, repo, tmp_path):
-    orion.proxy.add_workflow(repo.owner, repo.name, WORKER)
-    queued_issue(repo)
-    plan = orion.reconcile()
-    assert plan["dispatched"] == []
-    assert orion.proxy.count(path=r"/actions/workflows/") == 0
-
-
-def test_a_missing_workflow_is_a_logged_line_not_a_failure(orion: Orion, repo, tmp_path):
-    orion.config = dispatch_config(tmp_path)  # the proxy knows no such workflow: 404
-    queued_issue(repo)
-    plan = orion.reconcile()
-    assert plan["dispatched"] == []
-    assert f"dispatch: GitHub has no workflow {WORKER} (404): check dispatch.workflow" in plan["_stderr"]
 
 
 def test_a_wrapper_that_hands_back_dispatches_the_issue(orion: Orion, repo, tmp_path):

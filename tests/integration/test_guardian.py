@@ -81,6 +81,14 @@ def alive(p: psutil.Process) -> bool:
         return False
 
 
+def gone(pid: int) -> bool:
+    """The process `pid` has ended (or was never seen: it may have ended before the lookup)."""
+    try:
+        return not alive(psutil.Process(pid))
+    except psutil.NoSuchProcess:
+        return True
+
+
 def script(tmp_path: Path, name: str, text: str) -> str:
     path = tmp_path / name
     path.write_text(text)
@@ -200,10 +208,11 @@ def test_sigstop_of_the_wrapper_still_ends_the_command_at_its_lease(
     driver: Callable[..., tuple[subprocess.Popen[str], int, int]]
 ) -> None:
     proc, guardian, pid = driver(["sleep", "300"], lease=1.0, grace=0.5)
-    command = psutil.Process(pid)
     os.kill(proc.pid, signal.SIGSTOP)
+    # Looked up only now: a loaded machine may have kept the driver from renewing in time, and
+    # then the command has already ended at its lease, which is what this test waits for.
     try:
-        wait_until(lambda: not alive(command), timeout=GUARD, message="the command outlived the lease")
+        wait_until(lambda: gone(pid), timeout=GUARD, message="the command outlived the lease")
     finally:
         os.kill(proc.pid, signal.SIGCONT)
     # Resumed, the wrapper learns why: it must not go on as if it still held the claim.

@@ -2,7 +2,9 @@
 against the emulator with real processes (docs/design.md section 12, "Time limits").
 
 A stopped run exits 124, writes the reason on its claim record, and spends an attempt: the
-issue goes back to the queue while `retry.max_attempts` allows, then ends failed.
+issue goes back to the queue while `retry.max_attempts` allows, then ends failed. The
+`run.timeout` cases run in-process (unit/test_run_in_process.py); here, the idle timeout with a
+child's real output, and signals to a real wrapper.
 """
 
 from __future__ import annotations
@@ -71,47 +73,6 @@ def limits(tmp_path: Path, run: str, attempts: int = 2) -> Path:
 
 def start(orion_env, tmp_path, config, n, cmd, name="run") -> Run:
     return Run(orion_env, tmp_path, "--issue", str(n), cmd=cmd, config=config, name=name)
-
-
-def test_a_child_that_runs_too_long_is_stopped_with_124_and_requeued(repo, orion_env, tmp_path):
-    config = limits(tmp_path, "timeout: 1.5", attempts=2)
-    n = repo.create_issue("work", [QUEUE])
-    child = Child(tmp_path)  # holds until released: never, here
-    began = time.monotonic()
-    r = start(orion_env, tmp_path, config, n, child.cmd)
-    child.wait_started()
-    assert r.wait() == TIMED_OUT, r.stderr
-    assert time.monotonic() - began >= 1.5
-    assert child.gone()
-    assert set(repo.labels(n)) == {QUEUE}  # attempt 1 of 2 spent: back to the queue
-    rec = only_record(repo, n)
-    assert rec.state is State.INTERRUPTED and rec.exit_code == TIMED_OUT and rec.counts_attempt
-    assert rec.note and "run.timeout" in rec.note and "back to the queue" in rec.note
-    assert "run.timeout" in r.stderr
-
-
-def test_a_run_that_times_out_every_time_ends_failed(repo, orion_env, tmp_path):
-    config = limits(tmp_path, "timeout: 1", attempts=2)
-    n = repo.create_issue("work", [QUEUE])
-    for attempt in (1, 2):
-        child = Child(tmp_path, name=f"child{attempt}")
-        r = start(orion_env, tmp_path, config, n, child.cmd, name=f"run{attempt}")
-        assert r.wait() == TIMED_OUT, r.stderr
-        assert child.gone()
-    assert set(repo.labels(n)) == {FAILED}
-    last = records(repo, n)[-1]
-    assert last.attempt == 2 and last.exit_code == TIMED_OUT
-    assert last.note and "retry budget spent" in last.note
-
-
-def test_with_one_attempt_a_timeout_ends_failed_at_once(repo, orion_env, tmp_path):
-    config = limits(tmp_path, "timeout: 1", attempts=1)
-    n = repo.create_issue("work", [QUEUE])
-    child = Child(tmp_path)
-    r = start(orion_env, tmp_path, config, n, child.cmd)
-    assert r.wait() == TIMED_OUT, r.stderr
-    assert set(repo.labels(n)) == {FAILED}
-    assert "attempt 1 of 1" in (only_record(repo, n).note or "")
 
 
 def test_a_child_that_goes_silent_is_stopped(repo, orion_env, tmp_path):

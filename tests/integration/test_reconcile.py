@@ -27,7 +27,6 @@ from helpers_reconcile import (
     queued_issue,
     records,
     remote_holder,
-    snapshot,
     tombstones,
     write_config,
 )
@@ -79,35 +78,6 @@ def test_sigkilled_wrapper_is_requeued_at_once_on_the_same_machine(orion: Orion,
     assert orion.reconcile()["actions"] == []
 
 
-def test_two_dead_holders_spend_a_budget_of_two(orion: Orion, repo, tmp_path):
-    orion.config = write_config(tmp_path, interval=1, stale_after=30, max_attempts=2)
-    n = queued_issue(repo)
-
-    first = orion.running(n)
-    assert first.record.attempt == 1
-    first.kill()
-    entry = orion.action(n)
-    assert entry["action"] == "requeue" and "attempt 1 of 2" in entry["reason"], entry
-    assert labels(repo, n) == {"orion"}
-
-    second = orion.running(n)
-    assert second.record.attempt == 2  # the worker is told which attempt it is
-    second.kill()
-    entry = orion.action(n)
-    assert entry["action"] == "give_up", entry
-    assert "attempt 2 of 2 failed, retry budget spent" in entry["reason"]
-    assert labels(repo, n) == {"orion-failed"}
-
-    tombs = tombstones(repo, n)
-    assert [t.block.action for t in tombs] == [ReleaseAction.REQUEUE, ReleaseAction.GIVE_UP]
-    assert [t.block.token for t in tombs] == [first.record.token, second.record.token]
-    visible = tombs[-1].body.split("-->", 1)[1]
-    assert "retry budget is spent" in visible and "needs a person" in visible
-    assert "attempt 2 of 2" in visible and f"pid {second.pid}" in visible
-    # A person takes over from here: nothing carries the lock any more.
-    assert orion.reconcile()["actions"] == []
-
-
 def _finish_without_label_move(orion: Orion, repo: RepoHandle, tmp_path: Path, code: int,
                                held: tuple[str, str]) -> tuple[int, ClaimRecord]:
     """A wrapper whose child exits `code`; its finish-time label write is held in the proxy
@@ -151,20 +121,6 @@ def test_finished_record_whose_label_move_never_happened_is_completed(orion: Ori
     assert orion.reconcile()["actions"] == []
 
 
-def test_closed_issue_with_a_dead_holder_is_unlocked(orion: Orion, repo):
-    n = queued_issue(repo)
-    w = orion.running(n, stage="review")
-    w.kill()
-    repo.close(n)
-    entry = orion.action(n)
-    assert entry["action"] == "unlock" and entry["reason"] == "the issue is closed", entry
-    assert labels(repo, n) == set()  # no queue label either: a closed issue is not work
-    tomb = the_tombstone(repo, n)
-    assert (tomb.token, tomb.action, tomb.counts_attempt) == (
-        w.record.token, ReleaseAction.UNLOCK, False)
-    assert repo.issue(n)["state"] == "closed"
-
-
 def test_closed_issue_with_a_live_holder_is_unlocked_and_the_holder_stops(orion: Orion, repo):
     n = queued_issue(repo)
     w = orion.running(n)
@@ -185,78 +141,6 @@ def test_a_person_who_deletes_a_live_claim_comment_stops_the_holder_at_its_next_
     repo.delete_comment(w.comment_id)
     assert w.wait(20) == 76, w.output()
     assert "the claim comment or the issue was deleted" in w.output()
-
-
-# -- nothing to release --------------------------------------------------------------------------
-
-
-def test_lock_added_by_hand_is_reported_and_left_alone(orion: Orion, repo):
-    n = repo.create_issue("hand-locked", labels=["orion-working", "orion-stage-x", "bug"])
-    forged = post_claim(repo, n, local_holder(), lock=False, author_token="outsider_token")[0]
-    before = snapshot(repo, [n])
-
-    result = orion.run("reconcile")
-    assert result.returncode == 0, result.stderr
-    assert re.search(rf"#{n}\s+report\s+the lock label is on but there is no trusted claim record",
-                     result.stdout), result.stdout
-    assert "ignored 1 orion-looking comment(s) by untrusted authors" in result.stdout
-    assert "1 report" in result.stdout
-    entry = orion.action(n)
-    assert entry["action"] == "report"
-    assert snapshot(repo, [n]) == before  # labels and comments untouched
-    assert [c["id"] for c in repo.comments(n)] == [forged]
-
-
-def test_live_holder_is_kept(orion: Orion, repo):
-    n = queued_issue(repo)
-    w = orion.running(n)
-    entry = orion.action(n)
-    assert entry["action"] == "keep", entry
-    assert f"wrapper pid {w.pid} is running on this machine" in entry["reason"]
-    assert labels(repo, n) == {"orion-working"} and tombstones(repo, n) == []
-    assert w.proc.poll() is None
-
-
-def test_dry_run_writes_nothing_and_prints_the_same_plan(orion: Orion, repo):
-    dead = queued_issue(repo, "dead")
-    post_claim(repo, dead, local_holder())
-    hand = repo.create_issue("hand", labels=["orion-working"])
-    closed = queued_issue(repo, "closed")
-    post_claim(repo, closed, local_holder(), stage="x")
-    repo.close(closed)
-    done = queued_issue(repo, "done")
-    post_claim(repo, done, local_holder(), state=State.FINISHED, exit_code=0)
-    alive = queued_issue(repo, "alive")
-    post_claim(repo, alive, remote_holder(), stale_after=600)
-    idle = queued_issue(repo, "idle")  # queued, no lock: not part of the pass
-    numbers = [dead, hand, closed, done, alive, idle]
-    expected = {dead: "requeue", hand: "report", closed: "unlock", done: "complete", alive: "keep"}
-    before = snapshot(repo, numbers)
-
-    result = orion.run("reconcile", "--dry-run", "--json")
-    assert result.returncode == 0, result.stderr
-    plan = json.loads(result.stdout)
-    assert set(plan) == {"dry_run", "actions", "dispatched", "read_in_full"} and plan["dry_run"] is True
-    assert 4 <= plan["read_in_full"] <= 5  # every verdict but `keep` rests on a full read (ADR 0018)
-    assert plan["dispatched"] == []  # a dry run dispatches nothing
-    assert [set(a) for a in plan["actions"]] == [{"issue", "action", "reason"}] * len(expected)
-    assert {a["issue"]: a["action"] for a in plan["actions"]} == expected
-    assert all(isinstance(a["issue"], int) and a["reason"] for a in plan["actions"])
-    text = orion.run("reconcile", "--dry-run")
-    assert "(dry run: nothing written)" in text.stdout, text.stdout
-    assert snapshot(repo, numbers) == before
-
-    real = orion.reconcile()
-    assert real["dry_run"] is False
-    def same(a: dict) -> tuple:  # the heartbeat's age moves on between the passes
-        return a["issue"], a["action"], re.sub(r"\d+s ago", "Ns ago", a["reason"])
-    assert [same(a) for a in real["actions"]] == [same(a) for a in plan["actions"]]
-    assert labels(repo, dead) == {"orion"}
-    assert labels(repo, hand) == {"orion-working"}
-    assert labels(repo, closed) == set()
-    assert labels(repo, done) == {"orion-ready"}
-    assert labels(repo, alive) == {"orion-working"}
-    assert labels(repo, idle) == {"orion"}
 
 
 # -- GitHub Actions mode -------------------------------------------------------------------------
@@ -470,19 +354,6 @@ def test_two_reconcilers_at_once_requeue_once_with_one_tombstone(orion: Orion, r
     assert len(records(repo, n)) == 1
 
 
-def test_new_claim_after_a_requeue_is_not_touched_by_a_stale_pass(orion: Orion, repo):
-    """After a requeue and a fresh claim, the next pass keeps the new holder and still counts
-    the old tombstone as one attempt used."""
-    n = queued_issue(repo)
-    orion.running(n).kill()
-    assert orion.action(n)["action"] == "requeue"
-    w = orion.running(n)
-    assert w.record.attempt == 2
-    entry = orion.action(n)
-    assert entry["action"] == "keep", entry
-    assert len(tombstones(repo, n)) == 1
-
-
 def test_reconcile_of_an_empty_repository(orion: Orion, repo):
     result = orion.run("reconcile")
     assert result.returncode == 0, result.stderr
@@ -490,24 +361,6 @@ def test_reconcile_of_an_empty_repository(orion: Orion, repo):
     plan = orion.reconcile()
     plan.pop("_stderr")
     assert plan == {"dry_run": False, "actions": [], "dispatched": [], "read_in_full": 0}
-
-
-def test_a_crashed_loser_from_an_earlier_run_does_not_block_a_requeue(orion: Orion, repo):
-    """A loser that crashed before marking its record lost stays open (and dead) in the log.
-    After the winner finished and the issue was queued again (the next stage), a dead holder
-    of the new run must still be requeued: the old loser is not "a new claim"."""
-    n = queued_issue(repo)
-    _, loser = post_claim(repo, n, local_holder(), state=State.CLAIMING, lock=False)
-    post_claim(repo, n, local_holder(), state=State.FINISHED, exit_code=0, lock=False)
-    _, dead = post_claim(repo, n, local_holder(), child_pid=4242)  # the next stage's run, killed
-    entry = orion.action(n)
-    assert entry["action"] == "requeue", entry
-    assert labels(repo, n) == {"orion"}
-    # Both dead open claims are released (defect 5 of the v0.1 audit: a dead open claim is
-    # always released, or it hides the next run's death); only the run that ran spends an attempt.
-    tombs = [t.block for t in tombstones(repo, n)]
-    assert sorted(t.token for t in tombs) == sorted([dead.token, loser.token])
-    assert [t.token for t in tombs if t.counts_attempt] == [dead.token]
 
 
 def test_a_claim_that_appears_while_the_pass_runs_keeps_the_labels(orion: Orion, repo, proxy):

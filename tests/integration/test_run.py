@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from helpers_run import (
     BOT,
-    FAILED,
     FAST,
     NOT_CLAIMED,
     QUEUE,
@@ -48,6 +47,8 @@ def run(orion_env, tmp_path, config, *args, cmd, name="run", **kw) -> Run:
 
 
 # -- the happy paths -----------------------------------------------------------------------
+# A failing code, a child killed by a signal, a command that cannot start and the stage label
+# while held: unit/test_run_in_process.py (the wrapper in-process on the in-memory GitHub, issue 17).
 
 
 def test_success_moves_the_lock_to_ready(repo, orion_env, tmp_path, config):
@@ -70,49 +71,6 @@ def test_success_moves_the_lock_to_ready(repo, orion_env, tmp_path, config):
     assert rec.state is State.FINISHED and rec.exit_code == 0 and rec.finished_at
     body = claim_comments(repo, n)[0]["body"]
     assert "finished" in body and "exit code 0" in body
-
-
-def test_failure_passes_the_exit_code_and_marks_failed(repo, orion_env, tmp_path, config):
-    n = repo.create_issue("work", [QUEUE])
-    child = Child(tmp_path, code=3, hold=False)
-    r = run(orion_env, tmp_path, config, "--issue", str(n), "--stage", "build", cmd=child.cmd)
-    assert r.wait() == 3, r.stderr
-    assert set(repo.labels(n)) == {FAILED}  # lock and stage labels gone
-    rec = only_record(repo, n)
-    assert rec.state is State.FINISHED and rec.exit_code == 3
-    assert "exit code 3" in claim_comments(repo, n)[0]["body"]
-
-
-def test_a_child_killed_by_a_signal_reports_128_plus_signal(repo, orion_env, tmp_path, config):
-    n = repo.create_issue("work", [QUEUE])
-    r = run(orion_env, tmp_path, config, "--issue", str(n),
-            cmd=["sh", "-c", "kill -TERM $$"])
-    assert r.wait() == 128 + signal.SIGTERM, r.stderr
-    assert set(repo.labels(n)) == {FAILED}
-    assert only_record(repo, n).exit_code == 128 + signal.SIGTERM
-
-
-def test_a_command_that_cannot_start_is_refused_before_anything_is_claimed(repo, orion_env, tmp_path, config):
-    n = repo.create_issue("work", [QUEUE])
-    r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=[str(tmp_path / "no-such-cmd")])
-    assert r.wait() == 64, r.stderr
-    assert r.stderr.strip().count("\n") == 0 and "cannot start the command" in r.stderr  # one line
-    assert set(repo.labels(n)) == {QUEUE}  # not claimed, no attempt spent
-    assert repo.comments(n) == []
-
-
-def test_stage_label_is_shown_while_held_and_removed_after(repo, orion_env, tmp_path, config):
-    n = repo.create_issue("work", [QUEUE, "bug"])
-    child = Child(tmp_path)
-    r = run(orion_env, tmp_path, config, "--issue", str(n), "--stage", "review", cmd=child.cmd)
-    child.wait_started()
-    assert set(repo.labels(n)) == {WORKING, "orion-stage-review", "bug"}
-    assert child.info()["env"]["ORION_STAGE"] == "review"
-    rec = wait_until(lambda: running_record(repo, n))
-    assert rec.stage == "review" and "stage review" in claim_comments(repo, n)[0]["body"]
-    child.release()
-    assert r.wait() == 0, r.stderr
-    assert set(repo.labels(n)) == {READY, "bug"}  # a label a person set is left alone
 
 
 def test_heartbeat_moves_the_record_while_the_child_runs(repo, orion_env, tmp_path, config):

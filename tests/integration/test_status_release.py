@@ -1,4 +1,6 @@
-"""`status` (reads only) and `release` (by hand) against the emulator (docs/design.md section 9)."""
+"""`status` (reads only) and `release` (by hand) against the emulator (docs/design.md section 9).
+The release decisions that need no live process (a dead holder, a finished claim, no lock, a
+hand lock, a closed issue, an orphaned child) run in-process in unit/test_reconcile_in_process.py."""
 
 # ruff: noqa: F811  (the `orion` fixture is imported, then named as a parameter)
 
@@ -6,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import time
 
 from helpers_reconcile import (
@@ -21,7 +22,7 @@ from helpers_reconcile import (
 )
 
 from orion_action.adapters import machine
-from orion_action.core.record import ReleaseAction, State
+from orion_action.core.record import ReleaseAction
 
 CLAIM_KEYS = ["issue", "verdict", "reason", "host", "pid", "heartbeat_age_s", "stage", "attempt", "progress"]
 
@@ -142,90 +143,8 @@ def test_release_refuses_a_live_holder_then_force_stops_it(orion: Orion, repo):
     assert "no longer holds this issue" in visible and "working" not in visible, visible
 
 
-def test_release_of_a_dead_holder_needs_no_force(orion: Orion, repo):
-    n = queued_issue(repo)
-    w = orion.running(n)
-    w.kill()
-    result = orion.run("release", "--issue", str(n))
-    assert result.returncode == 0, result.stderr
-    assert "released by hand; the holder is dead" in result.stdout
-    assert labels(repo, n) == {"orion"}
-    (tomb,) = tombstones(repo, n)
-    assert tomb.block.token == w.record.token and tomb.block.counts_attempt
-    # The hand release counts as an attempt, as a reconcile requeue would.
-    again = orion.running(n)
-    assert again.record.attempt == 2
-
-
-def test_release_of_a_finished_claim_with_the_lock_on(orion: Orion, repo):
-    n = queued_issue(repo)
-    post_claim(repo, n, local_holder(), state=State.FINISHED, exit_code=0)
-    result = orion.run("release", "--issue", str(n))
-    assert result.returncode == 0, result.stderr
-    # The run's own log says it finished: the release completes its label move, it does not
-    # send the issue round again.
-    assert labels(repo, n) == {"orion-ready"}
-    assert "complete" in result.stdout or "finished" in result.stdout, result.stdout
-    assert tombstones(repo, n) == []  # no open claim to tombstone
-
-
-def test_release_of_an_issue_without_the_lock_changes_nothing(orion: Orion, repo):
-    n = queued_issue(repo)
-    before = snapshot(repo, [n])
-    result = orion.run("release", "--issue", str(n))
-    assert result.returncode == 0, result.stderr
-    assert "does not carry 'orion-working'; nothing to release" in result.stdout
-    assert snapshot(repo, [n]) == before
-
-
 def test_release_of_a_missing_issue_exits_64(orion: Orion, repo):
     result = orion.run("release", "--issue", "999")
     assert result.returncode == 64, result
     assert "issue #999 does not exist" in result.stderr
     assert result.stderr.count("\n") == 1  # one line, no traceback
-
-
-def test_release_of_a_hand_lock_with_only_a_forged_record(orion: Orion, repo):
-    n = repo.create_issue("hand", labels=["orion-working"])
-    post_claim(repo, n, local_holder(), lock=False, token="f" * 24, author_token="outsider_token")
-    # No trusted record: nothing to judge, nothing to tombstone; a hand release still works
-    # (the lock is the only thing to undo) and does not trust the forged record. No orion run
-    # ever claimed the issue, so nothing queued it: it is left for a person to queue.
-    result = orion.run("release", "--issue", str(n))
-    assert result.returncode == 0, result.stderr
-    assert labels(repo, n) == set()
-    assert "not queued: add the 'orion' label to queue it" in result.stdout
-    assert tombstones(repo, n) == []
-
-
-def test_an_orphaned_child_is_unknown_reported_and_not_released(orion: Orion, repo):
-    """The wrapper is gone but its child's process group still runs (docs/design.md section 5):
-    `unknown`. Reconcile reports it, release refuses it."""
-    orphan = subprocess.Popen(["sleep", "600"], start_new_session=True)
-    try:
-        n = queued_issue(repo)
-        post_claim(repo, n, local_holder(), child_pid=orphan.pid)
-        before = snapshot(repo, [n])
-        entry = orion.action(n)
-        assert entry["action"] == "report", entry
-        assert f"process group {orphan.pid} is still running" in entry["reason"]
-        refused = orion.run("release", "--issue", str(n))
-        assert refused.returncode == 75 and "its holder is unknown" in refused.stderr, refused
-        assert snapshot(repo, [n]) == before
-        assert orion.status()["claims"][0]["verdict"] == "unknown"
-    finally:
-        orphan.kill()
-        orphan.wait()
-    assert orion.action(n)["action"] == "requeue"
-
-
-def test_release_of_a_closed_issue_only_unlocks_it(orion: Orion, repo):
-    n = queued_issue(repo)
-    post_claim(repo, n, local_holder(), stage="build")
-    repo.close(n)
-    result = orion.run("release", "--issue", str(n))
-    assert result.returncode == 0, result.stderr
-    assert labels(repo, n) == set()  # a closed issue is not work: no queue label
-    assert len(tombstones(repo, n)) == 1
-    assert repo.issue(n)["state"] == "closed"
-    assert f"#{n}: released" in result.stdout and "orion-working removed" in result.stdout

@@ -51,6 +51,10 @@ def orion_env(full_name: str, api_url: str, token: str = "bot_token",
     env = dict(os.environ if base is None else base)
     for name in ACTIONS_VARS:
         env.pop(name, None)
+    # Product processes may cache their bytecode (in the checkout's __pycache__, ignored by
+    # git): with PYTHONDONTWRITEBYTECODE set in the caller's shell, every one of the suite's
+    # hundreds of processes compiled orion_action afresh, about a quarter of its start-up CPU.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(GITHUB_API_URL=api_url, GITHUB_TOKEN=token, GITHUB_REPOSITORY=full_name,
                PYTHONPATH=os.pathsep.join([str(ROOT), str(SITE)]),
                ORION_TEST_LIST_SETTLE_S=TEST_LIST_SETTLE_S)
