@@ -31,7 +31,7 @@ from helpers_run import (
     records,
     running_record,
 )
-from rig import ROOT, Emulator, wait_until
+from rig import ROOT, wait_until
 
 from orion_action.core.record import State
 
