@@ -47,7 +47,7 @@ FLOOR = 0.95
 # that drive it through its callers. Every unit file that imports a module would do too, at
 # several times the cost (a survivor runs all of its tests).
 TESTS: dict[str, tuple[str, ...]] = {
-    "orion_action/core/arbitration.py": ("test_arbitration.py",),
+    "orion_action/core/arbitration.py": ("test_arbitration.py", "test_claim_holes.py"),
     "orion_action/core/beat.py": ("test_beat.py", "test_adaptive_holding.py"),
     "orion_action/core/cancelled.py": ("test_standing_cancel.py",),
     "orion_action/core/cost.py": ("test_cost.py", "test_dashboard_render.py"),
@@ -56,6 +56,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "orion_action/core/issue.py": ("test_attempts.py", "test_issue_log.py", "test_trusted_records.py",
                                    "test_outage_attempts.py", "test_plan.py"),
     "orion_action/core/liveness.py": ("test_liveness.py", "test_observe.py", "test_plan.py"),
+    "orion_action/core/lock_gone.py": ("test_lock_gone.py",),
     "orion_action/core/markdown.py": ("test_record.py", "test_result.py", "test_dashboard_render.py",
                                       "test_report.py"),
     "orion_action/core/pause.py": ("test_pause_reason.py",),
