@@ -97,7 +97,8 @@ KNOWN_HOLES = {
     "stale-unlock-strand": "stale-pass-unlock's residue (ADR 0065): a pass's lock removal planned before a "
                            "claim lands on that claim's lock, the claim's unqueue takes the queue label, and "
                            "its holder dies before a beat of its own finds the lock gone and puts it back: "
-                           "the issue is left with no label (seed 9 episode 9; first seen at seed 4 episode 229 before ADR 0067)",
+                           "the issue is left with no label (seed 9 episode 9; first seen at seed 4 "
+                           "episode 229 before ADR 0067)",
     "late-unqueue": "audit finding 3's residue: a winner's unqueue lands after a requeue (a pass's, or a "
                     "release by hand) and the winner cannot repair it: killed while it waits for its "
                     "unanswered removal (a pass on its machine finds it dead by its pid: trace (5, 207)), "
