@@ -36,9 +36,9 @@ from orion_action.adapters.clock import Clock
 from orion_action.config import Config
 from orion_action.core.beat import renew_deadline
 from orion_action.core.ending import cancelled, ending_due, finished, handed_back, signalled, timed_out
-from orion_action.core.issue import IssueLog, read_log, trusted_set
+from orion_action.core.issue import ClaimEntry, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine, ProcessSighting
-from orion_action.core.record import CLAIM_MARK, HOLDER_END, Holder, ReleaseAction, State
+from orion_action.core.record import CLAIM_MARK, END_STATES, HOLDER_END, Holder, ReleaseAction, State
 from orion_action.errors import GitHubError, NotFound, OrionError
 from orion_action.services.claiming import LIST_SETTLE_S, Claim, Claimer
 from orion_action.services.dispatch import dispatch_after_pass
@@ -1258,6 +1258,16 @@ class World:
         return any(what in ("unlock", "delete") or what.startswith(("add ", "remove "))
                    for what, _ in self.person[n])
 
+    @staticmethod
+    def ended_as(log: IssueLog, entry: ClaimEntry) -> State:
+        """The state a run ended in, as every reader takes it (core/plan.py's `_as_ended`): a
+        holder's own end marker (by HOLDER_END) over its claim record, which a beat that landed
+        after the ending's final write may have turned back into `running` (ADR 0069)."""
+        marker = next((t.tombstone for t in log.tombstones
+                       if t.tombstone.token == entry.record.token and t.tombstone.by == HOLDER_END), None)
+        ended = END_STATES.get(marker.action) if marker is not None else None
+        return ended or entry.record.state
+
     def _check_settled(self, n: int) -> None:
         issue = self.gh_of(n).issue(n)
         labels = issue.labels
@@ -1298,7 +1308,7 @@ class World:
             # cancel, ADR 0043); a late unqueue of one that did is the late-unqueue hole below.
             last = next((c for c in reversed(log.claims)
                          if c.record.state not in (State.LOST, State.CLAIMING)), None)
-            if not cancelled_last and (last is None or last.record.state is not State.CANCELLED):
+            if not cancelled_last and (last is None or self.ended_as(log, last) is not State.CANCELLED):
                 raise InvariantError(f"stranded: open issue {n} has none of queue/ready/failed: "
                                      f"{sorted(labels)}",
                                      self._strand_cause(n) or stale)
