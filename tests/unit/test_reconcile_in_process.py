@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.dashboard_text import issues_in, row, section
 from fakes.host import blind
 from fakes.memory_github import BOT, MemoryServer, ServerTime
 
@@ -513,22 +514,3 @@ def test_status_writes_the_tables_to_the_step_summary(tmp_path: Path) -> None:
     assert issues_in(section(text, "Queue")) == [queued]
     assert row(section(text, "Failed"), failed)[-2] == "the command exited with code 2 (attempt 1)"
     assert "_No issue is held._" in section(text, "Working")
-
-
-def section(body: str, heading: str) -> str:
-    """The text under a `### heading` up to the next heading (or the end of the tables)."""
-    m = re.search(rf"^### {re.escape(heading)}.*?$(.*?)(?=^### |^_Kept by|\Z)", body, re.M | re.S)
-    assert m, f"no section {heading!r} in:\n{body}"
-    return m.group(1)
-
-
-def issues_in(text: str) -> list[int]:
-    """The issue numbers of a table's rows, in row order (the first cell of each row)."""
-    return [int(n) for n in re.findall(r"^\| (?:\d+ \| )?\[?#(\d+)(?:\]\([^)]*\))? \|", text, re.M)]
-
-
-def row(text: str, n: int) -> list[str]:
-    """The cells after the issue's, as a person reads them (Markdown escapes undone)."""
-    m = re.search(rf"^\| (?:\d+ \| )?\[?#{n}(?:\]\([^)]*\))? \|(.*)\|$", text, re.M)
-    assert m, f"no row for #{n} in:\n{text}"
-    return [re.sub(r"\\(.)", r"\1", c.strip()) for c in re.split(r"(?<!\\)\|", m.group(1))]
