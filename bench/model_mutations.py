@@ -346,6 +346,12 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "state=State.LOST, note=why, unqueued=unqueued)",
         "state=State.LOST, note=why, unqueued=unqueued or None)",
     )],
+    # h47: a person's release decides the fate whatever its claim's record says (ADR 0064).
+    "a person's release of a claim whose record reads as never run decides nothing (ADR 0064)": [(
+        "core/plan.py",
+        '                if t.tombstone.by == "release" or (c := log.find(t.tombstone.token))',
+        "                if (c := log.find(t.tombstone.token))",
+    )],
 }
 
 # The environment a mutation runs in, beyond this process's (both the mutated and the reference

@@ -259,8 +259,13 @@ def _queueing_owed(log: IssueLog, last: ClaimEntry | TombstoneEntry | None) -> C
 
 def _last_event(log: IssueLog) -> ClaimEntry | TombstoneEntry | None:
     """The newest run or release of a run, by comment id. A release naming a claim the log does
-    not hold counts (the claim may have been deleted); one of a claim that never ran does not."""
-    releases = [t for t in log.tombstones if (c := log.find(t.tombstone.token)) is None or ran(c)]
+    not hold counts (the claim may have been deleted); a pass's release of a claim that never
+    ran does not. A person's release (`release`, by hand) counts whatever its claim's record
+    says: it may release a run the moment it won, list its record before the edit that says
+    `running` (list lag), and its rewrite of the visible line then turns the record back into
+    `claiming`; finishing it is what the person asked for (ADR 0064)."""
+    releases = [t for t in log.tombstones
+                if t.tombstone.by == "release" or (c := log.find(t.tombstone.token)) is None or ran(c)]
     events: list[ClaimEntry | TombstoneEntry] = [c for c in log.claims if ran(c)] + releases
     return max(events, key=lambda e: e.comment_id, default=None)
 

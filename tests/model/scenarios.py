@@ -1259,6 +1259,47 @@ def pass_listed_before_an_unqueue_landed() -> None:
         world.close()
 
 
+def release_lists_a_winner_before_its_running_edit() -> None:
+    """The model's seed 43 episode 117 (ADR 0064): w0 and w1 claim the issue; w0 wins and its
+    edit to `running` stays out of listings for 3 s; w1 lists w0's claim and loses before its
+    unqueue (its record says it took no queueing). A person force-releases w0 at once: the
+    release lists w0's record as `claiming`, tombstones it, rewrites its visible line from that
+    (the record on GitHub reads `claiming` again) and dies before its label move. w0 takes the
+    queue label, starts its child and dies before its first beat.
+    The next pass must finish the person's release (requeue), not read the loser's record as
+    the last word (the lock off, nothing on: stranded)."""
+    world = World()
+    try:
+        world.server.lag_of = None  # lags set by hand below
+        w0, w1 = world.spawn_worker("m1"), world.spawn_worker("m2")
+        a0, a1 = f"{w0.name}.claim", f"{w1.name}.claim"
+        for a in (a0, a0, a1, a1):  # both read the issue as queued
+            world.step(a)
+        _run(world, a0, _at(world, a0, "sleep"))  # w0 posted first and took the lock
+        _run(world, a1, _at(world, a1, "sleep"))
+        _run(world, a0, _at(world, a0, "edit_comment"))  # w0 won: its `running` edit is next
+        world.server.list_lag = 3.0
+        world.step(a0)
+        world.check()
+        world.server.list_lag = 0.0
+        _run(world, a1)
+        assert not w1.child_started, f"{w1.name} won too: the scenario lost its interleaving"
+        release = world.spawn_forced_release(ISSUE)
+        _run(world, release, _at(world, release, "get_issue"))  # the first read
+        world.step(release)
+        _run(world, release, _at(world, release, "get_issue"))  # its tombstone and rewrite sent
+        won, lost = world.issue_log(ISSUE).claims
+        assert lost.record.unqueued is False, f"{w1.name} did not lose before its unqueue"
+        assert won.record.released is not None and won.record.state.value == "claiming", (
+            "the release did not rewrite the winner's record from a lagging list")
+        world.sched.crash(release)
+        _run(world, a0)  # w0 takes the queue label and starts its child; it dies before its beat
+        assert w0.child_started and LAB.queue not in world.server.issue(ISSUE).labels
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -1294,6 +1335,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         claim_locked_after_a_cancel,
         unanswered_unqueue_takes_a_requeue,
         pass_listed_before_an_unqueue_landed,
+        release_lists_a_winner_before_its_running_edit,
     )
 }
 

@@ -1154,11 +1154,15 @@ class World:
         """Holder and judge agree (ADR 0045): a live holder's lease (which its guardian
         enforces) ends no later than a judge may presume it dead by what its record on GitHub
         promises: the comment's update time plus the record's stale_after, less GitHub's
-        whole-second rounding."""
+        whole-second rounding. Only of a claim that still holds the issue: once a tombstone
+        names it, no judge goes by its promise (IssueLog.open_claims leaves it out), and the
+        releaser's rewrite of its visible line may restate an older promise from the record as
+        it listed it (ADR 0064)."""
+        released = log.released_tokens()
         for w in live:
             h = w.holding
             entry = log.find(w.token) if h is not None and w.token else None
-            if h is None or entry is None or not entry.record.state.is_open:
+            if h is None or entry is None or not entry.record.state.is_open or w.token in released:
                 continue
             left = h.lease_until - self.clock_of(w.proc.machine).monotonic()  # the lease is on its boot clock
             lease_end = self.server.clock.now + timedelta(seconds=left)

@@ -50,6 +50,12 @@ def marker(cid: int, token: str, action: ReleaseAction) -> TombstoneEntry:
     return TombstoneEntry(cid, Tombstone(token, action, "ended", True, "holder", {}), T0)
 
 
+def by_hand(cid: int, token: str) -> TombstoneEntry:
+    """A person's forced release (`release --force`, by "release")."""
+    return TombstoneEntry(cid, Tombstone(token, ReleaseAction.RELEASE, "released by hand with --force", False,
+                                         "release", {}), T0 + timedelta(seconds=cid))
+
+
 @dataclass(frozen=True)
 class Row:
     fate: Fate
@@ -131,6 +137,14 @@ ROWS = {
     "a release of a claim that never ran": Row(
         Fate.FINISHED_OK, log(claim(1, "a", State.FINISHED, 0), claim(2, "b", State.CLAIMING), tomb(3, "b")),
         Action.COMPLETE, ("orion-ready",), Liveness.FINISHED, "a"),
+    # ADR 0064 (the model's seed 43 episode 117): a person's forced release lists a winner's
+    # record before its `running` edit (list lag), tombstones it, rewrites the visible line from
+    # what it listed (`claiming` again) and dies before its label move; the loser after it says
+    # it took no queueing. The person's release decides: without this row the loser's record
+    # did (QUEUEING_TAKEN: the lock off, nothing on) and the issue was stranded.
+    "a person's release of a claim whose record reads as never run": Row(
+        Fate.RELEASED, log(claim(1, "a", State.CLAIMING), took_none(2, "b"), by_hand(3, "a")),
+        Action.REQUEUE, (Q,), None, "a"),
     # Group 6: an end marker for a deleted claim is a release like any other, never a crash.
     "a holder's end marker for a claim the log does not hold": Row(
         Fate.RELEASED, log(claim(1, "a", State.FINISHED, 1), marker(2, "gone", ReleaseAction.FINISHED)),
