@@ -115,17 +115,17 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     "a beat never lists new comments (a blind fence)": [(
         "services/holding.py",
         "        log = self._read_new_comments(issue, gh)\n"
-        "        self.lost = self._lost_reason(issue, log, now)",
+        "        self.lost = self._keep_lock(issue, log, now, gh)",
         "        log = read_log(c.comments.values(), c.trusted)\n"
-        "        self.lost = self._lost_reason(issue, log, now)",
+        "        self.lost = self._keep_lock(issue, log, now, gh)",
     )],
     "a beat lists only when the comment count changed (ADR 0044)": [(
         "services/holding.py",
         "        log = self._read_new_comments(issue, gh)\n"
-        "        self.lost = self._lost_reason(issue, log, now)",
+        "        self.lost = self._keep_lock(issue, log, now, gh)",
         "        log = (self._read_new_comments(issue, gh) if issue.comments != len(c.listed)\n"
         "               else read_log(c.comments.values(), c.trusted))\n"
-        "        self.lost = self._lost_reason(issue, log, now)",
+        "        self.lost = self._keep_lock(issue, log, now, gh)",
     )],
     # h1-protocol's rules for the r3 audit's findings (ADRs 0023-0025).
     "the fence counts comments it never listed as seen (ADR 0023)": [(
