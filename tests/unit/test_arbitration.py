@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from orion_action.config import Labels
 from orion_action.core.arbitration import (
+    GITHUB_REQUEST_LIMIT_S,
+    SERVER_TIME_SLACK_S,
     blocker,
     ended_before,
     lost_reason,
@@ -270,3 +272,14 @@ def test_rivals_before_counts_the_claims_from_the_winner_to_ours() -> None:
     assert [rivals_before(log, first, mine) for mine in (6, 8, 9)] == [1, 2, 3]
     assert rivals_before(log, None, 9) == 1  # lost to something else: the next issue
     assert rivals_before(log, first, 5) == 1  # never fewer than one
+
+
+def test_a_write_sent_is_taken_as_landed_within_githubs_request_limit_and_the_stamps_slack() -> None:
+    """GitHub ends a request it has not processed within 10 s ("Timeouts" in its REST API
+    troubleshooting guide), and its stamps have whole seconds: a claimer waits 11 s for its
+    unqueue to land, a holder as long for a label write (services/claiming.py, holding.py)."""
+    from orion_action.services.claiming import UNQUEUE_LANDED_S
+    from orion_action.services.holding import LABEL_LANDING_MARGIN_S
+
+    assert (GITHUB_REQUEST_LIMIT_S, SERVER_TIME_SLACK_S) == (10.0, 1.0)
+    assert UNQUEUE_LANDED_S == LABEL_LANDING_MARGIN_S == 11.0

@@ -8,6 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orion_action.core.beat import (
+    DEFAULT_LIMIT,
+    WRITES_PER_HOUR,
+    WRITES_PER_MINUTE,
     Bounds,
     Load,
     Promise,
@@ -136,3 +139,69 @@ def test_a_new_claim_waits_while_the_token_is_below_its_floor() -> None:
     assert refusal(DEFAULT, at_floor) is None  # the floor itself is still usable
     unreported = refusal(DEFAULT, Load(live=1, limit=TOKEN, remaining=10, reset_in=None))
     assert unreported is not None and "resets" not in unreported
+
+
+def test_the_planned_limits_are_githubs_published_ones() -> None:
+    """The module's figures are GitHub's documented secondary limits on content writes per
+    identity (80 a minute, 500 an hour; bench/capacity.py paces its writes by the first) and a
+    GITHUB_TOKEN's primary budget (1,000 requests an hour per repository)."""
+    assert (WRITES_PER_MINUTE, WRITES_PER_HOUR, DEFAULT_LIMIT) == (80, 500, 1000)
+
+
+def test_an_unreported_limit_is_a_github_tokens_for_the_remaining_row_and_the_floor() -> None:
+    unreported = Load(live=10, limit=None, remaining=250, reset_in=600.0)
+    assert wanted(DEFAULT, unreported) == wanted(DEFAULT, Load(10, TOKEN, 250, 600.0))
+    why = refusal(DEFAULT, Load(live=1, limit=None, remaining=199, reset_in=900.0))
+    assert why is not None and "199 of 1000 requests left" in why
+
+
+# Bounds whose longest beat is 12 s: 300 beat writes and 5 run writes an hour a claim, so one
+# claim fits 80 % of 500 writes and two do not.
+TWELVE = Bounds(interval=6.0, stale_after=30.0, max_interval=12.0)
+
+
+def test_a_load_with_no_count_is_the_holder_alone() -> None:
+    why = refusal(TWELVE, Load())  # the holder's own claim is live: one more makes two
+    assert why is not None
+    assert why.startswith("1 claims are live: one more would need about 610 content writes")
+
+
+def test_the_first_claim_in_a_quiet_repository_fits_where_a_second_would_not() -> None:
+    assert refusal(TWELVE, Load(live=0)) is None
+    assert refusal(TWELVE, Load(live=1)) is not None
+
+
+def test_a_live_count_below_zero_is_read_as_none() -> None:
+    six = Bounds(interval=6.0, stale_after=30.0, max_interval=6.0)  # 605 writes an hour: not even one fits
+    why = refusal(six, Load(live=-1))
+    assert why is not None
+    assert why.startswith("0 claims are live: one more would need about 605 content writes")
+    assert why == refusal(six, Load(live=0))
+
+
+def test_a_holder_that_sees_no_live_claims_counts_itself() -> None:
+    short = Bounds(interval=1.0, stale_after=5.0, max_interval=1800.0)
+    # one claim's beat in 80 % of 500 writes less its run's 5: 3600 / 395 s
+    assert wanted(short, Load(live=0)) == wanted(short, Load(live=1)) == (3600 / 395, "writes")
+
+
+def test_a_request_budget_under_one_request_an_hour_still_asks_for_a_finite_beat() -> None:
+    """_fit is infinite only when nothing is left: 80 % of a 101-request token, less 10 runs'
+    8 requests an hour each, leaves 0.8 of a request for 10 claims' 2 a beat."""
+    interval, why = wanted(DEFAULT, Load(live=10, limit=101))
+    assert (interval, why) == (pytest.approx(10 * 2 * 3600 / 0.8), "requests")
+
+
+def test_a_clock_stepping_back_never_extends_the_previous_promise() -> None:
+    stretched = Promise(1200.0, 6000.0, "writes")
+    p = next_promise(DEFAULT, fresh(10), stretched, -30.0)  # the last beat seems 30 s in the future
+    assert (p.interval, p.stale_after) == (120.0, 6000.0)
+
+
+def test_the_requests_refusal_counts_two_requests_a_beat_and_keeps_the_share_itself() -> None:
+    """At the 30 min beat a claim takes 2 beats x 2 requests + 8 run requests = 12 an hour:
+    40 claims take exactly 80 % of a 600-request token (still fits), a 41st does not."""
+    assert refusal(DEFAULT, Load(live=39, limit=600)) is None
+    why = refusal(DEFAULT, Load(live=40, limit=600))
+    assert why is not None
+    assert why.startswith("40 claims are live: one more would need about 492 requests an hour")

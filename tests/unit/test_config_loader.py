@@ -113,3 +113,62 @@ def test_choices_and_patterns_keep_what_they_accept() -> None:
     assert (config.on_signal, config.run_user, config.trigger_permission, config.dispatch_workflow) == (
         "requeue", "agent", "none", "worker.yaml")
     assert parse_config({"labels": {"queue": "todo", "cancel": "stop"}}, "f").labels.cancel == "stop"
+
+
+def test_counts_start_at_one() -> None:
+    assert parse_config({"retry": {"max_attempts": 1}}, "f").max_attempts == 1
+    with pytest.raises(ConfigError, match="retry.max_attempts: expected a whole number of at least 1, got 0"):
+        parse_config({"retry": {"max_attempts": 0}}, "f")
+
+
+def test_a_default_stale_after_too_short_for_the_interval_blames_the_interval_set() -> None:
+    """Blame the key the user set, not a default (docs/configuration.md)."""
+    blamed = r"^f: heartbeat\.interval: 300s is too long for heartbeat\.stale_after \(600s, the default\)"
+    with pytest.raises(ConfigError, match=blamed):
+        parse_config({"heartbeat": {"interval": "300s"}}, "f")
+    given = r"^f: heartbeat\.stale_after: must be at least 3 x heartbeat\.interval \(300s\), got 600s"
+    with pytest.raises(ConfigError, match=given):
+        parse_config({"heartbeat": {"interval": "300s", "stale_after": "600s"}}, "f")
+
+
+def test_max_interval_is_at_least_the_interval() -> None:
+    config = parse_config({"heartbeat": {"interval": "2m", "max_interval": "2m"}}, "f")
+    assert config.heartbeat_max_interval == 120
+    shorter = r"heartbeat\.max_interval: must be at least heartbeat\.interval \(120s\)"
+    with pytest.raises(ConfigError, match=shorter):
+        parse_config({"heartbeat": {"interval": "2m", "max_interval": "119s"}}, "f")
+
+
+def test_max_interval_stretches_stale_after_to_at_most_a_week() -> None:
+    """ADR 0045: a beat stretched to max_interval stretches stale_after by the same factor
+    (here x 10), and that must stay a duration: 1,008 min x 10 is exactly a week."""
+    beat = {"interval": "1m", "stale_after": "10m"}
+    assert parse_config({"heartbeat": {**beat, "max_interval": "1008m"}}, "f").heartbeat_max_interval == 60480
+    with pytest.raises(ConfigError, match=r"stretch stale_after \(x 10\) to at most a week; got 60540s"):
+        parse_config({"heartbeat": {**beat, "max_interval": "1009m"}}, "f")
+
+
+def test_a_number_too_long_to_read_names_the_limit_not_the_advice(tmp_path: Path) -> None:
+    """Python's refusal says the limit, then (after ';') how to lift it: only the first part
+    is shown."""
+    limit = r"cannot read this value \(Exceeds the limit \(4300 digits\) for integer string conversion: "
+    with pytest.raises(ConfigError, match=limit + r"value has 5000 digits\)$"):
+        load(tmp_path, f"retry: {{max_attempts: {'9' * 5000}}}\n")
+
+
+def test_a_null_key_given_twice_is_a_duplicate(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"\(line 2, column 1\): duplicate key 'None'"):
+        load(tmp_path, "~: a\n~: b\n")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("trusted_authors: &a [*a]\n", "trusted_authors: expected a list of GitHub logins"),
+    ("labels: &a {queue: *a}\n", r"labels\.queue: expected a non-empty string, got \{'queue': \{\.\.\.\}\}"),
+])
+def test_a_value_that_contains_itself_is_read_as_safe_load_reads_it_and_refused_by_the_schema(
+        tmp_path: Path, text: str, message: str) -> None:
+    """The stricter loader builds values as yaml.safe_load does (collections filled after
+    they are made, so an alias to an enclosing one is allowed): the schema then says what is
+    wrong with the value, at its key."""
+    with pytest.raises(ConfigError, match=message):
+        load(tmp_path, text)

@@ -68,3 +68,10 @@ def test_a_queue_row_has_its_priority_title_and_creation_time() -> None:
     assert queue_row(issue, ("p0", "p1")) == {"issue": 5, "priority": "p1", "title": "fix it",
                                                "created_at": T0.isoformat()}
     assert queue_row(replace(issue, labels=frozenset({"orion"})), ("p0",))["priority"] is None
+
+
+def test_a_survey_is_a_full_read_unless_the_pass_kept_it_on_a_fresh_beat() -> None:
+    """`status` and `reconcile` count the issues read in full (ADR 0018): only the fresh-beat
+    shortcut (core/plan.py keep_on_fresh_beat) says otherwise."""
+    s = _survey(Plan(7, Action.REPORT, "no trusted claim record"))
+    assert (s.full_read, s.listed) == (True, None)

@@ -47,3 +47,15 @@ def test_the_advice_is_the_shortest_whole_interval_within_both_limits() -> None:
 def test_an_unknown_budget_is_no_share() -> None:
     c = HeartbeatCost(live=1, beats_per_hour=100, interval=36, budget=0)
     assert c.share == 0.0 and c.needed_interval == 9
+
+
+def test_on_a_small_budget_the_requests_decide_the_advice() -> None:
+    # 10 claims on 600/h: requests need 10*3600*2/480 = 150 s; the writes only 90 s.
+    assert HeartbeatCost(live=10, beats_per_hour=1200, interval=30, budget=600).needed_interval == 150
+
+
+def test_a_report_before_github_reports_a_budget_assumes_5000_requests_an_hour() -> None:
+    """DEFAULT_BUDGET: a personal or App token's budget, so one claim at 2 min is
+    60 requests of 5,000."""
+    c = heartbeat_cost([120.0], None, 120.0)
+    assert (c.budget, c.share) == (5000, pytest.approx(60 / 5000))

@@ -176,3 +176,13 @@ def test_only_trusted_blocks_are_believed(items: list[tuple[str, str, str]]) -> 
     assert set(log.untrusted) == {c.id for c in comments
                                   if c.author.lower() not in TRUSTED and "<!-- orion" in c.body}
     assert 0 <= log.attempts_used() <= len(log.tombstones) + len(log.claims)
+
+
+def test_an_unreadable_release_is_kept_as_a_release_and_blocks_no_claim() -> None:
+    """Only an unreadable claim blocks (it may be a live run); an unreadable release is set
+    aside as a release (the fence reads one after a claim as one that may name it:
+    core/arbitration.py lost_reason)."""
+    bad_release = "<!-- orion-release v1\n{broken\n-->"
+    log = read_log([comment(1, rec("a")), comment(2, bad_release)], TRUSTED)
+    assert [(u.comment_id, u.kind) for u in log.unreadable] == [(2, "orion-release")]
+    assert log.blocking_unreadable() is None

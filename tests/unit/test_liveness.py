@@ -17,6 +17,7 @@ from orion_action.core.liveness import (
     Machine,
     Observations,
     ProcessSighting,
+    Verdict,
     _same_start,
     judge,
     rebooted,
@@ -500,3 +501,10 @@ def test_a_start_time_within_one_second_is_the_same_process(off: float, same: bo
 def test_judge_at_its_boundaries(why: str, record: ClaimRecord, age: float, seen: Observations,
                                  expect: Liveness) -> None:
     assert judge(record, heartbeat(age), NOW, 60.0, seen).liveness is expect, why
+
+
+def test_a_live_wrapper_at_exactly_stale_after_is_alive_on_its_process_sighting() -> None:
+    """Up to stale_after inclusive the live pid decides, and the verdict says so; past it the
+    holder has fenced itself and the heartbeat rule decides (ADR 0028)."""
+    verdict = judge(RECORD, heartbeat(60.0), NOW, 60.0, obs(SAME, RUNNING))
+    assert verdict == Verdict(Liveness.ALIVE, "wrapper pid 4242 is running on this machine")

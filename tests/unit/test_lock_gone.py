@@ -100,3 +100,31 @@ def test_a_queue_label_the_record_does_not_explain_stops_the_run(events: list[La
 
 def test_labels_compare_case_insensitively() -> None:
     assert decide([LabelEvent(LAB.working.upper(), False, ORION.upper(), at(5))]).put_back
+
+
+def test_a_removal_stamped_one_whole_second_before_the_claim_counts_and_one_earlier_does_not() -> None:
+    """GitHub's stamps have whole seconds (SERVER_TIME_SLACK_S): an event stamped up to 1 s
+    before the claim's comment may have happened after it; earlier than that, it did not."""
+    assert decide([removed(s=-1)]).row == "put-back"
+    assert decide([removed(s=-1.5)]).row == "unrecorded"
+
+
+def test_a_queue_label_stamped_one_whole_second_before_the_claim_is_explained() -> None:
+    on = frozenset({LAB.queue})
+    d = decide([LabelEvent(LAB.queue, True, ORION, at(-1)), removed()], on)
+    assert (d.row, d.put_back, d.unqueue) == ("put-back", True, True)
+    assert decide([LabelEvent(LAB.queue, True, ORION, at(-1.5)), removed()], on).row == "queue-unknown"
+
+
+@pytest.mark.parametrize(("kwargs", "events", "row"), [
+    ({"other": "the issue was closed"}, [removed()], "other-reason"),
+    ({"labels": frozenset({LAB.cancel, LAB.queue})}, [removed()], "cancelled"),
+    ({"unlisted": True, "labels": frozenset({LAB.queue})}, [removed()], "unlisted"),
+    ({"labels": frozenset({LAB.queue})}, [], "unrecorded"),
+    ({"labels": frozenset({LAB.queue})}, [removed(PERSON)], "person"),
+    ({"labels": frozenset({LAB.queue})}, [removed()], "queue-unknown"),
+])
+def test_a_run_that_stops_takes_no_label_off(kwargs: dict, events: list[LabelEvent], row: str) -> None:
+    """Only the put-back row writes: a stopping run leaves the queue label to its ending."""
+    d = decide(events, **kwargs)
+    assert (d.row, d.put_back, d.unqueue) == (row, False, False)

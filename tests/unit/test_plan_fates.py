@@ -349,3 +349,14 @@ def test_the_cancel_sweep_says_which_case_it_met(queued: bool) -> None:
         assert plan.reason == (
             "the orion-cancel label was on an issue that is neither queued nor held; taken off"
         )
+
+
+def test_a_queueing_owed_names_why_its_claim_gave_up_or_that_it_gave_none() -> None:
+    """ADR 0067: the reason carries the lost claim's own note, or says it gave none."""
+    said = plan_issue(7, True, frozenset({W}), log(owed(5, "b")), {}, LABELS, 3)
+    assert said.reason == ("the last claim took the queue label, then gave up before it ran (GitHub did not "
+                           "answer); its queueing goes back to the queue")
+    silent = owed(5, "b")
+    silent = replace(silent, record=silent.record.with_changes(note=None))
+    unsaid = plan_issue(7, True, frozenset({W}), log(silent), {}, LABELS, 3)
+    assert "gave up before it ran (no reason given);" in unsaid.reason

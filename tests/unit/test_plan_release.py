@@ -6,7 +6,7 @@ from test_plan import ALIVE, DEAD, UNKNOWN, claim
 
 from orion_action.config import Labels
 from orion_action.core.plan import Action, plan_release
-from orion_action.core.record import State
+from orion_action.core.record import ReleaseAction, State
 
 LABELS = Labels()
 ON = frozenset({"orion-working", "orion-stage-build", "bug"})
@@ -53,3 +53,22 @@ def test_no_open_claim_still_takes_the_lock_off() -> None:
     plan = plan_release(7, True, frozenset({"orion-working"}), (), {}, LABELS, force=False)
     assert plan.holder is None and plan.release == () and not plan.counts_attempt
     assert plan.remove_labels == ("orion-working",) and plan.add_labels == ("orion",)
+
+
+def test_a_dead_run_released_by_hand_is_requeued_and_its_tombstone_says_requeue() -> None:
+    plan = plan_release(7, True, ON, (claim(1, "a"),), {"a": DEAD}, LABELS, force=False)
+    assert not plan.for_cancel and plan.tombstone_action is ReleaseAction.REQUEUE
+
+
+def test_a_release_under_the_cancel_label_is_not_requeued_and_its_tombstone_unlocks() -> None:
+    """ADR 0049: a person's cancel stands. The reason says why the issue is not queued again,
+    a queue label on it comes off with the lock, and the tombstone unlocks, so that the released
+    holder's repair (ADR 0025) does not requeue it once the cancel sweep took the label off."""
+    on = ON | {"orion-cancel", "orion"}
+    plan = plan_release(7, True, on, (claim(1, "a"),), {"a": DEAD}, LABELS, force=False)
+    assert (plan.action, plan.reason) == (
+        Action.REQUEUE, "released by hand; the holder is dead; not requeued: the issue carries orion-cancel")
+    assert plan.add_labels == ()
+    assert set(plan.remove_labels) == {"orion-stage-build", "orion", "orion-working"}
+    assert plan.remove_labels[-1] == "orion-working"
+    assert plan.for_cancel and plan.tombstone_action is ReleaseAction.UNLOCK

@@ -340,3 +340,35 @@ def test_a_block_must_end_within_its_cap() -> None:
     with pytest.raises(RecordError, match=f"no end within {MAX_BLOCK_CHARS} characters"):
         parse_block(over)
     assert MAX_BLOCK_CHARS == 16_384
+
+
+def _block(mark: str, data: dict) -> str:
+    return f"<!-- {mark} v{VERSION}\n{json.dumps(data)}\n-->\nvisible"
+
+
+def _data(body: str) -> dict:
+    return json.loads(body.split("\n")[1])
+
+
+def test_the_hidden_json_is_written_in_key_order() -> None:
+    """The same record always renders the same bytes, whatever the fields' order in the code."""
+    data = _data(render_record(RECORD))
+    assert list(data) == sorted(data) and list(data["holder"]) == sorted(data["holder"])
+    tomb = _data(render_tombstone(Tombstone("abc123", ReleaseAction.REQUEUE, "dead", extra={"b": 1, "a": 2})))
+    assert list(tomb) == sorted(tomb) and list(tomb["extra"]) == ["a", "b"]
+
+
+def test_a_record_whose_actions_run_has_no_url_reads_as_a_run_without_a_link() -> None:
+    """A run's link came later than the run (ADR 0042): a record without it is still read."""
+    data = _data(render_record(RECORD))
+    del data["actions"]["url"]
+    parsed = parse_block(_block(CLAIM_MARK, data))
+    assert isinstance(parsed, ClaimRecord)
+    assert parsed.actions == ActionsRun(run_id=99, run_attempt=2, runner_name="r1", url="")
+
+
+def test_a_tombstone_without_extra_reads_as_one_with_none() -> None:
+    data = _data(render_tombstone(Tombstone("abc123", ReleaseAction.REQUEUE, "dead")))
+    del data["extra"]
+    parsed = parse_block(_block(RELEASE_MARK, data))
+    assert parsed == Tombstone("abc123", ReleaseAction.REQUEUE, "dead")
