@@ -1355,6 +1355,31 @@ def cancelled_old_run_released_and_swept_before_its_beat() -> None:
         world.close()
 
 
+def cancelled_while_its_holder_is_paused_past_stale() -> None:
+    """A running issue's VM pauses (its boot clock stands still, its child with it); a person
+    cancels the issue; a pass finds the run dead past stale_after beside the cancel label. It
+    must not requeue it, and its tombstone must say `unlock` (ADR 0049): the same pass's cancel
+    sweep takes the labels off, and when the VM resumes, the released holder's repair of its
+    unqueue (ADR 0025), which acts on a release back to the queue, would put the queue label
+    back at its next beat: the cancel undone."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.pause_vm("m1")
+        world.person_cancel(ISSUE)
+        world.advance(CONFIG.stale_after + 5)
+        _pass(world)
+        assert LAB.cancel not in world.server.issue(ISSUE).labels, "the sweep did not act"
+        world.resume_vm("m1")
+        world.advance(1.0)
+        _beat_again(world, w)
+        world.react()
+        _run(world, f"{w.name}.end")
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -1394,6 +1419,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         # ADR 0049/0053 cancel mutations (h48)
         cancel_swept_while_a_claim_adds_its_lock,
         cancelled_old_run_released_and_swept_before_its_beat,
+        cancelled_while_its_holder_is_paused_past_stale,
     )
 }
 
