@@ -1300,6 +1300,86 @@ def release_lists_a_winner_before_its_running_edit() -> None:
         world.close()
 
 
+# ADR 0049/0053 cancel mutations (h48)
+def cancel_swept_while_a_claim_adds_its_lock() -> None:
+    """A claimer has posted its claim and its lock write is next; a person cancels the queued
+    issue and a pass's cancel sweep runs before the lock lands. The sweep must leave the labels
+    while the claim is young (ADR 0053): the claim's lock then lands beside the cancel label and
+    it gives up (ADR 0066). Had the sweep taken the queue and cancel labels off, the claim would
+    win on an issue carrying neither; its unqueue's 502, retried and answered 404, reads "mine"
+    (ADR 0048) and it runs what the person cancelled, its beats seeing no cancel label."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _ops(world, claim, "add_labels"))  # posted; its lock is next
+        world.person_cancel(ISSUE)
+        _pass(world)
+        _run(world, claim, _ops(world, claim, "remove_label"))
+        pending = world.sched.pending_op(claim)
+        if pending is not None and pending[0] == "remove_label" and pending[1][1] == LAB.queue:
+            world.fail(claim, "retried")  # the winner's unqueue
+        _run(world, claim)
+        if w.child_started:
+            _first_beat(world, w)
+            world.advance(CONFIG.heartbeat_interval)
+            _beat_again(world, w)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def cancelled_old_run_released_and_swept_before_its_beat() -> None:
+    """As release_of_a_cancelled_run, with a run older than the sweep's wait for a young claim
+    (ADR 0053), so that the pass's cancel sweep acts at once: a person cancels a run that has
+    held the issue for a while and force-releases it before its holder's next beat; a pass's
+    sweep then finds the issue unheld. The release must not queue it (ADR 0049): had it put
+    the queue label on, the sweep would take the queue and cancel labels off, and the released
+    holder's repair of its unqueue (ADR 0025), which acts on a release back to the queue, would
+    put the queue label back at its next beat: the cancel undone."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        for _ in range(5):  # past the sweep's wait for a claim that may still add its lock
+            world.advance(CONFIG.heartbeat_interval)
+            _beat_again(world, w)
+        world.person_cancel(ISSUE)
+        _run(world, world.spawn_forced_release(ISSUE))
+        _pass(world)
+        assert LAB.cancel not in world.server.issue(ISSUE).labels, "the sweep did not act"
+        world.advance(3.0)
+        _beat_again(world, w)
+        _run(world, f"{w.name}.end")
+        _settle(world)
+    finally:
+        world.close()
+
+
+def cancelled_while_its_holder_is_paused_past_stale() -> None:
+    """A running issue's VM pauses (its boot clock stands still, its child with it); a person
+    cancels the issue; a pass finds the run dead past stale_after beside the cancel label. It
+    must not requeue it, and its tombstone must say `unlock` (ADR 0049): the same pass's cancel
+    sweep takes the labels off, and when the VM resumes, the released holder's repair of its
+    unqueue (ADR 0025), which acts on a release back to the queue, would put the queue label
+    back at its next beat: the cancel undone."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.pause_vm("m1")
+        world.person_cancel(ISSUE)
+        world.advance(CONFIG.stale_after + 5)
+        _pass(world)
+        assert LAB.cancel not in world.server.issue(ISSUE).labels, "the sweep did not act"
+        world.resume_vm("m1")
+        world.advance(1.0)
+        _beat_again(world, w)
+        world.react()
+        _run(world, f"{w.name}.end")
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -1336,6 +1416,10 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         unanswered_unqueue_takes_a_requeue,
         pass_listed_before_an_unqueue_landed,
         release_lists_a_winner_before_its_running_edit,
+        # ADR 0049/0053 cancel mutations (h48)
+        cancel_swept_while_a_claim_adds_its_lock,
+        cancelled_old_run_released_and_swept_before_its_beat,
+        cancelled_while_its_holder_is_paused_past_stale,
     )
 }
 
