@@ -1300,6 +1300,76 @@ def release_lists_a_winner_before_its_running_edit() -> None:
         world.close()
 
 
+# ADR 0024/0049 pass and claimer mutations (h49): situations whose break the live holder's
+# put-back of its lock (ADR 0065) would heal, so they judge in the world's strict mode: orion
+# taking a live (or posted, then winning) claim's lock off is itself the break.
+
+
+def pass_beside_a_claim_in_flight_and_a_deletion() -> None:
+    """As pass_beside_a_claim_in_flight, but a person deletes a comment of theirs while the
+    claim lags: the issue's comment count is what the pass lists, so the count cannot tell it
+    a claim is in flight. The lock beside the queue label with no claim listed must still only
+    be reported (ADR 0049): taking it off takes the lock of a claim that then wins."""
+    world = World()
+    world.strict_locks = True
+    try:
+        world.person_comments(ISSUE)
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _at(world, claim, "post_comment"))
+        world.server.list_lag = 4.0
+        world.step(claim)
+        world.check()
+        world.person_deletes_comment(ISSUE, 0)  # the person's comment: the count stays as listed
+        world.server.list_lag = 0.0
+        _posted_and_locked(world, w)
+        _pass(world)
+        world.advance(4.0)
+        _run(world, claim)
+        assert w.child_started, f"{w.name} did not win"
+        _first_beat(world, w)
+        _beat_again(world, w)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def loser_tidies_beside_a_later_claim_in_flight() -> None:
+    """m1's claimer posts, then stalls before its lock write until its claim is almost
+    renew_deadline old. m2's claimer reads the issue queued, posts (its claim lags 4 s in
+    listings) and adds its lock; m1's lock write lands (the same label). m1 lists past its renew
+    deadline and gives up: its tidy must not take the lock off while the issue counts a comment
+    its listing does not show (ADR 0049): that is m2's claim, which then wins and runs."""
+    world = World()
+    world.strict_locks = True
+    try:
+        world.server.lag_of = None  # lags set by hand below
+        w0 = world.spawn_worker("m1")
+        a0 = f"{w0.name}.claim"
+        _run(world, a0, _at(world, a0, "add_labels"))
+        world.advance(CONFIG.renew_deadline - 2)
+        w1 = world.spawn_worker("m2")
+        a1 = f"{w1.name}.claim"
+        _run(world, a1, _at(world, a1, "post_comment"))
+        world.server.list_lag = 4.0
+        world.step(a1)
+        world.check()
+        world.server.list_lag = 0.0
+        _posted_and_locked(world, w1)
+        world.step(a0)  # m1's lock write, within its lease
+        world.check()
+        world.advance(2.5)
+        _run(world, a0)
+        assert not w0.child_started, f"{w0.name} won with a claim older than its renew deadline"
+        world.advance(4.0)
+        _run(world, a1)
+        assert w1.child_started, f"{w1.name} did not win"
+        _first_beat(world, w1)
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -1336,6 +1406,9 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         unanswered_unqueue_takes_a_requeue,
         pass_listed_before_an_unqueue_landed,
         release_lists_a_winner_before_its_running_edit,
+        # ADR 0024/0049 pass and claimer mutations (h49)
+        pass_beside_a_claim_in_flight_and_a_deletion,
+        loser_tidies_beside_a_later_claim_in_flight,
     )
 }
 
