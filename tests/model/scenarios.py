@@ -1370,6 +1370,40 @@ def loser_tidies_beside_a_later_claim_in_flight() -> None:
     finally:
         world.close()
 
+
+def outage_try_beside_a_claim_after_a_release() -> None:
+    """m1's holder loses GitHub; just past its lease (its label writes still in time) a person
+    force-releases it, the tombstone lagging 4 s in listings, and the release requeues; m2's
+    claimer posts and takes the lock. m1's first outage try lists m2's claim but not the
+    tombstone: its claim looks its own and its label bound has not come. It must leave the
+    labels all the same (a claim after ours is listed, ADR 0024): m2 sees the tombstone, wins
+    and runs, and a label move of m1's takes its lock off."""
+    world = World()
+    world.strict_locks = True
+    try:
+        w0 = _running(world, "m1")
+        end = _outage(world, w0)
+        _run(world, end, _at(world, end, "get_issue"))  # its first try's read is next
+        release = world.spawn_forced_release(ISSUE)
+        _run(world, release, _at(world, release, "post_comment"))
+        world.server.list_lag = 4.0
+        world.step(release)
+        world.check()
+        world.server.list_lag = 0.0
+        _run(world, release)
+        w1 = world.spawn_worker("m2")
+        claim = f"{w1.name}.claim"
+        _run(world, claim, _at(world, claim, "list_comments"))  # posted, locked, settled
+        _run(world, end)  # its first try lists m2's claim, not yet the tombstone
+        world.advance(4.0)  # the tombstone is listed now
+        _run(world, claim)
+        assert w1.child_started, f"{w1.name} did not win over the released claim"
+        _first_beat(world, w1)
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -1409,6 +1443,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         # ADR 0024/0049 pass and claimer mutations (h49)
         pass_beside_a_claim_in_flight_and_a_deletion,
         loser_tidies_beside_a_later_claim_in_flight,
+        outage_try_beside_a_claim_after_a_release,
     )
 }
 
