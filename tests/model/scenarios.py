@@ -1404,6 +1404,35 @@ def outage_try_beside_a_claim_after_a_release() -> None:
     finally:
         world.close()
 
+
+def claimer_resumed_past_a_pass_runs_beside_the_next() -> None:
+    """As claimer_paused_past_a_pass, and m1's claimer, if it wins, is slow to beat: a second
+    pass lists the first pass's tombstone and finishes that release (the queue label back, the
+    lock off), and m2's run claims the issue. m1's claim was presumed dead before it listed:
+    judging its own age on GitHub's clock, it gives up; had it run, two runs would work the
+    issue at once until its first beat."""
+    world = World()
+    try:
+        w0 = world.spawn_worker("m1")
+        a0 = f"{w0.name}.claim"
+        _run(world, a0, _at(world, a0, "list_comments"))
+        world.pause_vm("m1")
+        world.advance(CONFIG.stale_after + 10)
+        _pass_with_lagging_tombstone(world, 4.0)
+        world.resume_vm("m1")
+        _run(world, a0)
+        world.advance(4.0)  # the tombstone is listed now
+        _pass(world)
+        w1 = world.spawn_worker("m2")
+        _run(world, f"{w1.name}.claim")
+        if w0.child_started:
+            _first_beat(world, w0)
+        if w1.child_started:
+            _first_beat(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -1444,6 +1473,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         pass_beside_a_claim_in_flight_and_a_deletion,
         loser_tidies_beside_a_later_claim_in_flight,
         outage_try_beside_a_claim_after_a_release,
+        claimer_resumed_past_a_pass_runs_beside_the_next,
     )
 }
 
