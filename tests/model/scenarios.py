@@ -1300,9 +1300,10 @@ def release_lists_a_winner_before_its_running_edit() -> None:
         world.close()
 
 
-# ADR 0024/0049 pass and claimer mutations (h49): situations whose break the live holder's
-# put-back of its lock (ADR 0065) would heal, so they judge in the world's strict mode: orion
-# taking a live (or posted, then winning) claim's lock off is itself the break.
+# ADR 0024/0049 pass and claimer mutations (h49). The first three set the world's strict mode
+# themselves (World.strict_locks): the break they guard, orion taking the lock of a claim that
+# then wins and runs, is healed by the run's put-back (ADR 0065), so the removal itself is the
+# break; the code as it is takes no such lock off there (strict or not, they pass).
 
 
 def pass_beside_a_claim_in_flight_and_a_deletion() -> None:
