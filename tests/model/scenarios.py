@@ -1380,6 +1380,140 @@ def cancelled_while_its_holder_is_paused_past_stale() -> None:
         world.close()
 
 
+# ADR 0024/0049 pass and claimer mutations (h49). The first three set the world's strict mode
+# themselves (World.strict_locks): the break they guard, orion taking the lock of a claim that
+# then wins and runs, is healed by the run's put-back (ADR 0065), so the removal itself is the
+# break; the code as it is takes no such lock off there (strict or not, they pass).
+
+
+def pass_beside_a_claim_in_flight_and_a_deletion() -> None:
+    """As pass_beside_a_claim_in_flight, but a person deletes a comment of theirs while the
+    claim lags: the issue's comment count is what the pass lists, so the count cannot tell it
+    a claim is in flight. The lock beside the queue label with no claim listed must still only
+    be reported (ADR 0049): taking it off takes the lock of a claim that then wins."""
+    world = World()
+    world.strict_locks = True
+    try:
+        world.person_comments(ISSUE)
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _at(world, claim, "post_comment"))
+        world.server.list_lag = 4.0
+        world.step(claim)
+        world.check()
+        world.person_deletes_comment(ISSUE, 0)  # the person's comment: the count stays as listed
+        world.server.list_lag = 0.0
+        _posted_and_locked(world, w)
+        _pass(world)
+        world.advance(4.0)
+        _run(world, claim)
+        assert w.child_started, f"{w.name} did not win"
+        _first_beat(world, w)
+        _beat_again(world, w)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def loser_tidies_beside_a_later_claim_in_flight() -> None:
+    """m1's claimer posts, then stalls before its lock write until its claim is almost
+    renew_deadline old. m2's claimer reads the issue queued, posts (its claim lags 4 s in
+    listings) and adds its lock; m1's lock write lands (the same label). m1 lists past its renew
+    deadline and gives up: its tidy must not take the lock off while the issue counts a comment
+    its listing does not show (ADR 0049): that is m2's claim, which then wins and runs."""
+    world = World()
+    world.strict_locks = True
+    try:
+        world.server.lag_of = None  # lags set by hand below
+        w0 = world.spawn_worker("m1")
+        a0 = f"{w0.name}.claim"
+        _run(world, a0, _at(world, a0, "add_labels"))
+        world.advance(CONFIG.renew_deadline - 2)
+        w1 = world.spawn_worker("m2")
+        a1 = f"{w1.name}.claim"
+        _run(world, a1, _at(world, a1, "post_comment"))
+        world.server.list_lag = 4.0
+        world.step(a1)
+        world.check()
+        world.server.list_lag = 0.0
+        _posted_and_locked(world, w1)
+        world.step(a0)  # m1's lock write, within its lease
+        world.check()
+        world.advance(2.5)
+        _run(world, a0)
+        assert not w0.child_started, f"{w0.name} won with a claim older than its renew deadline"
+        world.advance(4.0)
+        _run(world, a1)
+        assert w1.child_started, f"{w1.name} did not win"
+        _first_beat(world, w1)
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def outage_try_beside_a_claim_after_a_release() -> None:
+    """m1's holder loses GitHub; just past its lease (its label writes still in time) a person
+    force-releases it, the tombstone lagging 4 s in listings, and the release requeues; m2's
+    claimer posts and takes the lock. m1's first outage try lists m2's claim but not the
+    tombstone: its claim looks its own and its label bound has not come. It must leave the
+    labels all the same (a claim after ours is listed, ADR 0024): m2 sees the tombstone, wins
+    and runs, and a label move of m1's takes its lock off."""
+    world = World()
+    world.strict_locks = True
+    try:
+        w0 = _running(world, "m1")
+        end = _outage(world, w0)
+        _run(world, end, _at(world, end, "get_issue"))  # its first try's read is next
+        release = world.spawn_forced_release(ISSUE)
+        _run(world, release, _at(world, release, "post_comment"))
+        world.server.list_lag = 4.0
+        world.step(release)
+        world.check()
+        world.server.list_lag = 0.0
+        _run(world, release)
+        w1 = world.spawn_worker("m2")
+        claim = f"{w1.name}.claim"
+        _run(world, claim, _at(world, claim, "list_comments"))  # posted, locked, settled
+        _run(world, end)  # its first try lists m2's claim, not yet the tombstone
+        world.advance(4.0)  # the tombstone is listed now
+        _run(world, claim)
+        assert w1.child_started, f"{w1.name} did not win over the released claim"
+        _first_beat(world, w1)
+        _beat_again(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def claimer_resumed_past_a_pass_runs_beside_the_next() -> None:
+    """As claimer_paused_past_a_pass, and m1's claimer, if it wins, is slow to beat: a second
+    pass lists the first pass's tombstone and finishes that release (the queue label back, the
+    lock off), and m2's run claims the issue. m1's claim was presumed dead before it listed:
+    judging its own age on GitHub's clock, it gives up; had it run, two runs would work the
+    issue at once until its first beat."""
+    world = World()
+    try:
+        w0 = world.spawn_worker("m1")
+        a0 = f"{w0.name}.claim"
+        _run(world, a0, _at(world, a0, "list_comments"))
+        world.pause_vm("m1")
+        world.advance(CONFIG.stale_after + 10)
+        _pass_with_lagging_tombstone(world, 4.0)
+        world.resume_vm("m1")
+        _run(world, a0)
+        world.advance(4.0)  # the tombstone is listed now
+        _pass(world)
+        w1 = world.spawn_worker("m2")
+        _run(world, f"{w1.name}.claim")
+        if w0.child_started:
+            _first_beat(world, w0)
+        if w1.child_started:
+            _first_beat(world, w1)
+        _settle(world)
+    finally:
+        world.close()
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -1420,6 +1554,11 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         cancel_swept_while_a_claim_adds_its_lock,
         cancelled_old_run_released_and_swept_before_its_beat,
         cancelled_while_its_holder_is_paused_past_stale,
+        # ADR 0024/0049 pass and claimer mutations (h49)
+        pass_beside_a_claim_in_flight_and_a_deletion,
+        loser_tidies_beside_a_later_claim_in_flight,
+        outage_try_beside_a_claim_after_a_release,
+        claimer_resumed_past_a_pass_runs_beside_the_next,
     )
 }
 
