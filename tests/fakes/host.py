@@ -4,6 +4,7 @@ for in-process passes and `status`, a hosted machine that sees no process (`HERE
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 
 from orion_action.adapters import child, machine
@@ -22,3 +23,22 @@ def blind(_pid: int, _pgid: int | None) -> None:
 
 def real_host(env: Mapping[str, str], clock: Clock = SYSTEM_CLOCK) -> Host:
     return Host(clock, machine, child, ActionsRunner(env))
+
+
+class VirtualClock:
+    """The Clock port on virtual time, moved only by the waits of whoever uses it (a client's
+    retry back-off): a retry budget is spent by the back-off alone, however slowly a loaded
+    machine refuses each connection."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def now_iso(self) -> str:
+        return "2026-12-04T00:00:00+00:00"
+
+    def sleep(self, seconds: float, wake: threading.Event | None = None) -> bool:
+        self.now += seconds
+        return False

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from fakes.host import VirtualClock
 
 from orion_action.adapters.github import GitHubRepo
 from orion_action.errors import Unavailable
@@ -55,30 +56,13 @@ def server() -> Iterator[_Server]:
     thread.join(5)
 
 
-class _Clock:
-    """The Clock port on virtual time: a wait moves it by what `passes(wait)` says."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def now_iso(self) -> str:
-        return "2026-12-04T00:00:00+00:00"
-
-    def sleep(self, seconds: float, wake: threading.Event | None = None) -> bool:
-        self.now += seconds
-        return False
-
-
-def _client(server: _Server, clock: _Clock, sleep) -> GitHubRepo:  # type: ignore[no-untyped-def]
+def _client(server: _Server, clock: VirtualClock, sleep) -> GitHubRepo:  # type: ignore[no-untyped-def]
     return GitHubRepo("o/r", "a-token", f"http://127.0.0.1:{server.server_port}", retry_for=30,
                       sleep=sleep, clock=clock)
 
 
 def test_retries_go_on_while_the_budget_lasts(server: _Server) -> None:
-    clock = _Clock()
+    clock = VirtualClock()
     gh = _client(server, clock, lambda wait: clock.sleep(wait))
     with pytest.raises(Unavailable, match="within 30s"):
         gh.check_repo()
@@ -88,7 +72,7 @@ def test_retries_go_on_while_the_budget_lasts(server: _Server) -> None:
 def test_a_suspend_during_a_retrys_wait_sends_no_try_past_the_budget(server: _Server) -> None:
     """The wait (time.sleep: CLOCK_MONOTONIC) stops while the machine is suspended; the
     Clock (CLOCK_BOOTTIME) does not: the hour it slept is past the 30 s budget."""
-    clock = _Clock()
+    clock = VirtualClock()
     gh = _client(server, clock, lambda wait: clock.sleep(wait + 3600))
     with pytest.raises(Unavailable, match=r"within 30s \(1 tries"):
         gh.check_repo()
@@ -96,7 +80,7 @@ def test_a_suspend_during_a_retrys_wait_sends_no_try_past_the_budget(server: _Se
 
 
 def test_a_suspend_during_a_retrys_wait_sends_no_try_past_the_deadline(server: _Server) -> None:
-    clock = _Clock()
+    clock = VirtualClock()
     gh = _client(server, clock, lambda wait: clock.sleep(wait + 20))  # within the budget
     with gh.bounded(Policy(clock, clock.monotonic() + 10)), pytest.raises(Unavailable):
         gh.check_repo()
@@ -104,7 +88,7 @@ def test_a_suspend_during_a_retrys_wait_sends_no_try_past_the_deadline(server: _
 
 
 def test_an_abort_during_a_retrys_wait_sends_no_further_try(server: _Server) -> None:
-    clock = _Clock()
+    clock = VirtualClock()
     stop = threading.Event()
 
     def wait(seconds: float) -> None:
@@ -118,7 +102,7 @@ def test_an_abort_during_a_retrys_wait_sends_no_further_try(server: _Server) -> 
 
 
 def test_a_policys_retry_budget_narrows_the_clients(server: _Server) -> None:
-    clock = _Clock()
+    clock = VirtualClock()
     gh = _client(server, clock, lambda wait: clock.sleep(wait))
     with gh.bounded(Policy(clock, retry_for=0.1)), pytest.raises(Unavailable, match=r"within 0.1s \(1 tries"):
         gh.check_repo()
@@ -127,7 +111,7 @@ def test_a_policys_retry_budget_narrows_the_clients(server: _Server) -> None:
 
 def test_a_policys_timeout_bounds_each_request(server: _Server) -> None:
     server.delay = 2.5
-    clock = _Clock()
+    clock = VirtualClock()
     gh = _client(server, clock, lambda wait: clock.sleep(wait))
     with gh.bounded(Policy(clock, timeout=1, retry_for=0.1)), pytest.raises(Unavailable, match="Timeout"):
         gh.check_repo()

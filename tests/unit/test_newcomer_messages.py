@@ -5,10 +5,9 @@ answer (said at the first failure, not after the whole retry budget)."""
 from __future__ import annotations
 
 import os
-import threading
 
 import pytest
-from fakes.host import HERE, blind, real_host
+from fakes.host import HERE, VirtualClock, blind, real_host
 from fakes.memory_github import MemoryGitHub, MemoryServer
 
 from orion_action import report
@@ -64,27 +63,9 @@ def test_an_issue_that_is_not_queued_says_what_to_do(labels: tuple[str, ...], is
     assert (expected in hint) if expected else hint == ""
 
 
-class _VirtualClock:
-    """The Clock port on virtual time, moved only by the client's waits: the retry budget is
-    spent by the back-off alone, however slowly a loaded machine refuses each connection."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def now_iso(self) -> str:
-        return "2026-12-04T00:00:00+00:00"
-
-    def sleep(self, seconds: float, wake: threading.Event | None = None) -> bool:
-        self.now += seconds
-        return False
-
-
 def test_the_first_transient_failure_is_said_at_once(dead_url: str) -> None:
     said: list[str] = []
-    clock = _VirtualClock()
+    clock = VirtualClock()
     repo = GitHubRepo("o/r", "token", dead_url, retry_for=5.0, sleep=clock.sleep, clock=clock)
     repo.on_retry = said.append
     with pytest.raises(Unavailable):
