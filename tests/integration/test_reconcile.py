@@ -32,6 +32,7 @@ from helpers_reconcile import (
 )
 from rig import ROOT, Emulator, RepoHandle, parse_github_output, wait_until
 
+from orion_action.core.liveness import MISSED_BEAT_FACTOR
 from orion_action.core.record import ClaimRecord, ReleaseAction, State, Tombstone
 
 WAIT_FILE = 'while [ ! -e "$0" ]; do sleep 0.05; done; exit "$1"'
@@ -216,6 +217,20 @@ def _newest_beat_age(repo: RepoHandle, numbers: tuple[int, ...]) -> float:
     return time.time() - newest.timestamp()
 
 
+def _missed_a_beat(repo: RepoHandle, numbers: tuple[int, ...]) -> bool:
+    """Every claim record on these issues is older than a beat and a half of the interval it
+    promises (a pass's fresh-beat shortcut, core/plan.keep_on_fresh_beat, judges by the record's
+    promise, and a holder short of budget stretches it past the configured interval, ADR 0045),
+    plus a second of GitHub's whole-second stamps."""
+    now = time.time()
+    return all(
+        now - datetime.fromisoformat(b.updated_at.replace("Z", "+00:00")).timestamp()
+        > MISSED_BEAT_FACTOR * b.block.interval + 1.0
+        for n in numbers for b in records(repo, n)
+        if isinstance(b.block, ClaimRecord)
+    )
+
+
 def _kept_quick(stdout: str) -> int:
     m = re.search(r"\((\d+) kept on a fresh beat without reading the issue\)", stdout)
     return int(m.group(1)) if m else 0
@@ -266,6 +281,8 @@ def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, prox
     # Wait until both last beats are older than a beat and a half: then no claim is kept on a
     # fresh beat from the repository listing, and each issue is read in full.
     wait_until(lambda: _newest_beat_age(repo, (first, second)) > 2.0, timeout=15)
+    wait_until(lambda: _missed_a_beat(repo, (first, second)), timeout=120,
+               message="the frozen holders' records still promise a beat that has not come")
     # The command under test speaks with a token of its own (the same login), and only its
     # requests are counted: a holder's beat still in flight when it was frozen cannot count.
     own = emulator.lease_tokens()[Emulator.BOT_TOKEN]
