@@ -221,11 +221,12 @@ def _missed_a_beat(repo: RepoHandle, numbers: tuple[int, ...]) -> bool:
     """Every claim record on these issues is older than a beat and a half of the interval it
     promises (a pass's fresh-beat shortcut, core/plan.keep_on_fresh_beat, judges by the record's
     promise, and a holder short of budget stretches it past the configured interval, ADR 0045),
-    plus a second of GitHub's whole-second stamps."""
+    plus two seconds: the comment's stamp and the judge's clock (GitHub's Date) are both whole
+    seconds, so an age read here can be up to two seconds more than the judge's."""
     now = time.time()
     return all(
         now - datetime.fromisoformat(b.updated_at.replace("Z", "+00:00")).timestamp()
-        > MISSED_BEAT_FACTOR * b.block.interval + 1.0
+        > MISSED_BEAT_FACTOR * b.block.interval + 2.0
         for n in numbers for b in records(repo, n)
         if isinstance(b.block, ClaimRecord)
     )
