@@ -126,9 +126,9 @@ class Claimer:
     """Claims one issue for one wrapper process."""
 
     # The trigger check every claim passes first (the wrapper sets it; services/trigger.py),
-    # called as approval(gh, issue), or approval(gh, issue, history) with the history
-    # `read_queued` read with the issue or after it.
-    approval: Callable[..., None] | None = None
+    # called with the history `read_queued` read with the issue or after it, or None where
+    # the check reads it itself.
+    approval: Callable[[GitHubPort, Issue, QueueHistory | None], None] | None = None
     # Where the trigger check runs: its one read, which brings the issue too, so that a claim
     # by number reads nothing before it (ADR 0063). None: the claim reads the issue itself.
     read_queued: Callable[[GitHubPort, int], QueueHistory] | None = None
@@ -439,11 +439,7 @@ class Claimer:
     def _check_approval(self, issue: Issue, history: QueueHistory | None = None) -> None:
         """The trigger check (services/trigger.py), on the issue as read for this claim: the
         text the command gets. Raises NotClaimed; nothing is posted before it passes."""
-        if self.approval is None:
-            return
-        if history is None:
-            self.approval(self.gh, issue)
-        else:
+        if self.approval is not None:
             self.approval(self.gh, issue, history)
 
     def _give_up(self, claim: Claim, why: str, *, unqueued: bool = False) -> None:

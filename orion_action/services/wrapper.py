@@ -425,7 +425,7 @@ class Wrapper:
             sight=self.host.machine.sight,
         )
         # Every claim, on every path, passes the trigger check first (docs/adr/0033).
-        claimer.approval = lambda gh, issue, history=None: trigger.approve(
+        claimer.approval = lambda gh, issue, history: trigger.approve(
             gh, self.config, issue.number, issue.read_at, self.actor, self.log, gh.own_login, history
         )
         if self.config.trigger_permission != "none":  # its one read brings the issue (ADR 0063)

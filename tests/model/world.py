@@ -436,7 +436,7 @@ class World:
         # queuer. Its GraphQL read is taken with the claim's issue read, not as a step of its
         # own, so that adding it moved no recorded trace (fewer interleavings, none invented).
         for claimer, s in zip(claimers, self.servers, strict=True):
-            claimer.approval = lambda gh, found, s=s: refuse_if_cancelled(
+            claimer.approval = lambda gh, found, _history, s=s: refuse_if_cancelled(
                 gh, self.config, found.number, s.history(found.number, LAB.queue, LAB.cancel), lambda: BOT)
 
         def claim() -> Claim:

@@ -197,8 +197,8 @@ def test_every_claim_passes_the_check_before_posting_anything() -> None:
     config = Config(heartbeat_interval=10.0, stale_after=60.0, source="test")
     claimer = Claimer(gh, config, print, ServerTime(s), local.this_machine(), local.this_holder(), None,
                       lambda: None, sight=local.sight)
-    claimer.approval = lambda repo, issue: approve(repo, config, issue.number, issue.read_at, None, print,
-                                                   lambda: BOT)
+    claimer.approval = lambda repo, issue, history: approve(repo, config, issue.number, issue.read_at, None,
+                                                            print, lambda: BOT, history)
     claim = claimer.claim_next(None)
     assert claim.number == approved and gh.asked == ["triager", "maintainer"]
     assert [c.body for c in s.comments(refused)] == refusals(s, refused)  # no claim was posted there
@@ -230,7 +230,7 @@ def test_next_posts_nothing_on_an_issue_the_checks_read_shows_taken() -> None:
     config = Config(heartbeat_interval=10.0, stale_after=60.0, trigger_permission="write", source="test")
     claimer = Claimer(gh, config, print, ServerTime(s), local.this_machine(), local.this_holder(), None,
                       lambda: None, sight=local.sight)
-    claimer.approval = lambda repo, issue, history=None: approve(
+    claimer.approval = lambda repo, issue, history: approve(
         repo, config, issue.number, issue.read_at, None, print, lambda: BOT, history)
     claimer.read_queued = lambda repo, number: repo.queue_history(number, "orion", "orion-cancel")
     asked: list[str] = []
