@@ -54,6 +54,15 @@ def _beat_again(world: World, w: Worker) -> None:
     world.check()
     _run(world, beat, _at(world, beat, "sleep"))
 
+def _wins_and_settles(world: World, w: Worker, claim: str, failing: str = "did not win") -> None:
+    """The claimer `claim` runs to its end and `w` wins: its child starts, it beats at once
+    and once more, and the world quiesces with every settled invariant checked."""
+    _run(world, claim)
+    assert w.child_started, f"{w.name} {failing}"
+    _first_beat(world, w)
+    _beat_again(world, w)
+    _settle(world)
+
 
 def budget_spent_by_time_limits() -> None:
     """Every attempt hits run.timeout and its holder dies after writing its "interrupted"
@@ -749,11 +758,7 @@ def pass_after_the_lock_went() -> None:
         w1 = world.spawn_worker("m2")
         _posted_and_locked(world, w1)
         _run(world, r2)
-        _run(world, f"{w1.name}.claim")
-        assert w1.child_started, f"{w1.name} did not win"
-        _first_beat(world, w1)
-        _beat_again(world, w1)
-        _settle(world)
+        _wins_and_settles(world, w1, f"{w1.name}.claim")
     finally:
         world.close()
 
@@ -780,11 +785,7 @@ def claim_posted_while_a_pass_releases() -> None:
         world.resume_vm("m2")
         _posted_and_locked(world, w1)
         _run(world, r)
-        _run(world, a1)
-        assert w1.child_started, f"{w1.name} did not win"
-        _first_beat(world, w1)
-        _beat_again(world, w1)
-        _settle(world)
+        _wins_and_settles(world, w1, a1)
     finally:
         world.close()
 
@@ -886,11 +887,7 @@ def pass_beside_a_claim_in_flight() -> None:
         _posted_and_locked(world, w)
         _pass(world)
         world.advance(4.0)
-        _run(world, claim)
-        assert w.child_started, f"{w.name} did not win"
-        _first_beat(world, w)
-        _beat_again(world, w)
-        _settle(world)
+        _wins_and_settles(world, w, claim)
     finally:
         world.close()
 
@@ -1406,11 +1403,7 @@ def pass_beside_a_claim_in_flight_and_a_deletion() -> None:
         _posted_and_locked(world, w)
         _pass(world)
         world.advance(4.0)
-        _run(world, claim)
-        assert w.child_started, f"{w.name} did not win"
-        _first_beat(world, w)
-        _beat_again(world, w)
-        _settle(world)
+        _wins_and_settles(world, w, claim)
     finally:
         world.close()
 
@@ -1443,11 +1436,7 @@ def loser_tidies_beside_a_later_claim_in_flight() -> None:
         _run(world, a0)
         assert not w0.child_started, f"{w0.name} won with a claim older than its renew deadline"
         world.advance(4.0)
-        _run(world, a1)
-        assert w1.child_started, f"{w1.name} did not win"
-        _first_beat(world, w1)
-        _beat_again(world, w1)
-        _settle(world)
+        _wins_and_settles(world, w1, a1)
     finally:
         world.close()
 
@@ -1477,11 +1466,7 @@ def outage_try_beside_a_claim_after_a_release() -> None:
         _run(world, claim, _at(world, claim, "list_comments"))  # posted, locked, settled
         _run(world, end)  # its first try lists m2's claim, not yet the tombstone
         world.advance(4.0)  # the tombstone is listed now
-        _run(world, claim)
-        assert w1.child_started, f"{w1.name} did not win over the released claim"
-        _first_beat(world, w1)
-        _beat_again(world, w1)
-        _settle(world)
+        _wins_and_settles(world, w1, claim, "did not win over the released claim")
     finally:
         world.close()
 
