@@ -238,7 +238,7 @@ class Sim:
         slot.ends_at = self.now() + RUN_S
         self.beat(slot, slot.holding)
 
-    def trigger_check(self, gh: Any, issue: Any) -> None:
+    def trigger_check(self, gh: Any, issue: Any, history: Any) -> None:
         for _ in range(TRIGGER_READS):
             self.trigger_reads += 1
             if self.limits.admit(BOT, False, self.server.clock.monotonic()) is not None:

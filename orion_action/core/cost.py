@@ -14,10 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from orion_action.core.beat import HOUR, REQUESTS_PER_BEAT, SHARE, WRITES_PER_HOUR
+from orion_action.core.beat import DEFAULT_LIMIT, HOUR, REQUESTS_PER_BEAT, SHARE, WRITES_PER_HOUR
 
-# The budget a report assumes until GitHub has reported one (a personal or App token's).
-DEFAULT_BUDGET = 5000
+# The budget a report assumes until GitHub has reported one: the one the holders plan their
+# beats with (a GITHUB_TOKEN's, the smallest), so that the report warns no later than the
+# beats stretch.
+DEFAULT_BUDGET = DEFAULT_LIMIT
 
 
 @dataclass(frozen=True)

@@ -54,8 +54,9 @@ def test_on_a_small_budget_the_requests_decide_the_advice() -> None:
     assert HeartbeatCost(live=10, beats_per_hour=1200, interval=30, budget=600).needed_interval == 150
 
 
-def test_a_report_before_github_reports_a_budget_assumes_5000_requests_an_hour() -> None:
-    """DEFAULT_BUDGET: a personal or App token's budget, so one claim at 2 min is
-    60 requests of 5,000."""
+def test_a_report_before_github_reports_a_budget_assumes_what_the_holders_assume() -> None:
+    """DEFAULT_BUDGET is the budget the holders plan their beats with (core/beat.py, a
+    GITHUB_TOKEN's 1,000 an hour), so one claim at 2 min is 60 requests of 1,000: a report
+    never assumes more room than the beats it reports on."""
     c = heartbeat_cost([120.0], None, 120.0)
-    assert (c.budget, c.share) == (5000, pytest.approx(60 / 5000))
+    assert (c.budget, c.share) == (1000, pytest.approx(60 / 1000))
