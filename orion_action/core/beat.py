@@ -64,9 +64,10 @@ class Bounds:
 
 @dataclass(frozen=True)
 class Load:
-    """What the holder sees. `live`: claims holding issues in the repository, this one
-    included (at least 1); `limit`/`remaining`/`reset_in`: the primary budget as GitHub last
-    reported it (None: not reported)."""
+    """What a holder or a claimer sees. `live`: the claims holding issues in the repository
+    now, as the caller counts them: a holder's own is among them (`wanted` counts at
+    least 1), a claimer's is not yet (`refusal` adds it). `limit`/`remaining`/`reset_in`: the
+    primary budget as GitHub last reported it (None: not reported)."""
 
     live: int = 1
     limit: int | None = None
