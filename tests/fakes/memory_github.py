@@ -378,7 +378,7 @@ class MemoryServer:
             return
         until = self.clock.now + timedelta(seconds=seconds)
         lag = self._lagging.get(comment_id)
-        if lag is None:
+        if lag is None or lag.until <= self.clock.now:  # an expired lag shows nothing any more
             self._lagging[comment_id] = _Lag(previous, until)
         else:
             lag.until = max(lag.until, until)

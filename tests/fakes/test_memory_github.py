@@ -42,6 +42,23 @@ def test_a_lagging_list_misses_new_comments_and_shows_old_bodies(server: MemoryS
     assert server.lagging() == []
 
 
+def test_a_write_after_an_expired_lag_shows_only_the_body_just_before_it(server: MemoryServer) -> None:
+    """A lag that has run out shows nothing any more, though no listing came to expire it: the
+    next write lags from the body it replaced, never from one older (a list shows a write's
+    previous state for at most the lag, as GitHub's replicas do; ADR 0064 found the fake
+    extending the old entry instead, which showed a 9 s old body under a 2.5 s lag)."""
+    gh = server.client()
+    n = server.create_issue("lag")
+    c = gh.post_comment(n, "v1")
+    server.list_lag = 2
+    gh.edit_comment(c.id, "v2")
+    server.clock.advance(5)  # v2's lag is over; nobody listed
+    gh.edit_comment(c.id, "v3")
+    assert [x.body for x in gh.list_comments(n)[0]] == ["v2"]
+    server.clock.advance(2)
+    assert [x.body for x in gh.list_comments(n)[0]] == ["v3"]
+
+
 def test_a_lagging_list_still_shows_a_deleted_comment(server: MemoryServer) -> None:
     gh = server.client()
     n = server.create_issue("lag")
