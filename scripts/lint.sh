@@ -2,7 +2,7 @@
 # The project's linters, all of them, in one go; exits non-zero if any complains.
 #
 #   ruff                orion_action/, tests/, bench/ and demo/ (configuration in pyproject.toml)
-#   mypy                orion_action/
+#   mypy                orion_action/, and the in-memory GitHub and host fakes against the ports (pyproject.toml)
 #   actionlint          every workflow (.github/workflows/ and examples/); and action.yml's steps, wrapped in a synthetic
 #                       workflow, because actionlint only understands workflow files (it
 #                       reads action.yml as a workflow and rejects inputs/outputs/runs)
