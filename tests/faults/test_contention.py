@@ -13,12 +13,11 @@ from collections import Counter
 
 import pytest
 from rig import Proxy, RepoHandle, wait_until
+from rig.harness import Orion, assert_clean_stderr
 
 from faults import (
     WORKERS,
-    Orion,
     actions_of,
-    assert_clean_stderr,
     assert_consistent,
     child_events,
     requeue_all,
@@ -124,7 +123,7 @@ def test_two_reconcilers_at_once_requeue_each_dead_claim_once(orion: Orion, prox
     hold.release()
     plans = []
     for proc in (first, second):
-        assert proc.wait(60) == 0, proc.stderr()
+        assert proc.wait(60) == 0, proc.stderr
         assert_clean_stderr(proc)
         plans.append(proc.json())
     for n in numbers:
@@ -174,10 +173,10 @@ def test_a_late_claimer_meeting_a_finishing_run_leaves_the_issue_ready(orion: Or
     go.touch()
     finish_read.wait_arrived(timeout=HANG)
     late_post.release()
-    assert late.wait(HANG) == 75, late.stderr()
-    assert "lost the race" in late.stderr()  # W ran meanwhile, or still held it
+    assert late.wait(HANG) == 75, late.stderr
+    assert "lost the race" in late.stderr  # W ran meanwhile, or still held it
     finish_read.release()
-    assert winner.wait(HANG) == 0, winner.stderr()
+    assert winner.wait(HANG) == 0, winner.stderr
     for proc in (late, winner):
         assert_clean_stderr(proc)
     assert len([e for e in child_events(log) if e["event"] == "start"]) == 1
@@ -199,14 +198,14 @@ def test_two_late_claimers_after_a_finished_run_take_their_lock_off(orion: Orion
     late = [orion.run(n, child=orion.child_argv(log, seconds=0)) for _ in range(2)]
     posts.wait_arrived(n=2, timeout=HANG)
     winner = orion.run(n, child=orion.child_argv(log, seconds=0))
-    assert winner.wait(HANG) == 0, winner.stderr()
+    assert winner.wait(HANG) == 0, winner.stderr
     assert_consistent(repo, n, "ready")
     lists = proxy.hold("GET", rf"/issues/{n}/comments$", count=2)  # both arbitrate seeing both
     posts.release()
     lists.wait_arrived(n=2, timeout=HANG)
     lists.release()
     for proc in late:
-        assert proc.wait(HANG) == 75, proc.stderr()
+        assert proc.wait(HANG) == 75, proc.stderr
         assert_clean_stderr(proc)
     assert len([e for e in child_events(log) if e["event"] == "start"]) == 1  # safe, always
     assert not view(repo, n).has_lock, "both late claimers left the lock on"
@@ -240,12 +239,12 @@ def test_a_late_claimer_losing_to_another_loser_takes_its_lock_off(orion: Orion,
     l1_lost.wait_arrived(timeout=HANG)
 
     go.touch()
-    assert w.wait(HANG) == 0, w.stderr()  # W finished and moved the labels
+    assert w.wait(HANG) == 0, w.stderr  # W finished and moved the labels
     second.release()  # L2's claim lands now
     # L2 may wait on L1's undecided claim up to its renew deadline (40 s here): a hang guard.
-    assert l2.wait(HANG) == 75, l2.stderr()
+    assert l2.wait(HANG) == 75, l2.stderr
     l1_lost.release()
-    assert l1.wait(HANG) == 75, l1.stderr()
+    assert l1.wait(HANG) == 75, l1.stderr
     for proc in (l1, l2, w):
         assert_clean_stderr(proc)
     assert len([e for e in child_events(log) if e["event"] == "start"]) == 1  # safe, always

@@ -18,13 +18,11 @@ from dataclasses import dataclass
 
 import pytest
 from rig import Proxy, RepoHandle, wait_until
+from rig.harness import STALE_AFTER, Orion, assert_clean_stderr
 
 from faults import (
-    STALE_AFTER,
     Machines,
-    Orion,
     actions_of,
-    assert_clean_stderr,
     assert_consistent,
     until_action,
     view,
@@ -119,7 +117,7 @@ def assert_claimable(orion: Orion, repo: RepoHandle, n: int) -> None:
     """Queued again means claimable again: a fresh run on this machine claims it and runs."""
     log = orion.workdir / "again.log"
     run = orion.run(n, child=orion.child_argv(log, seconds=0))
-    assert run.wait(30) == 0, run.stderr()
+    assert run.wait(30) == 0, run.stderr
     assert_clean_stderr(run)
     assert len(wait_child_started(log)) == 1
     assert_consistent(repo, n, "ready")
@@ -148,7 +146,7 @@ def test_crash_then_reconcile_after_a_reboot(name, orion, proxy, repo, machines:
     plans: list[dict] = []
 
     def requeued() -> bool:
-        plans.append(orion.reconcile(machines.rebooted()))
+        plans.append(orion.reconcile(prefix=machines.rebooted()))
         return actions_of(plans[-1], n) != ["keep"]
 
     wait_until(requeued, STALE_AFTER, 0.2, lambda: f"never requeued: {plans}")
@@ -169,7 +167,7 @@ def test_crash_then_reconcile_from_another_machine(name, orion, proxy, repo, mac
     n = crash(point, orion, proxy, repo)
     elsewhere = machines.other()
     if point.action == "complete":
-        plan = orion.reconcile(elsewhere)
+        plan = orion.reconcile(prefix=elsewhere)
         assert actions_of(plan, n) == ["complete"], plan
         assert_consistent(repo, n, point.outcome)
         return
@@ -180,7 +178,7 @@ def test_crash_then_reconcile_from_another_machine(name, orion, proxy, repo, mac
             assert actions_of(plan, n) == ["keep"], plan
             assert view(repo, n).has_lock
 
-    first = orion.reconcile(elsewhere)
+    first = orion.reconcile(prefix=elsewhere)
     assert actions_of(first, n) == ["keep"], first  # right after the kill: still alive
     _, requeued_at = until_action(orion, n, "requeue", elsewhere, timeout=STALE_AFTER + 20,
                                   every=kept_while_fresh)
@@ -263,6 +261,6 @@ def test_a_duplicate_tombstone_left_by_a_killed_reconciler_costs_one_attempt(ori
     assert v.log.attempts_used() == 1, f"one death counted {v.log.attempts_used()} times"
     log = orion.workdir / "again.log"
     run = orion.run(n, child=orion.child_argv(log, seconds=0))
-    assert run.wait(30) == 0, run.stderr()
+    assert run.wait(30) == 0, run.stderr
     (start,) = wait_child_started(log)
     assert start["attempt"] == "2"

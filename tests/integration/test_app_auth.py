@@ -26,8 +26,8 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from github.InstallationAuthorization import InstallationAuthorization
-from helpers_run import FAST, QUEUE, READY, Child
 from rig import ROOT, Emulator, RepoHandle, orion_env
+from rig.harness import FAST, QUEUE, READY, Child
 
 from orion_action.adapters.github import AppCredentials, GitHubRepo
 from orion_action.core.record import ClaimRecord, State, parse_block

@@ -74,9 +74,9 @@ from typing import Any
 
 import psutil
 import pytest
-from helpers_run import FAILED, QUEUE, READY, WORKING, claim_comments, records, tombstones
 from namespaces import available, other_machine_cmd
 from rig import Emulator, Proxy, RepoHandle, wait_until
+from rig.harness import FAILED, QUEUE, READY, WORKING, claim_comments, records, tombstones
 
 from orion_action.core.issue import Comment, read_log
 from orion_action.core.record import ClaimRecord, State, parse_block, render_record

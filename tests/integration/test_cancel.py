@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers_run import (
+from rig import wait_until
+from rig.harness import (
     FAILED,
     LOST,
     QUEUE,
@@ -21,12 +22,11 @@ from helpers_run import (
     fast_config,
     only_record,
 )
-from rig import wait_until
 
 from orion_action.core.record import State
 
 CANCEL = "orion-cancel"
-KILL_GRACE = 1.0  # run.kill_grace in helpers_run.FAST
+KILL_GRACE = 1.0  # run.kill_grace in rig.harness.FAST
 
 
 @pytest.fixture

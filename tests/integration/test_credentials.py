@@ -32,8 +32,8 @@ import pytest
 import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from helpers_run import PY, QUEUE, READY
 from rig import ROOT, Emulator, Proxy, RepoHandle, orion_env
+from rig.harness import PY, QUEUE, READY
 
 APP_ID, SLUG, INSTALLATION = 4242, "orion-app", 777
 PROBE = Path(__file__).with_name("hostile_probe.py")

@@ -131,8 +131,8 @@ def test_a_token_rejected_mid_run_ends_the_run_at_once_not_at_the_renew_deadline
     """Defect 14: a 401 in the heartbeat used to be retried until the renew deadline (here
     400 s, far beyond the wait below, so no clock bound is needed). Now the first rejected
     beat stops the child and the run exits 64."""
-    from helpers_run import QUEUE, USAGE, Child, Run, fast_config, pid_alive, running_record
     from rig import wait_until
+    from rig.harness import QUEUE, USAGE, Child, Run, fast_config, pid_alive, running_record
 
     config = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 600}\n")
     n = repo.create_issue("work", [QUEUE])

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers_reconcile import Orion, blocks, labels, orion, queued_issue  # noqa: F401 - fixture
 from rig import wait_until
+from rig.harness import Orion, blocks, labels, queued_issue
 
 from orion_action.core.record import ClaimRecord, State
 

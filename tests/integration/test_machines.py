@@ -2,8 +2,6 @@
 Linux namespaces (tests/namespaces.py): another host, this host after a reboot, another
 container on the same kernel. The holders are real wrappers on this machine."""
 
-# ruff: noqa: F811  (the `orion` fixture is imported, then named as a parameter)
-
 from __future__ import annotations
 
 import json
@@ -15,16 +13,15 @@ import time
 import uuid
 
 import pytest
-from helpers_reconcile import (
-    Orion,
-    Wrapper,
-    orion,  # noqa: F401  (fixture)
-    queued_issue,
-    tombstones,
-    write_config,
-)
 from namespaces import available, other_container_cmd, other_machine_cmd, rebooted_cmd
 from rig import ROOT, wait_until
+from rig.harness import (
+    Orion,
+    Wrapper,
+    queued_issue,
+    tombstone_blocks,
+    write_config,
+)
 
 from orion_action.adapters import machine
 from orion_action.core.record import ReleaseAction
@@ -127,7 +124,7 @@ def test_another_machine_keeps_a_killed_claim_until_stale_then_requeues(orion: O
     passes = _until_released(orion, n, w, other_machine_cmd, limit=30)
     _assert_kept_until_stale(passes, 1, 6)
     assert labels(repo, n) == {"orion"}
-    assert [t.block.action for t in tombstones(repo, n)] == [ReleaseAction.REQUEUE]
+    assert [t.block.action for t in tombstone_blocks(repo, n)] == [ReleaseAction.REQUEUE]
 
 
 def test_a_reboot_requeues_after_one_missed_beat(orion: Orion, repo, tmp_path):
@@ -193,7 +190,7 @@ def test_a_long_run_judged_from_another_machine_is_never_released(orion: Orion, 
     keeps = [e for e in seen if e.startswith("keep: ")]
     assert len(keeps) >= 5 and seen[:len(keeps)] == keeps, seen
     assert len(seen) - len(keeps) <= 1 and all(e.startswith("complete: ") for e in seen[len(keeps):]), seen
-    assert tombstones(repo, n) == []
+    assert tombstone_blocks(repo, n) == []
     assert labels(repo, n) == {"orion-ready"}
     assert w.current().beats >= 10
 

@@ -18,7 +18,10 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from helpers_run import (
+from namespaces import available, other_machine_cmd
+from rig import ROOT, Emulator, wait_until
+from rig import orion_env as make_env
+from rig.harness import (
     FAILED,
     LOST,
     QUEUE,
@@ -32,9 +35,6 @@ from helpers_run import (
     running_record,
     tombstones,
 )
-from namespaces import available, other_machine_cmd
-from rig import ROOT, Emulator, wait_until
-from rig import orion_env as make_env
 
 from orion_action.core.issue import Comment, read_log, trusted_set
 from orion_action.core.record import ReleaseAction, State
@@ -90,7 +90,7 @@ def test_an_outage_past_the_renew_deadline_spends_no_attempt(repo, proxy, orion_
     wait_until(lambda: not pid_alive(child.pid), timeout=8, message="the child outlived the lease")
     # Still down: the holder keeps trying (and says so) instead of exiting.
     wait_until(lambda: "cannot record the outage yet" in r.stderr, timeout=10, message=r.stderr)
-    assert r.proc.poll() is None
+    assert r.poll() is None
     proxy.clear()
     # Its next try comes within its longest back-off, however long the outage lasted under load.
     assert r.wait(OUTAGE_RETRY_MAX_S + 30) == LOST, r.stderr
@@ -131,7 +131,7 @@ def test_the_holders_account_beats_a_pass_that_released_it_first(repo, proxy, em
     assert tomb.counts_attempt and tomb.by == "reconcile"
     assert (tomb.action, set(repo.labels(n))) == (ReleaseAction.GIVE_UP, {FAILED})
     assert attempts_used(repo, n) == 1  # the pass's presumption, until the holder speaks
-    assert r.proc.poll() is None, r.stderr  # still trying to record the outage
+    assert r.poll() is None, r.stderr  # still trying to record the outage
     proxy.clear()
     # Its next try comes within its longest back-off, however long the outage lasted under load.
     assert r.wait(OUTAGE_RETRY_MAX_S + 30) == LOST, r.stderr
@@ -146,7 +146,7 @@ def test_the_holders_account_beats_a_pass_that_released_it_first(repo, proxy, em
 def test_a_kill_minus_9_still_spends_an_attempt(repo, orion_env, tmp_path, config):
     n, r, child = started(repo, orion_env, tmp_path, config)
     pid = child.pid
-    r.signal(signal.SIGKILL)
+    r.send_signal(signal.SIGKILL)
     r.wait(5)
     wait_until(lambda: not pid_alive(pid), timeout=3, message="the child outlived the wrapper")
     out = reconcile(orion_env, config)  # same machine: the wrapper's pid is gone, dead at once

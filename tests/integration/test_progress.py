@@ -10,8 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from helpers_run import BOT, PY, QUEUE, READY, Run, claim_comments, fast_config, only_record, records
 from rig import ROOT, wait_until
+from rig.harness import BOT, PY, QUEUE, READY, Run, claim_comments, fast_config, only_record, records
 
 from orion_action.core.record import State, parse_block
 

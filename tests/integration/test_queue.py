@@ -11,8 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers_run import FAST, NOT_CLAIMED, PY, QUEUE, Child, Run, fast_config
 from rig import ROOT
+from rig.harness import FAST, NOT_CLAIMED, PY, QUEUE, Child, Run, fast_config
 
 P0, P1 = "orion-p0", "orion-p1"
 CONFIG = FAST + f"labels: {{priority: [{P0}, {P1}]}}\n"

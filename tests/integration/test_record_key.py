@@ -8,8 +8,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from helpers_run import PY, QUEUE, READY, Child, Run, claim_comments, fast_config, running_record
 from rig import RepoHandle, wait_until
+from rig.harness import PY, QUEUE, READY, Child, Run, claim_comments, fast_config, running_record
 
 from orion_action.core.record import ReleaseAction, Tombstone, render_tombstone, seal
 

@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from helpers_run import (
+from rig import Emulator, wait_until
+from rig.harness import (
     BOT,
     FAST,
     NOT_CLAIMED,
@@ -32,7 +33,6 @@ from helpers_run import (
     running_record,
     snapshot,
 )
-from rig import Emulator, wait_until
 
 from orion_action.core.record import State, parse_block
 
@@ -128,7 +128,7 @@ def test_an_issue_held_by_a_live_run_is_not_claimed(repo, orion_env, tmp_path, c
     second = run(orion_env, tmp_path, config, "--issue", str(n), cmd=other.cmd, name="second")
     assert second.wait() == NOT_CLAIMED, second.stderr
     assert not other.marker.exists()
-    assert first.proc.poll() is None and not holder.gone()
+    assert first.poll() is None and not holder.gone()
     holder.release()
     assert first.wait() == 0, first.stderr
     states = sorted(r.state.value for r in records(repo, n))
@@ -231,7 +231,7 @@ def test_a_stale_claimer_after_an_interrupt_hands_the_issue_back(repo, proxy, or
     a = run(orion_env, tmp_path, config, "--issue", str(n), cmd=a_child.cmd, name="a")
     a_child.wait_started()
     wait_until(lambda: running_record(repo, n))
-    a.signal(signal.SIGINT)
+    a.send_signal(signal.SIGINT)
     assert a.wait() == 130, a.stderr
     held.release()
     assert b.wait() == NOT_CLAIMED, b.stderr

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers_run import (
+from rig import ROOT, wait_until
+from rig.harness import (
     FAILED,
     FAST,
     LOST,
@@ -31,7 +32,6 @@ from helpers_run import (
     records,
     running_record,
 )
-from rig import ROOT, wait_until
 
 from orion_action.core.record import State
 
@@ -63,7 +63,7 @@ def test_sigkill_to_the_wrapper_takes_the_child_with_it(repo, orion_env, tmp_pat
     child = Child(tmp_path)
     n, r = started_run(repo, orion_env, tmp_path, config, child=child)
     pid = child.pid
-    r.signal(signal.SIGKILL)
+    r.send_signal(signal.SIGKILL)
     r.wait(5)
     wait_until(lambda: not pid_alive(pid), timeout=2, message=f"child {pid} outlived the wrapper")
     # The record still says running: it is the reconciler's job now (same machine: dead at once).
@@ -77,7 +77,7 @@ def test_a_signal_stops_the_child_and_cancels_the_run(repo, orion_env, tmp_path,
     child = Child(tmp_path)
     n, r = started_run(repo, orion_env, tmp_path, config, "--stage", "s1", child=child)
     pid = child.pid
-    r.signal(sig)
+    r.send_signal(sig)
     assert r.wait(9) == 128 + sig, r.stderr
     assert not pid_alive(pid)
     assert set(repo.labels(n)) == set()
@@ -95,7 +95,7 @@ def test_with_on_signal_requeue_a_signal_hands_the_issue_back(repo, orion_env, t
     child = Child(tmp_path)
     n, r = started_run(repo, orion_env, tmp_path, cfg, "--stage", "s1", child=child)
     pid = child.pid
-    r.signal(signal.SIGTERM)
+    r.send_signal(signal.SIGTERM)
     assert r.wait(9) == 128 + signal.SIGTERM, r.stderr
     assert not pid_alive(pid)
     assert set(repo.labels(n)) == {QUEUE}
@@ -111,7 +111,7 @@ def test_sigint_to_a_wrapper_whose_child_ignores_it(repo, orion_env, tmp_path, c
     child = Child(tmp_path, ignore=("int",))
     n, r = started_run(repo, orion_env, tmp_path, config, child=child)
     pid = child.pid
-    r.signal(signal.SIGINT)
+    r.send_signal(signal.SIGINT)
     assert r.wait(60) == 130, r.stderr  # the child ignored it: killed after the grace
     assert not pid_alive(pid)
     assert set(repo.labels(n)) == set()
@@ -127,9 +127,9 @@ def test_actions_cancel_sequence_with_the_default_grace(repo, orion_env, tmp_pat
     n, r = started_run(repo, orion_env, tmp_path, cfg, child=child)
     pid = child.pid
     t0 = time.monotonic()
-    r.signal(signal.SIGINT)
+    r.send_signal(signal.SIGINT)
     wait_until(lambda: "forwarding it to the child" in r.stderr, timeout=30)
-    r.signal(signal.SIGTERM)
+    r.send_signal(signal.SIGTERM)
     wait_until(lambda: not pid_alive(pid), 30, 0.02, message="the child outlived both signals")
     # The grace's own SIGKILL comes 5 s after the first signal at the earliest: a child gone
     # sooner was cut by the second signal. The bound is the failure's own time, not a budget.
@@ -145,7 +145,7 @@ def test_a_signal_while_claiming_cancels_without_running(repo, proxy, orion_env,
     child = Child(tmp_path)
     r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd)
     held.wait_arrived(timeout=20)  # the claim is posted and the lock is on
-    r.signal(signal.SIGTERM)
+    r.send_signal(signal.SIGTERM)
     held.release()
     assert r.wait(15) == 128 + signal.SIGTERM, r.stderr
     assert not child.marker.exists()
@@ -160,7 +160,7 @@ def test_a_signal_before_claiming_writes_nothing(repo, proxy, orion_env, tmp_pat
     child = Child(tmp_path)
     r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd)
     held.wait_arrived(timeout=20)
-    r.signal(signal.SIGINT)
+    r.send_signal(signal.SIGINT)
     held.release()
     assert r.wait(15) == 130, r.stderr
     assert not child.marker.exists()
@@ -222,7 +222,7 @@ def test_a_stale_orion_label_write_does_not_stop_a_live_run(repo, proxy, orion_e
     beats = running_record(repo, n).beats
     wait_until(lambda: (running_record(repo, n) or only_record(repo, n)).beats >= beats + 2,
                timeout=10, message="the heartbeat stopped")
-    assert r.proc.poll() is None and pid_alive(child.pid)
+    assert r.poll() is None and pid_alive(child.pid)
     child.release()
     assert r.wait() == 0, r.stderr
     assert only_record(repo, n).state is State.FINISHED
@@ -242,7 +242,7 @@ def test_a_forged_tombstone_does_not_stop_the_child(repo, orion_env, tmp_path, c
     beats = running_record(repo, n).beats
     wait_until(lambda: (running_record(repo, n) or only_record(repo, n)).beats >= beats + 3,
                timeout=10, message="the heartbeat stopped")
-    assert r.proc.poll() is None and pid_alive(child.pid)
+    assert r.poll() is None and pid_alive(child.pid)
     child.release()
     assert r.wait() == 0, r.stderr
     assert set(repo.labels(n)) == {READY}
@@ -266,7 +266,7 @@ def test_a_holder_cut_off_from_github_stops_before_it_can_be_presumed_dead(
     # GitHub's failure, not the run's: the holder keeps trying to say so (ADR 0019), and once
     # GitHub answers it hands the issue back without spending an attempt.
     wait_until(lambda: "cannot record the outage yet" in r.stderr, timeout=15, message=lambda: r.stderr)
-    assert r.proc.poll() is None
+    assert r.poll() is None
     proxy.clear()
     assert r.wait(40) == LOST, r.stderr
     assert "renew deadline" in r.stderr
@@ -290,7 +290,7 @@ def test_transient_heartbeat_errors_are_not_a_lost_lock(repo, proxy, orion_env, 
     wait_until(lambda: rule.hits == 2, timeout=10)
     wait_until(lambda: proxy.count("PATCH", r"/issues/comments/\d+$", status=200) > edits,
                timeout=10, message="no heartbeat edit got through after the errors")
-    assert r.proc.poll() is None and pid_alive(child.pid)
+    assert r.poll() is None and pid_alive(child.pid)
     child.release()
     assert r.wait() == 0, r.stderr
     assert set(repo.labels(n)) == {READY}
@@ -379,7 +379,7 @@ def test_no_orion_process_is_left_behind(repo, orion_env, tmp_path, config):
 
 
 def test_github_unreachable_exits_69_and_changes_nothing(repo, proxy, orion_env, tmp_path, config):
-    from helpers_run import snapshot
+    from rig.harness import snapshot
 
     n = repo.create_issue("work", [QUEUE])
     before = snapshot(repo, n)

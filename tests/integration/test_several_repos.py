@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers_reconcile import local_holder, post_claim
-from helpers_run import (
+from rig import ROOT, RepoHandle, parse_github_output, wait_until
+from rig.harness import (
     FAST,
     PY,
     QUEUE,
@@ -25,10 +25,11 @@ from helpers_run import (
     Child,
     Run,
     fast_config,
+    local_holder,
     outputs,
+    post_claim,
     records,
 )
-from rig import ROOT, RepoHandle, parse_github_output, wait_until
 from test_action import action_env, runner  # noqa: F401  (fixtures: action.yml as the runner runs it)
 
 P0, P1 = "orion-p0", "orion-p1"

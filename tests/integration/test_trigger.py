@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from helpers_run import BOT, FAST, NOT_CLAIMED, QUEUE, USAGE, Child, Run, claim_comments, fast_config
 from rig import Emulator, Proxy, RepoHandle, wait_until
+from rig.harness import BOT, FAST, NOT_CLAIMED, QUEUE, USAGE, Child, Run, claim_comments, fast_config
 
 from orion_action.config import PERMISSIONS
 from orion_action.services.trigger import EDITED, at_least
