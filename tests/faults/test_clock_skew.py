@@ -77,7 +77,7 @@ def test_verdicts_are_judged_on_githubs_clock(judge_skew: str, orion: Orion, pro
     assert holder.poll() is None
 
     holder.kill(signal.SIGKILL)
-    holder.wait(10)
+    holder.wait()
     wait_children_gone(log)
     assert_clean_stderr(holder)
     cid = view(repo, n).log.claims[0].comment_id

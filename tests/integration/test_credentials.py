@@ -225,7 +225,7 @@ def test_no_orion_command_keeps_a_credential_in_its_environment_block(repo, prox
     proc = subprocess.Popen([PY, "-m", "orion_action", *command], env={**orion_env, **values},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        held.wait_arrived(timeout=60)
+        held.wait_arrived()
         block = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")
     finally:
         held.release()

@@ -34,7 +34,7 @@ def test_a_signal_stops_the_drain_after_cancelling_the_current_issue(repo, orion
     child.wait_started()
     wait_until(lambda: WORKING in repo.labels(issues[0]), message="first issue never locked")
     r.send_signal(signal.SIGTERM)
-    assert r.wait(30) == 128 + signal.SIGTERM, r.stderr
+    assert r.wait() == 128 + signal.SIGTERM, r.stderr
     assert ran(log) == issues[:1]
     assert set(repo.labels(issues[0])) == set()  # cancelled (run.on_signal: cancel, ADR 0043)
     for n in issues[1:]:

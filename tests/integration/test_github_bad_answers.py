@@ -14,7 +14,7 @@ import time
 from email.utils import formatdate
 
 import pytest
-from rig import Emulator
+from rig import PATIENCE, Emulator
 
 from orion_action.adapters.github import GitHubRepo
 from orion_action.errors import AuthError, Unavailable
@@ -109,7 +109,7 @@ class _BrokenServer:
     def close(self) -> None:
         self._sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() (close alone does not)
         self._sock.close()
-        self._thread.join(5)
+        self._thread.join(PATIENCE)
         assert not self._thread.is_alive()
 
 
@@ -142,7 +142,7 @@ def test_a_token_rejected_mid_run_ends_the_run_at_once_not_at_the_renew_deadline
     wait_until(lambda: running_record(repo, n), message="record never said running")
     pid = child.pid
     proxy.fail(None, "/", 401, {"message": "Bad credentials", "documentation_url": "https://docs.github.com"})
-    assert r.wait(60) == USAGE, r.stderr
+    assert r.wait() == USAGE, r.stderr
     assert proxy.count(status=401) <= 2, r.stderr  # a beat or two, not retried until the deadline
     assert not pid_alive(pid)
     assert "the token expired or was revoked" in r.stderr

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from namespaces import available, other_machine_cmd
-from rig import ROOT, Emulator, wait_until
+from rig import PATIENCE, ROOT, Emulator, wait_until
 from rig import orion_env as make_env
 from rig.harness import (
     FAILED,
@@ -65,7 +65,7 @@ def next_attempt(repo, orion_env, tmp_path, config, n: int) -> str:
     """Claim and run the issue again: the attempt number the next run is given."""
     child = Child(tmp_path, name="next", hold=False)
     r = Run(orion_env, tmp_path, "--issue", str(n), cmd=child.cmd, config=config, name="next")
-    assert r.wait(30) == 0, r.stderr
+    assert r.wait() == 0, r.stderr
     assert READY in repo.labels(n)
     return child.info()["env"]["ORION_ATTEMPT"]
 
@@ -74,7 +74,7 @@ def reconcile(env: dict[str, str], config: Path, *, elsewhere: bool = False) -> 
     argv = [sys.executable, "-m", "orion_action", "reconcile", "--config", str(config)]
     if elsewhere:
         argv = other_machine_cmd(argv)
-    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=30)
+    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=PATIENCE)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -87,9 +87,9 @@ def config(tmp_path: Path) -> Path:
 def test_an_outage_past_the_renew_deadline_spends_no_attempt(repo, proxy, orion_env, tmp_path, config):
     n, r, child = started(repo, orion_env, tmp_path, config)
     proxy.fail(None, r"/repos/", 503)
-    wait_until(lambda: not pid_alive(child.pid), timeout=8, message="the child outlived the lease")
+    wait_until(lambda: not pid_alive(child.pid), message="the child outlived the lease")
     # Still down: the holder keeps trying (and says so) instead of exiting.
-    wait_until(lambda: "cannot record the outage yet" in r.stderr, timeout=10, message=r.stderr)
+    wait_until(lambda: "cannot record the outage yet" in r.stderr, message=r.stderr)
     assert r.poll() is None
     proxy.clear()
     # Its next try comes within its longest back-off, however long the outage lasted under load.
@@ -119,14 +119,14 @@ def test_the_holders_account_beats_a_pass_that_released_it_first(repo, proxy, em
     direct = make_env(repo.full_name, emulator.url, Emulator.BOT_TOKEN)
     n, r, child = started(repo, orion_env, tmp_path, config)
     proxy.secondary_rate_limit(None, r"/repos/", retry_after=60)
-    wait_until(lambda: not pid_alive(child.pid), timeout=8, message="the child outlived the lease")
+    wait_until(lambda: not pid_alive(child.pid), message="the child outlived the lease")
     passes: list[str] = []
 
     def released() -> bool:
         passes.append(reconcile(direct, config, elsewhere=True))
         return WORKING not in repo.labels(n)
 
-    wait_until(released, timeout=20, interval=0.2, message=lambda: f"no pass released the claim: {passes}")
+    wait_until(released, interval=0.2, message=lambda: f"no pass released the claim: {passes}")
     [tomb] = tombstones(repo, n)
     assert tomb.counts_attempt and tomb.by == "reconcile"
     assert (tomb.action, set(repo.labels(n))) == (ReleaseAction.GIVE_UP, {FAILED})
@@ -147,7 +147,8 @@ def test_a_kill_minus_9_still_spends_an_attempt(repo, orion_env, tmp_path, confi
     n, r, child = started(repo, orion_env, tmp_path, config)
     pid = child.pid
     r.send_signal(signal.SIGKILL)
-    r.wait(5)
+    r.wait()
+    # The short bound is the claim: the child dies with its wrapper (PR_SET_PDEATHSIG), at once.
     wait_until(lambda: not pid_alive(pid), timeout=3, message="the child outlived the wrapper")
     out = reconcile(orion_env, config)  # same machine: the wrapper's pid is gone, dead at once
     assert f"#{n}  requeue" in out, out
@@ -165,7 +166,7 @@ def test_a_claim_cut_short_by_a_5xx_is_requeued_without_spending(repo, proxy, or
     child = Child(tmp_path)
     r = Run(orion_env, tmp_path, "--issue", str(n), cmd=child.cmd, config=config,
             extra_env={"ORION_API_RETRY_SECONDS": "1"})
-    assert r.wait(30) == 69, r.stderr
+    assert r.wait() == 69, r.stderr
     assert not child.started
     proxy.clear()
     out = reconcile(orion_env, config)

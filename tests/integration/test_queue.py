@@ -37,7 +37,7 @@ def test_a_person_pauses_from_the_web_interface_with_the_label(repo, orion_env, 
     before = proxy.count()
     c = Child(tmp_path, name="refused", hold=False)
     r = Run(orion_env, tmp_path, "--next", cmd=c.cmd, config=config, name="refused")
-    assert r.wait(30) == NOT_CLAIMED, r.stderr
+    assert r.wait() == NOT_CLAIMED, r.stderr
     assert "the queue is paused" in r.stderr and "release week" in r.stderr, r.stderr
     assert proxy.count() - before == 1  # the queue listing, nothing else
     assert not c.started

@@ -86,7 +86,7 @@ def _finish_without_label_move(orion: Orion, repo: RepoHandle, tmp_path: Path, c
     method, path = held
     hold = orion.proxy.hold(method, path.format(n=n))
     go.touch()
-    hold.wait_arrived(timeout=15)
+    hold.wait_arrived()
     finished = w.current()
     assert finished.state is State.FINISHED and finished.exit_code == code
     w.kill()
@@ -125,7 +125,7 @@ def test_closed_issue_with_a_live_holder_is_unlocked_and_the_holder_stops(orion:
     repo.close(n)
     entry = orion.action(n)
     assert entry["action"] == "unlock", entry
-    assert w.wait(20) == 76, w.output()
+    assert w.wait() == 76, w.output()
     assert "the issue was closed" in w.output()
     assert labels(repo, n) == set()
 
@@ -137,7 +137,7 @@ def test_a_person_who_deletes_a_live_claim_comment_stops_the_holder_at_its_next_
     w = orion.running(n)
     assert w.comment_id is not None
     repo.delete_comment(w.comment_id)
-    assert w.wait(20) == 76, w.output()
+    assert w.wait() == 76, w.output()
     assert "the claim comment or the issue was deleted" in w.output()
 
 
@@ -259,7 +259,7 @@ def test_a_pass_over_live_holders_costs_the_same_for_one_or_three(orion: Orion, 
         assert "3 keep" in result.stdout, result.stdout
         return spent if quick == len(numbers) else None
 
-    assert wait_until(a_pass, timeout=30, interval=0.2) == 4
+    assert wait_until(a_pass, interval=0.2) == 4
     assert [w.proc.poll() for w in wrappers] == [None, None, None]
     assert all(labels(repo, n) == {"orion-working"} and tombstone_blocks(repo, n) == [] for n in numbers)
 
@@ -278,7 +278,7 @@ def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, prox
         os.kill(w.pid, signal.SIGSTOP)
     # Wait until both last beats are older than a beat and a half: then no claim is kept on a
     # fresh beat from the repository listing, and each issue is read in full.
-    wait_until(lambda: _newest_beat_age(repo, (first, second)) > 2.0, timeout=15)
+    wait_until(lambda: _newest_beat_age(repo, (first, second)) > 2.0)
     wait_until(lambda: _missed_a_beat(repo, (first, second)), timeout=120,
                message="the frozen holders' records still promise a beat that has not come")
     # The command under test speaks with a token of its own (the same login), and only its
@@ -350,7 +350,7 @@ def test_two_reconcilers_at_once_requeue_once_with_one_tombstone(orion: Orion, r
     procs = [subprocess.Popen(argv, env=orion.env, cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     try:
-        hold.wait_arrived(timeout=20, n=2)
+        hold.wait_arrived(n=2)
         hold.release()
         outs = [p.communicate(timeout=60) for p in procs]
     finally:
@@ -387,7 +387,7 @@ def test_a_claim_that_appears_while_the_pass_runs_keeps_the_labels(orion: Orion,
     proc = subprocess.Popen(orion.argv("reconcile", "--json"), env=orion.env, cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        hold.wait_arrived(timeout=20)
+        hold.wait_arrived()
         newcomer, _ = post_claim(repo, n, remote_holder(), stale_after=600, lock=False)
         hold.release()
         out, err = proc.communicate(timeout=60)
@@ -410,7 +410,7 @@ def test_a_pass_killed_between_tombstone_and_labels_is_finished_by_the_next(orio
     crashed = subprocess.Popen(orion.argv("reconcile"), env=orion.env, cwd=ROOT,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        hold.wait_arrived(timeout=20)
+        hold.wait_arrived()
     finally:
         crashed.kill()
         crashed.wait()

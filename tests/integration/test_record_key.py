@@ -25,7 +25,7 @@ def test_a_forged_release_under_orions_login_stops_nothing(repo: RepoHandle, ori
     child = Child(tmp_path)
     run = Run(env, tmp_path, "--issue", str(n), cmd=child.cmd, config=config)
     child.wait_started()
-    record = wait_until(lambda: running_record(repo, n), 20)
+    record = wait_until(lambda: running_record(repo, n))
     (claim,) = claim_comments(repo, n)
     assert claim["body"].startswith("<!-- orion-claim v1 mac="), "the claim is not sealed"
     assert "ORION_RECORD_KEY" not in child.info()["env"], "the command received the record key"

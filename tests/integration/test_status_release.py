@@ -127,7 +127,7 @@ def test_release_refuses_a_live_holder_then_force_stops_it(orion: Orion, repo):
     forced = orion.command("release", "--issue", str(n), "--force")
     assert forced.returncode == 0, forced.stderr
     assert f"#{n}: released (released by hand with --force)" in forced.stdout
-    assert w.wait(20) == 76, w.output()  # the holder sees the tombstone and stops its child
+    assert w.wait() == 76, w.output()  # the holder sees the tombstone and stops its child
     assert "the claim is lost" in w.output()
     assert labels(repo, n) == {"orion"}
     (tomb,) = tombstone_blocks(repo, n)

@@ -107,7 +107,7 @@ def test_an_edit_after_the_label_refuses_the_run(repo: RepoHandle, orion_env: di
     assert EDITED in said
 
     # A person reads the new text and queues it again (in a later second than the edit).
-    wait_until(lambda: datetime.now(timezone.utc) >= edited.replace(microsecond=0) + timedelta(seconds=1), 5)
+    wait_until(lambda: datetime.now(timezone.utc) >= edited.replace(microsecond=0) + timedelta(seconds=1))
     repo.add_label(n, QUEUE)
     child = Child(tmp_path, "again", hold=False)
     again = Run(orion_env, tmp_path, *argv, cmd=child.cmd, config=fast_config(tmp_path), name="again")
