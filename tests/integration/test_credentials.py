@@ -142,6 +142,8 @@ def _run_orion(app_emulator: Emulator, app_repo: RepoHandle, app_proxy: Proxy, w
     config.write_text(CONFIG % extra_config)
     report = workspace / "reports" / f"orion-{n}.json"
     env = {**orion_env(app_repo.full_name, app_emulator.url), **values}
+    # Not the harness's spawn: its output files would be more for the hostile command to read
+    # (through /proc/PID/fd); pipes keep what it may find what it was.
     done = subprocess.run([PY, "-m", "orion_action", "run", "--config", str(config), "--issue", str(n), "--",
                            *_probe_argv(python, workspace, report, app_proxy, app_emulator)],
                           env=env, cwd=workspace / "checkout", capture_output=True, text=True, timeout=120)

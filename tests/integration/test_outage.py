@@ -12,14 +12,12 @@ Fast configuration: beat every 1 s, stale after 4 s (renew deadline 2.7 s), kill
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 from namespaces import available, other_machine_cmd
-from rig import PATIENCE, ROOT, Emulator, wait_until
+from rig import ROOT, Emulator, wait_until
 from rig import orion_env as make_env
 from rig.harness import (
     FAILED,
@@ -32,6 +30,7 @@ from rig.harness import (
     fast_config,
     only_record,
     pid_alive,
+    product,
     running_record,
     tombstones,
 )
@@ -71,10 +70,8 @@ def next_attempt(repo, orion_env, tmp_path, config, n: int) -> str:
 
 
 def reconcile(env: dict[str, str], config: Path, *, elsewhere: bool = False) -> str:
-    argv = [sys.executable, "-m", "orion_action", "reconcile", "--config", str(config)]
-    if elsewhere:
-        argv = other_machine_cmd(argv)
-    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=PATIENCE)
+    done = product(["reconcile", "--config", str(config)], env=env, workdir=config.parent, cwd=ROOT,
+                   wrap=other_machine_cmd if elsewhere else None)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -5,13 +5,22 @@ one beat, and markup or an HTML comment in it cannot break the record."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 from rig import PATIENCE, ROOT, wait_until
-from rig.harness import BOT, PY, QUEUE, READY, Run, claim_comments, fast_config, only_record, records
+from rig.harness import (
+    BOT,
+    QUEUE,
+    READY,
+    Run,
+    claim_comments,
+    fast_config,
+    only_record,
+    product,
+    records,
+)
 
 from orion_action.core.record import State, parse_block
 
@@ -35,8 +44,8 @@ CHILD = textwrap.dedent("""
 
 
 def status_progress(env: dict[str, str], config: Path, n: int) -> str | None:
-    result = subprocess.run([PY, "-m", "orion_action", "status", "--config", str(config), "--json"],
-                            env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    result = product(["status", "--config", str(config), "--json"], env=env, workdir=config.parent,
+                     cwd=ROOT)
     assert result.returncode == 0, result.stderr
     (claim,) = [c for c in json.loads(result.stdout)["claims"] if c["issue"] == n]
     return claim["progress"]

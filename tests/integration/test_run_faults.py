@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
-from rig import PATIENCE, ROOT, wait_until
+from rig import ROOT, wait_until
 from rig.harness import (
     FAILED,
     FAST,
@@ -29,6 +27,7 @@ from rig.harness import (
     fast_config,
     only_record,
     pid_alive,
+    product,
     records,
     running_record,
 )
@@ -276,8 +275,7 @@ def test_a_holder_cut_off_from_github_stops_before_it_can_be_presumed_dead(
     assert only_record(repo, n).counts_attempt is False
     # Past stale_after the holder leaves the labels to a pass, which requeues on its record.
     assert WORKING in repo.labels(n)
-    done = subprocess.run([sys.executable, "-m", "orion_action", "reconcile", "--config", str(config)],
-                          env=orion_env, cwd=ROOT, capture_output=True, text=True, timeout=PATIENCE)
+    done = product(["reconcile", "--config", str(config)], env=orion_env, workdir=tmp_path, cwd=ROOT)
     assert done.returncode == 0 and "requeue" in done.stdout, done.stderr
     assert set(repo.labels(n)) == {QUEUE}
 
@@ -403,8 +401,6 @@ def test_a_claim_cut_short_after_posting_is_marked_lost_and_requeued_by_reconcil
         repo, proxy, orion_env, tmp_path, config):
     """The lock label write fails for good after the claim comment landed: the record says
     lost, and the next reconcile puts the issue back in the queue at once."""
-    import subprocess
-    import sys
 
     n = repo.create_issue("work", [QUEUE])
     proxy.fail("DELETE", rf"/issues/{n}/labels/", status=503)
@@ -417,8 +413,7 @@ def test_a_claim_cut_short_after_posting_is_marked_lost_and_requeued_by_reconcil
     assert rec.state is State.LOST and "could not be completed" in (rec.note or "")
     assert WORKING in repo.labels(n)
     proxy.clear()
-    done = subprocess.run([sys.executable, "-m", "orion_action", "reconcile", "--config", str(config)],
-                          env=orion_env, capture_output=True, text=True, timeout=60)
+    done = product(["reconcile", "--config", str(config)], env=orion_env, workdir=tmp_path, cwd=Path.cwd())
     assert done.returncode == 0, done.stderr
     # The claim never removed the queue label (only a winner does, last): the pass keeps it.
     assert f"#{n}  requeue" in done.stdout and "the issue is queued" in done.stdout, done.stdout

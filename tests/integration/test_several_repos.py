@@ -9,7 +9,6 @@ decided in-process (unit/test_several_repos_paused.py, issue 17)."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,16 +17,17 @@ import pytest
 from rig import ROOT, RepoHandle, parse_github_output, wait_until
 from rig.harness import (
     FAST,
-    PY,
     QUEUE,
     READY,
     WORKING,
     Child,
+    Proc,
     Run,
     fast_config,
     local_holder,
     outputs,
     post_claim,
+    product,
     records,
 )
 from test_action import action_env, runner  # noqa: F401  (fixtures: action.yml as the runner runs it)
@@ -52,9 +52,8 @@ def config(tmp_path: Path) -> Path:
     return fast_config(tmp_path, CONFIG)
 
 
-def orion(env: dict[str, str], config: Path, command: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PY, "-m", "orion_action", command, "--config", str(config), *args],
-                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+def orion(env: dict[str, str], config: Path, command: str, *args: str) -> Proc:
+    return product([command, "--config", str(config), *args], env=env, workdir=config.parent, cwd=ROOT)
 
 
 def both(a: RepoHandle, b: RepoHandle) -> list[str]:

@@ -143,12 +143,22 @@ class Proc:
 
 
 def spawn(args: Sequence[str], *, env: dict[str, str], workdir: Path, name: str | None = None,
-          prefix: Sequence[str] = (), cwd: Path | None = None) -> Proc:
-    """Start ``python -m orion_action ARGS`` (after ``prefix``, e.g. a namespace or faketime
-    wrapper); its output goes to ``workdir/NAME.stdout`` and ``.stderr``. Not waited for."""
+          prefix: Sequence[str] = (), wrap: Wrap | None = None, cwd: Path | None = None) -> Proc:
+    """Start ``python -m orion_action ARGS`` (after ``prefix``, e.g. a faketime wrapper, or as
+    ``wrap`` rewrites the whole command, e.g. into another machine's namespaces); its output
+    goes to ``workdir/NAME.stdout`` and ``.stderr``. Not waited for."""
     name = name or uuid.uuid4().hex[:8]
-    return Proc([*prefix, *ORION, *args], env=env, cwd=cwd or workdir,
+    argv = [*prefix, *ORION, *args]
+    return Proc(wrap(argv) if wrap else argv, env=env, cwd=cwd or workdir,
                 out=workdir / f"{name}.stdout", err=workdir / f"{name}.stderr")
+
+
+def product(args: Sequence[str], *, env: dict[str, str], workdir: Path, cwd: Path | None = None,
+            wrap: Wrap | None = None, timeout: float = PATIENCE) -> Proc:
+    """``python -m orion_action ARGS`` run to its end (see :func:`spawn`)."""
+    proc = spawn(args, env=env, workdir=workdir, wrap=wrap, cwd=cwd)
+    proc.wait(timeout)
+    return proc
 
 
 def assert_clean_stderr(proc: Proc) -> None:
@@ -456,14 +466,8 @@ class Orion:
     def spawn(self, args: Sequence[str], prefix: Sequence[str] = (), env: dict[str, str] | None = None,
               wrap: Wrap | None = None, name: str | None = None) -> Proc:
         """Start ``orion-action ARGS`` (not waited for): the one way this harness starts one."""
-        if wrap is None:
-            proc = spawn(args, env={**self.env, **(env or {})}, workdir=self.workdir, name=name,
-                         prefix=prefix, cwd=self.cwd)
-        else:
-            tag = name or uuid.uuid4().hex[:8]
-            proc = Proc(wrap([*prefix, *ORION, *args]), env={**self.env, **(env or {})},
-                        cwd=self.cwd, out=self.workdir / f"{tag}.stdout",
-                        err=self.workdir / f"{tag}.stderr")
+        proc = spawn(args, env={**self.env, **(env or {})}, workdir=self.workdir, name=name,
+                     prefix=prefix, wrap=wrap, cwd=self.cwd)
         self.procs.append(proc)
         return proc
 
