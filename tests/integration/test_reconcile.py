@@ -11,13 +11,12 @@ import json
 import os
 import re
 import signal
-import subprocess
 import time
 from datetime import datetime
 from pathlib import Path
 
 import pytest
-from rig import ROOT, Emulator, RepoHandle, parse_github_output, wait_until
+from rig import Emulator, RepoHandle, parse_github_output, wait_until
 from rig.harness import (
     Orion,
     local_holder,
@@ -346,19 +345,11 @@ def test_two_reconcilers_at_once_requeue_once_with_one_tombstone(orion: Orion, r
     # Both passes judge the claim dead, then meet at the tombstone POST, held until both
     # have arrived: a real race, not two passes one after the other.
     hold = proxy.hold("POST", rf"/issues/{n}/comments$")
-    argv = orion.argv("reconcile", "--json")
-    procs = [subprocess.Popen(argv, env=orion.env, cwd=ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    try:
-        hold.wait_arrived(n=2)
-        hold.release()
-        outs = [p.communicate(timeout=60) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-    assert [p.returncode for p in procs] == [0, 0], [o[1] for o in outs]
-    entries = [json.loads(o[0])["actions"] for o in outs]
+    procs = [orion.spawn(["reconcile", "--config", str(orion.config), "--json"]) for _ in range(2)]
+    hold.wait_arrived(n=2)
+    hold.release()
+    assert [p.wait() for p in procs] == [0, 0], [p.stderr for p in procs]
+    entries = [json.loads(p.stdout)["actions"] for p in procs]
     actions = sorted(e[0]["action"] for e in entries)
     assert actions == ["keep", "requeue"], entries
     loser = next(e[0] for e in entries if e[0]["action"] == "keep")
@@ -384,18 +375,12 @@ def test_a_claim_that_appears_while_the_pass_runs_keeps_the_labels(orion: Orion,
     n = queued_issue(repo)
     _, dead = post_claim(repo, n, local_holder())
     hold = proxy.hold("POST", rf"/issues/{n}/comments$")
-    proc = subprocess.Popen(orion.argv("reconcile", "--json"), env=orion.env, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        hold.wait_arrived()
-        newcomer, _ = post_claim(repo, n, remote_holder(), stale_after=600, lock=False)
-        hold.release()
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err
-    (entry,) = json.loads(out)["actions"]
+    proc = orion.spawn(["reconcile", "--config", str(orion.config), "--json"])
+    hold.wait_arrived()
+    newcomer, _ = post_claim(repo, n, remote_holder(), stale_after=600, lock=False)
+    hold.release()
+    assert proc.wait() == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)["actions"]
     assert entry["action"] == "keep", entry
     assert f"a new claim (comment {newcomer}) appeared while the pass ran" == entry["reason"]
     assert tombstone_blocks(repo, n) == []
@@ -407,13 +392,9 @@ def test_a_pass_killed_between_tombstone_and_labels_is_finished_by_the_next(orio
     w = orion.running(n, stage="build")
     w.kill()
     hold = proxy.hold("POST", rf"/issues/{n}/labels$")
-    crashed = subprocess.Popen(orion.argv("reconcile"), env=orion.env, cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        hold.wait_arrived()
-    finally:
-        crashed.kill()
-        crashed.wait()
+    crashed = orion.spawn(["reconcile", "--config", str(orion.config)])
+    hold.wait_arrived()
+    crashed.kill()  # the fixture kills it anyway if the hold never fills
     hold.release(drop=True)
     assert len(tombstone_blocks(repo, n)) == 1
     assert labels(repo, n) == {"orion-working", "orion-stage-build"}

@@ -460,9 +460,6 @@ class Orion:
         twin.procs, twin.wrappers = self.procs, self.wrappers  # one list: cleanup sees both
         return twin
 
-    def argv(self, command: str, *args: str, config: Path | None = None) -> list[str]:
-        return [*ORION, command, "--config", str(config or self.config), *args]
-
     def spawn(self, args: Sequence[str], prefix: Sequence[str] = (), env: dict[str, str] | None = None,
               wrap: Wrap | None = None, name: str | None = None) -> Proc:
         """Start ``orion-action ARGS`` (not waited for): the one way this harness starts one."""
