@@ -41,7 +41,6 @@ from faults import (  # noqa: E402
     CHILD_SOURCE,
     LABELS,
     Machines,
-    Orion,
     child_events,
     create_labels,
     requeue_all,
@@ -50,6 +49,7 @@ from faults import (  # noqa: E402
     wait_children_gone,
 )
 from rig import Emulator, Proxy, RepoHandle, orion_env, wait_until  # noqa: E402
+from rig.harness import Orion  # noqa: E402
 
 from orion_action.core.record import ClaimRecord, Holder, State, render_record  # noqa: E402
 from orion_action.services.claiming import LIST_SETTLE_S  # noqa: E402
@@ -164,7 +164,7 @@ class Bench:
         trigger = [e for e in claim if _is_trigger_check(e)]
         steady_cpu = ((cpu1.user + cpu1.system) - (cpu0.user + cpu0.system)) / (steady_to - steady_from)
         whole = (cpu1.user + cpu1.system) / (steady_to - started)
-        assert rc == 0, run.stderr()
+        assert rc == 0, run.stderr
         self.results["requests"] = {
             "claim": len(claim),
             "claim_full_sequence": [f"{e.method} {e.path.split('/', 4)[-1]}" for e in claim],
@@ -233,7 +233,7 @@ class Bench:
         n = repo.create_issue("bench: a run that does nothing", ["orion"])
         mark = len(proxy.log)
         run = orion.run(n, child=["true"])
-        assert run.wait(60) == 0, run.stderr()
+        assert run.wait(60) == 0, run.stderr
         log = proxy.log[mark:]
         sequence = [{"request": f"{e.method} {e.path.split('/', 4)[-1]}",
                      "kind": "read" if e.method == "GET" or e.path == "/graphql" else "write",
@@ -260,7 +260,7 @@ class Bench:
         log = orion.workdir / f"{name}.log"
         run = orion.run(n, child=orion.child_argv(log, seconds=0))
         wait_child_started(log)
-        assert run.wait(60) == 0, run.stderr()
+        assert run.wait(60) == 0, run.stderr
         return _claim_part(proxy.log[mark:])
 
     # -- 2. one reconcile pass over N live claims -------------------------------------------
@@ -348,7 +348,7 @@ class Bench:
     def _own_count(orion: Orion) -> int | None:
         """What the command itself says it spent ("this command used N API requests")."""
         for proc in reversed(orion.procs):
-            for line in proc.stderr().splitlines():
+            for line in proc.stderr.splitlines():
                 if "this command used" in line:
                     try:
                         return int(line.split("this command used", 1)[1].split()[0])

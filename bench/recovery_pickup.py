@@ -33,8 +33,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from faults import Machines, Orion, Proc, child_events, wait_child_started
+from faults import Machines, child_events, wait_child_started
 from rig import Proxy, wait_until
+from rig.harness import Orion, Proc
 
 from orion_action.config import Config
 

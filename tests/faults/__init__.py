@@ -1,18 +1,17 @@
-"""Helpers for the fault suite (and bench/bench.py): the product as real subprocesses, a child
-that logs its own timestamps, "another machine" / "after a reboot" with Linux namespaces, and
-the invariant checks every fault test ends with.
+"""Helpers for the fault suite (and bench/bench.py): a child that logs its own timestamps,
+workers, "another machine" / "after a reboot" with Linux namespaces, and the invariant checks
+every fault test ends with. The product runs as subprocesses through the one harness,
+tests/rig/harness.py (Orion, Proc).
 
-Nothing here sleeps for a fixed time: everything waits on a condition with a timeout.
+Nothing here sleeps for a fixed time: everything waits on a condition (rig.PATIENCE).
 """
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import json
 import os
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -23,8 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import psutil
-from rig import RepoHandle, wait_until
+from rig import PATIENCE, RepoHandle, wait_until
+from rig.harness import Orion, pid_alive
 
 from orion_action.config import Labels
 from orion_action.core.issue import Comment, IssueLog, read_log
@@ -32,10 +31,6 @@ from orion_action.core.record import State
 
 LABELS = Labels()
 TRUSTED = frozenset({"orion-bot"})
-# The fast configuration of the fault suite: a holder is presumed dead 4 s after its last beat.
-INTERVAL, STALE_AFTER, KILL_GRACE = 1.0, 4.0, 1.0  # kill_grace < stale_after / 3
-FAST_CONFIG = (f"heartbeat: {{interval: {INTERVAL:g}, stale_after: {STALE_AFTER:g}}}\n"
-               f"run: {{kill_grace: {KILL_GRACE:g}}}\n")
 
 # The user's command in every fault test. It appends one JSON line per event to its log with a
 # single O_APPEND write (atomic for lines this short, even with many writers), records its own
@@ -77,140 +72,7 @@ sys.exit(code)
 '''
 
 
-# -- processes ----------------------------------------------------------------------------------
-
-
-@dataclass
-class Proc:
-    """A product subprocess with its output in files (no pipe can fill up and block it)."""
-
-    popen: subprocess.Popen[bytes]
-    out: Path
-    err: Path
-    argv: list[str]
-    create_time: float = 0.0
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    def wait(self, timeout: float = 60.0) -> int:
-        try:
-            return self.popen.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"{self.argv[:6]}... still running after {timeout}s; "
-                                 f"stderr:\n{self.stderr()[-3000:]}") from None
-
-    def poll(self) -> int | None:
-        return self.popen.poll()
-
-    def stdout(self) -> str:
-        return self.out.read_text(errors="replace")
-
-    def stderr(self) -> str:
-        return self.err.read_text(errors="replace")
-
-    def kill(self, sig: int = signal.SIGKILL) -> None:
-        if self.popen.poll() is None:
-            self.popen.send_signal(sig)
-
-    def json(self) -> Any:
-        text = self.stdout()
-        start = text.find("{")
-        assert start >= 0, f"no JSON in stdout:\n{text}\nstderr:\n{self.stderr()}"
-        return json.loads(text[start:])
-
-
-def _start_time(pid: int) -> float:
-    try:
-        return psutil.Process(pid).create_time()
-    except psutil.Error:
-        return 0.0
-
-
-def process_alive(pid: int, create_time: float | None = None) -> bool:
-    """Whether `pid` runs (not a zombie) and, if given, is the process started at create_time."""
-    try:
-        p = psutil.Process(pid)
-        if p.status() == psutil.STATUS_ZOMBIE:
-            return False
-        return create_time is None or abs(p.create_time() - create_time) < 1.0
-    except psutil.Error:
-        return False
-
-
-class Orion:
-    """Runs `python -m orion_action ...` against one repository, through one proxy."""
-
-    def __init__(self, env: dict[str, str], config: Path, workdir: Path, child: Path):
-        self.env, self.config, self.workdir, self.child = env, config, workdir, child
-        self.procs: list[Proc] = []
-
-    def with_api(self, api_url: str) -> Orion:
-        """The same, through another proxy (e.g. an un-cut one in a partition test)."""
-        twin = Orion({**self.env, "GITHUB_API_URL": api_url}, self.config, self.workdir, self.child)
-        twin.procs = self.procs  # one list: the fixture cleans up after both
-        return twin
-
-    def spawn(self, args: Sequence[str], prefix: Sequence[str] = (),
-              env: dict[str, str] | None = None) -> Proc:
-        tag = uuid.uuid4().hex[:8]
-        out, err = self.workdir / f"{tag}.out", self.workdir / f"{tag}.err"
-        argv = [*prefix, sys.executable, "-m", "orion_action", *args]
-        with open(out, "wb") as o, open(err, "wb") as e:
-            popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=o, stderr=e,
-                                     cwd=self.workdir, env={**self.env, **(env or {})})
-        proc = Proc(popen, out, err, argv, _start_time(popen.pid))
-        self.procs.append(proc)
-        return proc
-
-    def child_argv(self, log: Path, *, until: Path | None = None, seconds: float | None = None,
-                   exit_code: int = 0) -> list[str]:
-        argv = [sys.executable, str(self.child), str(log), "--exit", str(exit_code)]
-        if until is not None:
-            argv += ["--until", str(until)]
-        if seconds is not None:
-            argv += ["--seconds", str(seconds)]
-        return argv
-
-    def run(self, issue: int | None = None, *, child: Sequence[str], stage: str | None = None,
-            prefix: Sequence[str] = (), env: dict[str, str] | None = None) -> Proc:
-        which = ["--next"] if issue is None else ["--issue", str(issue)]
-        stage_args = ["--stage", stage] if stage else []
-        return self.spawn(["run", "--config", str(self.config), *which, *stage_args, "--", *child],
-                          prefix, env)
-
-    def command(self, name: str, *args: str, prefix: Sequence[str] = (), timeout: float = 60.0,
-                env: dict[str, str] | None = None) -> Proc:
-        proc = self.spawn([name, "--config", str(self.config), *args], prefix, env)
-        proc.wait(timeout)
-        return proc
-
-    def reconcile(self, prefix: Sequence[str] = (), timeout: float = 60.0) -> dict[str, Any]:
-        proc = self.command("reconcile", "--json", prefix=prefix, timeout=timeout)
-        assert proc.popen.returncode == 0, f"reconcile exited {proc.popen.returncode}:\n{proc.stderr()}"
-        assert_clean_stderr(proc)
-        return proc.json()
-
-    def status(self, prefix: Sequence[str] = (), timeout: float = 60.0) -> dict[str, Any]:
-        proc = self.command("status", "--json", prefix=prefix, timeout=timeout)
-        assert proc.popen.returncode == 0, f"status exited {proc.popen.returncode}:\n{proc.stderr()}"
-        assert_clean_stderr(proc)
-        return proc.json()
-
-    def cleanup(self) -> None:
-        """Kill what the test left running: our own wrappers, by pid (their children die with
-        them: PR_SET_PDEATHSIG)."""
-        for proc in self.procs:
-            if proc.popen.poll() is None:
-                proc.popen.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.popen.wait(timeout=10)
-
-
-def assert_clean_stderr(proc: Proc) -> None:
-    text = proc.stderr()
-    assert "Traceback" not in text, f"a traceback in stderr of {proc.argv[3:8]}:\n{text}"
+# -- processes: rig.harness (Orion, Proc, spawn) ---------------------------------------------
 
 
 def actions_of(plan: dict[str, Any], issue: int) -> list[str]:
@@ -266,7 +128,7 @@ def child_events(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in complete.splitlines() if line.strip()]
 
 
-def wait_child_started(log: Path, n: int = 1, timeout: float = 120.0) -> list[dict[str, Any]]:
+def wait_child_started(log: Path, n: int = 1, timeout: float = PATIENCE) -> list[dict[str, Any]]:
     def started() -> list[dict[str, Any]] | None:
         found = [e for e in child_events(log) if e["event"] == "start"]
         return found if len(found) >= n else None
@@ -274,11 +136,11 @@ def wait_child_started(log: Path, n: int = 1, timeout: float = 120.0) -> list[di
     return wait_until(started, timeout, message=f"{n} child start(s) in {log}")
 
 
-def wait_children_gone(log: Path, timeout: float = 60.0) -> None:
+def wait_children_gone(log: Path, timeout: float = PATIENCE) -> None:
     """Every child that ever started (per its own log) is gone: nothing left behind."""
     pids = {e["pid"] for e in child_events(log) if e["event"] == "start"}
-    wait_until(lambda: not any(process_alive(p) for p in pids), timeout,
-               message=lambda: f"children still running: {[p for p in pids if process_alive(p)]}")
+    wait_until(lambda: not any(pid_alive(p) for p in pids), timeout,
+               message=lambda: f"children still running: {[p for p in pids if pid_alive(p)]}")
 
 
 @dataclass(frozen=True)
@@ -397,7 +259,7 @@ def _iso(text: str) -> datetime:
 
 def holder_alive(entry_record: Any) -> bool:
     h = entry_record.holder
-    return process_alive(h.pid, h.pid_start)
+    return pid_alive(h.pid, h.pid_start)
 
 
 def assert_consistent(repo: RepoHandle, n: int, expect: str | None = None) -> IssueView:
@@ -459,13 +321,13 @@ def last_write_to(proxy: Any, comment_id: int) -> float:
 
 
 def until_action(orion: Orion, n: int, wanted: str, prefix: Sequence[str] = (),
-                 timeout: float = 30.0, every: Callable[[dict[str, Any], float], None] | None = None
+                 timeout: float = PATIENCE, every: Callable[[dict[str, Any], float], None] | None = None
                  ) -> tuple[dict[str, Any], float]:
     """Reconcile repeatedly until issue n gets `wanted`; returns that plan and when it ended.
     `every(plan, ended_at)` sees each pass before the next one (e.g. to check for `keep`)."""
     deadline = time.monotonic() + timeout
     while True:
-        plan = orion.reconcile(prefix)
+        plan = orion.reconcile(prefix=prefix)
         ended = time.time()
         if every is not None:
             every(plan, ended)

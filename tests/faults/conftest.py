@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 from rig import RepoHandle
+from rig.harness import FAST, Orion
 
-from faults import CHILD_SOURCE, FAST_CONFIG, Machines, Orion, create_labels
+from faults import CHILD_SOURCE, Machines, create_labels
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def workdir(tmp_path: Path) -> Path:
 @pytest.fixture
 def fast_config(tmp_path: Path) -> Path:
     path = tmp_path / "orion.yml"
-    path.write_text(FAST_CONFIG)
+    path.write_text(FAST)
     return path
 
 

@@ -23,14 +23,11 @@ import time
 
 import pytest
 from rig import Proxy, RepoHandle, wait_until
+from rig.harness import INTERVAL, STALE_AFTER, Orion, assert_clean_stderr
 
 from faults import (
-    INTERVAL,
-    STALE_AFTER,
     Machines,
-    Orion,
     actions_of,
-    assert_clean_stderr,
     assert_consistent,
     child_events,
     faketime_prefix,
@@ -72,15 +69,15 @@ def test_verdicts_are_judged_on_githubs_clock(judge_skew: str, orion: Orion, pro
     # A healthy run, watched for longer than stale_after: alive on every look.
     watched_from = time.monotonic()
     while time.monotonic() - watched_from < STALE_AFTER + 2 * INTERVAL:
-        (claim,) = orion.status(judge)["claims"]
+        (claim,) = orion.status(prefix=judge)["claims"]
         assert claim["issue"] == n and claim["verdict"] == "alive", claim
         assert 0 <= claim["heartbeat_age_s"] < STALE_AFTER, claim
-        plan = orion.reconcile(judge)
+        plan = orion.reconcile(prefix=judge)
         assert actions_of(plan, n) == ["keep"], plan
     assert holder.poll() is None
 
     holder.kill(signal.SIGKILL)
-    holder.wait(10)
+    holder.wait()
     wait_children_gone(log)
     assert_clean_stderr(holder)
     cid = view(repo, n).log.claims[0].comment_id
@@ -90,7 +87,7 @@ def test_verdicts_are_judged_on_githubs_clock(judge_skew: str, orion: Orion, pro
         if ended < last + STALE_AFTER:
             assert actions_of(plan, n) == ["keep"], plan
 
-    (claim,) = orion.status(judge)["claims"]
+    (claim,) = orion.status(prefix=judge)["claims"]
     if time.time() < last + STALE_AFTER:
         assert claim["verdict"] == "alive", claim
     _, dead_at = until_action(orion, n, "requeue", judge, timeout=STALE_AFTER + 20,

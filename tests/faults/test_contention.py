@@ -12,13 +12,12 @@ import time
 from collections import Counter
 
 import pytest
-from rig import Proxy, RepoHandle, wait_until
+from rig import PATIENCE, Proxy, RepoHandle, wait_until
+from rig.harness import Orion, assert_clean_stderr
 
 from faults import (
     WORKERS,
-    Orion,
     actions_of,
-    assert_clean_stderr,
     assert_consistent,
     child_events,
     requeue_all,
@@ -111,20 +110,20 @@ def test_two_reconcilers_at_once_requeue_each_dead_claim_once(orion: Orion, prox
         to half a second after the child started (ADR 0059), not at the start itself."""
         return all(any(c.record.child_pid is not None for c in view(repo, n).log.claims) for n in numbers)
 
-    wait_until(every_record_names_its_child, 30, message="every record naming its child's pid")
+    wait_until(every_record_names_its_child, message="every record naming its child's pid")
     for run in runs:
         run.kill(signal.SIGKILL)
-        run.wait(10)
+        run.wait()
     wait_children_gone(log)
 
     hold = proxy.hold("POST", r"/issues/\d+/comments$")
     first, second = (orion.spawn(["reconcile", "--config", str(orion.config), "--json"])
                      for _ in range(2))
-    hold.wait_arrived(n=2, timeout=30)
+    hold.wait_arrived(n=2)
     hold.release()
     plans = []
     for proc in (first, second):
-        assert proc.wait(60) == 0, proc.stderr()
+        assert proc.wait() == 0, proc.stderr
         assert_clean_stderr(proc)
         plans.append(proc.json())
     for n in numbers:
@@ -137,9 +136,6 @@ def test_two_reconcilers_at_once_requeue_each_dead_claim_once(orion: Orion, prox
     wait_until(lambda: all(len(view(repo, n).log.tombstones) == 1 for n in numbers), 5)
 
 
-# How long the scenarios below wait for a parked request: a hang guard, not a budget (a
-# request that never comes fails the test either way; load stretches the ones that do).
-HANG = 120.0
 
 
 def roomy(orion: Orion) -> Orion:
@@ -166,18 +162,18 @@ def test_a_late_claimer_meeting_a_finishing_run_leaves_the_issue_ready(orion: Or
     log, go = orion.workdir / "children.log", orion.workdir / "go"
     late_post = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
     late = orion.run(n, child=orion.child_argv(log, seconds=0))
-    late_post.wait_arrived(timeout=HANG)  # L read the issue as queued; its claim is parked
+    late_post.wait_arrived(timeout=PATIENCE)  # L read the issue as queued; its claim is parked
     winner = orion.run(n, child=orion.child_argv(log, until=go))
     wait_child_started(log)
-    proxy.wait_for("PATCH", r"/issues/comments/\d+$", n=1, status=200, timeout=HANG)
+    proxy.wait_for("PATCH", r"/issues/comments/\d+$", n=1, status=200, timeout=PATIENCE)
     finish_read = proxy.hold("GET", rf"/issues/{n}$", count=1)  # W's next read: a beat's or its finish's
     go.touch()
-    finish_read.wait_arrived(timeout=HANG)
+    finish_read.wait_arrived(timeout=PATIENCE)
     late_post.release()
-    assert late.wait(HANG) == 75, late.stderr()
-    assert "lost the race" in late.stderr()  # W ran meanwhile, or still held it
+    assert late.wait(PATIENCE) == 75, late.stderr
+    assert "lost the race" in late.stderr  # W ran meanwhile, or still held it
     finish_read.release()
-    assert winner.wait(HANG) == 0, winner.stderr()
+    assert winner.wait(PATIENCE) == 0, winner.stderr
     for proc in (late, winner):
         assert_clean_stderr(proc)
     assert len([e for e in child_events(log) if e["event"] == "start"]) == 1
@@ -197,16 +193,16 @@ def test_two_late_claimers_after_a_finished_run_take_their_lock_off(orion: Orion
     log = orion.workdir / "children.log"
     posts = proxy.hold("POST", rf"/issues/{n}/comments$", count=2)
     late = [orion.run(n, child=orion.child_argv(log, seconds=0)) for _ in range(2)]
-    posts.wait_arrived(n=2, timeout=HANG)
+    posts.wait_arrived(n=2, timeout=PATIENCE)
     winner = orion.run(n, child=orion.child_argv(log, seconds=0))
-    assert winner.wait(HANG) == 0, winner.stderr()
+    assert winner.wait(PATIENCE) == 0, winner.stderr
     assert_consistent(repo, n, "ready")
     lists = proxy.hold("GET", rf"/issues/{n}/comments$", count=2)  # both arbitrate seeing both
     posts.release()
-    lists.wait_arrived(n=2, timeout=HANG)
+    lists.wait_arrived(n=2, timeout=PATIENCE)
     lists.release()
     for proc in late:
-        assert proc.wait(HANG) == 75, proc.stderr()
+        assert proc.wait(PATIENCE) == 75, proc.stderr
         assert_clean_stderr(proc)
     assert len([e for e in child_events(log) if e["event"] == "start"]) == 1  # safe, always
     assert not view(repo, n).has_lock, "both late claimers left the lock on"
@@ -224,28 +220,28 @@ def test_a_late_claimer_losing_to_another_loser_takes_its_lock_off(orion: Orion,
     log, go = orion.workdir / "children.log", orion.workdir / "go"
     first = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
     l1 = orion.run(n, child=orion.child_argv(log, seconds=0))
-    first.wait_arrived(timeout=HANG)
+    first.wait_arrived(timeout=PATIENCE)
     second = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
     l2 = orion.run(n, child=orion.child_argv(log, seconds=0))
-    second.wait_arrived(timeout=HANG)
+    second.wait_arrived(timeout=PATIENCE)
     w = orion.run(n, child=orion.child_argv(log, until=go))
     wait_child_started(log)
 
     l1_lock = proxy.hold("POST", rf"/issues/{n}/labels$", count=1)
     first.release()  # L1's claim lands while W runs
-    l1_lock.wait_arrived(timeout=HANG)
+    l1_lock.wait_arrived(timeout=PATIENCE)
     l1_id = max(c.comment_id for c in view(repo, n).log.claims)
     l1_lost = proxy.hold("PATCH", rf"/issues/comments/{l1_id}$")  # L1 is slow to say "lost"
     l1_lock.release()
-    l1_lost.wait_arrived(timeout=HANG)
+    l1_lost.wait_arrived(timeout=PATIENCE)
 
     go.touch()
-    assert w.wait(HANG) == 0, w.stderr()  # W finished and moved the labels
+    assert w.wait(PATIENCE) == 0, w.stderr  # W finished and moved the labels
     second.release()  # L2's claim lands now
     # L2 may wait on L1's undecided claim up to its renew deadline (40 s here): a hang guard.
-    assert l2.wait(HANG) == 75, l2.stderr()
+    assert l2.wait(PATIENCE) == 75, l2.stderr
     l1_lost.release()
-    assert l1.wait(HANG) == 75, l1.stderr()
+    assert l1.wait(PATIENCE) == 75, l1.stderr
     for proc in (l1, l2, w):
         assert_clean_stderr(proc)
     assert len([e for e in child_events(log) if e["event"] == "start"]) == 1  # safe, always

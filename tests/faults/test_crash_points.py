@@ -18,13 +18,11 @@ from dataclasses import dataclass
 
 import pytest
 from rig import Proxy, RepoHandle, wait_until
+from rig.harness import STALE_AFTER, Orion, assert_clean_stderr
 
 from faults import (
-    STALE_AFTER,
     Machines,
-    Orion,
     actions_of,
-    assert_clean_stderr,
     assert_consistent,
     until_action,
     view,
@@ -89,14 +87,14 @@ def crash(point: Point, orion: Orion, proxy: Proxy, repo: RepoHandle) -> int:
     run = orion.run(n, stage="build", child=orion.child_argv(log, until=go, exit_code=code))
     if point.after_start:
         wait_child_started(log)
-        proxy.wait_for("PATCH", COMMENT, n=point.patches, status=200, timeout=20)
+        proxy.wait_for("PATCH", COMMENT, n=point.patches, status=200)
         hold = proxy.hold(point.method, path)
         if point.exit_code is not None:
             go.touch()
     assert hold is not None
-    hold.wait_arrived(timeout=20)
+    hold.wait_arrived()
     run.kill(signal.SIGKILL)
-    assert run.wait(10) == -signal.SIGKILL
+    assert run.wait() == -signal.SIGKILL
     hold.release(drop=True)
     wait_children_gone(log)
     assert_clean_stderr(run)
@@ -119,7 +117,7 @@ def assert_claimable(orion: Orion, repo: RepoHandle, n: int) -> None:
     """Queued again means claimable again: a fresh run on this machine claims it and runs."""
     log = orion.workdir / "again.log"
     run = orion.run(n, child=orion.child_argv(log, seconds=0))
-    assert run.wait(30) == 0, run.stderr()
+    assert run.wait() == 0, run.stderr
     assert_clean_stderr(run)
     assert len(wait_child_started(log)) == 1
     assert_consistent(repo, n, "ready")
@@ -148,9 +146,10 @@ def test_crash_then_reconcile_after_a_reboot(name, orion, proxy, repo, machines:
     plans: list[dict] = []
 
     def requeued() -> bool:
-        plans.append(orion.reconcile(machines.rebooted()))
+        plans.append(orion.reconcile(prefix=machines.rebooted()))
         return actions_of(plans[-1], n) != ["keep"]
 
+    # The bound is the claim (see above): requeued before the heartbeat could go stale.
     wait_until(requeued, STALE_AFTER, 0.2, lambda: f"never requeued: {plans}")
     plan = plans[-1]
     assert actions_of(plan, n) == ["requeue"], plan
@@ -169,7 +168,7 @@ def test_crash_then_reconcile_from_another_machine(name, orion, proxy, repo, mac
     n = crash(point, orion, proxy, repo)
     elsewhere = machines.other()
     if point.action == "complete":
-        plan = orion.reconcile(elsewhere)
+        plan = orion.reconcile(prefix=elsewhere)
         assert actions_of(plan, n) == ["complete"], plan
         assert_consistent(repo, n, point.outcome)
         return
@@ -180,7 +179,7 @@ def test_crash_then_reconcile_from_another_machine(name, orion, proxy, repo, mac
             assert actions_of(plan, n) == ["keep"], plan
             assert view(repo, n).has_lock
 
-    first = orion.reconcile(elsewhere)
+    first = orion.reconcile(prefix=elsewhere)
     assert actions_of(first, n) == ["keep"], first  # right after the kill: still alive
     _, requeued_at = until_action(orion, n, "requeue", elsewhere, timeout=STALE_AFTER + 20,
                                   every=kept_while_fresh)
@@ -205,9 +204,9 @@ def dead_claim(orion: Orion, proxy: Proxy, repo: RepoHandle) -> int:
     log = orion.workdir / "dead.log"
     run = orion.run(n, stage="build", child=orion.child_argv(log))
     wait_child_started(log)
-    proxy.wait_for("PATCH", COMMENT, n=2, status=200, timeout=20)
+    proxy.wait_for("PATCH", COMMENT, n=2, status=200)
     run.kill(signal.SIGKILL)
-    run.wait(10)
+    run.wait()
     wait_children_gone(log)
     return n
 
@@ -220,13 +219,13 @@ def test_reconciler_killed_mid_repair_then_the_next_pass_finishes_it(name, orion
     n = dead_claim(orion, proxy, repo)
     tomb = proxy.hold("POST", rf"/issues/{n}/comments$")
     reconciler = orion.spawn(["reconcile", "--config", str(orion.config), "--json"])
-    tomb.wait_arrived(timeout=30)
+    tomb.wait_arrived()
     method, path = RECONCILER_POINTS[name]
     hold = proxy.hold(method, path.format(n=n))  # in place before the tombstone goes on
     tomb.release()
-    hold.wait_arrived(timeout=30)
+    hold.wait_arrived()
     reconciler.kill(signal.SIGKILL)
-    reconciler.wait(10)
+    reconciler.wait()
     hold.release(drop=True)
 
     plan = orion.reconcile()
@@ -247,14 +246,14 @@ def test_a_duplicate_tombstone_left_by_a_killed_reconciler_costs_one_attempt(ori
     n = dead_claim(orion, proxy, repo)
     tombs = proxy.hold("POST", rf"/issues/{n}/comments$")
     racers = [orion.spawn(["reconcile", "--config", str(orion.config), "--json"]) for _ in range(2)]
-    tombs.wait_arrived(n=2, timeout=30)
+    tombs.wait_arrived(n=2)
     undo = proxy.hold("DELETE", COMMENT)  # the loser taking its tombstone back
     tombs.release()
-    undo.wait_arrived(timeout=30)
+    undo.wait_arrived()
     for r in racers:  # the winner may be done; the loser is parked on its DELETE
         if r.poll() is None:
             r.kill(signal.SIGKILL)
-        r.wait(10)
+        r.wait()
     undo.release(drop=True)
     orion.reconcile()
     v = view(repo, n)
@@ -263,6 +262,6 @@ def test_a_duplicate_tombstone_left_by_a_killed_reconciler_costs_one_attempt(ori
     assert v.log.attempts_used() == 1, f"one death counted {v.log.attempts_used()} times"
     log = orion.workdir / "again.log"
     run = orion.run(n, child=orion.child_argv(log, seconds=0))
-    assert run.wait(30) == 0, run.stderr()
+    assert run.wait() == 0, run.stderr
     (start,) = wait_child_started(log)
     assert start["attempt"] == "2"

@@ -19,13 +19,11 @@ from typing import Any
 
 import pytest
 from rig import Proxy, RepoHandle
+from rig.harness import Orion, Proc, assert_clean_stderr
 
 from faults import (
     WORKERS,
-    Orion,
-    Proc,
     actions_of,
-    assert_clean_stderr,
     assert_consistent,
     child_events,
     start_workers,
@@ -55,7 +53,7 @@ UNRECORDED_END = "could not record the end of the run"
 def completed_by_a_pass(run: Proc) -> list[str]:
     """What a reconcile pass does for the issue of a run that has ended: nothing, or
     `complete` if the run could not record its end (its label writes gave up under faults)."""
-    return ["complete"] if UNRECORDED_END in run.stderr() else []
+    return ["complete"] if UNRECORDED_END in run.stderr else []
 
 
 def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
@@ -69,16 +67,16 @@ def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
             for n, code in ((ok1, 0), (ok2, 0), (bad, 3))}
     victim = orion.run(killed, stage="build", child=orion.child_argv(log))
     try:
-        wait_until_started = wait_child_started(log, n=4, timeout=60)
+        wait_until_started = wait_child_started(log, n=4)
     except AssertionError as exc:
         everyone = {**runs, killed: victim}
-        ended = {n: (r.poll(), r.stderr()) for n, r in everyone.items() if r.poll() is not None}
+        ended = {n: (r.poll(), r.stderr) for n, r in everyone.items() if r.poll() is not None}
         raise AssertionError(f"{exc}; wrappers that ended: {ended}") from None
     assert {int(e["issue"]) for e in wait_until_started} == {ok1, ok2, bad, killed}
     victim.kill(signal.SIGKILL)
-    assert victim.wait(10) == -signal.SIGKILL
+    assert victim.wait() == -signal.SIGKILL
     for n, code in ((ok1, 0), (ok2, 0), (bad, 3)):
-        assert runs[n].wait(90) == code, runs[n].stderr()
+        assert runs[n].wait() == code, runs[n].stderr
     wait_children_gone(log)
     for run in [*runs.values(), victim]:
         assert_clean_stderr(run)
@@ -91,7 +89,7 @@ def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
     for n in (ok1, ok2, bad):
         assert actions_of(plan, n) == completed_by_a_pass(runs[n]), plan
     again = orion.run(killed, stage="build", child=orion.child_argv(log, seconds=1.5))
-    assert again.wait(90) == 0, again.stderr()
+    assert again.wait() == 0, again.stderr
     assert_clean_stderr(again)
     plan = orion.reconcile()
     assert [(a["issue"], a["action"]) for a in plan["actions"]] == [

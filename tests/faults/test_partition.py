@@ -16,13 +16,11 @@ from collections.abc import Iterator
 
 import pytest
 from rig import Emulator, Proxy, RepoHandle, wait_until
+from rig.harness import STALE_AFTER, Orion, assert_clean_stderr
 
 from faults import (
-    STALE_AFTER,
     Machines,
-    Orion,
     actions_of,
-    assert_clean_stderr,
     assert_consistent,
     child_events,
     last_write_to,
@@ -52,7 +50,7 @@ def test_cut_off_holder_stops_before_stale_and_the_next_run_never_overlaps(
     log = orion.workdir / "children.log"
     holder = orion.run(n, stage="build", child=orion.child_argv(log))
     wait_child_started(log)
-    proxy.wait_for("PATCH", COMMENT, n=3, status=200, timeout=20)  # running, and two beats
+    proxy.wait_for("PATCH", COMMENT, n=3, status=200)  # running, and two beats
     cid = view(repo, n).log.claims[0].comment_id
 
     proxy.cut_off(True)
@@ -77,18 +75,18 @@ def test_cut_off_holder_stops_before_stale_and_the_next_run_never_overlaps(
     assert last_write_to(proxy, cid) <= last_beat
 
     second = clear.run(n, child=clear.child_argv(log, seconds=1))
-    assert second.wait(30) == 0, second.stderr()
+    assert second.wait() == 0, second.stderr
     assert_clean_stderr(second)
 
     # The holder gave up on its own and stopped the child; it still runs, trying to record
     # that GitHub's outage (not the run) ended it (ADR 0019). Nothing of it reached GitHub.
-    wait_until(lambda: "cannot record the outage yet" in holder.stderr() or holder.poll() is not None,
+    wait_until(lambda: "cannot record the outage yet" in holder.stderr or holder.poll() is not None,
                10, message=holder.stderr)
-    assert holder.poll() is None, holder.stderr()
+    assert holder.poll() is None, holder.stderr
     assert last_write_to(proxy, cid) <= last_beat
     healed = time.time()
     proxy.cut_off(False)  # the partition heals: the old holder writes its own record, no label
-    assert holder.wait(STALE_AFTER + 15) == 76, holder.stderr()
+    assert holder.wait(STALE_AFTER + 15) == 76, holder.stderr
     assert_clean_stderr(holder)
     assert not [e for e in proxy.matching() if "/labels" in e.path and e.method != "GET" and e.time >= healed]
     wait_children_gone(log)

@@ -453,7 +453,7 @@ def test_run_is_the_step_process_and_gets_the_cancel_signal(
         if step_id != "orion":
             return
         try:
-            wait_until(started.exists, timeout=30, message="the child never started")
+            wait_until(started.exists, message="the child never started")
             step = psutil.Process(proc.pid)
             seen["cmdline_is_python"] = int("orion_action" in " ".join(step.cmdline()))
             seen["child"] = int(started.read_text())
@@ -543,8 +543,8 @@ def test_reconcile_requeues_a_killed_worker(runner: CompositeRunner, repo: RepoH
         if step_id != "orion":
             return
         try:
-            wait_until(started.exists, timeout=30, message="the child never started")
-            wait_until(lambda: "orion-working" in repo.labels(n), timeout=10)
+            wait_until(started.exists, message="the child never started")
+            wait_until(lambda: "orion-working" in repo.labels(n))
         finally:
             os.kill(proc.pid, signal.SIGKILL)
 

@@ -15,8 +15,6 @@ do) and checks that the next request, from the repo or its clone, mints a new on
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,8 +24,8 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from github.InstallationAuthorization import InstallationAuthorization
-from helpers_run import FAST, QUEUE, READY, Child
 from rig import ROOT, Emulator, RepoHandle, orion_env
+from rig.harness import FAST, QUEUE, READY, Child, product
 
 from orion_action.adapters.github import AppCredentials, GitHubRepo
 from orion_action.core.record import ClaimRecord, State, parse_block
@@ -134,9 +132,8 @@ def test_a_run_as_an_app_without_a_token(app_emulator, app_repo, pem, tmp_path: 
     del env["GITHUB_TOKEN"]
     env.update(ORION_APP_ID=str(APP_ID), ORION_APP_PRIVATE_KEY=pem)
     child = Child(tmp_path, hold=False)
-    done = subprocess.run([sys.executable, "-m", "orion_action", "run", "--config", str(config),
-                           "--issue", str(n), "--", *child.cmd],
-                          env=env, capture_output=True, text=True, timeout=60)
+    done = product(["run", "--config", str(config), "--issue", str(n), "--", *child.cmd],
+                   env=env, workdir=tmp_path, cwd=Path.cwd())
     assert done.returncode == 0, done.stderr
     assert "PRIVATE KEY" not in done.stderr + done.stdout
     seen = child.info()["env"]  # the command's ORION_* variables: the key stays with orion-action

@@ -67,16 +67,16 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
-from helpers_run import FAILED, QUEUE, READY, WORKING, claim_comments, records, tombstones
 from namespaces import available, other_machine_cmd
-from rig import Emulator, Proxy, RepoHandle, wait_until
+from rig import PATIENCE, Emulator, Proxy, RepoHandle, harness, wait_until
+from rig.harness import FAILED, QUEUE, READY, WORKING, claim_comments, records, tombstones
 
 from orion_action.core.issue import Comment, read_log
 from orion_action.core.record import ClaimRecord, State, parse_block, render_record
@@ -87,7 +87,7 @@ if _why_not:  # a clear failure, never a silent skip
 
 PY = sys.executable
 STAGE = "orion-stage-work"
-Wrap = Callable[[Sequence[str]], list[str]]
+Wrap = harness.Wrap
 
 # A child that appends {"child", "event": start|stop, "pid", "t"} lines to a shared log, stops
 # (logging it) on SIGTERM/SIGINT/SIGHUP, and otherwise waits for DIR/go.
@@ -172,44 +172,33 @@ def _alive(pid: int) -> bool:
         return False
 
 
-class Proc:
-    """`python -m orion_action ...` as a subprocess, optionally "on another machine"."""
+class Proc(harness.Proc):
+    """`python -m orion_action ...` (the one harness's process), optionally "on another
+    machine"; ``output`` is its stdout and stderr."""
 
     def __init__(self, env: dict[str, str], tmp: Path, name: str, argv: Sequence[str],
                  wrap: Wrap | None = None):
         self.name = name
-        self.out = tmp / f"{name}.out"
-        argv = [PY, "-m", "orion_action", *argv]
-        self.argv = wrap(argv) if wrap else argv
-        with open(self.out, "wb") as out:
-            self.proc = subprocess.Popen(self.argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=subprocess.STDOUT, cwd=tmp)
+        full = [*harness.ORION, *argv]
+        super().__init__(wrap(full) if wrap else full, env=env, cwd=tmp,
+                         out=tmp / f"{name}.stdout", err=tmp / f"{name}.stderr")
 
     @property
     def output(self) -> str:
-        return self.out.read_text(errors="replace")
+        return self.stdout + self.stderr
 
     def exited(self) -> bool:
-        return self.proc.poll() is not None
-
-    def wait(self, timeout: float) -> int:
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"{self.name} did not exit within {timeout}s:\n{self.output}") from None
-
-    def signal(self, sig: int) -> None:
-        self.proc.send_signal(sig)
+        return self.poll() is not None
 
     def kill_tree(self) -> None:
         with contextlib.suppress(psutil.Error):
-            procs = [psutil.Process(self.proc.pid)]
+            procs = [psutil.Process(self.pid)]
             procs += procs[0].children(recursive=True)
             for p in procs:
                 with contextlib.suppress(psutil.Error):
                     p.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(5)
+            self.popen.wait(5)  # after SIGKILL: only reaping, which the fixture need not wait for
 
 
 class Procs:
@@ -228,10 +217,11 @@ class Procs:
         self.started.append(p)
         return p
 
-    def orion(self, *argv: str, env: dict[str, str] | None = None,
-              timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([PY, "-m", "orion_action", *argv], env=env or self.env, cwd=self.tmp,
-                              capture_output=True, text=True, timeout=timeout)
+    def orion(self, *argv: str, env: dict[str, str] | None = None) -> Proc:
+        """`orion-action ARGV`, waited for."""
+        p = harness.spawn(argv, env=env or self.env, workdir=self.tmp)
+        p.wait()
+        return p
 
     def reconcile(self, config: Path, n: int, env: dict[str, str] | None = None) -> dict[str, Any]:
         """One `reconcile --json` pass; its entry for issue n."""
@@ -297,7 +287,7 @@ def claim_of(repo: RepoHandle, n: int, pid: int | None = None, index: int | None
 
 def wait_for_second_after(when: str, seconds: float = 1.1) -> None:
     """GitHub's times have whole seconds: wait until `when` lies in an earlier second."""
-    wait_until(lambda: time.time() >= stamp(when) + seconds, 5, 0.02)
+    wait_until(lambda: time.time() >= stamp(when) + seconds, interval=0.02)
 
 
 # -- 1: a stalled claimer runs beside the winner ---------------------------------------------------
@@ -310,29 +300,29 @@ def test_defect_1_a_stalled_claimer_gives_up_instead_of_running_beside_the_winne
     hold = proxy.hold("POST", rf"/issues/{n}/labels$", count=1)  # A parks right after its claim POST
     a = procs.run("a", cfg, "--issue", str(n), child="a",
                   wrap=lambda argv: other_machine_cmd(argv, host="host-a"))
-    hold.wait_arrived(timeout=30)
+    hold.wait_arrived()
     posted = claim_of(repo, n, index=0)
     assert posted is not None and posted[1].state is State.CLAIMING
     # A's claim is now older than stale_after on GitHub's clock: B may (rightly) judge it dead.
-    wait_until(lambda: time.time() > stamp(posted[0]["created_at"]) + 4 + 1.2, 10, 0.05)
+    wait_until(lambda: time.time() > stamp(posted[0]["created_at"]) + 4 + 1.2, interval=0.05)
     b = procs.run("b", cfg, "--issue", str(n), child="b")
-    wait_until(lambda: children.started("b") or b.exited(), 30,
+    wait_until(lambda: children.started("b") or b.exited(),
                message=lambda: f"B never started its child:\n{b.output}")
     assert children.started("b"), b.output
 
     hold.release(drop=True)  # A resumes (its request is lost, as after a slow retry)
-    wait_until(lambda: a.exited() or children.started("a"), 30,
+    wait_until(lambda: a.exited() or children.started("a"),
                message=lambda: f"A neither gave up nor ran:\n{a.output}")
     assert not children.started("a"), (
         f"A's child ran beside B's:\n{children.events()}\nA:\n{a.output}")
-    assert a.wait(10) == 75, a.output
+    assert a.wait() == 75, a.output
     assert "renew deadline" in a.output, a.output
 
     # B keeps the issue, and its child, until it finishes.
     assert not b.exited() and children.alive("b"), b.output
     assert labels(repo, n) == {WORKING}
     children.release("b")
-    assert b.wait(30) == 0, b.output
+    assert b.wait() == 0, b.output
     assert labels(repo, n) == {READY}
     children.assert_never_together("a", "b")
     states = [r.state for _, r in claims(repo, n)]
@@ -366,7 +356,7 @@ def test_defect_2_a_holder_whose_writes_go_unanswered_runs_nothing_once_its_clai
     stopped = children.event("a", "stop")
     assert stopped is None or stopped["t"] < posted + stale_after, (stopped, posted)
     edits.remove()  # GitHub answers again; A's unanswered edits are dropped
-    code = a.wait(20)
+    code = a.wait()
     assert code != 0, a.output
     assert not children.started("a") or children.stopped("a"), children.events()
     late_label_writes = [(e.method, e.path, round(e.time - posted, 1)) for e in proxy.log
@@ -377,10 +367,10 @@ def test_defect_2_a_holder_whose_writes_go_unanswered_runs_nothing_once_its_clai
     entry = procs.reconcile(cfg, n)
     assert entry["action"] == "requeue", entry
     b = procs.run("b", cfg, "--issue", str(n), child="b")
-    wait_until(lambda: children.started("b") or b.exited(), 30, message=lambda: b.output)
+    wait_until(lambda: children.started("b") or b.exited(), message=lambda: b.output)
     assert children.started("b"), b.output
     children.release("b")
-    assert b.wait(30) == 0, b.output
+    assert b.wait() == 0, b.output
     children.assert_never_together("a", "b")
     assert labels(repo, n) == {READY}
 
@@ -394,7 +384,7 @@ def test_defect_4_a_released_wrapper_that_is_signalled_leaves_the_next_run_alone
     fast = config(tmp_path, interval=1, stale_after=4, name="fast.yml")
     n = repo.create_issue("work", [QUEUE])
     a = procs.run("a", slow, "--issue", str(n), "--stage", "work", child="a")
-    wait_until(lambda: children.started("a"), 30, message=lambda: a.output)
+    wait_until(lambda: children.started("a"), message=lambda: a.output)
     # A's first beat (its record naming the child) comes up to half a second after the child
     # starts (ADR 0059); a release before it would be seen by that beat. Release after it, so
     # that A sends no beat before the signal (its next is 30 s away).
@@ -403,13 +393,13 @@ def test_defect_4_a_released_wrapper_that_is_signalled_leaves_the_next_run_alone
     released = procs.orion("release", "--issue", str(n), "--force")
     assert released.returncode == 0, released.stderr
     b = procs.run("b", fast, "--issue", str(n), "--stage", "work", child="b")
-    wait_until(lambda: children.started("b") or b.exited(), 30, message=lambda: b.output)
+    wait_until(lambda: children.started("b") or b.exited(), message=lambda: b.output)
     assert children.started("b"), b.output
     assert labels(repo, n) == {WORKING, STAGE}
     a_comment, a_before = claim_of(repo, n, index=0) or pytest.fail("no claim of A")
 
-    a.signal(signal.SIGTERM)  # e.g. A's Actions job is cancelled before its next beat
-    assert a.wait(30) == 128 + signal.SIGTERM, a.output
+    a.send_signal(signal.SIGTERM)  # e.g. A's Actions job is cancelled before its next beat
+    assert a.wait() == 128 + signal.SIGTERM, a.output
     assert labels(repo, n) == {WORKING, STAGE}, f"A moved B's labels:\n{a.output}"
     # No final state over a released claim: A's record still reads as the tombstone left it.
     _, a_after = claim_of(repo, n, index=0) or pytest.fail("A's claim vanished")
@@ -422,10 +412,10 @@ def test_defect_4_a_released_wrapper_that_is_signalled_leaves_the_next_run_alone
         return found[1].beats
 
     then = b_beats()
-    wait_until(lambda: b_beats() >= then + 2 or b.exited(), 10, 0.1, message=lambda: b.output)
+    wait_until(lambda: b_beats() >= then + 2 or b.exited(), interval=0.1, message=lambda: b.output)
     assert not b.exited() and children.alive("b"), f"B was stopped:\n{b.output}"
     children.release("b")
-    assert b.wait(30) == 0, b.output
+    assert b.wait() == 0, b.output
     assert labels(repo, n) == {READY}
 
 
@@ -437,18 +427,18 @@ def test_defect_5_after_a_late_final_write_a_dead_next_run_is_released_and_the_n
     slow = config(tmp_path, interval=30, stale_after=90)
     n = repo.create_issue("work", [QUEUE])
     a = procs.run("a", slow, "--issue", str(n), child="a")
-    wait_until(lambda: children.started("a"), 30, message=lambda: a.output)
+    wait_until(lambda: children.started("a"), message=lambda: a.output)
     assert procs.orion("release", "--issue", str(n), "--force").returncode == 0
     b = procs.run("b", slow, "--issue", str(n), child="b")
-    wait_until(lambda: children.started("b") or b.exited(), 30, message=lambda: b.output)
+    wait_until(lambda: children.started("b") or b.exited(), message=lambda: b.output)
     assert children.started("b"), b.output
     b_comment, b_record = claim_of(repo, n, index=1) or pytest.fail("no claim of B")
     wait_for_second_after(b_comment["created_at"])
 
     # A's final record lands after B's claim: v0.1 wrote it on SIGTERM; a fixed wrapper writes
     # none over a released claim, so the late write is played as a PATCH GitHub applied late.
-    a.signal(signal.SIGTERM)
-    a.wait(30)
+    a.send_signal(signal.SIGTERM)
+    a.wait()
     a_comment, a_record = claim_of(repo, n, index=0) or pytest.fail("no claim of A")
     if a_record.state is not State.INTERRUPTED:
         late = a_record.with_changes(state=State.INTERRUPTED, note="stopped by SIGTERM",
@@ -458,14 +448,14 @@ def test_defect_5_after_a_late_final_write_a_dead_next_run_is_released_and_the_n
     assert stamp(a_comment["updated_at"]) > stamp(b_comment["created_at"])
 
     b.kill_tree()  # B's machine dies, its child with it
-    wait_until(lambda: not children.alive("b"), 10)
+    wait_until(lambda: not children.alive("b"))
 
     # As the audit did: a claimer, then a pass, round after round. A fixed pass releases B's
     # dead claim (it ran: an attempt is charged), and the next claimer wins.
     rounds: list[tuple[int, str]] = []
     for i in range(3):
         c = procs.run(f"c{i}", slow, "--issue", str(n), cmd=["true"])
-        code = c.wait(60)
+        code = c.wait()
         if code == 0:
             break
         entry = procs.reconcile(slow, n)
@@ -485,10 +475,10 @@ def test_defect_6_a_requeue_by_an_untrusted_reconciler_login_is_refused_loudly(
     reconciler = {**orion_env, "GITHUB_TOKEN": Emulator.OUTSIDER_TOKEN}  # the reconciler's own token
     n = repo.create_issue("work", [QUEUE])
     a = procs.run("a", cfg, "--issue", str(n), child="a")
-    wait_until(lambda: children.started("a"), 30, message=lambda: a.output)
+    wait_until(lambda: children.started("a"), message=lambda: a.output)
     wait_until(lambda: (x := claim_of(repo, n, index=0)) and x[1].state is State.RUNNING, 10, 0.1)
     a.kill_tree()  # the worker's machine dies
-    wait_until(lambda: not children.alive("a"), 10)
+    wait_until(lambda: not children.alive("a"))
     entry = procs.reconcile(cfg, n, env=reconciler)
     assert entry["action"] == "requeue", entry
     assert labels(repo, n) == {QUEUE}
@@ -497,7 +487,7 @@ def test_defect_6_a_requeue_by_an_untrusted_reconciler_login_is_refused_loudly(
     # refuses, takes the issue out of the queue and says who queued it; it never advises
     # trusting that login (anyone can post a release block).
     b = procs.run("b", cfg, "--issue", str(n), cmd=["true"])
-    code = b.wait(60)
+    code = b.wait()
     assert code == 75, b.output
     assert f"`{Emulator.OUTSIDER}` queued this issue and has none access" in b.output, b.output
     assert "trusted_authors" not in b.output
@@ -513,9 +503,9 @@ def test_defect_7_a_late_loser_leaves_a_persons_requeue_in_place(
     n = repo.create_issue("work", [QUEUE])
     hold = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)  # L read 'queued', then stalls
     late = procs.run("late", cfg, "--issue", str(n), cmd=["true"])
-    hold.wait_arrived(timeout=30)
+    hold.wait_arrived()
     w = procs.run("winner", cfg, "--issue", str(n), cmd=["true"])
-    assert w.wait(30) == 0, w.output
+    assert w.wait() == 0, w.output
     assert labels(repo, n) == {READY}
     comment, _ = claim_of(repo, n, index=0) or pytest.fail("no claim of W")
     wait_for_second_after(comment["updated_at"])  # W's end is decidably before L's claim
@@ -523,18 +513,16 @@ def test_defect_7_a_late_loser_leaves_a_persons_requeue_in_place(
     repo.add_label(n, QUEUE)
 
     hold.release()
-    assert late.wait(60) == 75, late.output
+    assert late.wait() == 75, late.output
     assert labels(repo, n) == {QUEUE}, f"the person's requeue was undone:\n{late.output}"
     again = procs.run("again", cfg, "--issue", str(n), cmd=["true"])
-    assert again.wait(60) == 0, again.output
+    assert again.wait() == 0, again.output
     assert labels(repo, n) == {READY}
 
 
 # -- 11: a late beat turns a final record back into `running` --------------------------------------
 
 
-# A hang guard for each wait below, not a budget: what orders the scenario is the held beat.
-HANG = 120.0
 
 
 @pytest.mark.parametrize("lands", ["before the read-back", "after the wrapper exited"])
@@ -548,31 +536,31 @@ def test_defect_11_a_beat_that_lands_after_the_final_record_does_not_reopen_it(
     cfg = config(tmp_path, interval=1, stale_after=60, kill_grace=0.2)
     n = repo.create_issue("work", [QUEUE])
     a = procs.run("a", cfg, "--issue", str(n), child="a")
-    wait_until(lambda: children.started("a"), HANG, message=lambda: a.output)
+    wait_until(lambda: children.started("a"), message=lambda: a.output)
     comment = wait_until(lambda: (x := claim_of(repo, n, index=0)) and x[1].state is State.RUNNING and x[0],
-                         HANG, 0.05)
+                         PATIENCE, 0.05)
     edit = rf"/issues/comments/{comment['id']}$"
     beat = proxy.hold("PATCH", edit, count=1)  # the next beat hangs
-    beat.wait_arrived(timeout=HANG)
+    beat.wait_arrived(timeout=PATIENCE)
 
     def landed() -> bool:
         return all(e.action != "pending" for e in proxy.matching("PATCH", edit))
 
     if lands == "before the read-back":
         readback = proxy.hold("GET", edit, count=1)
-        a.signal(signal.SIGTERM)
-        wait_until(lambda: readback.parked or a.exited(), HANG, 0.02, message=lambda: a.output)
+        a.send_signal(signal.SIGTERM)
+        wait_until(lambda: readback.parked or a.exited(), interval=0.02, message=lambda: a.output)
         beat.release()  # GitHub applies the beat late, right after the final write
-        wait_until(landed, HANG, 0.02)
+        wait_until(landed, interval=0.02)
         readback.release()
-        assert a.wait(HANG) == 128 + signal.SIGTERM, a.output
+        assert a.wait(PATIENCE) == 128 + signal.SIGTERM, a.output
     else:
-        a.signal(signal.SIGTERM)
-        assert a.wait(HANG) == 128 + signal.SIGTERM, a.output
+        a.send_signal(signal.SIGTERM)
+        assert a.wait(PATIENCE) == 128 + signal.SIGTERM, a.output
         _, final = claim_of(repo, n, index=0) or pytest.fail("no claim")
         assert final.state is State.CANCELLED, final  # run.on_signal: cancel (ADR 0043)
         beat.release()  # GitHub applies the beat late
-        wait_until(landed, HANG, 0.02)
+        wait_until(landed, interval=0.02)
     assert labels(repo, n) == set()
     # The record itself may read "running" again (GitHub applied the late PATCH over it), but the
     # wrapper, seeing a beat it gave up on, appended an end marker no edit can undo: every reader
@@ -586,7 +574,7 @@ def test_defect_11_a_beat_that_lands_after_the_final_record_does_not_reopen_it(
     assert log.attempts_used() == 0  # a cancelled run spends nothing
     repo.add_label(n, QUEUE)  # a person queues it again
     b = procs.run("b", cfg, "--issue", str(n), cmd=["true"])
-    assert b.wait(HANG) == 0, b.output
+    assert b.wait(PATIENCE) == 0, b.output
     assert labels(repo, n) == {READY}
 
 
@@ -649,11 +637,11 @@ def test_defect_14_a_token_revoked_mid_run_stops_the_child_and_exits_64_at_once(
     cfg = config(tmp_path, interval=1, stale_after=stale_after)
     n = repo.create_issue("work", [QUEUE])
     a = procs.run("a", cfg, "--issue", str(n), child="a")
-    wait_until(lambda: children.started("a"), 30, message=lambda: a.output)
+    wait_until(lambda: children.started("a"), message=lambda: a.output)
     wait_until(lambda: (x := claim_of(repo, n, index=0)) and x[1].beats >= 1, 10, 0.05)
     with proxy._cv:  # the token expires: from now on GitHub answers 401 Bad credentials
         del proxy.tokens[Emulator.BOT_TOKEN]
-    code = a.wait(60)  # v0.1 retried the 401 until its renew deadline (here 400 s)
+    code = a.wait()  # v0.1 retried the 401 until its renew deadline (here 400 s)
     assert code == 64, a.output
     assert children.stopped("a") and not children.alive("a"), children.events()
     assert "401" in a.output and "token" in a.output, a.output
@@ -669,14 +657,14 @@ def test_defect_15_a_beat_reads_a_bounded_number_of_comment_pages_whatever_outsi
     cfg = config(tmp_path, interval=1, stale_after=10)
     n = repo.create_issue("work", [QUEUE])
     a = procs.run("a", cfg, "--issue", str(n), child="a")
-    wait_until(lambda: children.started("a"), 30, message=lambda: a.output)
+    wait_until(lambda: children.started("a"), message=lambda: a.output)
     comment = wait_until(lambda: (x := claim_of(repo, n, index=0)) and x[1].beats >= 1 and x[0], 10, 0.05)
     edit = rf"/issues/comments/{comment['id']}$"
     spam = 500
     for i in range(spam):  # straight to the emulator: the proxy log holds the holder's requests only
         repo.outsider_comment(n, f"spam {i}")
     beats_then = proxy.count("PATCH", edit)
-    proxy.wait_for("PATCH", edit, n=beats_then + 4, timeout=20)  # four beats after the spam
+    proxy.wait_for("PATCH", edit, n=beats_then + 4)  # four beats after the spam
     assert not a.exited() and children.alive("a"), a.output
     log = list(proxy.log)
 
@@ -691,7 +679,7 @@ def test_defect_15_a_beat_reads_a_bounded_number_of_comment_pages_whatever_outsi
     assert sum(per_beat) <= 2 * len(per_beat), per_beat
 
     children.release("a")
-    assert a.wait(30) == 0, a.output
+    assert a.wait() == 0, a.output
     assert labels(repo, n) == {READY}
     assert len(repo.comments(n)) == spam + 1
     assert FAILED not in labels(repo, n) and len(records(repo, n)) == 1

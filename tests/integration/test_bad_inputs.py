@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from rig.harness import product
 
 from orion_action import cli
 from orion_action.adapters.github import GitHubRepo
@@ -552,8 +551,7 @@ def test_the_entry_point_agrees(case, fake, tmp_path) -> None:
            "GITHUB_API_URL": fake.url, "ORION_API_RETRY_SECONDS": "0.2", **case.env}
     fake.answers = list(case.answers)
     try:
-        done = subprocess.run([sys.executable, "-m", "orion_action", *argv], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+        done = product(argv, env=env, workdir=tmp_path)
     finally:
         fake.answers = []
     lines = [line for line in done.stderr.splitlines() if line.strip()]

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers_run import (
+from rig import wait_until
+from rig.harness import (
     FAILED,
     LOST,
     QUEUE,
@@ -21,12 +22,11 @@ from helpers_run import (
     fast_config,
     only_record,
 )
-from rig import wait_until
 
 from orion_action.core.record import State
 
 CANCEL = "orion-cancel"
-KILL_GRACE = 1.0  # run.kill_grace in helpers_run.FAST
+KILL_GRACE = 1.0  # run.kill_grace in rig.harness.FAST
 
 
 @pytest.fixture
@@ -40,16 +40,16 @@ def test_the_cancel_label_stops_a_running_child_within_a_beat_and_the_grace(
     child = Child(tmp_path, ignore=("term", "int"))  # only the SIGKILL after kill_grace stops it
     r = Run(orion_env, tmp_path, "--issue", str(n), "--stage", "build", cmd=child.cmd, config=config)
     pid = child.wait_started()
-    wait_until(lambda: only_record(repo, n).state is State.RUNNING, 10, message="never running")
+    wait_until(lambda: only_record(repo, n).state is State.RUNNING, message="never running")
 
     repo.add_label(n, CANCEL)
     asked = time.monotonic()
     # No clock upper bound (load can break one; the beat that reads the label follows the next
     # heartbeat write by construction). The child ignores SIGTERM, so only the wrapper's SIGKILL
     # after the grace ends it: the grace was given in full, and the stop was the cancel's.
-    wait_until(child.gone, 60, 0.02, message=f"child {pid} outlived the cancel")
+    wait_until(child.gone, interval=0.02, message=f"child {pid} outlived the cancel")
     assert time.monotonic() - asked >= KILL_GRACE
-    assert r.wait(60) == LOST, r.stderr
+    assert r.wait() == LOST, r.stderr
     assert f"the {CANCEL} label was added; stopping the child" in r.stderr
 
     labels = set(repo.labels(n))

@@ -32,8 +32,8 @@ import pytest
 import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from helpers_run import PY, QUEUE, READY
 from rig import ROOT, Emulator, Proxy, RepoHandle, orion_env
+from rig.harness import PY, QUEUE, READY
 
 APP_ID, SLUG, INSTALLATION = 4242, "orion-app", 777
 PROBE = Path(__file__).with_name("hostile_probe.py")
@@ -142,6 +142,8 @@ def _run_orion(app_emulator: Emulator, app_repo: RepoHandle, app_proxy: Proxy, w
     config.write_text(CONFIG % extra_config)
     report = workspace / "reports" / f"orion-{n}.json"
     env = {**orion_env(app_repo.full_name, app_emulator.url), **values}
+    # Not the harness's spawn: its output files would be more for the hostile command to read
+    # (through /proc/PID/fd); pipes keep what it may find what it was.
     done = subprocess.run([PY, "-m", "orion_action", "run", "--config", str(config), "--issue", str(n), "--",
                            *_probe_argv(python, workspace, report, app_proxy, app_emulator)],
                           env=env, cwd=workspace / "checkout", capture_output=True, text=True, timeout=120)
@@ -225,7 +227,7 @@ def test_no_orion_command_keeps_a_credential_in_its_environment_block(repo, prox
     proc = subprocess.Popen([PY, "-m", "orion_action", *command], env={**orion_env, **values},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        held.wait_arrived(timeout=60)
+        held.wait_arrived()
         block = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")
     finally:
         held.release()

@@ -4,23 +4,20 @@ rewrites it only when its content changed (at most one write), an outsider's loo
 ignored. That `status` writes the same tables to $GITHUB_STEP_SUMMARY is decided in-process
 (unit/test_reconcile_in_process.py)."""
 
-# ruff: noqa: F811  (the `orion` fixture is imported, then named as a parameter)
-
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
 from fakes.dashboard_text import issues_in, row, section
-from helpers_reconcile import (
+from rig import Emulator, Proxy, RepoHandle
+from rig.harness import (
     Orion,
-    orion,  # noqa: F401  (fixture)
     post_claim,
     queued_issue,
     remote_holder,
     write_config,
 )
-from rig import Emulator, Proxy, RepoHandle
 
 from orion_action.adapters import machine
 from orion_action.core.dashboard import MARKER
@@ -37,7 +34,7 @@ def dashboard_config(tmp: Path) -> Path:
 
 
 def init(o: Orion, config: Path) -> int:
-    result = o.run("init", config=config)
+    result = o.command("init", config=config)
     assert result.returncode == 0, result.stderr
     m = re.search(r"dashboard: issue #(\d+) (created|already exists)", result.stdout)
     assert m, result.stdout
@@ -112,7 +109,7 @@ def test_the_dashboard_shows_the_true_state_and_is_written_only_on_change(
     assert repo.issue(number)["body"] == body
 
     # Two changes, one write: the queue paused and a new issue queued.
-    result = orion.run("pause", "--reason", "maintenance window", config=config)
+    result = orion.command("pause", "--reason", "maintenance window", config=config)
     assert result.returncode == 0, result.stderr
     late = queued_issue(repo, "late")
     orion.reconcile(config=config)

@@ -4,20 +4,17 @@ files), with real processes (docs/design.md section 12, "Immediate pickup"). Wha
 how many at once, is decided in-process in unit/test_reconcile_in_process.py (and the service in
 unit/test_dispatch_service.py); here: the wrapper's own dispatches and a pass's trigger check."""
 
-# ruff: noqa: F811  (the `orion` fixture is imported, then named as a parameter)
-
 from __future__ import annotations
 
 import signal
 from pathlib import Path
 
-from helpers_reconcile import (
+from rig import Emulator, wait_until
+from rig.harness import (
     Orion,
     labels,
-    orion,  # noqa: F401  (fixture)
     queued_issue,
 )
-from rig import Emulator, wait_until
 
 WORKER = "orion-worker.yml"
 

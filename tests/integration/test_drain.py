@@ -10,8 +10,8 @@ import json
 import signal
 from pathlib import Path
 
-from helpers_run import QUEUE, WORKING, Child, Run, claim_comments, fast_config
 from rig import wait_until
+from rig.harness import QUEUE, WORKING, Child, Run, claim_comments, fast_config
 
 
 def ran(log: Path) -> list[int]:
@@ -33,8 +33,8 @@ def test_a_signal_stops_the_drain_after_cancelling_the_current_issue(repo, orion
     r = drain(orion_env, tmp_path, cmd=child.cmd)
     child.wait_started()
     wait_until(lambda: WORKING in repo.labels(issues[0]), message="first issue never locked")
-    r.signal(signal.SIGTERM)
-    assert r.wait(30) == 128 + signal.SIGTERM, r.stderr
+    r.send_signal(signal.SIGTERM)
+    assert r.wait() == 128 + signal.SIGTERM, r.stderr
     assert ran(log) == issues[:1]
     assert set(repo.labels(issues[0])) == set()  # cancelled (run.on_signal: cancel, ADR 0043)
     for n in issues[1:]:

@@ -14,7 +14,7 @@ import time
 from email.utils import formatdate
 
 import pytest
-from rig import Emulator
+from rig import PATIENCE, Emulator
 
 from orion_action.adapters.github import GitHubRepo
 from orion_action.errors import AuthError, Unavailable
@@ -109,7 +109,7 @@ class _BrokenServer:
     def close(self) -> None:
         self._sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() (close alone does not)
         self._sock.close()
-        self._thread.join(5)
+        self._thread.join(PATIENCE)
         assert not self._thread.is_alive()
 
 
@@ -131,8 +131,8 @@ def test_a_token_rejected_mid_run_ends_the_run_at_once_not_at_the_renew_deadline
     """Defect 14: a 401 in the heartbeat used to be retried until the renew deadline (here
     400 s, far beyond the wait below, so no clock bound is needed). Now the first rejected
     beat stops the child and the run exits 64."""
-    from helpers_run import QUEUE, USAGE, Child, Run, fast_config, pid_alive, running_record
     from rig import wait_until
+    from rig.harness import QUEUE, USAGE, Child, Run, fast_config, pid_alive, running_record
 
     config = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 600}\n")
     n = repo.create_issue("work", [QUEUE])
@@ -142,7 +142,7 @@ def test_a_token_rejected_mid_run_ends_the_run_at_once_not_at_the_renew_deadline
     wait_until(lambda: running_record(repo, n), message="record never said running")
     pid = child.pid
     proxy.fail(None, "/", 401, {"message": "Bad credentials", "documentation_url": "https://docs.github.com"})
-    assert r.wait(60) == USAGE, r.stderr
+    assert r.wait() == USAGE, r.stderr
     assert proxy.count(status=401) <= 2, r.stderr  # a beat or two, not retried until the deadline
     assert not pid_alive(pid)
     assert "the token expired or was revoked" in r.stderr

@@ -19,16 +19,13 @@ from pathlib import Path
 
 import psutil
 import pytest
-from rig import wait_until
+from rig import PATIENCE, wait_until
 
 from orion_action.adapters.clock import boottime
 from orion_action.adapters.guardian import CannotStart, Guardian, LeaseExpired
 
 pytestmark = pytest.mark.timeout(120)
 PY = sys.executable
-# A hang guard for every wait below, not a budget: each waits on a condition whose failure
-# takes minutes (a `sleep 300`, a stubborn child), and load stretches the rest (ADR 0040).
-GUARD = 30.0
 
 # Stands in for the wrapper: starts the guardian, prints "GUARDIAN_PID COMMAND_PID", renews
 # the lease every quarter of it until the command ends, then prints "STATUS REASON".
@@ -104,7 +101,7 @@ def kill_tree(pid: int) -> None:
     for p in family:
         with contextlib.suppress(psutil.NoSuchProcess):
             p.kill()
-    psutil.wait_procs(family, timeout=GUARD)
+    psutil.wait_procs(family, timeout=PATIENCE)
 
 
 @pytest.fixture
@@ -137,7 +134,7 @@ def driver(tmp_path: Path) -> Iterator[Callable[..., tuple[subprocess.Popen[str]
         proc = subprocess.Popen([PY, path, str(lease), str(grace), *command], stdout=subprocess.PIPE,
                                 text=True)
         drivers.append(proc)
-        guardian, pid = map(int, read_line(proc, GUARD).split())
+        guardian, pid = map(int, read_line(proc, PATIENCE).split())
         guardians.append(guardian)
         return proc, guardian, pid
 
@@ -193,14 +190,14 @@ def test_sigkill_of_the_wrapper_kills_the_command_its_grandchild_and_an_escaped_
         return None
 
     # The escaped process left the group and the session, and reparented to the guardian.
-    command, sleeper, escaped = wait_until(family, timeout=GUARD,
+    command, sleeper, escaped = wait_until(family,
                                            message="the command's processes never all ran")
     assert os.getpgid(sleeper.pid) == pid
     assert os.getpgid(escaped.pid) != pid and os.getsid(escaped.pid) != os.getsid(pid)
 
     proc.kill()
     processes = [command, sleeper, escaped, psutil.Process(guardian)]
-    wait_until(lambda: not any(map(alive, processes)), timeout=GUARD,
+    wait_until(lambda: not any(map(alive, processes)),
                message=lambda: f"still alive: {[p.pid for p in processes if alive(p)]}")
 
 
@@ -212,18 +209,18 @@ def test_sigstop_of_the_wrapper_still_ends_the_command_at_its_lease(
     # Looked up only now: a loaded machine may have kept the driver from renewing in time, and
     # then the command has already ended at its lease, which is what this test waits for.
     try:
-        wait_until(lambda: gone(pid), timeout=GUARD, message="the command outlived the lease")
+        wait_until(lambda: gone(pid), message="the command outlived the lease")
     finally:
         os.kill(proc.pid, signal.SIGCONT)
     # Resumed, the wrapper learns why: it must not go on as if it still held the claim.
-    assert read_line(proc, GUARD) == "143 lease"
-    assert proc.wait(GUARD) == 0
+    assert read_line(proc, PATIENCE) == "143 lease"
+    assert proc.wait(PATIENCE) == 0
 
 
 def test_lease_expiry_without_renewal_stops_the_command(start: Callable[..., Guardian]) -> None:
     began = boottime()
     child = start(["bash", "-c", "sleep 300 & wait"], lease=0.5, grace=1.0)
-    assert child.wait(GUARD) == 143
+    assert child.wait(PATIENCE) == 143
     assert child.reason == "lease"
     assert boottime() - began >= 0.5
 
@@ -233,10 +230,10 @@ def test_lease_expiry_kills_a_command_that_ignores_sigterm_after_the_grace(
 ) -> None:
     ready = tmp_path / "ready"
     child = start([PY, script(tmp_path, "stubborn.py", STUBBORN), str(ready)], lease=10, grace=0.5)
-    wait_until(ready.exists, timeout=GUARD, message="the command never ignored SIGTERM")
+    wait_until(ready.exists, message="the command never ignored SIGTERM")
     deadline = boottime() + 0.2
     child.renew(deadline)
-    assert child.wait(GUARD) == 128 + signal.SIGKILL
+    assert child.wait(PATIENCE) == 128 + signal.SIGKILL
     assert child.reason == "lease"
     assert boottime() >= deadline + 0.5  # SIGTERM at the deadline, SIGKILL a grace later
 
@@ -248,7 +245,7 @@ def test_renewals_keep_the_command_alive_past_its_first_deadline(start: Callable
         assert child.wait(0.1) is None, f"ended with {child.poll()} ({child.reason}) despite renewals"
         child.renew(boottime() + 1.0)
     assert alive(psutil.Process(child.pid))
-    assert child.wait(GUARD) == 143 and child.reason == "lease"  # renewals stopped: the lease ends it
+    assert child.wait(PATIENCE) == 143 and child.reason == "lease"  # renewals stopped: the lease ends it
 
 
 @pytest.mark.parametrize("lease", [-1.0, 0.001], ids=["already-passed", "passes-during-start"])
@@ -261,7 +258,7 @@ def test_an_expired_lease_never_starts_the_command(
         start(command, lease=lease)
     assert not marker.exists()
     child = start(command, lease=10)  # the same command under a live lease does run
-    assert child.wait(GUARD) == 0
+    assert child.wait(PATIENCE) == 0
     assert marker.exists()
 
 
@@ -269,11 +266,11 @@ def test_a_killed_guardian_is_noticed_and_the_group_killed_from_the_wrapper(
     start: Callable[..., Guardian]
 ) -> None:
     child = start(["bash", "-c", "sleep 300 & wait"])
-    sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"), timeout=GUARD)
+    sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"))
     os.kill(child.guardian_pid, signal.SIGKILL)
-    assert child.wait(GUARD) == 128 + signal.SIGKILL
+    assert child.wait(PATIENCE) == 128 + signal.SIGKILL
     assert child.reason == "guardian-died"
-    wait_until(lambda: not alive(sleeper), timeout=GUARD, message="the group outlived its guardian")
+    wait_until(lambda: not alive(sleeper), message="the group outlived its guardian")
 
 
 # -- exit status and stop -----------------------------------------------------------------
@@ -285,7 +282,7 @@ def test_a_killed_guardian_is_noticed_and_the_group_killed_from_the_wrapper(
 )
 def test_the_exit_status_comes_back_exactly(start: Callable[..., Guardian], line: str, status: int) -> None:
     child = start(["bash", "-c", line])
-    assert child.wait(GUARD) == status
+    assert child.wait(PATIENCE) == status
     assert child.reason == "exited"
 
 
@@ -307,7 +304,7 @@ def test_a_command_that_cannot_start_reports_127_and_why(
 
 def test_stop_ends_the_whole_group_within_the_grace(start: Callable[..., Guardian]) -> None:
     child = start(["bash", "-c", "sleep 300 & wait"], grace=1.0)
-    sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"), timeout=GUARD)
+    sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"))
     assert child.stop(signal.SIGTERM, 20) == 143  # ended by the signal, not by the grace's SIGKILL
     assert child.reason == "stopped"
     assert not alive(sleeper)
@@ -319,14 +316,14 @@ def test_stop_kills_what_ignores_the_first_signal_after_the_grace_or_sooner_when
     stubborn = script(tmp_path, "stubborn.py", STUBBORN)
     ready = tmp_path / "ready"
     child = start([PY, stubborn, str(ready)])
-    wait_until(ready.exists, timeout=GUARD)
+    wait_until(ready.exists)
     began = boottime()
     assert child.stop(signal.SIGTERM, 0.5) == 137
     assert boottime() - began >= 0.5
 
     ready.unlink()
     child = start([PY, stubborn, str(ready)])
-    wait_until(ready.exists, timeout=GUARD)
+    wait_until(ready.exists)
     began = boottime()
     # A second signal to the wrapper cuts a long grace short: the grace is an hour, so the stop
     # returns within the test's timeout only if it was cut short (no clock bound needed).
@@ -338,11 +335,11 @@ def test_stop_kills_a_guardian_that_does_not_answer_and_the_group_with_it(
     start: Callable[..., Guardian]
 ) -> None:
     child = start(["bash", "-c", "sleep 300 & wait"])
-    sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"), timeout=GUARD)
+    sleeper = wait_until(lambda: running(descendants(child.guardian_pid), "sleep", "300"))
     os.kill(child.guardian_pid, signal.SIGSTOP)
     assert child.stop(signal.SIGTERM, 0.2) == 128 + signal.SIGKILL  # returns: it does not wait on it
     assert child.reason == "guardian-died"
-    wait_until(lambda: not alive(sleeper), timeout=GUARD, message="the group outlived its stopped guardian")
+    wait_until(lambda: not alive(sleeper), message="the group outlived its stopped guardian")
 
 
 def test_leftovers_of_a_finished_command_are_gone_before_its_exit_is_reported(
@@ -350,7 +347,7 @@ def test_leftovers_of_a_finished_command_are_gone_before_its_exit_is_reported(
 ) -> None:
     pid_file = tmp_path / "sleeper"
     child = start(["bash", "-c", f"sleep 300 & echo $! > {pid_file}; exit 0"])
-    assert child.wait(GUARD) == 0
+    assert child.wait(PATIENCE) == 0
     assert child.reason == "exited"
     leftover = int(pid_file.read_text())
     assert not psutil.pid_exists(leftover) or not alive(psutil.Process(leftover))
@@ -377,7 +374,7 @@ def test_the_command_runs_in_its_own_group_with_its_environment_and_our_stdout(
     out = tmp_path / "self.json"
     env = {**os.environ, "ORION_TEST_VAR": "a value\nwith a newline"}
     child = start([PY, script(tmp_path, "report.py", SELF_REPORT), str(out)], env=env)
-    assert child.wait(GUARD) == 0
+    assert child.wait(PATIENCE) == 0
     info = json.loads(out.read_text())
     assert info["pid"] == info["pgid"] == child.pid == child.pgid
     assert info["var"] == "a value\nwith a newline"
@@ -391,7 +388,7 @@ def test_the_command_inherits_no_ignored_signal(
     ignored signal would survive exec, and the command could not be stopped by SIGTERM."""
     capfd.readouterr()
     child = start(["grep", "^SigIgn:", "/proc/self/status"])
-    assert child.wait(GUARD) == 0
+    assert child.wait(PATIENCE) == 0
     label, mask = capfd.readouterr().out.split()
     # Only signals a process may set count: glibc reserves 32 and 33 (thread cancellation), and a
     # CI harness may start us with one of those ignored, which nobody can reset.
@@ -436,7 +433,7 @@ def test_a_command_run_as_another_user_is_still_bound_to_the_guardian() -> None:
             kill_grace=1,
             user=(nobody.pw_uid, nobody.pw_gid, (nobody.pw_gid,)),
         )
-        assert child.wait(10) == 0
+        assert child.wait(PATIENCE) == 0
         child.close()
         uids, gids, groups, pdeathsig = json.loads((out / "ids.json").read_text())
         assert uids == [nobody.pw_uid] * 3 and gids == [nobody.pw_gid] * 3 and groups == [nobody.pw_gid]

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers_reconcile import Orion, blocks, labels, orion, queued_issue  # noqa: F401 - fixture
 from rig import wait_until
+from rig.harness import Orion, blocks, labels, queued_issue
 
 from orion_action.core.record import ClaimRecord, State
 
@@ -58,7 +58,7 @@ def escaping_command(tmp_path: Path) -> list[str]:
 
 def escaped(tmp_path: Path) -> list[int]:
     files = [tmp_path / "pgrp.pid", tmp_path / "daemon.pid"]
-    wait_until(lambda: all(f.exists() for f in files), timeout=20, message="the escapes never started")
+    wait_until(lambda: all(f.exists() for f in files), message="the escapes never started")
     return [int(f.read_text()) for f in files]
 
 
@@ -69,7 +69,7 @@ def guardian_of(wrapper_pid: int) -> psutil.Process:
                 if "orion_action.adapters.guardian" in " ".join(p.cmdline()):
                     return p
         return None
-    return wait_until(find, timeout=10, message="no guardian under the wrapper")
+    return wait_until(find, message="no guardian under the wrapper")
 
 
 def test_a_killed_guardians_escaped_descendants_die_and_the_run_is_handed_back(
@@ -81,7 +81,7 @@ def test_a_killed_guardians_escaped_descendants_die_and_the_run_is_handed_back(
     assert all(alive(pid) for pid in pids)
 
     guardian_of(w.pid).kill()  # the OOM killer's choice, say
-    assert w.proc.wait(30) == 128 + signal.SIGKILL
+    assert w.proc.wait() == 128 + signal.SIGKILL
     assert [pid for pid in pids if alive(pid)] == []  # the wrapper adopted and killed them
     record = blocks(repo, n)[-1].block
     assert isinstance(record, ClaimRecord) and record.state is State.INTERRUPTED, record
@@ -122,7 +122,7 @@ def test_a_command_started_from_a_terminal_is_never_stopped_by_it(tmp_path: Path
                 out += chunk
                 return not chunk
             return False
-        wait_until(finished, timeout=60, message=lambda: f"the driver never ended: {out!r}")
+        wait_until(finished, message=lambda: f"the driver never ended: {out!r}")
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
@@ -148,7 +148,7 @@ def test_the_sweep_after_a_guardian_death_spares_what_the_process_started_before
                                   kill_grace=1)
         pids = escaped(tmp_path)
         os.kill(guardian.guardian_pid, signal.SIGKILL)
-        wait_until(lambda: guardian.wait(0.2) is not None, timeout=30, message="the death never noticed")
+        wait_until(lambda: guardian.wait(0.2) is not None, message="the death never noticed")
         assert guardian.reason == "guardian-died"
         assert not any(alive(pid) for pid in pids)
         assert older.poll() is None, "a child started before the guardian was killed"

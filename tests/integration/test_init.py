@@ -5,11 +5,11 @@ here, `init` end to end and its exit-64 line without a token."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from pathlib import Path
 from typing import Any
 
 from rig import ROOT, RepoHandle
+from rig.harness import Proc, product
 
 EXPECTED = {
     "orion": "1d76db",
@@ -20,18 +20,17 @@ EXPECTED = {
 }
 
 
-def _init(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "orion_action", "init", *args], env=env,
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+def _init(env: dict[str, str], workdir: Path) -> Proc:
+    return product(["init"], env=env, workdir=workdir, cwd=ROOT)
 
 
 def _labels(repo: RepoHandle) -> dict[str, dict[str, Any]]:
     return {label["name"]: label for label in repo.api("GET", "/labels", params={"per_page": 100})}
 
 
-def test_init_creates_the_four_labels_with_colours(repo: RepoHandle,
-                                                   orion_env: dict[str, str]) -> None:
-    result = _init(orion_env)
+def test_init_creates_the_four_labels_with_colours(repo: RepoHandle, orion_env: dict[str, str],
+                                                   tmp_path: Path) -> None:
+    result = _init(orion_env, tmp_path)
     assert result.returncode == 0, result.stderr
     labels = _labels(repo)
     for name, colour in EXPECTED.items():
@@ -44,9 +43,10 @@ def test_init_creates_the_four_labels_with_colours(repo: RepoHandle,
     assert "trusted_authors" in result.stdout
 
 
-def test_init_without_a_token_is_a_usage_error(repo: RepoHandle, orion_env: dict[str, str]) -> None:
+def test_init_without_a_token_is_a_usage_error(repo: RepoHandle, orion_env: dict[str, str],
+                                               tmp_path: Path) -> None:
     env = {**orion_env, "GITHUB_TOKEN": ""}
-    result = _init(env)
+    result = _init(env, tmp_path)
     assert result.returncode == 64
     assert "GITHUB_TOKEN" in result.stderr
     assert _labels(repo).keys().isdisjoint(EXPECTED)

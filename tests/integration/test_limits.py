@@ -15,8 +15,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from helpers_run import FAILED, QUEUE, WORKING, Child, Run, fast_config, only_record, records, running_record
 from rig import wait_until
+from rig.harness import FAILED, QUEUE, WORKING, Child, Run, fast_config, only_record, records, running_record
 
 from orion_action.core.record import State
 
@@ -125,7 +125,7 @@ def test_an_issue_interrupted_every_time_ends_failed(repo, orion_env, tmp_path):
         r = start(orion_env, tmp_path, config, n, child.cmd, name=f"run{attempt}")
         child.wait_started()
         wait_until(lambda: running_record(repo, n), message="never recorded running")
-        r.signal(signal.SIGTERM)
+        r.send_signal(signal.SIGTERM)
         assert r.wait() == 128 + signal.SIGTERM, r.stderr
         assert child.gone()
         assert set(repo.labels(n)) == ({QUEUE} if attempt == 1 else {FAILED})

@@ -2,8 +2,6 @@
 Linux namespaces (tests/namespaces.py): another host, this host after a reboot, another
 container on the same kernel. The holders are real wrappers on this machine."""
 
-# ruff: noqa: F811  (the `orion` fixture is imported, then named as a parameter)
-
 from __future__ import annotations
 
 import json
@@ -15,16 +13,15 @@ import time
 import uuid
 
 import pytest
-from helpers_reconcile import (
+from namespaces import available, other_container_cmd, other_machine_cmd, rebooted_cmd
+from rig import PATIENCE, ROOT, wait_until
+from rig.harness import (
     Orion,
     Wrapper,
-    orion,  # noqa: F401  (fixture)
     queued_issue,
-    tombstones,
+    tombstone_blocks,
     write_config,
 )
-from namespaces import available, other_container_cmd, other_machine_cmd, rebooted_cmd
-from rig import ROOT, wait_until
 
 from orion_action.adapters import machine
 from orion_action.core.record import ReleaseAction
@@ -45,7 +42,7 @@ PROBE = (
 def probe(wrap, *args, target: int | None = None) -> dict:
     argv = wrap([sys.executable, "-c", PROBE, str(target or os.getpid())], *args)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=30, env=env, cwd=ROOT)
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE, env=env, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     # The identity files are bind-mounted, then removed: nothing is left behind.
     leftovers = [a for a in argv if a.startswith(tempfile.gettempdir() + "/orion-ns-")]
@@ -91,7 +88,7 @@ def test_namespace_helpers_change_what_the_judge_sees_of_its_machine():
 # -- another machine -----------------------------------------------------------------------------
 
 
-def _until_released(orion: Orion, n: int, w: Wrapper, wrap, limit: float) -> list[tuple[float, dict]]:
+def _until_released(orion: Orion, n: int, w: Wrapper, wrap) -> list[tuple[float, dict]]:
     """Reconcile passes from `wrap` back to back until one is not `keep`; (end time after the
     kill, entry) of each pass."""
     passes: list[tuple[float, dict]] = []
@@ -101,7 +98,7 @@ def _until_released(orion: Orion, n: int, w: Wrapper, wrap, limit: float) -> lis
         passes.append((time.monotonic() - w.killed_at, entry))
         return entry["action"] != "keep"
 
-    wait_until(released, limit, 0.2, lambda: f"never released: {passes}")
+    wait_until(released, interval=0.2, message=lambda: f"never released: {passes}")
     return passes
 
 
@@ -124,10 +121,10 @@ def test_another_machine_keeps_a_killed_claim_until_stale_then_requeues(orion: O
     assert live["action"] == "keep" and "on GitHub's clock" in live["reason"], live
 
     w.kill()
-    passes = _until_released(orion, n, w, other_machine_cmd, limit=30)
+    passes = _until_released(orion, n, w, other_machine_cmd)
     _assert_kept_until_stale(passes, 1, 6)
     assert labels(repo, n) == {"orion"}
-    assert [t.block.action for t in tombstones(repo, n)] == [ReleaseAction.REQUEUE]
+    assert [t.block.action for t in tombstone_blocks(repo, n)] == [ReleaseAction.REQUEUE]
 
 
 def test_a_reboot_requeues_after_one_missed_beat(orion: Orion, repo, tmp_path):
@@ -138,7 +135,7 @@ def test_a_reboot_requeues_after_one_missed_beat(orion: Orion, repo, tmp_path):
     n = queued_issue(repo)
     w = orion.running(n)
     w.kill()  # a reboot takes every process with it
-    passes = _until_released(orion, n, w, rebooted_cmd, limit=60)
+    passes = _until_released(orion, n, w, rebooted_cmd)
     *kept, (_, entry) = passes
     assert entry["action"] == "requeue", entry
     assert f"host {machine.this_machine().host} rebooted since the claim" in entry["reason"]
@@ -171,7 +168,7 @@ def test_another_container_judges_by_heartbeat_not_by_its_process_table(orion: O
     assert status["claims"][0]["verdict"] == "alive"
 
     w.kill()
-    passes = _until_released(orion, n, w, other_container_cmd, limit=30)
+    passes = _until_released(orion, n, w, other_container_cmd)
     _assert_kept_until_stale(passes, 1, 6)
     assert labels(repo, n) == {"orion"}
 
@@ -193,7 +190,7 @@ def test_a_long_run_judged_from_another_machine_is_never_released(orion: Orion, 
     keeps = [e for e in seen if e.startswith("keep: ")]
     assert len(keeps) >= 5 and seen[:len(keeps)] == keeps, seen
     assert len(seen) - len(keeps) <= 1 and all(e.startswith("complete: ") for e in seen[len(keeps):]), seen
-    assert tombstones(repo, n) == []
+    assert tombstone_blocks(repo, n) == []
     assert labels(repo, n) == {"orion-ready"}
     assert w.current().beats >= 10
 
@@ -226,7 +223,7 @@ def test_a_completed_actions_run_is_dead_at_the_holders_own_stale_after(orion: O
         assert entry["action"] == "requeue", entry
         assert f"Actions run {run_id} has completed" in entry["reason"], entry
         return True
-    wait_until(released, 60, 0.2)
+    wait_until(released, interval=0.2)
     assert labels(repo, n) == {"orion"} and proxy.count("GET", run_path) >= 1
 
 

@@ -12,13 +12,14 @@ Fast configuration: beat every 1 s, stale after 4 s (renew deadline 2.7 s), kill
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
 import pytest
-from helpers_run import (
+from namespaces import available, other_machine_cmd
+from rig import ROOT, Emulator, wait_until
+from rig import orion_env as make_env
+from rig.harness import (
     FAILED,
     LOST,
     QUEUE,
@@ -29,12 +30,10 @@ from helpers_run import (
     fast_config,
     only_record,
     pid_alive,
+    product,
     running_record,
     tombstones,
 )
-from namespaces import available, other_machine_cmd
-from rig import ROOT, Emulator, wait_until
-from rig import orion_env as make_env
 
 from orion_action.core.issue import Comment, read_log, trusted_set
 from orion_action.core.record import ReleaseAction, State
@@ -65,16 +64,14 @@ def next_attempt(repo, orion_env, tmp_path, config, n: int) -> str:
     """Claim and run the issue again: the attempt number the next run is given."""
     child = Child(tmp_path, name="next", hold=False)
     r = Run(orion_env, tmp_path, "--issue", str(n), cmd=child.cmd, config=config, name="next")
-    assert r.wait(30) == 0, r.stderr
+    assert r.wait() == 0, r.stderr
     assert READY in repo.labels(n)
     return child.info()["env"]["ORION_ATTEMPT"]
 
 
 def reconcile(env: dict[str, str], config: Path, *, elsewhere: bool = False) -> str:
-    argv = [sys.executable, "-m", "orion_action", "reconcile", "--config", str(config)]
-    if elsewhere:
-        argv = other_machine_cmd(argv)
-    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=30)
+    done = product(["reconcile", "--config", str(config)], env=env, workdir=config.parent, cwd=ROOT,
+                   wrap=other_machine_cmd if elsewhere else None)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -87,10 +84,10 @@ def config(tmp_path: Path) -> Path:
 def test_an_outage_past_the_renew_deadline_spends_no_attempt(repo, proxy, orion_env, tmp_path, config):
     n, r, child = started(repo, orion_env, tmp_path, config)
     proxy.fail(None, r"/repos/", 503)
-    wait_until(lambda: not pid_alive(child.pid), timeout=8, message="the child outlived the lease")
+    wait_until(lambda: not pid_alive(child.pid), message="the child outlived the lease")
     # Still down: the holder keeps trying (and says so) instead of exiting.
-    wait_until(lambda: "cannot record the outage yet" in r.stderr, timeout=10, message=r.stderr)
-    assert r.proc.poll() is None
+    wait_until(lambda: "cannot record the outage yet" in r.stderr, message=r.stderr)
+    assert r.poll() is None
     proxy.clear()
     # Its next try comes within its longest back-off, however long the outage lasted under load.
     assert r.wait(OUTAGE_RETRY_MAX_S + 30) == LOST, r.stderr
@@ -119,19 +116,19 @@ def test_the_holders_account_beats_a_pass_that_released_it_first(repo, proxy, em
     direct = make_env(repo.full_name, emulator.url, Emulator.BOT_TOKEN)
     n, r, child = started(repo, orion_env, tmp_path, config)
     proxy.secondary_rate_limit(None, r"/repos/", retry_after=60)
-    wait_until(lambda: not pid_alive(child.pid), timeout=8, message="the child outlived the lease")
+    wait_until(lambda: not pid_alive(child.pid), message="the child outlived the lease")
     passes: list[str] = []
 
     def released() -> bool:
         passes.append(reconcile(direct, config, elsewhere=True))
         return WORKING not in repo.labels(n)
 
-    wait_until(released, timeout=20, interval=0.2, message=lambda: f"no pass released the claim: {passes}")
+    wait_until(released, interval=0.2, message=lambda: f"no pass released the claim: {passes}")
     [tomb] = tombstones(repo, n)
     assert tomb.counts_attempt and tomb.by == "reconcile"
     assert (tomb.action, set(repo.labels(n))) == (ReleaseAction.GIVE_UP, {FAILED})
     assert attempts_used(repo, n) == 1  # the pass's presumption, until the holder speaks
-    assert r.proc.poll() is None, r.stderr  # still trying to record the outage
+    assert r.poll() is None, r.stderr  # still trying to record the outage
     proxy.clear()
     # Its next try comes within its longest back-off, however long the outage lasted under load.
     assert r.wait(OUTAGE_RETRY_MAX_S + 30) == LOST, r.stderr
@@ -146,8 +143,9 @@ def test_the_holders_account_beats_a_pass_that_released_it_first(repo, proxy, em
 def test_a_kill_minus_9_still_spends_an_attempt(repo, orion_env, tmp_path, config):
     n, r, child = started(repo, orion_env, tmp_path, config)
     pid = child.pid
-    r.signal(signal.SIGKILL)
-    r.wait(5)
+    r.send_signal(signal.SIGKILL)
+    r.wait()
+    # The short bound is the claim: the child dies with its wrapper (PR_SET_PDEATHSIG), at once.
     wait_until(lambda: not pid_alive(pid), timeout=3, message="the child outlived the wrapper")
     out = reconcile(orion_env, config)  # same machine: the wrapper's pid is gone, dead at once
     assert f"#{n}  requeue" in out, out
@@ -165,7 +163,7 @@ def test_a_claim_cut_short_by_a_5xx_is_requeued_without_spending(repo, proxy, or
     child = Child(tmp_path)
     r = Run(orion_env, tmp_path, "--issue", str(n), cmd=child.cmd, config=config,
             extra_env={"ORION_API_RETRY_SECONDS": "1"})
-    assert r.wait(30) == 69, r.stderr
+    assert r.wait() == 69, r.stderr
     assert not child.started
     proxy.clear()
     out = reconcile(orion_env, config)

@@ -5,18 +5,25 @@ one beat, and markup or an HTML comment in it cannot break the record."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-from helpers_run import BOT, PY, QUEUE, READY, Run, claim_comments, fast_config, only_record, records
-from rig import ROOT, wait_until
+from rig import PATIENCE, ROOT, wait_until
+from rig.harness import (
+    BOT,
+    QUEUE,
+    READY,
+    Run,
+    claim_comments,
+    fast_config,
+    only_record,
+    product,
+    records,
+)
 
 from orion_action.core.record import State, parse_block
 
-# A hang guard for every wait, not a budget: what is timed is counted in beats (below).
-HANG = 120.0
 LINE = "step 3/5: **bold** [x](http://e.x) @someone <!-- x --> --> </details> `code` | a"
 
 # Writes an old line, then the real one when the test says so, then waits to be let go.
@@ -37,8 +44,8 @@ CHILD = textwrap.dedent("""
 
 
 def status_progress(env: dict[str, str], config: Path, n: int) -> str | None:
-    result = subprocess.run([PY, "-m", "orion_action", "status", "--config", str(config), "--json"],
-                            env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    result = product(["status", "--config", str(config), "--json"], env=env, workdir=config.parent,
+                     cwd=ROOT)
     assert result.returncode == 0, result.stderr
     (claim,) = [c for c in json.loads(result.stdout)["claims"] if c["issue"] == n]
     return claim["progress"]
@@ -52,16 +59,16 @@ def test_a_progress_line_shows_within_one_beat_and_cannot_break_the_record(repo,
     r = Run(orion_env, tmp_path, "--issue", str(n), cmd=[sys.executable, str(script), str(tmp_path), LINE],
             config=config)
     wait_until(lambda: [(x.state, x.progress) for x in records(repo, n)] == [(State.RUNNING, "starting")],
-               HANG, message=lambda: f"no first progress line:\n{r.stderr}")
+               PATIENCE, message=lambda: f"no first progress line:\n{r.stderr}")
     assert status_progress(orion_env, config, n) == "starting"
 
     (tmp_path / "write").touch()
-    wait_until(lambda: (tmp_path / "written").exists(), HANG)
+    wait_until(lambda: (tmp_path / "written").exists())
     before = only_record(repo, n).beats  # read after the line was written
     # Within one beat, counted in beats rather than seconds (load cannot break the count): the
     # beat after `before` may have read the file before the line was written; the one after it
     # started after our read, so it carries the line.
-    shown = wait_until(lambda: (x := only_record(repo, n)).progress == LINE and x, HANG, 0.02,
+    shown = wait_until(lambda: (x := only_record(repo, n)).progress == LINE and x, PATIENCE, 0.02,
                        message=lambda: f"the line never reached the record:\n{r.stderr}")
     assert shown.beats <= before + 2, (before, shown.beats)
 
@@ -77,5 +84,5 @@ def test_a_progress_line_shows_within_one_beat_and_cannot_break_the_record(repo,
     assert status_progress(orion_env, config, n) == LINE
 
     (tmp_path / "go").touch()
-    assert r.wait(HANG) == 0, r.stderr
+    assert r.wait(PATIENCE) == 0, r.stderr
     assert set(repo.labels(n)) == {READY}

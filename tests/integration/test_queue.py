@@ -7,12 +7,11 @@ in-process on the in-memory GitHub (unit/test_queue_in_process.py, issue 17); `p
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from helpers_run import FAST, NOT_CLAIMED, PY, QUEUE, Child, Run, fast_config
 from rig import ROOT
+from rig.harness import FAST, NOT_CLAIMED, QUEUE, Child, Proc, Run, fast_config, product
 
 P0, P1 = "orion-p0", "orion-p1"
 CONFIG = FAST + f"labels: {{priority: [{P0}, {P1}]}}\n"
@@ -23,9 +22,9 @@ def config(tmp_path: Path) -> Path:
     return fast_config(tmp_path, CONFIG)
 
 
-def orion(env: dict[str, str], config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PY, "-m", "orion_action", args[0], "--config", str(config), *args[1:]],
-                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+def orion(env: dict[str, str], config: Path, *args: str) -> Proc:
+    return product([args[0], "--config", str(config), *args[1:]], env=env, workdir=config.parent,
+                   cwd=ROOT)
 
 
 def test_a_person_pauses_from_the_web_interface_with_the_label(repo, orion_env, tmp_path, config, proxy):
@@ -37,7 +36,7 @@ def test_a_person_pauses_from_the_web_interface_with_the_label(repo, orion_env, 
     before = proxy.count()
     c = Child(tmp_path, name="refused", hold=False)
     r = Run(orion_env, tmp_path, "--next", cmd=c.cmd, config=config, name="refused")
-    assert r.wait(30) == NOT_CLAIMED, r.stderr
+    assert r.wait() == NOT_CLAIMED, r.stderr
     assert "the queue is paused" in r.stderr and "release week" in r.stderr, r.stderr
     assert proxy.count() - before == 1  # the queue listing, nothing else
     assert not c.started

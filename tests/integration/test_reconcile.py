@@ -5,32 +5,28 @@ Wrappers and their children are real subprocesses killed with SIGKILL; the recon
 test_machines.py). Nothing here sleeps for a fixed time: it waits on conditions.
 """
 
-# ruff: noqa: F811  (the `orion` fixture is imported, then named as a parameter)
-
 from __future__ import annotations
 
 import json
 import os
 import re
 import signal
-import subprocess
 import time
 from datetime import datetime
 from pathlib import Path
 
 import pytest
-from helpers_reconcile import (
+from rig import Emulator, RepoHandle, parse_github_output, wait_until
+from rig.harness import (
     Orion,
     local_holder,
-    orion,  # noqa: F401  (fixture)
     post_claim,
     queued_issue,
-    records,
+    record_blocks,
     remote_holder,
-    tombstones,
+    tombstone_blocks,
     write_config,
 )
-from rig import ROOT, Emulator, RepoHandle, parse_github_output, wait_until
 
 from orion_action.core.liveness import MISSED_BEAT_FACTOR
 from orion_action.core.record import ClaimRecord, ReleaseAction, State, Tombstone
@@ -43,7 +39,7 @@ def labels(repo: RepoHandle, n: int) -> set[str]:
 
 
 def the_tombstone(repo: RepoHandle, n: int) -> Tombstone:
-    found = tombstones(repo, n)
+    found = tombstone_blocks(repo, n)
     assert len(found) == 1, [b.body for b in found]
     assert isinstance(found[0].block, Tombstone)
     return found[0].block
@@ -69,7 +65,7 @@ def test_sigkilled_wrapper_is_requeued_at_once_on_the_same_machine(orion: Orion,
     assert labels(repo, n) == {"orion"}  # lock and stage label gone, back in the queue
     tomb = the_tombstone(repo, n)
     assert (tomb.token, tomb.action, tomb.counts_attempt) == (token, ReleaseAction.REQUEUE, True)
-    assert f"orion released claim `{token}`" in tombstones(repo, n)[0].body
+    assert f"orion released claim `{token}`" in tombstone_blocks(repo, n)[0].body
     # Issue 9: after the release no comment on the issue still reads as working (the released
     # claim's visible line is rewritten; the tombstone stays the authority).
     bodies = [c["body"] for c in repo.comments(n)]
@@ -89,7 +85,7 @@ def _finish_without_label_move(orion: Orion, repo: RepoHandle, tmp_path: Path, c
     method, path = held
     hold = orion.proxy.hold(method, path.format(n=n))
     go.touch()
-    hold.wait_arrived(timeout=15)
+    hold.wait_arrived()
     finished = w.current()
     assert finished.state is State.FINISHED and finished.exit_code == code
     w.kill()
@@ -118,7 +114,7 @@ def test_finished_record_whose_label_move_never_happened_is_completed(orion: Ori
     assert "exit code 3" in by_issue[m]["reason"]
     assert labels(repo, n) == {"orion-ready"}
     assert labels(repo, m) == {"orion-failed"}
-    assert tombstones(repo, n) == [] and tombstones(repo, m) == []  # a finish needs none
+    assert tombstone_blocks(repo, n) == [] and tombstone_blocks(repo, m) == []  # a finish needs none
     assert orion.reconcile()["actions"] == []
 
 
@@ -128,7 +124,7 @@ def test_closed_issue_with_a_live_holder_is_unlocked_and_the_holder_stops(orion:
     repo.close(n)
     entry = orion.action(n)
     assert entry["action"] == "unlock", entry
-    assert w.wait(20) == 76, w.output()
+    assert w.wait() == 76, w.output()
     assert "the issue was closed" in w.output()
     assert labels(repo, n) == set()
 
@@ -140,7 +136,7 @@ def test_a_person_who_deletes_a_live_claim_comment_stops_the_holder_at_its_next_
     w = orion.running(n)
     assert w.comment_id is not None
     repo.delete_comment(w.comment_id)
-    assert w.wait(20) == 76, w.output()
+    assert w.wait() == 76, w.output()
     assert "the claim comment or the issue was deleted" in w.output()
 
 
@@ -159,7 +155,7 @@ def test_actions_mode_summary_annotations_and_outputs(orion: Orion, repo, tmp_pa
     env = {**orion.env, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary),
            "GITHUB_OUTPUT": str(outputs)}
 
-    result = orion.run("reconcile", env=env)
+    result = orion.command("reconcile", env=env)
     assert result.returncode == 0, result.stderr
     stdout = result.stdout.splitlines()
     assert f"::add-mask::{env['GITHUB_TOKEN']}" in stdout
@@ -184,7 +180,7 @@ def test_actions_mode_summary_annotations_and_outputs(orion: Orion, repo, tmp_pa
     assert labels(repo, spent) == {"orion-failed"}
 
     # A second pass appends; the output file stays parseable, the last value of a key wins.
-    again = orion.run("reconcile", "--dry-run", env=env)
+    again = orion.command("reconcile", "--dry-run", env=env)
     assert again.returncode == 0, again.stderr
     out = parse_github_output(outputs.read_text())
     assert json.loads(out["plan"])["dry_run"] is True
@@ -227,7 +223,7 @@ def _missed_a_beat(repo: RepoHandle, numbers: tuple[int, ...]) -> bool:
     return all(
         now - datetime.fromisoformat(b.updated_at.replace("Z", "+00:00")).timestamp()
         > MISSED_BEAT_FACTOR * b.block.interval + 2.0
-        for n in numbers for b in records(repo, n)
+        for n in numbers for b in record_blocks(repo, n)
         if isinstance(b.block, ClaimRecord)
     )
 
@@ -253,7 +249,7 @@ def test_a_pass_over_live_holders_costs_the_same_for_one_or_three(orion: Orion, 
 
     def a_pass() -> int | None:
         before = proxy.count(path=listings)
-        result = orion.run("reconcile")
+        result = orion.command("reconcile")
         assert result.returncode == 0, result.stderr
         assert proxy.count(path=listings) - before == 4
         quick = _kept_quick(result.stdout)
@@ -262,9 +258,9 @@ def test_a_pass_over_live_holders_costs_the_same_for_one_or_three(orion: Orion, 
         assert "3 keep" in result.stdout, result.stdout
         return spent if quick == len(numbers) else None
 
-    assert wait_until(a_pass, timeout=30, interval=0.2) == 4
+    assert wait_until(a_pass, interval=0.2) == 4
     assert [w.proc.poll() for w in wrappers] == [None, None, None]
-    assert all(labels(repo, n) == {"orion-working"} and tombstones(repo, n) == [] for n in numbers)
+    assert all(labels(repo, n) == {"orion-working"} and tombstone_blocks(repo, n) == [] for n in numbers)
 
 
 def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, proxy, emulator, tmp_path):
@@ -281,7 +277,7 @@ def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, prox
         os.kill(w.pid, signal.SIGSTOP)
     # Wait until both last beats are older than a beat and a half: then no claim is kept on a
     # fresh beat from the repository listing, and each issue is read in full.
-    wait_until(lambda: _newest_beat_age(repo, (first, second)) > 2.0, timeout=15)
+    wait_until(lambda: _newest_beat_age(repo, (first, second)) > 2.0)
     wait_until(lambda: _missed_a_beat(repo, (first, second)), timeout=120,
                message="the frozen holders' records still promise a beat that has not come")
     # The command under test speaks with a token of its own (the same login), and only its
@@ -297,7 +293,7 @@ def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, prox
     try:
         for command in ("status", "reconcile"):
             before = probed()
-            result = orion.run(command, env=probe)
+            result = orion.command(command, env=probe)
             assert result.returncode == 0, result.stderr
             spent = probed() - before
             assert _used(result.stderr) == spent, (command, result.stderr)
@@ -312,14 +308,14 @@ def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, prox
             assert "warning: heartbeats would use more than 80% of the token's budget" in result.stderr
             assert "raise heartbeat.interval to at least" in result.stderr
 
-        in_actions = orion.run("status", env={**orion.env, "GITHUB_ACTIONS": "true"})
+        in_actions = orion.command("status", env={**orion.env, "GITHUB_ACTIONS": "true"})
         assert any(line.startswith("::warning title=orion-action%3A request budget::heartbeats would use")
                    for line in in_actions.stdout.splitlines()), in_actions.stdout
 
         # The projection follows what the records promise (ADR 0045), not the judge's own
         # configuration: a reconciler configured for a slow beat still sees these fast ones.
         slow = write_config(tmp_path, interval=60, stale_after=600, name="slow.yml")
-        calm = orion.run("reconcile", config=slow)
+        calm = orion.command("reconcile", config=slow)
         assert "2 live claim(s) heartbeat every 1s (as their records promise)" in calm.stderr
         assert "warning: heartbeats would use more than 80%" in calm.stderr
     finally:
@@ -332,7 +328,7 @@ def test_cost_of_writes_is_counted_too(orion: Orion, repo, proxy):
     n = queued_issue(repo)
     post_claim(repo, n, local_holder())
     before = proxy.count()
-    result = orion.run("reconcile")
+    result = orion.command("reconcile")
     assert result.returncode == 0, result.stderr
     assert _used(result.stderr) == proxy.count() - before
     assert "0 live claim(s)" in result.stderr and "warning" not in result.stderr
@@ -349,19 +345,11 @@ def test_two_reconcilers_at_once_requeue_once_with_one_tombstone(orion: Orion, r
     # Both passes judge the claim dead, then meet at the tombstone POST, held until both
     # have arrived: a real race, not two passes one after the other.
     hold = proxy.hold("POST", rf"/issues/{n}/comments$")
-    argv = orion.argv("reconcile", "--json")
-    procs = [subprocess.Popen(argv, env=orion.env, cwd=ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    try:
-        hold.wait_arrived(timeout=20, n=2)
-        hold.release()
-        outs = [p.communicate(timeout=60) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-    assert [p.returncode for p in procs] == [0, 0], [o[1] for o in outs]
-    entries = [json.loads(o[0])["actions"] for o in outs]
+    procs = [orion.spawn(["reconcile", "--config", str(orion.config), "--json"]) for _ in range(2)]
+    hold.wait_arrived(n=2)
+    hold.release()
+    assert [p.wait() for p in procs] == [0, 0], [p.stderr for p in procs]
+    entries = [json.loads(p.stdout)["actions"] for p in procs]
     actions = sorted(e[0]["action"] for e in entries)
     assert actions == ["keep", "requeue"], entries
     loser = next(e[0] for e in entries if e[0]["action"] == "keep")
@@ -369,11 +357,11 @@ def test_two_reconcilers_at_once_requeue_once_with_one_tombstone(orion: Orion, r
     tomb = the_tombstone(repo, n)
     assert tomb.token == w.record.token and tomb.counts_attempt
     assert labels(repo, n) == {"orion"}
-    assert len(records(repo, n)) == 1
+    assert len(record_blocks(repo, n)) == 1
 
 
 def test_reconcile_of_an_empty_repository(orion: Orion, repo):
-    result = orion.run("reconcile")
+    result = orion.command("reconcile")
     assert result.returncode == 0, result.stderr
     assert "0 issue(s) carrying 'orion-working': nothing to do" in result.stdout
     plan = orion.reconcile()
@@ -387,21 +375,15 @@ def test_a_claim_that_appears_while_the_pass_runs_keeps_the_labels(orion: Orion,
     n = queued_issue(repo)
     _, dead = post_claim(repo, n, local_holder())
     hold = proxy.hold("POST", rf"/issues/{n}/comments$")
-    proc = subprocess.Popen(orion.argv("reconcile", "--json"), env=orion.env, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        hold.wait_arrived(timeout=20)
-        newcomer, _ = post_claim(repo, n, remote_holder(), stale_after=600, lock=False)
-        hold.release()
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err
-    (entry,) = json.loads(out)["actions"]
+    proc = orion.spawn(["reconcile", "--config", str(orion.config), "--json"])
+    hold.wait_arrived()
+    newcomer, _ = post_claim(repo, n, remote_holder(), stale_after=600, lock=False)
+    hold.release()
+    assert proc.wait() == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)["actions"]
     assert entry["action"] == "keep", entry
     assert f"a new claim (comment {newcomer}) appeared while the pass ran" == entry["reason"]
-    assert tombstones(repo, n) == []
+    assert tombstone_blocks(repo, n) == []
     assert labels(repo, n) == {"orion-working"}
 
 
@@ -410,22 +392,18 @@ def test_a_pass_killed_between_tombstone_and_labels_is_finished_by_the_next(orio
     w = orion.running(n, stage="build")
     w.kill()
     hold = proxy.hold("POST", rf"/issues/{n}/labels$")
-    crashed = subprocess.Popen(orion.argv("reconcile"), env=orion.env, cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        hold.wait_arrived(timeout=20)
-    finally:
-        crashed.kill()
-        crashed.wait()
+    crashed = orion.spawn(["reconcile", "--config", str(orion.config)])
+    hold.wait_arrived()
+    crashed.kill()  # the fixture kills it anyway if the hold never fills
     hold.release(drop=True)
-    assert len(tombstones(repo, n)) == 1
+    assert len(tombstone_blocks(repo, n)) == 1
     assert labels(repo, n) == {"orion-working", "orion-stage-build"}
 
     entry = orion.action(n)
     assert entry["action"] == "requeue", entry
     assert "finishing an earlier release whose label move did not happen" in entry["reason"]
     assert labels(repo, n) == {"orion"}
-    assert len(tombstones(repo, n)) == 1  # no second tombstone, no second attempt spent
+    assert len(tombstone_blocks(repo, n)) == 1  # no second tombstone, no second attempt spent
     assert orion.running(n).record.attempt == 2
 
 
@@ -436,7 +414,7 @@ def test_without_the_repository_listing_every_issue_is_read_in_full(orion: Orion
     w = orion.running(alive)
     post_claim(repo, dead, local_holder())
     proxy.fail("GET", r"/issues/comments$", 404)
-    result = orion.run("reconcile", "--json")
+    result = orion.command("reconcile", "--json")
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
     assert {a["issue"]: a["action"] for a in plan["actions"]} == {alive: "keep", dead: "requeue"}

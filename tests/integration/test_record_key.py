@@ -5,11 +5,10 @@ nothing, whether it carries no MAC or a perfect copy of one made for another iss
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from helpers_run import PY, QUEUE, READY, Child, Run, claim_comments, fast_config, running_record
 from rig import RepoHandle, wait_until
+from rig.harness import QUEUE, READY, Child, Run, claim_comments, fast_config, product, running_record
 
 from orion_action.core.record import ReleaseAction, Tombstone, render_tombstone, seal
 
@@ -25,7 +24,7 @@ def test_a_forged_release_under_orions_login_stops_nothing(repo: RepoHandle, ori
     child = Child(tmp_path)
     run = Run(env, tmp_path, "--issue", str(n), cmd=child.cmd, config=config)
     child.wait_started()
-    record = wait_until(lambda: running_record(repo, n), 20)
+    record = wait_until(lambda: running_record(repo, n))
     (claim,) = claim_comments(repo, n)
     assert claim["body"].startswith("<!-- orion-claim v1 mac="), "the claim is not sealed"
     assert "ORION_RECORD_KEY" not in child.info()["env"], "the command received the record key"
@@ -34,8 +33,7 @@ def test_a_forged_release_under_orions_login_stops_nothing(repo: RepoHandle, ori
                                         counts_attempt=True))
     repo.comment(n, forged)  # no MAC: the command does not have the key
     repo.comment(n, seal(forged, KEY.encode(), repo.full_name, other))  # a valid block of another issue
-    passed = subprocess.run([PY, "-m", "orion_action", "reconcile", "--config", str(config)],
-                            env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    passed = product(["reconcile", "--config", str(config)], env=env, workdir=tmp_path)
     assert passed.returncode == 0, passed.stderr
     assert "ignored 2 orion-looking comment(s) by untrusted authors" in passed.stdout, passed.stdout
     assert "give_up" not in passed.stdout and "requeue" not in passed.stdout, passed.stdout

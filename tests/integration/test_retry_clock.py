@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from fakes.host import VirtualClock
+from rig import PATIENCE
 
 from orion_action.adapters.github import GitHubRepo
 from orion_action.errors import Unavailable
@@ -53,7 +54,7 @@ def server() -> Iterator[_Server]:
     yield srv
     srv.shutdown()
     srv.server_close()
-    thread.join(5)
+    thread.join(PATIENCE)
 
 
 def _client(server: _Server, clock: VirtualClock, sleep) -> GitHubRepo:  # type: ignore[no-untyped-def]

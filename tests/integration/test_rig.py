@@ -14,13 +14,13 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 from github import BadCredentialsException, GithubException
-from rig import ROOT, SITE, Emulator, Proxy, wait_until
+from rig import PATIENCE, ROOT, SITE, Emulator, Proxy, wait_until
 from rig import orion_env as make_env
 
 BOT = {"Authorization": f"token {Emulator.BOT_TOKEN}"}
 
 
-def get(proxy: Proxy, path: str, timeout: float = 5, **kw):
+def get(proxy: Proxy, path: str, timeout: float = PATIENCE, **kw):
     kw.setdefault("headers", BOT)
     return requests.get(proxy.url + path, timeout=timeout, **kw)
 
@@ -95,14 +95,14 @@ def test_blackhole_one_path_while_others_answer(repo, proxy):
         get(proxy, f"/repos/{repo.full_name}/issues/{n}", timeout=0.3)
 
     with ThreadPoolExecutor(1) as pool:
-        parked = pool.submit(get, proxy, f"/repos/{repo.full_name}/issues/{n}", 30)
+        parked = pool.submit(get, proxy, f"/repos/{repo.full_name}/issues/{n}", PATIENCE)
         proxy.wait_for("GET", rf"/issues/{n}$", n=2)
         assert get(proxy, f"/repos/{repo.full_name}/issues/{n}/comments").status_code == 200
         assert get(proxy, "/user").json()["login"] == Emulator.OWNER
         assert not parked.done()
         rule.remove()  # ends the blackhole: the parked connection is closed, unanswered
         with pytest.raises(requests.exceptions.ConnectionError):
-            parked.result(timeout=10)
+            parked.result(timeout=PATIENCE)
     wait_until(lambda: [e.action for e in proxy.matching("GET", rf"/issues/{n}$")]
                == ["blackhole"] * 2, message=lambda: str(proxy.log))
     assert get(proxy, f"/repos/{repo.full_name}/issues/{n}").status_code == 200
@@ -114,11 +114,11 @@ def test_hold_then_release(repo, proxy):
     hold = proxy.hold("POST", rf"/issues/{n}/comments$")
     with ThreadPoolExecutor(1) as pool:
         posting = pool.submit(issue.create_comment, "through the hold")
-        assert hold.wait_arrived(timeout=10) == 1
+        assert hold.wait_arrived() == 1
         assert repo.comments(n) == []  # parked in the proxy, not yet at the emulator
         assert not posting.done()
         hold.release()
-        assert posting.result(timeout=10).body == "through the hold"
+        assert posting.result(timeout=PATIENCE).body == "through the hold"
     assert [c["body"] for c in repo.comments(n)] == ["through the hold"]
     issue.create_comment("not held any more")  # a released hold holds nothing further
     assert len(repo.comments(n)) == 2
@@ -130,10 +130,10 @@ def test_hold_then_drop(repo, proxy):
     hold = proxy.hold("POST", r"/comments$")
     with ThreadPoolExecutor(1) as pool:
         posting = pool.submit(issue.create_comment, "lost")
-        hold.wait_arrived(timeout=10)
+        hold.wait_arrived()
         hold.release(drop=True)
         with pytest.raises(requests.exceptions.ConnectionError):
-            posting.result(timeout=10)
+            posting.result(timeout=PATIENCE)
     assert repo.comments(n) == []
     with pytest.raises(AssertionError, match="0 of 1 requests"):
         proxy.hold("PATCH", "/nothing").wait_arrived(timeout=0.1)
@@ -153,11 +153,11 @@ def test_cut_off_partitions_everything_until_healed(repo, proxy):
     with pytest.raises(requests.exceptions.ReadTimeout):
         get(proxy, "/user", timeout=0.3)
     with ThreadPoolExecutor(1) as pool:
-        parked = pool.submit(get, proxy, "/rate_limit", 30)
+        parked = pool.submit(get, proxy, "/rate_limit", PATIENCE)
         proxy.wait_for("GET", "/rate_limit$")
         proxy.cut_off(False)
         with pytest.raises(requests.exceptions.ConnectionError):
-            parked.result(timeout=10)  # what was in flight during the partition is lost
+            parked.result(timeout=PATIENCE)  # what was in flight during the partition is lost
     assert get(proxy, "/user").status_code == 200
     proxy.fail("GET", "/user$", 500)
     proxy.cut_off()
@@ -210,14 +210,14 @@ def test_request_log_counts_and_waits(repo, proxy):
         for _ in range(3):
             get(proxy, f"/repos/{repo.full_name}/issues/{n}")
         requests.post(f"{proxy.url}/repos/{repo.full_name}/issues/{n}/comments",
-                      json={"body": "hi"}, headers=BOT, timeout=5)
+                      json={"body": "hi"}, headers=BOT, timeout=PATIENCE)
 
     worker = threading.Thread(target=traffic)
     worker.start()
-    seen = proxy.wait_for("GET", rf"/issues/{n}$", n=3, timeout=10)
+    seen = proxy.wait_for("GET", rf"/issues/{n}$", n=3)
     assert len(seen) == 3 and all(e.time > 0 and e.query == "" for e in seen)
     proxy.wait_for("post", r"/comments$", status=201)
-    worker.join(10)
+    worker.join(PATIENCE)
     assert proxy.count("GET", rf"/issues/{n}$") == 3
     assert proxy.count("*", "/issues/") == 4
     assert proxy.count(status=201) == 1
@@ -227,7 +227,7 @@ def test_request_log_counts_and_waits(repo, proxy):
 
 def test_every_method_keep_alive_and_chunked_bodies(repo, proxy):
     n = repo.create_issue("methods", labels=["a"])
-    conn = http.client.HTTPConnection("localhost", proxy.port, timeout=5)
+    conn = http.client.HTTPConnection("localhost", proxy.port, timeout=PATIENCE)
     try:  # one keep-alive connection for everything
         hdrs = {**BOT, "Content-Type": "application/json"}
         base = f"/repos/{repo.full_name}/issues/{n}"
@@ -247,7 +247,7 @@ def test_every_method_keep_alive_and_chunked_bodies(repo, proxy):
         conn.close()
     assert repo.labels(n) == ["b"] and repo.issue(n)["title"] == "renamed"
     resp = requests.post(f"{proxy.url}/repos/{repo.full_name}/issues/{n}/comments",
-                         data=iter([b'{"body": ', b'"chunked"}']), timeout=5,
+                         data=iter([b'{"body": ', b'"chunked"}']), timeout=PATIENCE,
                          headers={**BOT, "Content-Type": "application/json"})
     assert resp.status_code == 201 and resp.request.headers["Transfer-Encoding"] == "chunked"
     assert [c["body"] for c in repo.comments(n)] == ["chunked"]
@@ -281,19 +281,19 @@ def test_rate_limit_counter_is_per_test(repo, proxy, emulator):
 def test_proxy_stop_closes_connections_and_joins_threads(emulator):
     before = set(threading.enumerate())
     proxy = Proxy(emulator.url, tokens=emulator.tokens).start()
-    idle = http.client.HTTPConnection("localhost", proxy.port, timeout=5)
+    idle = http.client.HTTPConnection("localhost", proxy.port, timeout=PATIENCE)
     idle.request("GET", "/user", headers=BOT)
     assert idle.getresponse().read()  # the connection stays open, its thread idle
     proxy.blackhole("GET", "/rate_limit$")
     hold = proxy.hold("GET", "/user$")
     with ThreadPoolExecutor(2) as pool:
-        futures = [pool.submit(get, proxy, p, 30) for p in ("/rate_limit", "/user")]
+        futures = [pool.submit(get, proxy, p, PATIENCE) for p in ("/rate_limit", "/user")]
         proxy.wait_for("GET", "/rate_limit$")
         hold.wait_arrived()
         proxy.stop()
         for future in futures:
             with pytest.raises(requests.exceptions.ConnectionError):
-                future.result(timeout=10)
+                future.result(timeout=PATIENCE)
     idle.close()
     assert set(threading.enumerate()) <= before
     proxy.stop()  # idempotent
@@ -322,11 +322,11 @@ def test_orion_env_and_wait_until(repo, proxy, orion_env):
                    "GITHUB_REPOSITORY": "o/r", "PYTHONPATH": f"{ROOT}{os.pathsep}{SITE}",
                    "ORION_TEST_LIST_SETTLE_S": "0"}
     out = subprocess.run([sys.executable, "-c", "import os, sys; print(sys.path[1])"],
-                         env=orion_env, capture_output=True, text=True, check=True, timeout=30)
+                         env=orion_env, capture_output=True, text=True, check=True, timeout=PATIENCE)
     assert out.stdout.strip() == str(ROOT)
 
     calls = []
-    assert wait_until(lambda: calls.append(1) or len(calls) >= 3, timeout=5, interval=0) is True
+    assert wait_until(lambda: calls.append(1) or len(calls) >= 3, interval=0) is True
     with pytest.raises(AssertionError, match="never: 1"):
         wait_until(lambda: False, timeout=0.05, message=lambda: f"never: {len(calls) - 2}")
 
@@ -339,7 +339,7 @@ def test_the_settle_seam_reaches_only_the_rigs_product_processes(orion_env):
 
     def settle(env: dict[str, str]) -> str:
         return subprocess.run(show, env=env, cwd=ROOT, capture_output=True, text=True, check=True,
-                              timeout=30).stdout.strip()
+                              timeout=PATIENCE).stdout.strip()
 
     assert settle(orion_env) == "0.0"
     assert settle({**orion_env, "PYTHONPATH": str(ROOT)}) == "1.0"  # the variable alone does nothing

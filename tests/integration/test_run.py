@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from helpers_run import (
+from rig import Emulator, wait_until
+from rig.harness import (
     BOT,
     FAST,
     NOT_CLAIMED,
@@ -32,7 +33,6 @@ from helpers_run import (
     running_record,
     snapshot,
 )
-from rig import Emulator, wait_until
 
 from orion_action.core.record import State, parse_block
 
@@ -79,7 +79,7 @@ def test_heartbeat_moves_the_record_while_the_child_runs(repo, orion_env, tmp_pa
     r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd)
     child.wait_started()
     first = wait_until(lambda: running_record(repo, n)).beats
-    wait_until(lambda: (running_record(repo, n) or first).beats >= first + 2, timeout=10,
+    wait_until(lambda: (running_record(repo, n) or first).beats >= first + 2,
                message="the heartbeat did not advance")
     body = claim_comments(repo, n)[0]["body"]
     assert "is working on this issue" in body and "last heartbeat" in body
@@ -128,7 +128,7 @@ def test_an_issue_held_by_a_live_run_is_not_claimed(repo, orion_env, tmp_path, c
     second = run(orion_env, tmp_path, config, "--issue", str(n), cmd=other.cmd, name="second")
     assert second.wait() == NOT_CLAIMED, second.stderr
     assert not other.marker.exists()
-    assert first.proc.poll() is None and not holder.gone()
+    assert first.poll() is None and not holder.gone()
     holder.release()
     assert first.wait() == 0, first.stderr
     states = sorted(r.state.value for r in records(repo, n))
@@ -176,7 +176,7 @@ def test_six_wrappers_at_once_run_the_child_exactly_once(repo, proxy, orion_env,
 
         with ThreadPoolExecutor(6) as pool:
             runs = list(pool.map(start, range(6)))
-        gate.wait_arrived(timeout=30, n=6)
+        gate.wait_arrived(n=6)
         gate.release()
         codes = [r.wait() for r in runs]
         raced += sum("lost the race" in r.stderr for r in runs)
@@ -204,7 +204,7 @@ def test_a_claimer_whose_read_went_stale_does_not_run_it_again(repo, proxy, orio
     b_child = Child(tmp_path, "b", hold=False)
     b = run(orion_env, tmp_path, config, "--issue", str(n), "--stage", "slow", cmd=b_child.cmd,
             name="b")
-    held.wait_arrived(timeout=20)
+    held.wait_arrived()
     a_child = Child(tmp_path, "a", hold=False)
     a = run(orion_env, tmp_path, config, "--issue", str(n), cmd=a_child.cmd, name="a")
     assert a.wait() == 0, a.stderr
@@ -226,12 +226,12 @@ def test_a_stale_claimer_after_an_interrupt_hands_the_issue_back(repo, proxy, or
     held = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
     b_child = Child(tmp_path, "b", hold=False)
     b = run(orion_env, tmp_path, config, "--issue", str(n), cmd=b_child.cmd, name="b")
-    held.wait_arrived(timeout=20)
+    held.wait_arrived()
     a_child = Child(tmp_path, "a")
     a = run(orion_env, tmp_path, config, "--issue", str(n), cmd=a_child.cmd, name="a")
     a_child.wait_started()
     wait_until(lambda: running_record(repo, n))
-    a.signal(signal.SIGINT)
+    a.send_signal(signal.SIGINT)
     assert a.wait() == 130, a.stderr
     held.release()
     assert b.wait() == NOT_CLAIMED, b.stderr
@@ -256,7 +256,7 @@ def test_a_loser_with_another_stage_leaves_no_stage_label(repo, proxy, orion_env
     b_child = Child(tmp_path, "b")
     b = run(orion_env, tmp_path, config, "--issue", str(n), "--stage", "test", cmd=b_child.cmd,
             name="b")
-    held.wait_arrived(timeout=20)
+    held.wait_arrived()
     a_child = Child(tmp_path, "a")
     a = run(orion_env, tmp_path, config, "--issue", str(n), "--stage", "build", cmd=a_child.cmd,
             name="a")

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
-from helpers_run import (
+from rig import ROOT, wait_until
+from rig.harness import (
     FAILED,
     FAST,
     LOST,
@@ -28,10 +27,10 @@ from helpers_run import (
     fast_config,
     only_record,
     pid_alive,
+    product,
     records,
     running_record,
 )
-from rig import ROOT, wait_until
 
 from orion_action.core.record import State
 
@@ -63,8 +62,10 @@ def test_sigkill_to_the_wrapper_takes_the_child_with_it(repo, orion_env, tmp_pat
     child = Child(tmp_path)
     n, r = started_run(repo, orion_env, tmp_path, config, child=child)
     pid = child.pid
-    r.signal(signal.SIGKILL)
-    r.wait(5)
+    r.send_signal(signal.SIGKILL)
+    r.wait()
+    # The short bound is the claim: the kernel kills the child with its wrapper
+    # (PR_SET_PDEATHSIG), at once; without it the guardian's lease would, seconds later.
     wait_until(lambda: not pid_alive(pid), timeout=2, message=f"child {pid} outlived the wrapper")
     # The record still says running: it is the reconciler's job now (same machine: dead at once).
     assert only_record(repo, n).state is State.RUNNING
@@ -77,8 +78,8 @@ def test_a_signal_stops_the_child_and_cancels_the_run(repo, orion_env, tmp_path,
     child = Child(tmp_path)
     n, r = started_run(repo, orion_env, tmp_path, config, "--stage", "s1", child=child)
     pid = child.pid
-    r.signal(sig)
-    assert r.wait(9) == 128 + sig, r.stderr
+    r.send_signal(sig)
+    assert r.wait() == 128 + sig, r.stderr
     assert not pid_alive(pid)
     assert set(repo.labels(n)) == set()
     rec = only_record(repo, n)
@@ -95,8 +96,8 @@ def test_with_on_signal_requeue_a_signal_hands_the_issue_back(repo, orion_env, t
     child = Child(tmp_path)
     n, r = started_run(repo, orion_env, tmp_path, cfg, "--stage", "s1", child=child)
     pid = child.pid
-    r.signal(signal.SIGTERM)
-    assert r.wait(9) == 128 + signal.SIGTERM, r.stderr
+    r.send_signal(signal.SIGTERM)
+    assert r.wait() == 128 + signal.SIGTERM, r.stderr
     assert not pid_alive(pid)
     assert set(repo.labels(n)) == {QUEUE}
     rec = only_record(repo, n)
@@ -111,8 +112,8 @@ def test_sigint_to_a_wrapper_whose_child_ignores_it(repo, orion_env, tmp_path, c
     child = Child(tmp_path, ignore=("int",))
     n, r = started_run(repo, orion_env, tmp_path, config, child=child)
     pid = child.pid
-    r.signal(signal.SIGINT)
-    assert r.wait(60) == 130, r.stderr  # the child ignored it: killed after the grace
+    r.send_signal(signal.SIGINT)
+    assert r.wait() == 130, r.stderr  # the child ignored it: killed after the grace
     assert not pid_alive(pid)
     assert set(repo.labels(n)) == set()
     assert only_record(repo, n).state is State.CANCELLED
@@ -127,14 +128,14 @@ def test_actions_cancel_sequence_with_the_default_grace(repo, orion_env, tmp_pat
     n, r = started_run(repo, orion_env, tmp_path, cfg, child=child)
     pid = child.pid
     t0 = time.monotonic()
-    r.signal(signal.SIGINT)
-    wait_until(lambda: "forwarding it to the child" in r.stderr, timeout=30)
-    r.signal(signal.SIGTERM)
-    wait_until(lambda: not pid_alive(pid), 30, 0.02, message="the child outlived both signals")
+    r.send_signal(signal.SIGINT)
+    wait_until(lambda: "forwarding it to the child" in r.stderr)
+    r.send_signal(signal.SIGTERM)
+    wait_until(lambda: not pid_alive(pid), interval=0.02, message="the child outlived both signals")
     # The grace's own SIGKILL comes 5 s after the first signal at the earliest: a child gone
     # sooner was cut by the second signal. The bound is the failure's own time, not a budget.
     assert time.monotonic() - t0 < 5
-    assert r.wait(60) == 130, r.stderr
+    assert r.wait() == 130, r.stderr
     assert set(repo.labels(n)) == set()  # cancelled: the Cancel button stops the work
     assert only_record(repo, n).state is State.CANCELLED
 
@@ -144,10 +145,10 @@ def test_a_signal_while_claiming_cancels_without_running(repo, proxy, orion_env,
     held = proxy.hold("DELETE", rf"/issues/{n}/labels/{QUEUE}$", count=1)
     child = Child(tmp_path)
     r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd)
-    held.wait_arrived(timeout=20)  # the claim is posted and the lock is on
-    r.signal(signal.SIGTERM)
+    held.wait_arrived()  # the claim is posted and the lock is on
+    r.send_signal(signal.SIGTERM)
     held.release()
-    assert r.wait(15) == 128 + signal.SIGTERM, r.stderr
+    assert r.wait() == 128 + signal.SIGTERM, r.stderr
     assert not child.marker.exists()
     assert set(repo.labels(n)) == set()  # the claim was won: the job's cancel ends it
     rec = only_record(repo, n)
@@ -159,10 +160,10 @@ def test_a_signal_before_claiming_writes_nothing(repo, proxy, orion_env, tmp_pat
     held = proxy.hold("POST", r"^/graphql$", count=1)  # its first read (the issue and who queued it)
     child = Child(tmp_path)
     r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd)
-    held.wait_arrived(timeout=20)
-    r.signal(signal.SIGINT)
+    held.wait_arrived()
+    r.send_signal(signal.SIGINT)
     held.release()
-    assert r.wait(15) == 130, r.stderr
+    assert r.wait() == 130, r.stderr
     assert not child.marker.exists()
     assert set(repo.labels(n)) == {QUEUE}
     assert repo.comments(n) == []
@@ -173,9 +174,9 @@ def test_processes_the_child_leaves_behind_are_stopped(repo, orion_env, tmp_path
     pidfile = tmp_path / "bg.pid"
     script = f"sleep 300 & echo $! > {pidfile}; exit 0"
     r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=["sh", "-c", script])
-    assert r.wait(20) == 0, r.stderr
+    assert r.wait() == 0, r.stderr
     bg = int(pidfile.read_text())
-    wait_until(lambda: not pid_alive(bg), timeout=3, message="a background process survived")
+    wait_until(lambda: not pid_alive(bg), message="a background process survived")
     assert set(repo.labels(n)) == {READY}
 
 
@@ -192,7 +193,7 @@ def test_closing_the_issue_stops_the_child(repo, orion_env, tmp_path, config):
     n, r = started_run(repo, orion_env, tmp_path, config, child=child)
     pid = child.pid
     repo.close(n)
-    assert r.wait(15) == LOST, r.stderr
+    assert r.wait() == LOST, r.stderr
     assert not pid_alive(pid)
     assert "closed" in r.stderr
     rec = only_record(repo, n)
@@ -211,8 +212,8 @@ def test_a_stale_orion_label_write_does_not_stop_a_live_run(repo, proxy, orion_e
     before = len(proxy.log)
     repo.add_label(n, QUEUE)  # orion's identity (the bot's token), as the stale write is
     repo.remove_label(n, WORKING)
-    wait_until(lambda: "put the lock back" in r.stderr, timeout=15, message=lambda: r.stderr)
-    wait_until(lambda: set(repo.labels(n)) == {WORKING}, timeout=5, message=lambda: repo.labels(n))
+    wait_until(lambda: "put the lock back" in r.stderr, message=lambda: r.stderr)
+    wait_until(lambda: set(repo.labels(n)) == {WORKING}, message=lambda: repo.labels(n))
     # What the put-back cost: one read of GitHub's label events, the lock, the stale queue label.
     sent = [(e.method, e.path) for e in proxy.log[before:]]
     assert sent.count(("POST", "/graphql")) == 1, sent
@@ -221,8 +222,8 @@ def test_a_stale_orion_label_write_does_not_stop_a_live_run(repo, proxy, orion_e
         ("DELETE", f"/repos/{repo.full_name}/issues/{n}/labels/{QUEUE}")], sent
     beats = running_record(repo, n).beats
     wait_until(lambda: (running_record(repo, n) or only_record(repo, n)).beats >= beats + 2,
-               timeout=10, message="the heartbeat stopped")
-    assert r.proc.poll() is None and pid_alive(child.pid)
+               message="the heartbeat stopped")
+    assert r.poll() is None and pid_alive(child.pid)
     child.release()
     assert r.wait() == 0, r.stderr
     assert only_record(repo, n).state is State.FINISHED
@@ -241,8 +242,8 @@ def test_a_forged_tombstone_does_not_stop_the_child(repo, orion_env, tmp_path, c
     repo.outsider_comment(n, render_tombstone(Tombstone(token, ReleaseAction.RELEASE, "mine now")))
     beats = running_record(repo, n).beats
     wait_until(lambda: (running_record(repo, n) or only_record(repo, n)).beats >= beats + 3,
-               timeout=10, message="the heartbeat stopped")
-    assert r.proc.poll() is None and pid_alive(child.pid)
+               message="the heartbeat stopped")
+    assert r.poll() is None and pid_alive(child.pid)
     child.release()
     assert r.wait() == 0, r.stderr
     assert set(repo.labels(n)) == {READY}
@@ -259,22 +260,22 @@ def test_a_holder_cut_off_from_github_stops_before_it_can_be_presumed_dead(
         proxy.cut_off()
     else:
         proxy.blackhole("PATCH", r"/issues/comments/\d+$")
+    # The bound is the claim: a holder cut off stops its child before it can be presumed dead.
     wait_until(lambda: not pid_alive(pid), timeout=STALE_AFTER,
                message=f"the child still ran {STALE_AFTER}s after the cut")
     stopped_after = time.monotonic() - t0
     assert stopped_after < STALE_AFTER
     # GitHub's failure, not the run's: the holder keeps trying to say so (ADR 0019), and once
     # GitHub answers it hands the issue back without spending an attempt.
-    wait_until(lambda: "cannot record the outage yet" in r.stderr, timeout=15, message=lambda: r.stderr)
-    assert r.proc.poll() is None
+    wait_until(lambda: "cannot record the outage yet" in r.stderr, message=lambda: r.stderr)
+    assert r.poll() is None
     proxy.clear()
-    assert r.wait(40) == LOST, r.stderr
+    assert r.wait() == LOST, r.stderr
     assert "renew deadline" in r.stderr
     assert only_record(repo, n).counts_attempt is False
     # Past stale_after the holder leaves the labels to a pass, which requeues on its record.
     assert WORKING in repo.labels(n)
-    done = subprocess.run([sys.executable, "-m", "orion_action", "reconcile", "--config", str(config)],
-                          env=orion_env, cwd=ROOT, capture_output=True, text=True, timeout=30)
+    done = product(["reconcile", "--config", str(config)], env=orion_env, workdir=tmp_path, cwd=ROOT)
     assert done.returncode == 0 and "requeue" in done.stdout, done.stderr
     assert set(repo.labels(n)) == {QUEUE}
 
@@ -287,10 +288,10 @@ def test_transient_heartbeat_errors_are_not_a_lost_lock(repo, proxy, orion_env, 
     edits = proxy.count("PATCH", r"/issues/comments/\d+$")
     rule = proxy.fail("PATCH", r"/issues/comments/\d+$", 502, count=2)
     proxy.secondary_rate_limit("GET", rf"/issues/{n}$", retry_after=1, count=1)
-    wait_until(lambda: rule.hits == 2, timeout=10)
+    wait_until(lambda: rule.hits == 2)
     wait_until(lambda: proxy.count("PATCH", r"/issues/comments/\d+$", status=200) > edits,
-               timeout=10, message="no heartbeat edit got through after the errors")
-    assert r.proc.poll() is None and pid_alive(child.pid)
+               message="no heartbeat edit got through after the errors")
+    assert r.poll() is None and pid_alive(child.pid)
     child.release()
     assert r.wait() == 0, r.stderr
     assert set(repo.labels(n)) == {READY}
@@ -354,7 +355,7 @@ def test_transient_errors_on_the_claim_path_are_retried(repo, proxy, orion_env, 
     # stale_after): a claim that cannot finish within it gives up instead of running late.
     roomy = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 12}\nrun: {kill_grace: 2}\n")
     r = run(orion_env, tmp_path, roomy, "--issue", str(n), cmd=child.cmd)
-    assert r.wait(60) == 0, r.stderr
+    assert r.wait() == 0, r.stderr
     assert [rule.hits for rule in rules] == [1] * len(rules)
     assert child.started
     assert len(claim_comments(repo, n)) == 1
@@ -379,7 +380,7 @@ def test_no_orion_process_is_left_behind(repo, orion_env, tmp_path, config):
 
 
 def test_github_unreachable_exits_69_and_changes_nothing(repo, proxy, orion_env, tmp_path, config):
-    from helpers_run import snapshot
+    from rig.harness import snapshot
 
     n = repo.create_issue("work", [QUEUE])
     before = snapshot(repo, n)
@@ -387,7 +388,7 @@ def test_github_unreachable_exits_69_and_changes_nothing(repo, proxy, orion_env,
     child = Child(tmp_path)
     r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd,
             extra_env={"ORION_API_RETRY_SECONDS": "2"})
-    assert r.wait(30) == 69, r.stderr
+    assert r.wait() == 69, r.stderr
     lines = [line for line in r.stderr.splitlines() if "error:" in line]
     assert len(lines) == 1 and "did not answer" in lines[0] and "within 2s" in lines[0], r.stderr
     assert "Traceback" not in r.stderr
@@ -400,22 +401,19 @@ def test_a_claim_cut_short_after_posting_is_marked_lost_and_requeued_by_reconcil
         repo, proxy, orion_env, tmp_path, config):
     """The lock label write fails for good after the claim comment landed: the record says
     lost, and the next reconcile puts the issue back in the queue at once."""
-    import subprocess
-    import sys
 
     n = repo.create_issue("work", [QUEUE])
     proxy.fail("DELETE", rf"/issues/{n}/labels/", status=503)
     child = Child(tmp_path)
     r = run(orion_env, tmp_path, config, "--issue", str(n), cmd=child.cmd,
             extra_env={"ORION_API_RETRY_SECONDS": "2"})
-    assert r.wait(60) == 69, r.stderr
+    assert r.wait() == 69, r.stderr
     assert not child.marker.exists()
     rec = only_record(repo, n)
     assert rec.state is State.LOST and "could not be completed" in (rec.note or "")
     assert WORKING in repo.labels(n)
     proxy.clear()
-    done = subprocess.run([sys.executable, "-m", "orion_action", "reconcile", "--config", str(config)],
-                          env=orion_env, capture_output=True, text=True, timeout=60)
+    done = product(["reconcile", "--config", str(config)], env=orion_env, workdir=tmp_path, cwd=Path.cwd())
     assert done.returncode == 0, done.stderr
     # The claim never removed the queue label (only a winner does, last): the pass keeps it.
     assert f"#{n}  requeue" in done.stdout and "the issue is queued" in done.stdout, done.stdout

@@ -12,7 +12,7 @@ import sys
 
 import psutil
 import pytest
-from rig import ROOT, orion_env
+from rig import PATIENCE, ROOT, orion_env
 
 
 @pytest.mark.timeout(120)
@@ -44,7 +44,7 @@ def test_sandbox_prints_exports_that_status_can_use_and_stops_on_sigint() -> Non
         assert re.search(rf"^queue \(1, .*#{queued}\b", status.stdout, re.M), status.stdout
 
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0, proc.stderr.read() if proc.stderr else ""
+        assert proc.wait(PATIENCE) == 0, proc.stderr.read() if proc.stderr else ""
         assert not psutil.pid_exists(emulator_pid) or \
             psutil.Process(emulator_pid).status() == psutil.STATUS_ZOMBIE
     finally:

@@ -9,26 +9,27 @@ decided in-process (unit/test_several_repos_paused.py, issue 17)."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers_reconcile import local_holder, post_claim
-from helpers_run import (
+from rig import ROOT, RepoHandle, parse_github_output, wait_until
+from rig.harness import (
     FAST,
-    PY,
     QUEUE,
     READY,
     WORKING,
     Child,
+    Proc,
     Run,
     fast_config,
+    local_holder,
     outputs,
+    post_claim,
+    product,
     records,
 )
-from rig import ROOT, RepoHandle, parse_github_output, wait_until
 from test_action import action_env, runner  # noqa: F401  (fixtures: action.yml as the runner runs it)
 
 P0, P1 = "orion-p0", "orion-p1"
@@ -51,9 +52,8 @@ def config(tmp_path: Path) -> Path:
     return fast_config(tmp_path, CONFIG)
 
 
-def orion(env: dict[str, str], config: Path, command: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PY, "-m", "orion_action", command, "--config", str(config), *args],
-                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+def orion(env: dict[str, str], config: Path, command: str, *args: str) -> Proc:
+    return product([command, "--config", str(config), *args], env=env, workdir=config.parent, cwd=ROOT)
 
 
 def both(a: RepoHandle, b: RepoHandle) -> list[str]:
@@ -86,7 +86,7 @@ def test_next_takes_priority_then_age_across_both_and_claims_in_the_right_one(
     log = tmp_path / "worked.jsonl"
     r = Run(orion_env, tmp_path, "--next", "--drain", *both(a, b),
             cmd=[sys.executable, "-c", LOG_CHILD, str(log)], config=config, name="drain")
-    assert r.wait(60) == 0, r.stderr
+    assert r.wait() == 0, r.stderr
     assert [json.loads(line) for line in log.read_text().splitlines()] == order
     for handle, numbers in ((a, [a_plain, a_p0]), (b, [b_p1, b_plain, b_p1_newer])):
         for n in numbers:  # each ran once, in its own repository: one record, ready
@@ -109,7 +109,7 @@ def test_a_claim_and_its_outputs_are_the_issues_repository(repo, repo_b, orion_e
     assert WORKING in b.labels(n) and QUEUE not in b.labels(n) and len(records(b, n)) == 1
     assert a.labels(1) == ["bug"] and a.comments(1) == []  # the same number in A: untouched
     child.release()
-    assert r.wait(30) == 0, r.stderr
+    assert r.wait() == 0, r.stderr
     assert READY in b.labels(n) and a.labels(1) == ["bug"] and a.comments(1) == []
     got = outputs(out)
     assert (got["repo"], got["issue"], got["exit-code"]) == (b.full_name, "1", "0")

@@ -2,23 +2,20 @@
 The release decisions that need no live process (a dead holder, a finished claim, no lock, a
 hand lock, a closed issue, an orphaned child) run in-process in unit/test_reconcile_in_process.py."""
 
-# ruff: noqa: F811  (the `orion` fixture is imported, then named as a parameter)
-
 from __future__ import annotations
 
 import json
 import re
 import time
 
-from helpers_reconcile import (
+from rig.harness import (
     Orion,
     local_holder,
-    orion,  # noqa: F401  (fixture)
     post_claim,
     queued_issue,
     remote_holder,
-    snapshot,
-    tombstones,
+    snapshots,
+    tombstone_blocks,
 )
 
 from orion_action.adapters import machine
@@ -47,10 +44,10 @@ def test_status_json_has_the_documented_shape_and_writes_nothing(orion: Orion, r
     idle = queued_issue(repo, "idle")
     numbers = [live, dead, hand, far]
     quiet = [dead, hand, far]  # the live holder edits its own record every beat
-    before = snapshot(repo, quiet)
+    before = snapshots(repo, quiet)
     live_before = (labels(repo, live), [c["id"] for c in repo.comments(live)])
 
-    result = orion.run("status", "--json")
+    result = orion.command("status", "--json")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert list(doc) == ["repo", "claims", "queue", "paused"] and doc["repo"] == repo.full_name
@@ -81,19 +78,19 @@ def test_status_json_has_the_documented_shape_and_writes_nothing(orion: Orion, r
     assert (c["verdict"], c["host"], c["pid"], c["stage"]) == ("alive", "far-away", 4242, "qa")
     assert "on GitHub's clock" in c["reason"]
 
-    assert snapshot(repo, quiet) == before  # status writes nothing, even for a dead holder
+    assert snapshots(repo, quiet) == before  # status writes nothing, even for a dead holder
     assert (labels(repo, live), [c["id"] for c in repo.comments(live)]) == live_before
 
 
 def test_status_text_table(orion: Orion, repo):
-    result = orion.run("status")
+    result = orion.command("status")
     assert result.returncode == 0, result.stderr
     assert "no issue carries 'orion-working'" in result.stdout
 
     n = queued_issue(repo)
     w = orion.running(n, stage="build")
     hand = repo.create_issue("hand", labels=["orion-working"])
-    result = orion.run("status")
+    result = orion.command("status")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert re.split(r"\s{2,}", lines[0]) == ["ISSUE", "VERDICT", "AGE", "HOST", "PID", "STAGE",
@@ -117,23 +114,23 @@ def test_status_text_table(orion: Orion, repo):
 def test_release_refuses_a_live_holder_then_force_stops_it(orion: Orion, repo):
     n = queued_issue(repo)
     w = orion.running(n, stage="build")
-    before = snapshot(repo, [n])
+    before = snapshots(repo, [n])
 
-    refused = orion.run("release", "--issue", str(n))
+    refused = orion.command("release", "--issue", str(n))
     assert refused.returncode == 75, refused
     assert f"refusing to release #{n}: its holder is alive" in refused.stderr
     assert f"wrapper pid {w.pid} is running on this machine" in refused.stderr
     assert "--force" in refused.stderr
-    assert snapshot(repo, [n])[n][:2] == before[n][:2]  # labels untouched
-    assert tombstones(repo, n) == []
+    assert snapshots(repo, [n])[n][:2] == before[n][:2]  # labels untouched
+    assert tombstone_blocks(repo, n) == []
 
-    forced = orion.run("release", "--issue", str(n), "--force")
+    forced = orion.command("release", "--issue", str(n), "--force")
     assert forced.returncode == 0, forced.stderr
     assert f"#{n}: released (released by hand with --force)" in forced.stdout
-    assert w.wait(20) == 76, w.output()  # the holder sees the tombstone and stops its child
+    assert w.wait() == 76, w.output()  # the holder sees the tombstone and stops its child
     assert "the claim is lost" in w.output()
     assert labels(repo, n) == {"orion"}
-    (tomb,) = tombstones(repo, n)
+    (tomb,) = tombstone_blocks(repo, n)
     assert (tomb.block.token, tomb.block.action, tomb.block.by, tomb.block.counts_attempt) == (
         w.record.token, ReleaseAction.RELEASE, "release", False)
     # No comment still reads as working: the holder's last beat wrote "working" over the
@@ -144,7 +141,7 @@ def test_release_refuses_a_live_holder_then_force_stops_it(orion: Orion, repo):
 
 
 def test_release_of_a_missing_issue_exits_64(orion: Orion, repo):
-    result = orion.run("release", "--issue", "999")
+    result = orion.command("release", "--issue", "999")
     assert result.returncode == 64, result
     assert "issue #999 does not exist" in result.stderr
     assert result.stderr.count("\n") == 1  # one line, no traceback

@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from helpers_run import BOT, FAST, NOT_CLAIMED, QUEUE, USAGE, Child, Run, claim_comments, fast_config
 from rig import Emulator, Proxy, RepoHandle, wait_until
+from rig.harness import BOT, FAST, NOT_CLAIMED, QUEUE, USAGE, Child, Run, claim_comments, fast_config
 
 from orion_action.config import PERMISSIONS
 from orion_action.services.trigger import EDITED, at_least
@@ -107,7 +107,7 @@ def test_an_edit_after_the_label_refuses_the_run(repo: RepoHandle, orion_env: di
     assert EDITED in said
 
     # A person reads the new text and queues it again (in a later second than the edit).
-    wait_until(lambda: datetime.now(timezone.utc) >= edited.replace(microsecond=0) + timedelta(seconds=1), 5)
+    wait_until(lambda: datetime.now(timezone.utc) >= edited.replace(microsecond=0) + timedelta(seconds=1))
     repo.add_label(n, QUEUE)
     child = Child(tmp_path, "again", hold=False)
     again = Run(orion_env, tmp_path, *argv, cmd=child.cmd, config=fast_config(tmp_path), name="again")

@@ -70,7 +70,9 @@ class Scheduler:
     pass straight through (for setup and inspection). Any other thread that is not an
     actor may not call GitHub while the scheduler is installed."""
 
-    def __init__(self, timeout: float = 10.0):
+    # Generous: an actor's step normally takes milliseconds, and a loaded machine (2 cores,
+    # parallel workers) must not turn that into a reported block (the rig's PATIENCE).
+    def __init__(self, timeout: float = 60.0):
         self.timeout = timeout
         self.trace: list[tuple[str, str, tuple[object, ...]]] = []  # (actor, op, args) as performed
         self._actors: dict[str, _Actor] = {}

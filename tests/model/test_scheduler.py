@@ -22,7 +22,7 @@ def server() -> MemoryServer:
 
 @pytest.fixture
 def sched(server: MemoryServer) -> Iterator[Scheduler]:
-    with Scheduler(timeout=5) as s:
+    with Scheduler() as s:
         server.on_call = s.hook
         yield s
     server.on_call = None
@@ -46,7 +46,7 @@ def actor_threads() -> list[threading.Thread]:
 def test_writes_land_in_the_order_the_driver_chose(order: list[str]) -> None:
     server = MemoryServer()
     n = server.create_issue("race")
-    with Scheduler(timeout=5) as sched:
+    with Scheduler() as sched:
         server.on_call = sched.hook
         for name in ("actor-a", "actor-b"):
             sched.spawn(name, poster(server.client(), n, name[-1]))
@@ -185,14 +185,14 @@ def test_driver_calls_pass_through_and_strangers_are_refused(server: MemoryServe
 
     t = threading.Thread(target=stranger, name="not-an-actor")
     t.start()
-    t.join(5)
+    t.join(60)
     assert len(refused) == 1 and isinstance(refused[0], SchedulerError)
     assert [c.body for c in server.comments(n)] == ["from the driver"]
 
 
 def test_close_stops_every_actor_wherever_it_waits(server: MemoryServer) -> None:
     n = server.create_issue("teardown")
-    with Scheduler(timeout=5) as sched:
+    with Scheduler() as sched:
         server.on_call = sched.hook
         sched.spawn("actor-a", poster(server.client(), n, "a"))  # never started
         sched.spawn("actor-b", poster(server.client(), n, "b"))

@@ -20,6 +20,12 @@ TEST_LIST_SETTLE_S = "0"
 
 T = TypeVar("T")
 
+# How long a test waits for a condition before it gives up: generous, so that load (2 cores,
+# parallel workers, other jobs) cannot break a wait on something that normally takes seconds.
+# It is the default of every wait helper; a test bounds its own wait only when the bound is
+# what it proves (and says so). pytest-timeout (pyproject.toml) guards the whole test.
+PATIENCE = 60.0
+
 # Variables that make the product believe it runs inside an Actions job; a test that wants
 # that sets them explicitly.
 ACTIONS_VARS = ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_RUN_ID",
@@ -27,7 +33,7 @@ ACTIONS_VARS = ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHU
                 "GITHUB_EVENT_PATH", "GITHUB_EVENT_NAME", "RUNNER_NAME")
 
 
-def wait_until(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.05,
+def wait_until(predicate: Callable[[], T], timeout: float = PATIENCE, interval: float = 0.05,
                message: str | Callable[[], str] = "condition not met") -> T:
     """Call ``predicate`` until it returns something truthy and return that value.
 
@@ -88,5 +94,5 @@ def parse_github_output(text: str) -> dict[str, str]:
 from .emulator import Emulator, RepoHandle, free_port, unique_repo_name  # noqa: E402
 from .proxy import Hold, LogEntry, Proxy, Rule  # noqa: E402
 
-__all__ = ["ROOT", "Emulator", "Hold", "LogEntry", "Proxy", "RepoHandle", "Rule", "free_port",
+__all__ = ["PATIENCE", "ROOT", "Emulator", "Hold", "LogEntry", "Proxy", "RepoHandle", "Rule", "free_port",
            "parse_github_output", "orion_env", "unique_repo_name", "wait_until"]

@@ -31,6 +31,8 @@ import yaml
 from github import Auth, Github
 from github.Repository import Repository
 
+from . import PATIENCE
+
 TESTS_DIR = Path(__file__).resolve().parents[1]
 SEED = Path(__file__).with_name("seed.yaml")
 EMULATE_JS = TESTS_DIR / "node_modules" / "emulate" / "dist" / "index.js"
@@ -61,7 +63,7 @@ class Emulator:
     OUTSIDER = "mallory"
 
     def __init__(self, seed: str | os.PathLike[str] | None = None, *, token_pool: int = 512,
-                 startup_timeout: float = 30.0) -> None:
+                 startup_timeout: float = PATIENCE) -> None:
         self.seed = Path(seed or SEED)
         self.token_pool = token_pool
         self.startup_timeout = startup_timeout

@@ -38,6 +38,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from . import PATIENCE
+
 SECONDARY_RATE_LIMIT_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try "
     "again. If you reach out to GitHub Support for help, please include the request ID.")
@@ -87,7 +89,7 @@ class Hold(Rule):
     parked: int = 0
     drop: bool = False
 
-    def wait_arrived(self, timeout: float = 10.0, n: int = 1) -> int:
+    def wait_arrived(self, timeout: float = PATIENCE, n: int = 1) -> int:
         """Block until ``n`` requests in all have been parked; AssertionError on timeout."""
         assert self.proxy is not None
         with self.proxy._cv:
@@ -379,7 +381,7 @@ class Proxy:
         return len(self.matching(method, path, status))
 
     def wait_for(self, method: str | None = None, path: str | None = None, n: int = 1,
-                 timeout: float = 10.0, status: int | None = None) -> list[LogEntry]:
+                 timeout: float = PATIENCE, status: int | None = None) -> list[LogEntry]:
         """Block until ``n`` matching requests have been seen; AssertionError on timeout."""
         with self._cv:
             if not self._cv.wait_for(lambda: self.count(method, path, status) >= n, timeout):

@@ -176,7 +176,7 @@ def test_a_run_in_flight_goes_on_while_paused(tmp_path: Path) -> None:
     side = threading.Thread(target=person, daemon=True)
     side.start()
     assert worker.run(held, hold=True) == 0, worker.logs
-    side.join(30)
+    side.join(60)
     assert seen == [f"paused: {DEFAULT_REASON}", "beat while paused"], worker.logs
     assert s.issue(held).labels == frozenset({LAB.ready})
 

@@ -21,7 +21,7 @@ SCRIPT = ROOT / "scripts" / "release-check.py"
 
 def _check(*args: str, script: Path = SCRIPT) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
-                          timeout=30)
+                          timeout=60)
 
 
 def test_the_current_version_is_released_or_next(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rig import harness
 
 from orion_action import config as loader
 from orion_action.config import Config, parse_config, parse_duration
@@ -186,8 +187,7 @@ def example_configs() -> Iterator[tuple[str, str]]:
                                                      "## The configuration file")
     yield "docs/design.md, section 8", _yaml_block_after(ROOT / "docs/design.md", "## 8. Configuration")
     yield "demo/demo.py CONFIG", _module(ROOT / "demo" / "demo.py").CONFIG
-    yield "tests/integration/helpers_run.py FAST", _module(ROOT / "tests/integration/helpers_run.py").FAST
-    yield "tests/faults FAST_CONFIG", _module(ROOT / "tests/faults/__init__.py").FAST_CONFIG
+    yield "tests/rig/harness.py FAST", harness.FAST  # the integration and fault suites' config
 
 
 EXAMPLES = dict(example_configs())
@@ -205,12 +205,7 @@ def test_every_example_config_passes_the_schema_and_loads(name: str) -> None:
 
 
 def test_the_helper_config_of_the_reconcile_tests(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "tests" / "integration"))
-    try:
-        helpers = _module(ROOT / "tests/integration/helpers_reconcile.py")
-    finally:
-        sys.path.remove(str(ROOT / "tests" / "integration"))
-    doc = yaml.safe_load(helpers.write_config(tmp_path).read_text(encoding="utf-8"))
+    doc = yaml.safe_load(harness.write_config(tmp_path).read_text(encoding="utf-8"))
     assert not schema_errors(doc) and loader_error(doc) is None
 
 
