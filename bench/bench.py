@@ -584,8 +584,8 @@ def _first_claims(log: Path, workers: int, *,
     return firsts, claimed
 
 
-OUTCOMES = {"lost a race": "lost the race", "passed over (taken since listed)": "was taken since it was listed",
-            "not queued when read again": "is not queued", "won": "won the claim",
+OUTCOMES = {"lost a race": "lost the race",
+            "passed over (taken since listed)": "was taken since it was listed", "not queued when read again": "is not queued", "won": "won the claim",
             "queue empty": "the queue is empty"}
 
 
