@@ -585,7 +585,8 @@ def _first_claims(log: Path, workers: int, *,
 
 
 OUTCOMES = {"lost a race": "lost the race",
-            "passed over (taken since listed)": "was taken since it was listed", "not queued when read again": "is not queued", "won": "won the claim",
+            "passed over (taken since listed)": "was taken since it was listed",
+            "not queued when read again": "is not queued", "won": "won the claim",
             "queue empty": "the queue is empty"}
 
 
