@@ -47,6 +47,12 @@ def pick_order_across(
 FIRST_PICK_SPREAD = 2
 
 
+# Issues passed over in a row (another worker took each since it was listed) after which
+# `run --next` lists the queue again instead of walking on through a listing gone stale: one
+# request against one for every issue passed, and what it shows is what is left.
+RELIST_AFTER_PASSED = 2
+
+
 def first_pick(queued: Sequence[Issue], priority: Sequence[str], seed: int, crowd: bool) -> int:
     """The index in `queued` (in pick order) that a worker tries first. Alone (`crowd` false:
     it sees no other worker) the head; in a crowd the head, or the issue after it for half the

@@ -30,7 +30,7 @@ from orion_action.core.arbitration import (
 from orion_action.core.beat import Bounds, Load, refusal
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine
-from orion_action.core.queue import FIRST_PICK_SPREAD, first_pick, next_pick, pick_order
+from orion_action.core.queue import FIRST_PICK_SPREAD, RELIST_AFTER_PASSED, first_pick, next_pick, pick_order
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, ReleaseAction, State, render_record
 from orion_action.errors import GitHubError, NotClaimed, Unavailable
 from orion_action.ports import Clock, GitHubPort, Policy, QueueHistory, Sight
@@ -147,7 +147,8 @@ class Claimer:
     # How many claims came before ours in the race the last claim lost (claim_next skips as
     # many queued issues: core/queue.py next_pick).
     rivals = 1
-    raced = False  # the last claim lost a race (rivals counted), not passed over
+    raced = False  # the last claim lost a race (rivals counted)
+    passed = False  # the last claim passed its issue over: taken since it was listed
     # The live claims `_admit` counted (None: it did not count).
     live: int | None = None
 
@@ -184,17 +185,30 @@ class Claimer:
         # position, never across priorities); a worker that sees none takes the head. A loser
         # skips past its rivals (issue 19, core/queue.py; ADR 0071).
         crowd = in_flight > 0 or bool(self.live)
-        tried: list[int] = []
+        tried: list[int] = []  # indices into `queued`, as last listed
+        done: set[int] = set()  # issue numbers tried, whatever listing they came from
+        passed = 0  # issues passed over in a row (taken since they were listed)
         at: int | None = first_pick(queued, self.config.labels.priority, self.pick_seed(), crowd)
-        while at is not None and len(tried) < MAX_NEXT_CANDIDATES:
+        while at is not None and len(done) < MAX_NEXT_CANDIDATES:
             tried.append(at)
-            self.rivals, self.raced = 1, False
+            done.add(queued[at].number)
+            self.rivals, self.raced, self.passed = 1, False, False
             try:
                 return self.claim(queued[at], stage)
             except NotClaimed as exc:
                 self.log(f"#{queued[at].number}: {exc}; trying another queued issue")
+            passed = passed + 1 if self.passed else 0
+            if passed >= RELIST_AFTER_PASSED:
+                # The listing is stale: others took the issues it shows one after another. One
+                # listing shows what is left; walking on would pay a read an issue taken.
+                queued = [i for i in queued_candidates(self.gh, self.config, require) if i.number not in done]
+                tried, passed = [], 0
+                at = first_pick(queued, self.config.labels.priority, self.pick_seed(), crowd=True)
+                if not queued:
+                    break
+                continue
             at = next_pick(len(queued), tried, at, self.rivals, FIRST_PICK_SPREAD if self.raced else 1)
-        raise NotClaimed(f"none of the {len(tried)} queued issues tried could be claimed")
+        raise NotClaimed(f"none of the {len(done)} queued issues tried could be claimed")
 
     def pick_seed(self) -> int:
         """This wrapper's own number for spreading first picks (core/queue.py first_pick): the
@@ -269,6 +283,7 @@ class Claimer:
             history = self._read_history(n)
             seen = history.issue if history is not None else None
             if seen is not None and not is_queued(seen, self.config):
+                self.passed = True
                 raise NotClaimed(f"issue #{n} was taken since it was listed (labels now: "
                                  f"{', '.join(sorted(seen.labels)) or 'none'}); nothing posted")
         self._check_approval(issue, history)

@@ -10,6 +10,7 @@ from fakes.memory_github import BOT, MemoryServer, ServerTime
 from orion_action.config import Config, Labels
 from orion_action.core.liveness import Machine
 from orion_action.core.record import ClaimRecord, Holder, State, render_record
+from orion_action.ports import GitHubPort, QueueHistory
 from orion_action.services.claiming import Claimer
 
 P0, P1 = "orion-p0", "orion-p1"
@@ -98,3 +99,27 @@ def test_a_loser_behind_two_rivals_skips_four_places() -> None:
     claim = claimer(s, pids(0)[0]).claim_next(None)  # alone: the head, then lost to two
     assert claim.number == found[4]
     assert [c.id for c in s.comments(found[1])] == []  # nothing posted on the issues between
+
+
+def test_after_two_issues_passed_over_it_lists_again() -> None:
+    """A listing gone stale (each issue tried was taken since it was listed) is not walked on:
+    after RELIST_AFTER_PASSED issues passed over, one listing shows what is left."""
+    s = MemoryServer()
+    found = queue(s, (), (), (), (), (), ())
+    c = claimer(s, pids(0)[0])
+    calls: list[str] = []
+    s.on_call = lambda op, args: calls.append(op)
+
+    def read_queued(gh: GitHubPort, n: int) -> QueueHistory:
+        if n in found[:4]:  # others took the first four since our listing
+            for m in found[:4]:
+                s.remove_label(m, LAB.queue)
+                s.add_label(m, LAB.working)
+        issue, _ = gh.get_issue(n)
+        return QueueHistory(labelled=(), text_changed_at=None, issue=issue)
+
+    c.read_queued = read_queued
+    assert c.claim_next(None).number in (found[4], found[5])  # the fresh head, or the next
+    assert calls.count("list_issues") == 2  # the first listing and one more, after two passed
+    passed = [n for n in found[:4] if not any(True for _ in s.comments(n))]
+    assert passed == found[:4]  # nothing posted on the issues taken
