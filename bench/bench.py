@@ -494,12 +494,15 @@ class Bench:
         # guardians, children, the emulator and the proxy).
         per_issue_s = alone_wall / len(alone)
         cores = os.cpu_count() or 1
-        ceilings = {"per_issue_alone_s": round(per_issue_s, 2), "settle_s": LIST_SETTLE_S,
+        # The settle the workers claim with: the rig's (tests/rig/site/sitecustomize.py sets it
+        # to 0: the emulator's lists never lag), not the product's LIST_SETTLE_S.
+        settle = float(orion.env.get("ORION_TEST_LIST_SETTLE_S", LIST_SETTLE_S))
+        ceilings = {"per_issue_alone_s": round(per_issue_s, 2), "settle_s": settle,
                     "cpu_s_per_issue": round(cpu_per_issue, 2), "cores": cores,
                     "load_average": [round(x, 1) for x in os.getloadavg()],
                     "parallel_ceiling_per_min": round(workers * 60 / per_issue_s, 1),
                     "parallel_ceiling_without_settle_per_min": round(
-                        workers * 60 / max(0.01, per_issue_s - LIST_SETTLE_S), 1),
+                        workers * 60 / max(0.01, per_issue_s - settle), 1),
                     "cpu_ceiling_per_min": round(cores * 60 / max(0.01, cpu_per_issue), 1)}
         self.results["throughput"]["ceilings"] = ceilings
         rate = statistics.mean(rates)
@@ -511,7 +514,7 @@ class Bench:
         worst = max((max(f, default=0) for f in free_ahead), default=0)
         self.row("  first claims: unclaimed issues passed (worst)", worst, "issues",
                  "<= 1 (queue order)", worst <= 1)
-        self.row("  one worker alone: seconds per issue (settle 1 s)", per_issue_s, "s")
+        self.row(f"  one worker alone: seconds per issue (settle {settle:g} s)", per_issue_s, "s")
         self.row("  ceiling: 8 in parallel, a core each", ceilings["parallel_ceiling_per_min"], "issues/min")
         self.row("  ... the same without the settle", ceilings["parallel_ceiling_without_settle_per_min"],
                  "issues/min")
