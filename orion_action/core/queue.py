@@ -53,6 +53,12 @@ FIRST_PICK_SPREAD = 2
 RELIST_AFTER_PASSED = 2
 
 
+def relist(passed_in_a_row: int) -> bool:
+    """Whether `run --next` lists the queue again, after `passed_in_a_row` issues in a row
+    were passed over (taken since they were listed)."""
+    return passed_in_a_row >= RELIST_AFTER_PASSED
+
+
 def first_pick(queued: Sequence[Issue], priority: Sequence[str], seed: int, crowd: bool) -> int:
     """The index in `queued` (in pick order) that a worker tries first. Alone (`crowd` false:
     it sees no other worker) the head; in a crowd the head, or the issue after it for half the

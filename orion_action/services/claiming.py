@@ -30,7 +30,7 @@ from orion_action.core.arbitration import (
 from orion_action.core.beat import Bounds, Load, refusal
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine
-from orion_action.core.queue import FIRST_PICK_SPREAD, RELIST_AFTER_PASSED, first_pick, next_pick, pick_order
+from orion_action.core.queue import FIRST_PICK_SPREAD, first_pick, next_pick, pick_order, relist
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, ReleaseAction, State, render_record
 from orion_action.errors import GitHubError, NotClaimed, Unavailable
 from orion_action.ports import Clock, GitHubPort, Policy, QueueHistory, Sight
@@ -198,7 +198,7 @@ class Claimer:
             except NotClaimed as exc:
                 self.log(f"#{queued[at].number}: {exc}; trying another queued issue")
             passed = passed + 1 if self.passed else 0
-            if passed >= RELIST_AFTER_PASSED:
+            if relist(passed):
                 # The listing is stale: others took the issues it shows one after another. One
                 # listing shows what is left; walking on would pay a read an issue taken.
                 queued = [i for i in queued_candidates(self.gh, self.config, require) if i.number not in done]

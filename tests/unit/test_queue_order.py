@@ -18,6 +18,7 @@ from orion_action.core.queue import (
     pick_order,
     pick_order_across,
     priority_of,
+    relist,
 )
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -212,6 +213,8 @@ NEXT_ROWS = [
     NextRow("past the end: the first not tried", 4, [1], 1, 2, 2, 0),
     NextRow("past the end, the head tried: the next not tried", 4, [0, 2], 2, 1, 2, 1),
     NextRow("rivals of 0 count as 1", 10, [0], 0, 0, 1, 1),
+    NextRow("rivals of 0 count as 1, from an index not tried", 10, [], 3, 0, 1, 4),
+    NextRow("a stride of 0 counts as 1, from an index not tried", 10, [], 3, 1, 0, 4),
     NextRow("everything tried: none", 2, [0, 1], 1, 1, 2, None),
 ]
 
@@ -229,3 +232,10 @@ def test_losers_of_the_two_first_races_go_to_different_issues(count: int, head: 
     nexts += [next_pick(count, [1], 1, r, FIRST_PICK_SPREAD) for r in range(1, second + 1)]
     if 1 + FIRST_PICK_SPREAD * max(head, second) < count:
         assert len(set(nexts)) == len(nexts)
+
+
+@pytest.mark.parametrize(("passed", "again"), [(0, False), (1, False), (2, True), (3, True)],
+                         ids=["nothing passed over", "one passed over: walk on", "two in a row: list again",
+                              "more"])
+def test_relist_after_two_issues_passed_over_in_a_row(passed: int, again: bool) -> None:
+    assert relist(passed) is again
