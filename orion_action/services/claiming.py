@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,7 +30,7 @@ from orion_action.core.arbitration import (
 from orion_action.core.beat import Bounds, Load, refusal
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine
-from orion_action.core.queue import next_pick, pick_order
+from orion_action.core.queue import FIRST_PICK_SPREAD, first_pick, next_pick, pick_order, relist
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, ReleaseAction, State, render_record
 from orion_action.errors import GitHubError, NotClaimed, Unavailable
 from orion_action.ports import Clock, GitHubPort, Policy, QueueHistory, Sight
@@ -64,12 +65,23 @@ def is_queued(issue: Issue, config: Config) -> bool:
 def queued_candidates(gh: GitHubPort, config: Config, require: Sequence[str] = ()) -> list[Issue]:
     """The queued issues carrying every `require` label, in pick order (one listing per 100).
     Raises NotClaimed while the queue is paused (the listing shows it: no extra request)."""
+    return _queued_and_in_flight(gh, config, require)[0]
+
+
+def _queued_and_in_flight(
+    gh: GitHubPort, config: Config, require: Sequence[str] = ()
+) -> tuple[list[Issue], int]:
+    """`queued_candidates`, and how many issues of the same listing are being claimed right now
+    (the queue label and the lock both on: a claim between its lock and its unqueue)."""
     listed = gh.list_issues(config.labels.queue)
     refuse_if_paused(listed, config)
-    return pick_order(
+    lab = config.labels
+    in_flight = sum(1 for i in listed if i.is_open and lab.working in i.labels)
+    queued = pick_order(
         (i for i in listed if is_queued(i, config) and all(r in i.labels for r in require)),
         config.labels.priority,
     )
+    return queued, in_flight
 
 
 def missing_label_hint(gh: GitHubPort, config: Config) -> str:
@@ -135,6 +147,8 @@ class Claimer:
     # How many claims came before ours in the race the last claim lost (claim_next skips as
     # many queued issues: core/queue.py next_pick).
     rivals = 1
+    raced = False  # the last claim lost a race (rivals counted)
+    passed = False  # the last claim passed its issue over: taken since it was listed
     # The live claims `_admit` counted (None: it did not count).
     live: int | None = None
 
@@ -161,23 +175,46 @@ class Claimer:
     def claim_next(self, stage: str | None, require: Sequence[str] = ()) -> Claim:
         """Claim the first queued issue we can win, in pick order (core/queue.py). Nothing
         while the queue is paused."""
-        queued = queued_candidates(self.gh, self.config, require)
+        queued, in_flight = _queued_and_in_flight(self.gh, self.config, require)
         if not queued:
             raise NotClaimed(empty_queue(self.config, require) + missing_label_hint(self.gh, self.config))
         self._admit()
-        # The head first (queue order), but workers that list at once do not all race down the
-        # queue behind one another: a loser skips past its rivals (issue 19, core/queue.py).
-        tried: list[int] = []
-        at: int | None = 0
-        while at is not None and len(tried) < MAX_NEXT_CANDIDATES:
+        # Workers that list at once do not all race for the head: where other workers are seen
+        # at no cost (a claim in flight in the listing; live claims, where `_admit` counted
+        # them), half of them try the issue after the head first (queue order within one
+        # position, never across priorities); a worker that sees none takes the head. A loser
+        # skips past its rivals (issue 19, core/queue.py; ADR 0071).
+        crowd = in_flight > 0 or bool(self.live)
+        tried: list[int] = []  # indices into `queued`, as last listed
+        done: set[int] = set()  # issue numbers tried, whatever listing they came from
+        passed = 0  # issues passed over in a row (taken since they were listed)
+        at: int | None = first_pick(queued, self.config.labels.priority, self.pick_seed(), crowd)
+        while at is not None and len(done) < MAX_NEXT_CANDIDATES:
             tried.append(at)
-            self.rivals = 1
+            done.add(queued[at].number)
+            self.rivals, self.raced, self.passed = 1, False, False
             try:
                 return self.claim(queued[at], stage)
             except NotClaimed as exc:
                 self.log(f"#{queued[at].number}: {exc}; trying another queued issue")
-            at = next_pick(len(queued), tried, at, self.rivals)
-        raise NotClaimed(f"none of the {len(tried)} queued issues tried could be claimed")
+            passed = passed + 1 if self.passed else 0
+            if relist(passed):
+                # The listing is stale: others took the issues it shows one after another. One
+                # listing shows what is left; walking on would pay a read an issue taken.
+                queued = [i for i in queued_candidates(self.gh, self.config, require) if i.number not in done]
+                tried, passed = [], 0
+                at = first_pick(queued, self.config.labels.priority, self.pick_seed(), crowd=True)
+                if not queued:
+                    break
+                continue
+            at = next_pick(len(queued), tried, at, self.rivals, FIRST_PICK_SPREAD if self.raced else 1)
+        raise NotClaimed(f"none of the {len(done)} queued issues tried could be claimed")
+
+    def pick_seed(self) -> int:
+        """This wrapper's own number for spreading first picks (core/queue.py first_pick): the
+        same for every pick it makes, different between processes that list at once."""
+        h = self.holder
+        return zlib.crc32(f"{h.host}/{h.boot_id}/{h.pid_ns}/{h.pid}/{h.pid_start}".encode())
 
     def claim_number(self, number: int, stage: str | None) -> Claim:
         issue, history = self._read_number(number)
@@ -246,6 +283,7 @@ class Claimer:
             history = self._read_history(n)
             seen = history.issue if history is not None else None
             if seen is not None and not is_queued(seen, self.config):
+                self.passed = True
                 raise NotClaimed(f"issue #{n} was taken since it was listed (labels now: "
                                  f"{', '.join(sorted(seen.labels)) or 'none'}); nothing posted")
         self._check_approval(issue, history)
@@ -317,7 +355,7 @@ class Claimer:
         if blocked is not None:
             self._give_up(claim, blocked)
             first = winner(log, is_dead)
-            self.rivals = rivals_before(log, first, claim.comment_id)
+            self.rivals, self.raced = rivals_before(log, first, claim.comment_id), True
             if first is not None and lab.stage(first.record.stage) != lab.stage(stage):
                 self._remove_own_stage(claim)  # ours; the winner shows its own
             if first is not None:

@@ -94,8 +94,6 @@ def test_next_takes_priority_labels_first_then_the_oldest(tmp_path: Path) -> Non
     s.clock.advance(1)
     both = s.create_issue("p1 and p0: p0 counts", [LAB.queue, P1, P0])
     s.clock.advance(1)
-    s.create_issue("held elsewhere: not queued", [LAB.queue, P0, LAB.working])
-    s.clock.advance(1)
     plain_new = s.create_issue("plain, newest", [LAB.queue, "p9"])
 
     order = [top, both, low, low_newer, plain_old, plain_new]
@@ -110,6 +108,14 @@ def test_next_takes_priority_labels_first_then_the_oldest(tmp_path: Path) -> Non
     assert worker.worked() == order[:2]
     assert queue(s) == order[2:]
     assert all(LAB.ready in s.issue(n).labels for n in order[:2])
+
+    # An issue another worker holds is not queued, whatever its labels; a worker that sees one
+    # being claimed takes the head or the issue after it, of the head's priority (ADR 0071).
+    held = s.create_issue("held elsewhere: not queued", [LAB.queue, P0, LAB.working])
+    assert queue(s) == order[2:]
+    assert worker.run() == 0, worker.logs
+    assert worker.worked()[2] in (low, low_newer)
+    assert s.issue(held).labels == {LAB.queue, P0, LAB.working}
 
 
 def test_require_considers_only_issues_carrying_every_label(tmp_path: Path) -> None:

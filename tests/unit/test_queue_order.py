@@ -11,7 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orion_action.core.issue import Issue
-from orion_action.core.queue import next_pick, pick_order, pick_order_across, priority_of
+from orion_action.core.queue import (
+    FIRST_PICK_SPREAD,
+    first_pick,
+    next_pick,
+    pick_order,
+    pick_order_across,
+    priority_of,
+    relist,
+)
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 PRIORITY = ("p0", "p1", "p2")
@@ -139,3 +147,95 @@ def test_the_losers_of_one_race_go_to_different_issues(count: int, at: int, lose
     if at + losers < count:  # room ahead of the lost issue for every loser
         assert len(set(nexts)) == losers
         assert nexts == list(range(at + 1, at + losers + 1))
+
+
+# -- first picks within one position (issue 19, ADR 0071) ------------------------------------------
+
+
+class FirstRow(NamedTuple):
+    why: str
+    queued: list[Issue]  # in pick order
+    seed: int
+    index: int
+    crowd: bool = True  # other workers seen
+
+
+FIRST_ROWS = [
+    FirstRow("alone: the head, whatever the seed", [issue(1), issue(2), issue(3)], 7, 0, crowd=False),
+    FirstRow("an even seed takes the head", [issue(1), issue(2), issue(3)], 4, 0),
+    FirstRow("an odd seed takes the issue after it", [issue(1), issue(2), issue(3)], 7, 1),
+    FirstRow("one issue: the head, whatever the seed", [issue(1)], 7, 0),
+    FirstRow("nothing queued: 0", [], 7, 0),
+    FirstRow("never past a higher priority: the next is lower", [issue(1, "p0"), issue(2, "p1")], 1, 0),
+    FirstRow("the next has no priority, the head has one", [issue(1, "p2"), issue(2)], 1, 0),
+    FirstRow("same priority: age within one position", [issue(5, "p1"), issue(2, "p1")], 1, 1),
+    FirstRow("neither has a priority", [issue(3), issue(8)], 3, 1),
+]
+
+
+@pytest.mark.parametrize("row", FIRST_ROWS, ids=[r.why for r in FIRST_ROWS])
+def test_first_pick(row: FirstRow) -> None:
+    assert first_pick(row.queued, PRIORITY, row.seed, row.crowd) == row.index
+
+
+@given(issues, st.permutations(PRIORITY), st.integers(0, 2**32), st.booleans())
+def test_a_first_pick_is_within_one_position_and_never_jumps_a_priority(
+        found: list[Issue], priority: list[str], seed: int, crowd: bool) -> None:
+    ordered = pick_order(found, priority)
+    at = first_pick(ordered, priority, seed, crowd)
+    assert crowd or at == 0
+    assert 0 <= at <= max(0, min(FIRST_PICK_SPREAD - 1, len(ordered) - 1))
+    if ordered:
+        assert all(priority_of(i.labels, priority) == priority_of(ordered[0].labels, priority)
+                   for i in ordered[: at + 1])
+
+
+def test_seeds_spread_first_picks_over_the_head_and_the_next() -> None:
+    queued = [issue(1), issue(2), issue(3)]
+    assert {first_pick(queued, (), seed, True) for seed in range(8)} == {0, 1}
+
+
+class NextRow(NamedTuple):
+    why: str
+    count: int
+    tried: list[int]
+    after: int
+    rivals: int
+    stride: int
+    index: int | None
+
+
+NEXT_ROWS = [
+    NextRow("passed over: the next one", 10, [0], 0, 1, 1, 1),
+    NextRow("lost to one rival at the head, stride 2: two on", 10, [0], 0, 1, 2, 2),
+    NextRow("lost to one rival at the next issue, stride 2", 10, [1], 1, 1, 2, 3),
+    NextRow("three rivals, stride 2", 10, [0], 0, 3, 2, 6),
+    NextRow("past the end: the first not tried", 4, [1], 1, 2, 2, 0),
+    NextRow("past the end, the head tried: the next not tried", 4, [0, 2], 2, 1, 2, 1),
+    NextRow("rivals of 0 count as 1", 10, [0], 0, 0, 1, 1),
+    NextRow("rivals of 0 count as 1, from an index not tried", 10, [], 3, 0, 1, 4),
+    NextRow("a stride of 0 counts as 1, from an index not tried", 10, [], 3, 1, 0, 4),
+    NextRow("everything tried: none", 2, [0, 1], 1, 1, 2, None),
+]
+
+
+@pytest.mark.parametrize("row", NEXT_ROWS, ids=[r.why for r in NEXT_ROWS])
+def test_next_pick(row: NextRow) -> None:
+    assert next_pick(row.count, row.tried, row.after, row.rivals, row.stride) == row.index
+
+
+@given(st.integers(2, 30), st.integers(1, 8), st.integers(1, 8))
+def test_losers_of_the_two_first_races_go_to_different_issues(count: int, head: int, second: int) -> None:
+    """The losers at the head and at the issue after it (first picks spread over both), each
+    skipping FIRST_PICK_SPREAD places a rival, never meet where the queue has room for all."""
+    nexts = [next_pick(count, [0], 0, r, FIRST_PICK_SPREAD) for r in range(1, head + 1)]
+    nexts += [next_pick(count, [1], 1, r, FIRST_PICK_SPREAD) for r in range(1, second + 1)]
+    if 1 + FIRST_PICK_SPREAD * max(head, second) < count:
+        assert len(set(nexts)) == len(nexts)
+
+
+@pytest.mark.parametrize(("passed", "again"), [(0, False), (1, False), (2, True), (3, True)],
+                         ids=["nothing passed over", "one passed over: walk on", "two in a row: list again",
+                              "more"])
+def test_relist_after_two_issues_passed_over_in_a_row(passed: int, again: bool) -> None:
+    assert relist(passed) is again
