@@ -352,6 +352,12 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         '                if t.tombstone.by == "release" or (c := log.find(t.tombstone.token))',
         "                if (c := log.find(t.tombstone.token))",
     )],
+    # h52: a dead claim that never started is held in doubt while its unqueue may land (ADR 0072).
+    "a pass requeues a dead claim that never started while its unqueue may still land (ADR 0072)": [(
+        "core/liveness.py",
+        "    if age >= window:\n        return verdict\n",
+        "    if True:\n        return verdict\n",
+    )],
 }
 
 # The environment a mutation runs in, beyond this process's (both the mutated and the reference

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from orion_action.config import Config
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
-from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict
+from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict, unqueue_in_flight
 from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel, plan_issue, plan_release
 from orion_action.core.queue import pick_order_across
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
@@ -77,9 +77,11 @@ class Reconciler:
     def survey_issue(self, issue: Issue) -> Survey:
         comments, now = self.gh.list_comments(issue.number)
         log = read_log(comments, self.trusted)
+        stale_after = self.config.stale_after
         verdicts = {
-            c.record.token: judge_entry(
-                c, now, self.config.stale_after, self.here, self.gh.workflow_run_status, sight=self.sight
+            c.record.token: unqueue_in_flight(
+                c.record, c.created_at, now, stale_after, LABEL_LANDING_MARGIN_S,
+                judge_entry(c, now, stale_after, self.here, self.gh.workflow_run_status, sight=self.sight),
             )
             for c in log.open_claims()
         }

@@ -420,6 +420,27 @@ def unanswered_unqueue_lands_after_a_requeue() -> None:
         world.close()
 
 
+def winner_killed_while_its_unqueue_may_land() -> None:
+    """The winner's queue-label removal goes unanswered and lands 10 s later; the winner is
+    killed while it waits for it (ADR 0067), its record `running` with no child. A pass on its
+    machine at once finds its wrapper gone. Requeued then, the removal would land after the
+    requeue and leave the issue with no label that any pass lists (`late-unqueue`, trace
+    (5, 207)); the pass holds the claim in doubt until its lease's writes can no longer land,
+    and a later pass requeues it (ADR 0072)."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _ops(world, claim, "remove_label"))
+        world.fail(claim, "late", 1)  # the unqueue
+        _run(world, claim, _ops(world, claim, "sleep"))  # it waits for its unqueue to land
+        world.crash(w)
+        _pass(world, "m1")
+        _settle(world)
+    finally:
+        world.close()
+
+
 def ending_resumed_past_presumption() -> None:
     """m1's VM pauses right after its run's first beat and stays paused past stale_after (its
     boot clock frozen). On resume its child exits at once, and its ending reads the claim as
@@ -1517,7 +1538,7 @@ def claimer_resumed_past_a_pass_runs_beside_the_next() -> None:
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
-        budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
+        budget_spent_by_time_limits, released_before_arbitration, winner_killed_while_its_unqueue_may_land, claimer_paused_past_stale,
         clone_beside_rebooted_origin, outage_retry_after_landed_record, outage_record_put_back_unchanged,
         late_label_write_near_presumption, release_after_deletions_shift_pages, release_beside_a_deletion,
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,

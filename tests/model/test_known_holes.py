@@ -78,11 +78,6 @@ _LATE_UNQUEUE = [("worker", "m2", 1, False), ("worker", "m1", None, False), ("wo
                  ("step", "w2.claim"), ("fail", "w2.claim", "late", 2)]
 _R0 = [("reconciler", "m1"), ("burst", "r0", 8), ("burst", "r0", 8)]
 ACT_CASES = [
-    (explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, lag_seed="5-207"),
-     [*_LATE_UNQUEUE, ("burst", "w2.claim", 1), ("crash", "w2"), *_R0],
-     "late-unqueue", "(5, 207), the winner killed while it waits: its unqueue went unanswered, it is killed "
-                     "before the removal has landed, a pass on its machine finds it dead by its pid and "
-                     "requeues, and the removal lands after (ADRs 0055, 0067)"),
     (explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="13-197", skew=30.0,
                     dispatch=True),
      [("worker", "m2", 1, True), ("step", "w0.claim"), ("burst", "w0.claim", 6), ("step", "w0.claim"),
@@ -181,6 +176,12 @@ CLOSED_ACT_CASES = [
      "(28, 99) a claim after a person's cancel: w1 reads issue 2 as queued and posts, a person cancels, "
      "w1's lock lands beside the cancel label and it ran its child until its first beat. The lock write's "
      "answer lists the issue's labels; a claimer that finds the cancel label there gives up (ADR 0066)"),
+    (explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, lag_seed="5-207"),
+     [*_LATE_UNQUEUE, ("burst", "w2.claim", 1), ("crash", "w2"), *_R0],
+     "(5, 207) late-unqueue, the winner killed while it waits: its unqueue went unanswered, it is killed "
+     "before the removal has landed, and a pass on its machine found it dead by its pid and requeued before "
+     "the removal landed. A pass now holds a dead claim that never started in doubt until its lease's "
+     "writes can no longer land (ADR 0072)"),
 ]
 
 @pytest.mark.parametrize(("setup", "acts", "what"), CLOSED_ACT_CASES,

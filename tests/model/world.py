@@ -100,11 +100,12 @@ KNOWN_HOLES = {
                            "the issue is left with no label (seed 9 episode 9; first seen at seed 4 "
                            "episode 229 before ADR 0067)",
     "late-unqueue": "audit finding 3's residue: a winner's unqueue lands after a requeue (a pass's, or a "
-                    "release by hand) and the winner cannot repair it: killed while it waits for its "
-                    "unanswered removal (a pass on its machine finds it dead by its pid: trace (5, 207)), "
-                    "killed after its child started but before its first beat (seed 28, episode 208), or "
-                    "its repair's read fails (seed 18, episode 224) (ADRs 0025, 0055, 0067; the shape "
-                    "where it gave up and repaired before its removal landed, replay (18, 58), is closed)",
+                    "release by hand) and the winner cannot repair it: killed after its child started but "
+                    "before its first beat (seed 28, episode 208), or its repair's read fails (seed 18, "
+                    "episode 224) (ADRs 0025, 0055, 0067; closed: the shape where it gave up and repaired "
+                    "before its removal landed, replay (18, 58), ADR 0067, and the winner killed while it "
+                    "waits for its unanswered removal, trace (5, 207), ADR 0072: a pass holds a dead claim "
+                    "that never started in doubt until its lease's writes can no longer land)",
     "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it "
                             "off (holder side: scenario cancel_after_a_release_before_the_holder_notices, "
                             "ADR 0054)",
