@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from helpers_reconcile import (
     Orion,
+    exited_pid,
     local_holder,
     orion,  # noqa: F401  (fixture)
     post_claim,
@@ -328,9 +329,25 @@ def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, prox
     assert [w.proc.poll() for w in wrappers] == [None, None]
 
 
+def test_a_winner_that_died_before_starting_is_held_while_its_unqueue_may_land(orion: Orion, repo, proxy):
+    """A claim that won (`running`) and started nothing, its wrapper gone, just posted: what a
+    winner killed while it waits for its unanswered unqueue leaves (ADR 0067). Its removal of
+    the queue label may still land; requeued now, it could land after the requeue and leave the
+    issue with no label. The pass holds it in doubt and moves nothing (ADR 0072)."""
+    n = queued_issue(repo)
+    _, dead = post_claim(repo, n, local_holder())
+    result = orion.run("reconcile", "--json")
+    assert result.returncode == 0, result.stderr
+    actions = json.loads(result.stdout)["actions"]
+    assert [(a["issue"], a["action"]) for a in actions] == [(n, "report")]
+    assert "queue-label removal may still land" in actions[0]["reason"]
+    assert labels(repo, n) == {"orion-working"}
+    assert tombstones(repo, n) == []
+
+
 def test_cost_of_writes_is_counted_too(orion: Orion, repo, proxy):
     n = queued_issue(repo)
-    post_claim(repo, n, local_holder())
+    post_claim(repo, n, local_holder(), child_pid=exited_pid())
     before = proxy.count()
     result = orion.run("reconcile")
     assert result.returncode == 0, result.stderr
@@ -385,7 +402,7 @@ def test_a_claim_that_appears_while_the_pass_runs_keeps_the_labels(orion: Orion,
     """The tombstone is held in flight while a new claim lands: the pass takes its tombstone
     back and moves no label (ADR 0006)."""
     n = queued_issue(repo)
-    _, dead = post_claim(repo, n, local_holder())
+    _, dead = post_claim(repo, n, local_holder(), child_pid=exited_pid())
     hold = proxy.hold("POST", rf"/issues/{n}/comments$")
     proc = subprocess.Popen(orion.argv("reconcile", "--json"), env=orion.env, cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -434,7 +451,7 @@ def test_without_the_repository_listing_every_issue_is_read_in_full(orion: Orion
     pass says so in one line and reads each issue in full; the verdicts are the same."""
     alive, dead = queued_issue(repo, "alive"), queued_issue(repo, "dead")
     w = orion.running(alive)
-    post_claim(repo, dead, local_holder())
+    post_claim(repo, dead, local_holder(), child_pid=exited_pid())
     proxy.fail("GET", r"/issues/comments$", 404)
     result = orion.run("reconcile", "--json")
     assert result.returncode == 0, result.stderr
