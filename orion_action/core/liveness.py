@@ -240,7 +240,8 @@ def unqueue_in_flight(
     `landing_margin`. Requeued before that, the removal may land after the requeue and leave
     the issue with no label that any pass lists (`late-unqueue`, ADR 0072); in doubt until
     then, the next pass judges it. Any other verdict is returned as it is."""
-    if verdict.liveness is not Liveness.DEAD or record.state is not State.RUNNING or record.child_pid is not None:
+    unstarted = record.state is State.RUNNING and record.child_pid is None
+    if verdict.liveness is not Liveness.DEAD or not unstarted:
         return verdict
     window = max(stale_after, record.stale_after) * LEASE_SHARE + landing_margin
     age = (now - posted_at).total_seconds()

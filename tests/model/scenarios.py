@@ -1538,7 +1538,8 @@ def claimer_resumed_past_a_pass_runs_beside_the_next() -> None:
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
-        budget_spent_by_time_limits, released_before_arbitration, winner_killed_while_its_unqueue_may_land, claimer_paused_past_stale,
+        budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
+        winner_killed_while_its_unqueue_may_land,
         clone_beside_rebooted_origin, outage_retry_after_landed_record, outage_record_put_back_unchanged,
         late_label_write_near_presumption, release_after_deletions_shift_pages, release_beside_a_deletion,
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,
