@@ -93,12 +93,9 @@ class InvariantError(AssertionError):
 # and 8: another claim's late or retried label write stopped a run) and `stale-pass-unlock` (a
 # pass's lock removal planned before a new claim, landing after it): a live holder puts back a
 # lock orion's own stale write took off (ADR 0065). The world still names them when they break.
+# Closed by ADR 0072: `stale-unlock-strand` (that put-back's residue: the holder died before its
+# first beat, the issue left with no label; a later pass finds the open claim and requeues).
 KNOWN_HOLES = {
-    "stale-unlock-strand": "stale-pass-unlock's residue (ADR 0065): a pass's lock removal planned before a "
-                           "claim lands on that claim's lock, the claim's unqueue takes the queue label, and "
-                           "its holder dies before a beat of its own finds the lock gone and puts it back: "
-                           "the issue is left with no label (seed 9 episode 9; first seen at seed 4 "
-                           "episode 229 before ADR 0067)",
     "late-unqueue": "audit finding 3's residue: a winner's unqueue lands after a requeue (a pass's, or a "
                     "release by hand) and the winner cannot repair it: killed after its child started but "
                     "before its first beat (seed 28, episode 208), or its repair's read fails (seed 18, "
@@ -493,18 +490,26 @@ class World:
         here = self.machine(machine)
         reconcilers = [Reconciler(self._gh(s), self.config, self.log.append, here=here,
                                   sight=self.sight(machine)) for s in self.servers]
+        for reconciler in reconcilers:
+            reconciler.strands = True  # as reconcile_pass does (ADR 0072)
         dispatching = replace(self.config, **DISPATCHING)
 
         def run_pass() -> None:
             for reconciler in reconcilers:  # one repository after the other, as reconcile_repos does
                 requeued = []
-                for s in reconciler.survey():
+                surveys = reconciler.survey()
+                listed = {s.issue.number for s in surveys}
+                for s in surveys:
                     with contextlib.suppress(GitHubError):
                         if reconciler.execute(s).action is Action.REQUEUE:
                             requeued.append(s.plan.issue)
                 for plan in reconciler.survey_cancels():
                     with contextlib.suppress(GitHubError):
                         reconciler.execute_cancel(plan)
+                for strand in reconciler.survey_strands(listed):
+                    with contextlib.suppress(GitHubError):
+                        if reconciler.execute_strand(strand).action is Action.REQUEUE:
+                            requeued.append(strand.plan.issue)
                 if self.dispatch and reconciler is reconcilers[0]:  # the first repository's workflow only
                     # as reconcile_pass does; the model approves every issue
                     dispatch_after_pass(reconciler.gh, dispatching, requeued, self.log.append, lambda _: True)
