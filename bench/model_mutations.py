@@ -358,6 +358,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "    if age >= window:\n        return verdict\n",
         "    if True:\n        return verdict\n",
     )],
+    "a pass never looks for an issue a dead holder left with no label (ADR 0072)": [(
+        "services/reconcile.py",
+        "        if listing is None or not self.strands:",
+        "        if True:",
+    )],
 }
 
 # The environment a mutation runs in, beyond this process's (both the mutated and the reference

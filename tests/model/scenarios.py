@@ -591,6 +591,34 @@ def claimer_paused_past_a_pass() -> None:
         world.close()
 
 
+def pass_unlock_strands_a_claim_that_dies() -> None:
+    """`stale-unlock-strand` (trace (9, 9)), directed: a pass requeues w0's dead run (its queue
+    label on, its lock removal checked and not sent yet); a person's `release --force` finishes
+    the move (queue on, lock off); w1 reads the issue as queued, claims, wins and takes the queue
+    label; then the pass's lock removal lands on w1's lock, and w1 dies before a beat of its own
+    could put it back (ADR 0065). The issue carries no label, and no label listing shows it: a
+    later pass must find w1's open claim in its repository-wide comment listing and requeue it
+    (ADR 0072)."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        world.crash(w0)
+        world.advance(CONFIG.stale_after + 5)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, _at(world, r, "remove_label"))  # the queue label is on, the lock still on
+        _run(world, world.spawn_forced_release(ISSUE))
+        w1 = world.spawn_worker("m2")
+        _run(world, f"{w1.name}.claim")
+        assert w1.child_started, f"{w1.name} did not win"
+        world.step(r)  # the pass's lock removal lands on w1's lock
+        world.check()
+        world.crash(w1)
+        assert not world.gh_of(ISSUE).issue(ISSUE).labels & {LAB.queue, LAB.working}, "not stranded"
+        _settle(world)
+    finally:
+        world.close()
+
+
 def release_beside_a_claim_in_flight() -> None:
     """A person runs `release` on an issue whose claim is in flight: the claim comment lags 4 s
     (the release lists none), its lock and the queue label are on. Between the release's read
@@ -1539,7 +1567,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
         budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
-        winner_killed_while_its_unqueue_may_land,
+        winner_killed_while_its_unqueue_may_land, pass_unlock_strands_a_claim_that_dies,
         clone_beside_rebooted_origin, outage_retry_after_landed_record, outage_record_put_back_unchanged,
         late_label_write_near_presumption, release_after_deletions_shift_pages, release_beside_a_deletion,
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,
