@@ -345,6 +345,32 @@ def test_a_winner_that_died_before_starting_is_held_while_its_unqueue_may_land(o
     assert tombstones(repo, n) == []
 
 
+def test_an_issue_a_dead_holder_left_with_no_label_is_requeued(orion: Orion, repo, proxy):
+    """A run whose wrapper and command are gone, on an issue that carries no label at all: a
+    stale lock removal took its lock and its own unqueue the queue label, and it died before a
+    beat could put the lock back (`stale-unlock-strand`). No label listing shows the issue; the
+    pass finds the open claim in its repository-wide comment listing and requeues it. Beside
+    it, an unlabelled issue whose run finished (a person took its label off) is left alone
+    (ADR 0072)."""
+    n = repo.create_issue("stranded")
+    post_claim(repo, n, local_holder(), child_pid=exited_pid(), lock=False)
+    done = repo.create_issue("done, its label taken off by hand")
+    post_claim(repo, done, local_holder(), state=State.FINISHED, exit_code=0, lock=False)
+    before = proxy.count()
+    result = orion.run("reconcile", "--json")
+    assert result.returncode == 0, result.stderr
+    actions = json.loads(result.stdout)["actions"]
+    assert [(a["issue"], a["action"]) for a in actions] == [(n, "requeue")]
+    assert "carried no label" in actions[0]["reason"]
+    assert labels(repo, n) == {"orion"} and labels(repo, done) == set()
+    assert len(tombstones(repo, n)) == 1 and tombstones(repo, done) == []
+    assert _used(result.stderr) == proxy.count() - before
+    # The next pass finds nothing left to repair: the issue is queued again.
+    again = orion.run("reconcile", "--json")
+    assert again.returncode == 0, again.stderr
+    assert [a["action"] for a in json.loads(again.stdout)["actions"]] == []
+
+
 def test_cost_of_writes_is_counted_too(orion: Orion, repo, proxy):
     n = queued_issue(repo)
     post_claim(repo, n, local_holder(), child_pid=exited_pid())
