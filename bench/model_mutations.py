@@ -352,6 +352,17 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         '                if t.tombstone.by == "release" or (c := log.find(t.tombstone.token))',
         "                if (c := log.find(t.tombstone.token))",
     )],
+    # h52: a dead claim that never started is held in doubt while its unqueue may land (ADR 0072).
+    "a pass requeues a dead claim that never started while its unqueue may still land (ADR 0072)": [(
+        "core/liveness.py",
+        "    if age >= window:\n        return verdict\n",
+        "    if True:\n        return verdict\n",
+    )],
+    "a pass never looks for an issue a dead holder left with no label (ADR 0072)": [(
+        "services/reconcile.py",
+        "        if listing is None or not self.strands:",
+        "        if True:",
+    )],
 }
 
 # The environment a mutation runs in, beyond this process's (both the mutated and the reference

@@ -218,3 +218,37 @@ def _finished_reason(record: ClaimRecord) -> str:
     if record.state is State.INTERRUPTED:
         return "the run was interrupted and handed the issue back"
     return f"the claim was lost: {record.note or 'another claim won'}"
+
+
+# A claimer's writes start within its lease (its renew deadline, two thirds of its stale_after)
+# after its claim was posted, and every write lands within GitHub's request limit plus its
+# whole-second slack after it was sent (`services/holding.py LABEL_LANDING_MARGIN_S`).
+LEASE_SHARE = 2 / 3
+
+
+def unqueue_in_flight(
+    record: ClaimRecord,
+    posted_at: datetime,
+    now: datetime,
+    stale_after: float,
+    landing_margin: float,
+    verdict: Verdict,
+) -> Verdict:
+    """A dead claim that won and never started its command (`running`, no child pid) may still
+    have its queue-label removal in flight until its lease's writes can no longer land: until
+    `posted_at` (the claim comment's creation, GitHub's clock) plus its lease plus
+    `landing_margin`. Requeued before that, the removal may land after the requeue and leave
+    the issue with no label that any pass lists (`late-unqueue`, ADR 0072); in doubt until
+    then, the next pass judges it. Any other verdict is returned as it is."""
+    unstarted = record.state is State.RUNNING and record.child_pid is None
+    if verdict.liveness is not Liveness.DEAD or not unstarted:
+        return verdict
+    window = max(stale_after, record.stale_after) * LEASE_SHARE + landing_margin
+    age = (now - posted_at).total_seconds()
+    if age >= window:
+        return verdict
+    return Verdict(
+        Liveness.UNKNOWN,
+        f"{verdict.reason}, but it won {max(age, 0.0):.0f}s ago and never started: its queue-label "
+        f"removal may still land (until {window:g}s after its claim); the next pass judges it",
+    )

@@ -6,7 +6,7 @@ The service executes the decision; `--dry-run` and `status` only print it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
@@ -521,3 +521,52 @@ def _notes(log: IssueLog) -> tuple[str, ...]:
         for r in log.untrusted_releases
     ]
     return tuple(notes)
+
+
+# -- an issue a dead holder left with no label (ADR 0072) -------------------------------------
+
+
+def strand_candidates(recent: Mapping[int, IssueLog], listed: Collection[int]) -> list[int]:
+    """The issues a pass reads in full although no label listing shows them: those whose
+    newest claim among the recently updated comments (`recent`, by issue) is still open and
+    named by no tombstone there, and that are not in the lock listing (`listed`). A claim that
+    is open on an issue without the lock is either in flight (a claimer adds its lock after
+    posting), put back by its live holder at its next beat (ADR 0065), or dead with the issue
+    stranded: a late or stale label write took the lock or the queue label after its last
+    writer could look (`stale-unlock-strand`). In the steady state there is none."""
+    found = []
+    for n, log in sorted(recent.items()):
+        if n in listed or not log.claims:
+            continue
+        newest = max(log.claims, key=lambda c: c.comment_id)
+        named = any(t.tombstone.token == newest.record.token for t in log.tombstones)
+        if newest.record.state.is_open and not named:
+            found.append(n)
+    return found
+
+
+def is_stranded(is_open: bool, on_issue: frozenset[str], labels: Labels) -> bool:
+    """An open issue that carries none of orion's labels: no label listing shows it."""
+    ours = {labels.queue, labels.working, labels.ready, labels.failed, labels.cancel}
+    return is_open and not (on_issue & ours)
+
+
+# The fates a pass repairs on a stranded issue: a run (or a won claim) whose holder died.
+STRAND_FATES = frozenset({Fate.DIED_UNSTARTED, Fate.DIED_RUNNING, Fate.DIED_RUNNING_SPENT})
+
+
+def plan_strand(number: int, is_open: bool, on_issue: frozenset[str], log: IssueLog,
+                verdicts: Mapping[str, Verdict], labels: Labels, max_attempts: int) -> Plan | None:
+    """The repair of a stranded issue, or None: the plan a pass makes for an issue carrying the
+    lock, when every open claim is provably dead and the issue's fate is a dead run's (a live
+    or doubtful holder, or any other fate, is left alone: a person may have taken the labels
+    off a finished run). Nothing is taken off but stage labels; the lock is not there."""
+    if not is_stranded(is_open, on_issue, labels):
+        return None
+    plan = plan_issue(number, is_open, on_issue, log, verdicts, labels, max_attempts)
+    if not plan.writes or not plan.release or not plan.add_labels:
+        return None
+    if fate(on_issue, log, verdicts, labels, max_attempts).fate not in STRAND_FATES:
+        return None
+    return replace(plan, reason=f"the issue carried no label (stranded): {plan.reason}",
+                   remove_labels=tuple(x for x in plan.remove_labels if x != labels.working))

@@ -15,12 +15,22 @@ import secrets
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from orion_action.config import Config
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
-from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict
-from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel, plan_issue, plan_release
+from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict, unqueue_in_flight
+from orion_action.core.plan import (
+    Action,
+    Plan,
+    is_stranded,
+    keep_on_fresh_beat,
+    plan_cancel,
+    plan_issue,
+    plan_release,
+    plan_strand,
+    strand_candidates,
+)
 from orion_action.core.queue import pick_order_across
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
 from orion_action.core.survey import QueueRow, Survey, queue_row
@@ -41,6 +51,12 @@ RECENT_MARGIN_S = 5.0
 # How many times a pass tries its lock removal, looking at the issue again between tries
 # (ADR 0054): about what the client's own retries give a write under a flaky API.
 LOCK_TRIES = 5
+# How far back a pass looks for an issue a dead holder left with no label (ADR 0072), in
+# stale_after: a claim that died just before one pass could judge it is judged by the next,
+# while passes come at least every stale_after.
+STRAND_LOOKBACK = 2.0
+# A `since` no comment reaches: the listing answers one empty page and GitHub's time.
+_NO_COMMENT_YET = datetime(9000, 1, 1, tzinfo=timezone.utc)
 
 
 def _holder_line(entry: ClaimEntry | None) -> str:
@@ -65,6 +81,12 @@ class Reconciler:
         self.here = here
         self.sight = sight
         self._trusted: frozenset[str] | None = None
+        # Whether this pass looks for issues a dead holder left with no label (ADR 0072): the
+        # reconcile pass does, `status` and `release` do not.
+        self.strands = False
+        # The repository-wide listing `survey` made, reaching back `_strand_window` ("unmade":
+        # no open issue carried the lock; None: it failed).
+        self._strand_listing: tuple[list[Comment], datetime] | None | str = "unmade"
 
     @property
     def trusted(self) -> frozenset[str]:
@@ -77,12 +99,16 @@ class Reconciler:
     def survey_issue(self, issue: Issue) -> Survey:
         comments, now = self.gh.list_comments(issue.number)
         log = read_log(comments, self.trusted)
+        stale_after = self.config.stale_after
         verdicts = {
-            c.record.token: judge_entry(
-                c, now, self.config.stale_after, self.here, self.gh.workflow_run_status, sight=self.sight
-            )
+            c.record.token: judge_entry(c, now, stale_after, self.here, self.gh.workflow_run_status,
+                                        sight=self.sight)
             for c in log.open_claims()
         }
+        if issue.is_open:  # a closed issue is only unlocked: a late unqueue strands nothing there
+            verdicts = {c.record.token: unqueue_in_flight(c.record, c.created_at, now, stale_after,
+                                                          LABEL_LANDING_MARGIN_S, verdicts[c.record.token])
+                        for c in log.open_claims()}
         plan = plan_issue(
             issue.number,
             issue.is_open,
@@ -100,32 +126,44 @@ class Reconciler:
         of each issue the listing cannot show to be held by a live holder."""
         _ = self.trusted  # one GET /user up front, not in the middle of the pass
         issues = self.gh.list_issues(self.config.labels.working, state="all")
+        self._strand_listing = "unmade"
         recent = self._recent_comments(issues)
         return [self._kept_on_fresh_beat(i, recent) or self.survey_issue(i) for i in issues]
 
     def _recent_comments(self, issues: list[Issue]) -> tuple[dict[int, list[Comment]], datetime] | None:
         """The repository's comments updated within a beat and a half of the lock listing (on
         GitHub's clock), by issue; None when no open issue carries the lock or the listing
-        failed (then every issue is read in full: slower, never less safe)."""
+        failed (then every issue is read in full: slower, never less safe). A pass that looks
+        for stranded issues (`strands`) lists further back in the same request and keeps the
+        whole listing for `survey_strands`."""
         held = [i for i in issues if i.is_open]
         if not held:
             return None
         # The longest beat a holder may promise (ADR 0045): a holder beating slower than the
         # window would still be kept, but only after a full read of its issue.
         window = MISSED_BEAT_FACTOR * self.config.heartbeat_max_interval + RECENT_MARGIN_S
-        since = min(i.read_at for i in held) - timedelta(seconds=window)
+        oldest = min(i.read_at for i in held)
+        since = oldest - timedelta(seconds=window)
         try:
-            comments, now = self.gh.list_repo_comments(since)
+            comments, now = self.gh.list_repo_comments(min(since, oldest - self._strand_window))
         except AuthError:
             raise
         except GitHubError as exc:
             self.log(f"the repository-wide comment listing failed ({exc}); reading every issue in full")
+            self._strand_listing = None
             return None
+        self._strand_listing = (comments, now)
         by_issue: dict[int, list[Comment]] = {}
         for c in comments:
-            if c.issue is not None:
+            if c.issue is not None and c.updated_at >= since:
                 by_issue.setdefault(c.issue, []).append(c)
         return by_issue, now
+
+    @property
+    def _strand_window(self) -> timedelta:
+        """How far back a pass looks for stranded issues (none when it does not look)."""
+        return timedelta(seconds=STRAND_LOOKBACK * self.config.stale_after + RECENT_MARGIN_S if self.strands
+                         else 0.0)
 
     def _kept_on_fresh_beat(
         self, issue: Issue, recent: tuple[dict[int, list[Comment]], datetime] | None
@@ -150,6 +188,86 @@ class Reconciler:
         lab = self.config.labels
         found = (plan_cancel(i.number, i.is_open, i.labels, lab) for i in self.gh.list_issues(lab.cancel))
         return [p for p in found if p is not None]
+
+    def survey_strands(self, listed: set[int]) -> list[Survey]:
+        """Issues a dead holder left with no label, which no label listing shows (ADR 0072):
+        the repository's comments updated within `STRAND_LOOKBACK` stale_after (the survey's
+        repository-wide listing reaching further back, its pages beyond the first the only extra
+        cost; when no open issue carried the lock, one empty page for GitHub's time and the
+        listing, ceil(C/100)); an issue whose newest claim there is open and not in `listed`
+        (the lock listing) is read (one request), and, carrying none of orion's labels, surveyed
+        in full (one more) and planned by `plan_strand`. None in the steady state: every open
+        claim's issue carries the lock."""
+        listing = self._strand_listing
+        if listing is None or not self.strands:
+            return []  # the survey's listing failed: the next pass looks
+        if isinstance(listing, str):
+            try:  # no open issue carried the lock: one empty page for GitHub's time, then the listing
+                _, now = self.gh.list_repo_comments(_NO_COMMENT_YET)
+                listing = self.gh.list_repo_comments(now - self._strand_window)
+            except AuthError:
+                raise
+            except GitHubError as exc:
+                self.log(f"the listing that looks for stranded issues failed ({exc}); the next pass looks")
+                return []
+        comments = listing[0]
+        by_issue: dict[int, list[Comment]] = {}
+        for c in comments:
+            if c.issue is not None:
+                by_issue.setdefault(c.issue, []).append(c)
+        logs = {n: read_log(cs, self.trusted) for n, cs in by_issue.items()}
+        found = []
+        lab = self.config.labels
+        for n in strand_candidates(logs, listed):
+            try:
+                issue, _ = self.gh.get_issue(n)
+                if not is_stranded(issue.is_open, issue.labels, lab):
+                    continue
+                s = self.survey_issue(issue)
+            except AuthError:
+                raise
+            except GitHubError as exc:
+                self.log(f"#{n}: could not read an issue that may be stranded ({exc}); the next pass looks")
+                continue
+            attempts = self.config.max_attempts
+            plan = plan_strand(n, issue.is_open, issue.labels, s.log, s.verdicts, lab, attempts)
+            if plan is not None:
+                found.append(replace(s, plan=plan))
+        return found
+
+    def execute_strand(self, s: Survey) -> Plan:
+        """Release the dead claims of a stranded issue and put its labels on (`plan_strand`).
+        No claimer takes an issue without the queue label, so no claim can be in flight; what
+        is checked is another pass doing the same (a comment the listing lags, before our
+        tombstone; an earlier tombstone, after it: ADR 0006) and a person labelling the issue
+        meanwhile. Once our tombstone stands the labels go on: a pass that stopped there would
+        leave a released claim on an issue with no label, which no later pass takes up."""
+        plan, n = s.plan, s.plan.issue
+        keep = replace(plan, action=Action.KEEP, release=())
+        for entry in plan.release:
+            fresh, _ = self.gh.get_comment(entry.comment_id)
+            if fresh.updated_at != entry.updated_at:
+                return replace(keep, reason="the heartbeat moved while the pass ran; keeping the claim")
+        issue, _ = self.gh.get_issue(n)
+        if s.listed is not None and issue.comments > s.listed:
+            why = "a comment is not listed yet (another pass's release?); the next pass looks again"
+            return replace(keep, reason=why)
+        known = {c.record.token for c in s.log.claims}
+        mine = self._post_tombstones(n, plan.release, plan.tombstone_action, plan.reason, plan.counts_attempt)
+        comments, _ = self.gh.list_comments(n)
+        duplicate = self._beaten_to_it(read_log(comments, self.trusted), plan, set(mine), known)
+        if duplicate:
+            for cid in mine:
+                self.gh.delete_comment(cid)
+            return replace(keep, reason=duplicate)
+        self._no_longer_working(plan.release, plan.reason)
+        issue, _ = self.gh.get_issue(n)
+        if not is_stranded(issue.is_open, issue.labels, self.config.labels):
+            return replace(keep, reason="the issue was labelled meanwhile; the labels are left as they are")
+        self.gh.add_labels(n, list(plan.add_labels))
+        for name in plan.remove_labels:
+            self.gh.remove_label(n, name)
+        return plan
 
     # -- writing --------------------------------------------------------------------------
 
@@ -449,6 +567,7 @@ def reconcile_pass(gh: GitHubPort, config: Config, log: Log, here: Machine, sigh
     dispatch workers for requeued issues, and keep the dashboard. A write that fails turns its
     plan into `report`; the next pass retries it."""
     r = Reconciler(gh, config, log, here, sight)
+    r.strands = True
     surveys = r.survey()
     done: list[Plan] = []
     for s in surveys:
@@ -468,6 +587,13 @@ def reconcile_pass(gh: GitHubPort, config: Config, log: Log, here: Machine, sigh
         except GitHubError as exc:
             log(f"#{plan.issue}: cancel failed: {exc}; the next pass will retry")
             done.append(replace(plan, action=Action.REPORT, reason=f"{plan.reason}; the write failed: {exc}"))
+    for s in r.survey_strands({s.issue.number for s in surveys}):
+        try:
+            done.append(s.plan if dry_run else r.execute_strand(s))
+        except GitHubError as exc:
+            log(f"#{s.plan.issue}: the repair of a stranded issue failed: {exc}; the next pass will retry")
+            failed = f"{s.plan.reason}; the write failed: {exc}"
+            done.append(replace(s.plan, action=Action.REPORT, reason=failed))
     requeued = [p.issue for p in done if p.action is Action.REQUEUE]
     approved = trigger_check(gh, config, log)
     dispatched = [] if dry_run else dispatch_after_pass(gh, config, requeued, log, approved, runner)

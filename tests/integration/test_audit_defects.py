@@ -476,7 +476,10 @@ def test_defect_6_a_requeue_by_an_untrusted_reconciler_login_is_refused_loudly(
     n = repo.create_issue("work", [QUEUE])
     a = procs.run("a", cfg, "--issue", str(n), child="a")
     wait_until(lambda: children.started("a"), message=lambda: a.output)
-    wait_until(lambda: (x := claim_of(repo, n, index=0)) and x[1].state is State.RUNNING, 10, 0.1)
+    # Its record names the child (a claim that never started is in doubt while its unqueue may
+    # land, ADR 0072)
+    wait_until(lambda: (x := claim_of(repo, n, index=0)) and x[1].state is State.RUNNING
+               and x[1].child_pid is not None, interval=0.1)
     a.kill_tree()  # the worker's machine dies
     wait_until(lambda: not children.alive("a"))
     entry = procs.reconcile(cfg, n, env=reconciler)

@@ -19,6 +19,7 @@ import pytest
 from rig import Emulator, RepoHandle, parse_github_output, wait_until
 from rig.harness import (
     Orion,
+    exited_pid,
     local_holder,
     post_claim,
     queued_issue,
@@ -324,9 +325,51 @@ def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, prox
     assert [w.proc.poll() for w in wrappers] == [None, None]
 
 
+def test_a_winner_that_died_before_starting_is_held_while_its_unqueue_may_land(orion: Orion, repo, proxy):
+    """A claim that won (`running`) and started nothing, its wrapper gone, just posted: what a
+    winner killed while it waits for its unanswered unqueue leaves (ADR 0067). Its removal of
+    the queue label may still land; requeued now, it could land after the requeue and leave the
+    issue with no label. The pass holds it in doubt and moves nothing (ADR 0072)."""
+    n = queued_issue(repo)
+    _, dead = post_claim(repo, n, local_holder())
+    result = orion.run("reconcile", "--json")
+    assert result.returncode == 0, result.stderr
+    actions = json.loads(result.stdout)["actions"]
+    assert [(a["issue"], a["action"]) for a in actions] == [(n, "report")]
+    assert "queue-label removal may still land" in actions[0]["reason"]
+    assert labels(repo, n) == {"orion-working"}
+    assert tombstones(repo, n) == []
+
+
+def test_an_issue_a_dead_holder_left_with_no_label_is_requeued(orion: Orion, repo, proxy):
+    """A run whose wrapper and command are gone, on an issue that carries no label at all: a
+    stale lock removal took its lock and its own unqueue the queue label, and it died before a
+    beat could put the lock back (`stale-unlock-strand`). No label listing shows the issue; the
+    pass finds the open claim in its repository-wide comment listing and requeues it. Beside
+    it, an unlabelled issue whose run finished (a person took its label off) is left alone
+    (ADR 0072)."""
+    n = repo.create_issue("stranded")
+    post_claim(repo, n, local_holder(), child_pid=exited_pid(), lock=False)
+    done = repo.create_issue("done, its label taken off by hand")
+    post_claim(repo, done, local_holder(), state=State.FINISHED, exit_code=0, lock=False)
+    before = proxy.count()
+    result = orion.run("reconcile", "--json")
+    assert result.returncode == 0, result.stderr
+    actions = json.loads(result.stdout)["actions"]
+    assert [(a["issue"], a["action"]) for a in actions] == [(n, "requeue")]
+    assert "carried no label" in actions[0]["reason"]
+    assert labels(repo, n) == {"orion"} and labels(repo, done) == set()
+    assert len(tombstones(repo, n)) == 1 and tombstones(repo, done) == []
+    assert _used(result.stderr) == proxy.count() - before
+    # The next pass finds nothing left to repair: the issue is queued again.
+    again = orion.run("reconcile", "--json")
+    assert again.returncode == 0, again.stderr
+    assert [a["action"] for a in json.loads(again.stdout)["actions"]] == []
+
+
 def test_cost_of_writes_is_counted_too(orion: Orion, repo, proxy):
     n = queued_issue(repo)
-    post_claim(repo, n, local_holder())
+    post_claim(repo, n, local_holder(), child_pid=exited_pid())
     before = proxy.count()
     result = orion.command("reconcile")
     assert result.returncode == 0, result.stderr
@@ -373,7 +416,7 @@ def test_a_claim_that_appears_while_the_pass_runs_keeps_the_labels(orion: Orion,
     """The tombstone is held in flight while a new claim lands: the pass takes its tombstone
     back and moves no label (ADR 0006)."""
     n = queued_issue(repo)
-    _, dead = post_claim(repo, n, local_holder())
+    _, dead = post_claim(repo, n, local_holder(), child_pid=exited_pid())
     hold = proxy.hold("POST", rf"/issues/{n}/comments$")
     proc = orion.spawn(["reconcile", "--config", str(orion.config), "--json"])
     hold.wait_arrived()
@@ -412,7 +455,7 @@ def test_without_the_repository_listing_every_issue_is_read_in_full(orion: Orion
     pass says so in one line and reads each issue in full; the verdicts are the same."""
     alive, dead = queued_issue(repo, "alive"), queued_issue(repo, "dead")
     w = orion.running(alive)
-    post_claim(repo, dead, local_holder())
+    post_claim(repo, dead, local_holder(), child_pid=exited_pid())
     proxy.fail("GET", r"/issues/comments$", 404)
     result = orion.command("reconcile", "--json")
     assert result.returncode == 0, result.stderr

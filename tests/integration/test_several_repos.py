@@ -23,6 +23,7 @@ from rig.harness import (
     Child,
     Proc,
     Run,
+    exited_pid,
     fast_config,
     local_holder,
     outputs,
@@ -121,8 +122,8 @@ def test_one_reconcile_pass_repairs_a_dead_claim_in_each_and_reports_a_failing_o
     dead_a = a.create_issue("A: dead holder", [QUEUE])
     b.create_issue("B#1: not held", ["bug"])
     dead_b = b.create_issue("B#2: dead holder", [QUEUE])
-    post_claim(a, dead_a, local_holder())
-    post_claim(b, dead_b, local_holder())
+    post_claim(a, dead_a, local_holder(), child_pid=exited_pid())
+    post_claim(b, dead_b, local_holder(), child_pid=exited_pid())
     assert wait_until(lambda: WORKING in a.labels(dead_a) and WORKING in b.labels(dead_b))
 
     st = orion(orion_env, config, "status", "--json", *both(a, b))

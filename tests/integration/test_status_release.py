@@ -10,6 +10,7 @@ import time
 
 from rig.harness import (
     Orion,
+    exited_pid,
     local_holder,
     post_claim,
     queued_issue,
@@ -37,7 +38,7 @@ def test_status_json_has_the_documented_shape_and_writes_nothing(orion: Orion, r
     w = orion.running(live, stage="build")
     dead = queued_issue(repo, "dead")
     dead_holder = local_holder()
-    post_claim(repo, dead, dead_holder)
+    post_claim(repo, dead, dead_holder, child_pid=exited_pid())  # a started run (ADR 0072)
     hand = repo.create_issue("hand", labels=["orion-working"])
     far = queued_issue(repo, "far")
     post_claim(repo, far, remote_holder("far-away"), stale_after=600, stage="qa")

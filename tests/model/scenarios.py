@@ -429,6 +429,27 @@ def unanswered_unqueue_lands_after_a_requeue() -> None:
         world.close()
 
 
+def winner_killed_while_its_unqueue_may_land() -> None:
+    """The winner's queue-label removal goes unanswered and lands 10 s later; the winner is
+    killed while it waits for it (ADR 0067), its record `running` with no child. A pass on its
+    machine at once finds its wrapper gone. Requeued then, the removal would land after the
+    requeue and leave the issue with no label that any pass lists (`late-unqueue`, trace
+    (5, 207)); the pass holds the claim in doubt until its lease's writes can no longer land,
+    and a later pass requeues it (ADR 0072)."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _ops(world, claim, "remove_label"))
+        world.fail(claim, "late", 1)  # the unqueue
+        _run(world, claim, _ops(world, claim, "sleep"))  # it waits for its unqueue to land
+        world.crash(w)
+        _pass(world, "m1")
+        _settle(world)
+    finally:
+        world.close()
+
+
 def ending_resumed_past_presumption() -> None:
     """m1's VM pauses right after its run's first beat and stays paused past stale_after (its
     boot clock frozen). On resume its child exits at once, and its ending reads the claim as
@@ -574,6 +595,34 @@ def claimer_paused_past_a_pass() -> None:
         _run(world, a0)
         if w0.child_started:
             world.crash(w0)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def pass_unlock_strands_a_claim_that_dies() -> None:
+    """`stale-unlock-strand` (trace (9, 9)), directed: a pass requeues w0's dead run (its queue
+    label on, its lock removal checked and not sent yet); a person's `release --force` finishes
+    the move (queue on, lock off); w1 reads the issue as queued, claims, wins and takes the queue
+    label; then the pass's lock removal lands on w1's lock, and w1 dies before a beat of its own
+    could put it back (ADR 0065). The issue carries no label, and no label listing shows it: a
+    later pass must find w1's open claim in its repository-wide comment listing and requeue it
+    (ADR 0072)."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        world.crash(w0)
+        world.advance(CONFIG.stale_after + 5)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, _at(world, r, "remove_label"))  # the queue label is on, the lock still on
+        _run(world, world.spawn_forced_release(ISSUE))
+        w1 = world.spawn_worker("m2")
+        _run(world, f"{w1.name}.claim")
+        assert w1.child_started, f"{w1.name} did not win"
+        world.step(r)  # the pass's lock removal lands on w1's lock
+        world.check()
+        world.crash(w1)
+        assert not world.gh_of(ISSUE).issue(ISSUE).labels & {LAB.queue, LAB.working}, "not stranded"
         _settle(world)
     finally:
         world.close()
@@ -1503,6 +1552,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
         budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
+        winner_killed_while_its_unqueue_may_land, pass_unlock_strands_a_claim_that_dies,
         clone_beside_rebooted_origin, outage_retry_after_landed_record, outage_record_put_back_unchanged,
         late_label_write_near_presumption, release_after_deletions_shift_pages, release_beside_a_deletion,
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,

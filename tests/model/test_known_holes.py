@@ -77,12 +77,15 @@ _LATE_UNQUEUE = [("worker", "m2", 1, False), ("worker", "m1", None, False), ("wo
                  ("step", "w2.claim"), ("step", "w2.claim"), ("burst", "w2.claim", 3), ("step", "w2.claim"),
                  ("step", "w2.claim"), ("fail", "w2.claim", "late", 2)]
 _R0 = [("reconciler", "m1"), ("burst", "r0", 8), ("burst", "r0", 8)]
+_STRAND_9_9 = [
+    ("worker", "m2", 3, False), ("step", "w0.claim"), ("burst", "w0.claim", 7), ("worker", "m2", 2, False),
+    ("burst", "w1.claim", 5), ("fail", "w0.beat", "late", 7), ("step", "w0.beat"), ("burst", "w0.beat", 7),
+    ("worker", "m2", None, False), ("burst", "w2.claim", 7), ("worker", "m2", 3, False),
+    ("person", "delete", 1, 899), ("reconciler", "m2"), ("step", "r0"), ("time", 25.0),
+    ("worker", "m1", 2, True), ("burst", "w0.end", 10), ("race", 4), ("burst", "r0", 6), ("step", "r0"),
+    ("worker", "m1", None, False), ("step", "w5.claim"), ("person", "force", 2), ("burst", "r1", 10),
+    ("burst", "w5.claim", 9), ("step", "r0")]
 ACT_CASES = [
-    (explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, lag_seed="5-207"),
-     [*_LATE_UNQUEUE, ("burst", "w2.claim", 1), ("crash", "w2"), *_R0],
-     "late-unqueue", "(5, 207), the winner killed while it waits: its unqueue went unanswered, it is killed "
-                     "before the removal has landed, a pass on its machine finds it dead by its pid and "
-                     "requeues, and the removal lands after (ADRs 0055, 0067)"),
     (explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="13-197", skew=30.0,
                     dispatch=True),
      [("worker", "m2", 1, True), ("step", "w0.claim"), ("burst", "w0.claim", 6), ("step", "w0.claim"),
@@ -103,18 +106,11 @@ ACT_CASES = [
      "cancel off, leaving the new queue label (a claim refuses it from GitHub's record, ADR 0061, but the "
      "labels say queued). Found by `simulate.py --seed 31` once ADR 0066 moved that episode's claims"),
     (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="9-9"),
-     [("worker", "m2", 3, False), ("step", "w0.claim"), ("burst", "w0.claim", 7), ("worker", "m2", 2, False),
-      ("burst", "w1.claim", 5), ("fail", "w0.beat", "late", 7), ("step", "w0.beat"), ("burst", "w0.beat", 7),
-      ("worker", "m2", None, False), ("burst", "w2.claim", 7), ("worker", "m2", 3, False),
-      ("person", "delete", 1, 899), ("reconciler", "m2"), ("step", "r0"), ("time", 25.0),
-      ("worker", "m1", 2, True), ("burst", "w0.end", 10), ("race", 4), ("burst", "r0", 6), ("step", "r0"),
-      ("worker", "m1", None, False), ("step", "w5.claim"), ("person", "force", 2), ("burst", "r1", 10),
-      ("burst", "w5.claim", 9), ("step", "r0")],
+     [*_STRAND_9_9, ("time", 65.0)],
      "stale-unlock-strand",
-     "(9, 9), shrunk: a pass's lock removal planned before a claim lands on that claim's lock, and its "
-     "holder dies before a beat of its own finds the lock gone and puts it back (ADR 0065): the issue is "
-     "left with no label. (4, 229) was the first witness; since ADR 0067's wait that episode no longer "
-     "reaches it"),
+     "(9, 9), as simulate.py shrinks it since ADR 0072: the strand of the closed trace, then 65 s "
+     "without a pass; the quiesce's first pass comes 138 s after the dead claim's last write, past the "
+     "125 s a pass looks back (2 x stale_after + 5 s), and no label listing shows the issue"),
 ]
 
 
@@ -181,6 +177,18 @@ CLOSED_ACT_CASES = [
      "(28, 99) a claim after a person's cancel: w1 reads issue 2 as queued and posts, a person cancels, "
      "w1's lock lands beside the cancel label and it ran its child until its first beat. The lock write's "
      "answer lists the issue's labels; a claimer that finds the cancel label there gives up (ADR 0066)"),
+    (explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, lag_seed="5-207"),
+     [*_LATE_UNQUEUE, ("burst", "w2.claim", 1), ("crash", "w2"), *_R0],
+     "(5, 207) late-unqueue, the winner killed while it waits: its unqueue went unanswered, it is killed "
+     "before the removal has landed, and a pass on its machine found it dead by its pid and requeued before "
+     "the removal landed. A pass now holds a dead claim that never started in doubt until its lease's "
+     "writes can no longer land (ADR 0072)"),
+    (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="9-9"),
+     _STRAND_9_9,
+     "(9, 9) stale-unlock-strand, shrunk: a pass's lock removal planned before a claim lands on that "
+     "claim's lock after its unqueue took the queue label; the pass and the claim's holder die before a beat "
+     "of its own finds the lock gone and puts it back (ADR 0065): no label. A later pass finds the open "
+     "claim in its repository-wide comment listing, reads the issue, and requeues the dead claim (ADR 0072)"),
 ]
 
 @pytest.mark.parametrize(("setup", "acts", "what"), CLOSED_ACT_CASES,

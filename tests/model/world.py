@@ -44,7 +44,7 @@ from orion_action.services.claiming import LIST_SETTLE_S, Claim, Claimer
 from orion_action.services.dispatch import dispatch_after_pass
 from orion_action.services.fleet import claim_next_across
 from orion_action.services.holding import Holding, outage_bound
-from orion_action.services.reconcile import Action, Reconciler
+from orion_action.services.reconcile import RECENT_MARGIN_S, STRAND_LOOKBACK, Action, Reconciler
 from orion_action.services.trigger import refuse_if_cancelled
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, kill_grace=1.0, source="model")
@@ -93,18 +93,24 @@ class InvariantError(AssertionError):
 # and 8: another claim's late or retried label write stopped a run) and `stale-pass-unlock` (a
 # pass's lock removal planned before a new claim, landing after it): a live holder puts back a
 # lock orion's own stale write took off (ADR 0065). The world still names them when they break.
+# Narrowed by ADR 0072: `stale-unlock-strand` (that put-back's residue: the holder died before
+# its first beat, the issue left with no label; a later pass finds the open claim and requeues,
+# if passes come at least every stale_after).
 KNOWN_HOLES = {
     "stale-unlock-strand": "stale-pass-unlock's residue (ADR 0065): a pass's lock removal planned before a "
                            "claim lands on that claim's lock, the claim's unqueue takes the queue label, and "
-                           "its holder dies before a beat of its own finds the lock gone and puts it back: "
-                           "the issue is left with no label (seed 9 episode 9; first seen at seed 4 "
-                           "episode 229 before ADR 0067)",
+                           "its holder dies before a beat of its own puts the lock back: the issue has no "
+                           "label. A later pass finds the open claim in its repository-wide comment listing "
+                           "and requeues (ADR 0072), if one begins within 2 x stale_after of the claim's "
+                           "last write once it can be judged dead; passes further apart than stale_after "
+                           "leave it (seed 9 episode 9: no pass for 138 s, stale_after 60)",
     "late-unqueue": "audit finding 3's residue: a winner's unqueue lands after a requeue (a pass's, or a "
-                    "release by hand) and the winner cannot repair it: killed while it waits for its "
-                    "unanswered removal (a pass on its machine finds it dead by its pid: trace (5, 207)), "
-                    "killed after its child started but before its first beat (seed 28, episode 208), or "
-                    "its repair's read fails (seed 18, episode 224) (ADRs 0025, 0055, 0067; the shape "
-                    "where it gave up and repaired before its removal landed, replay (18, 58), is closed)",
+                    "release by hand) and the winner cannot repair it: killed after its child started but "
+                    "before its first beat (seed 28, episode 208), or its repair's read fails (seed 18, "
+                    "episode 224) (ADRs 0025, 0055, 0067; closed: the shape where it gave up and repaired "
+                    "before its removal landed, replay (18, 58), ADR 0067, and the winner killed while it "
+                    "waits for its unanswered removal, trace (5, 207), ADR 0072: a pass holds a dead claim "
+                    "that never started in doubt until its lease's writes can no longer land)",
     "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it "
                             "off (holder side: scenario cancel_after_a_release_before_the_holder_notices, "
                             "ADR 0054)",
@@ -492,18 +498,26 @@ class World:
         here = self.machine(machine)
         reconcilers = [Reconciler(self._gh(s), self.config, self.log.append, here=here,
                                   sight=self.sight(machine)) for s in self.servers]
+        for reconciler in reconcilers:
+            reconciler.strands = True  # as reconcile_pass does (ADR 0072)
         dispatching = replace(self.config, **DISPATCHING)
 
         def run_pass() -> None:
             for reconciler in reconcilers:  # one repository after the other, as reconcile_repos does
                 requeued = []
-                for s in reconciler.survey():
+                surveys = reconciler.survey()
+                listed = {s.issue.number for s in surveys}
+                for s in surveys:
                     with contextlib.suppress(GitHubError):
                         if reconciler.execute(s).action is Action.REQUEUE:
                             requeued.append(s.plan.issue)
                 for plan in reconciler.survey_cancels():
                     with contextlib.suppress(GitHubError):
                         reconciler.execute_cancel(plan)
+                for strand in reconciler.survey_strands(listed):
+                    with contextlib.suppress(GitHubError):
+                        if reconciler.execute_strand(strand).action is Action.REQUEUE:
+                            requeued.append(strand.plan.issue)
                 if self.dispatch and reconciler is reconcilers[0]:  # the first repository's workflow only
                     # as reconcile_pass does; the model approves every issue
                     dispatch_after_pass(reconciler.gh, dispatching, requeued, self.log.append, lambda _: True)
@@ -935,9 +949,24 @@ class World:
         for actor, op, label, _ in self.label_writes.get(n, ()):
             p = self.passes.get(actor)
             if (p is not None and op == "remove_label" and label == LAB.working and last is not None
-                    and p.began is not None and p.began <= last):
+                    and p.began is not None and p.began <= last and self._strand_unvisited(n)):
                 return "stale-unlock-strand"
         return "late-unqueue" if self._unqueued_after_requeue(n) else None
+
+    def _strand_unvisited(self, n: int) -> bool:
+        """No pass began while the newest open claim of issue n could be judged dead by its
+        heartbeat and was still within the window a pass looks back for stranded issues (ADR
+        0072: `STRAND_LOOKBACK` stale_after after its last write, less the few seconds a pass
+        takes to reach its listing): a later pass cannot see it (passes further apart than
+        stale_after)."""
+        open_claims = self.issue_log(n).open_claims()
+        if not open_claims:
+            return False
+        c = max(open_claims, key=lambda e: e.comment_id)
+        last = self.server_stamp_monotonic(c.updated_at)
+        lo = last + max(self.config.stale_after, c.record.stale_after)
+        hi = last + STRAND_LOOKBACK * self.config.stale_after + RECENT_MARGIN_S - 15.0
+        return not any(p.began is not None and lo <= p.began <= hi for p in self.passes.values())
 
     def _unqueued_after_requeue(self, n: int) -> bool:
         """Whether a winner's queue-label removal came after a pass or a person's release took

@@ -23,6 +23,7 @@ from orion_action.core.liveness import (
     rebooted,
     same_boot,
     same_process_table,
+    unqueue_in_flight,
 )
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State
 
@@ -508,3 +509,29 @@ def test_a_live_wrapper_at_exactly_stale_after_is_alive_on_its_process_sighting(
     holder has fenced itself and the heartbeat rule decides (ADR 0028)."""
     verdict = judge(RECORD, heartbeat(60.0), NOW, 60.0, obs(SAME, RUNNING))
     assert verdict == Verdict(Liveness.ALIVE, "wrapper pid 4242 is running on this machine")
+
+
+# -- a dead claim that won and never started: its unqueue may still land (ADR 0072) -------------
+
+_DEAD = Verdict(Liveness.DEAD, "wrapper pid 4242 is not running on this machine")
+_UNSTARTED = replace(RECORD, child_pid=None)  # stale_after 60: lease 40 s, plus the margin 11 s
+
+
+@pytest.mark.parametrize(
+    ("record", "age", "verdict", "expect"),
+    [
+        (_UNSTARTED, 0.0, _DEAD, Liveness.UNKNOWN),
+        (_UNSTARTED, 50.9, _DEAD, Liveness.UNKNOWN),
+        (_UNSTARTED, 51.0, _DEAD, Liveness.DEAD),  # every write of its lease has landed
+        (RECORD, 0.0, _DEAD, Liveness.DEAD),  # its command started: it unqueued before that
+        (replace(_UNSTARTED, state=State.CLAIMING), 0.0, _DEAD, Liveness.DEAD),  # it never won
+        (_UNSTARTED, 0.0, Verdict(Liveness.ALIVE, "beats"), Liveness.ALIVE),
+    ],
+    ids=["just won", "just inside", "past the window", "started", "claiming", "alive"],
+)
+def test_a_dead_claim_that_never_started_is_in_doubt_while_its_unqueue_may_land(
+        record: ClaimRecord, age: float, verdict: Verdict, expect: Liveness) -> None:
+    got = unqueue_in_flight(record, NOW - timedelta(seconds=age), NOW, 30.0, 11.0, verdict)
+    assert got.liveness is expect
+    if expect is Liveness.UNKNOWN:
+        assert "queue-label removal may still land" in got.reason and verdict.reason in got.reason

@@ -70,6 +70,11 @@ def remote_holder(host: str = "far-away") -> Holder:
     return Holder(host, f"boot-of-{host}", f"machine-of-{host}", "4026531836", 4242, 1_700_000_000.0)
 
 
+# A dead claim that won and never started is in doubt until its unqueue can no longer land:
+# its lease (2/3 of stale_after 4) plus 11 s after it was posted (ADR 0072).
+PAST_ITS_UNQUEUE_S = 14.0
+
+
 def post_claim(s: MemoryServer, n: int, holder: Holder, *, state: State = State.RUNNING,
                exit_code: int | None = None, stale_after: float = 4.0, stage: str | None = None,
                lock: bool = True, child_pid: int | None = None, attempt: int = 1,
@@ -149,6 +154,7 @@ def test_dry_run_writes_nothing_and_prints_the_same_plan(capsys: pytest.CaptureF
     alive = s.create_issue("alive", [LAB.queue])
     post_claim(s, alive, remote_holder(), stale_after=600)
     idle = s.create_issue("idle", [LAB.queue])  # queued, no lock: not part of the pass
+    s.clock.advance(PAST_ITS_UNQUEUE_S)
     numbers = [dead, hand, closed, done, alive, idle]
     expected = {dead: "requeue", hand: "report", closed: "unlock", done: "complete", alive: "keep"}
     before = snapshot(s, numbers)
@@ -439,7 +445,8 @@ def test_reconcile_dispatches_the_issue_it_requeued(capsys: pytest.CaptureFixtur
     s = with_worker()
     config = dispatching()
     n = s.create_issue("work", [LAB.queue])
-    post_claim(s, n, here_holder())  # a holder whose process is gone: requeued at once
+    post_claim(s, n, here_holder())  # a holder whose process is gone: requeued once its unqueue landed
+    s.clock.advance(PAST_ITS_UNQUEUE_S)
     plan = plan_of(s, capsys, config=config)
     assert [a["action"] for a in plan["actions"]] == ["requeue"]
     assert labels(s, n) == {LAB.queue}
