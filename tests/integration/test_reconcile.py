@@ -332,13 +332,13 @@ def test_a_winner_that_died_before_starting_is_held_while_its_unqueue_may_land(o
     issue with no label. The pass holds it in doubt and moves nothing (ADR 0072)."""
     n = queued_issue(repo)
     _, dead = post_claim(repo, n, local_holder())
-    result = orion.run("reconcile", "--json")
+    result = orion.command("reconcile", "--json")
     assert result.returncode == 0, result.stderr
     actions = json.loads(result.stdout)["actions"]
     assert [(a["issue"], a["action"]) for a in actions] == [(n, "report")]
     assert "queue-label removal may still land" in actions[0]["reason"]
     assert labels(repo, n) == {"orion-working"}
-    assert tombstones(repo, n) == []
+    assert tombstone_blocks(repo, n) == []
 
 
 def test_an_issue_a_dead_holder_left_with_no_label_is_requeued(orion: Orion, repo, proxy):
@@ -353,16 +353,16 @@ def test_an_issue_a_dead_holder_left_with_no_label_is_requeued(orion: Orion, rep
     done = repo.create_issue("done, its label taken off by hand")
     post_claim(repo, done, local_holder(), state=State.FINISHED, exit_code=0, lock=False)
     before = proxy.count()
-    result = orion.run("reconcile", "--json")
+    result = orion.command("reconcile", "--json")
     assert result.returncode == 0, result.stderr
     actions = json.loads(result.stdout)["actions"]
     assert [(a["issue"], a["action"]) for a in actions] == [(n, "requeue")]
     assert "carried no label" in actions[0]["reason"]
     assert labels(repo, n) == {"orion"} and labels(repo, done) == set()
-    assert len(tombstones(repo, n)) == 1 and tombstones(repo, done) == []
+    assert len(tombstone_blocks(repo, n)) == 1 and tombstone_blocks(repo, done) == []
     assert _used(result.stderr) == proxy.count() - before
     # The next pass finds nothing left to repair: the issue is queued again.
-    again = orion.run("reconcile", "--json")
+    again = orion.command("reconcile", "--json")
     assert again.returncode == 0, again.stderr
     assert [a["action"] for a in json.loads(again.stdout)["actions"]] == []
 
