@@ -309,6 +309,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        elif name == c and standing is not None and e.login and not is_orion(e.login):",
         "        elif name == c and standing is not None:",
     )],
+    "the cancel sweep does not put back a cancel its removal took after its read (ADR 0073)": [(
+        "core/cancelled.py",
+        "    if cancel in on_issue or not (queue in on_issue or lock in on_issue):",
+        "    if True:",
+    )],
     # h43-queue: the claim side of issue 15's open holes (ADRs 0066, 0067).
     "a claimer ignores the cancel label in its lock write's answer (ADR 0066)": [(
         "services/claiming.py",

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from orion_action.config import Config
+from orion_action.core.cancelled import swept_a_newer_cancel
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict
 from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel, plan_issue, plan_release
@@ -177,7 +178,28 @@ class Reconciler:
                 reason = f"a run took the issue meanwhile; its holder stops at the {lab.cancel} label"
                 return replace(plan, action=Action.KEEP, reason=reason)
         self.gh.remove_label(n, lab.cancel)
-        return plan
+        restored = self._newer_cancel_put_back(n)
+        return plan if restored is None else replace(plan, action=Action.KEEP, reason=restored)
+
+    def _newer_cancel_put_back(self, n: int) -> str | None:
+        """Why the cancel label went back on after the sweep took it off, or None (ADR 0073).
+        The removal was planned from a read, and a person may have requeued and cancelled the
+        issue again before it landed: it then took the new cancel off (`stale-sweep-uncancel`).
+        GitHub's record shows that cancel standing (orion's removal withdraws none, ADR 0061)
+        and the issue read with it (one query) the queue label or a lock without the cancel
+        label: the label goes back, for the next pass's sweep or the holder's beat."""
+        lab = self.config.labels
+        history = self.gh.queue_history(n, lab.queue, lab.cancel)
+        issue = history.issue if history.issue is not None else self.gh.get_issue(n)[0]
+        trusted = self.trusted
+        newer = swept_a_newer_cancel(issue.labels, history.label_events, lab.queue, lab.cancel, lab.working,
+                                     lambda login: login.lower() in trusted)
+        if newer is None:
+            return None
+        self.gh.add_labels(n, [lab.cancel])
+        who = newer.login or "someone"
+        return (f"{who} cancelled the issue again while the sweep ran, and the sweep's removal took that "
+                f"cancel off; the {lab.cancel} label is back and the next pass finishes")
 
     def _claim_in_flight(self, issue: Issue) -> str | None:
         """Why the cancel sweep must leave the labels to a later pass, or None (ADR 0053). A

@@ -1185,6 +1185,37 @@ def cancel_swept_after_a_requeue_and_a_new_cancel() -> None:
         world.close()
 
 
+def cancel_made_after_the_sweeps_read() -> None:
+    """A person cancels the queued issue; a pass's cancel sweep takes the queue label off, reads
+    the issue (no lock) and stops before its removal of the cancel label. The person requeues
+    the issue, a worker claims it (GitHub's record shows no cancel since the requeue, ADR 0061)
+    and runs, and the person cancels again. The sweep's removal, planned before, takes that new
+    cancel off: the holder would never see the label. The sweep reads GitHub's record after its
+    removal, finds the new cancel standing beside the lock, and puts the label back; the
+    holder stops at its next beat (`stale-sweep-uncancel`, holder side; ADR 0073)."""
+    world = World()
+    try:
+        world.person_cancel(ISSUE)
+        sweep = world.spawn_reconciler("m1")
+        _run(world, sweep, _ops(world, sweep, "remove_label"))
+        world.step(sweep)  # the queue label comes off
+        world.check()
+        _run(world, sweep, _ops(world, sweep, "remove_label"))  # read again: no lock; the cancel removal next
+        assert LAB.queue not in world.server.issue(ISSUE).labels
+        world.person_requeue(ISSUE)
+        w = world.spawn_worker("m2")
+        _run(world, f"{w.name}.claim")
+        assert w.child_started, f"{w.name} did not win the claim"
+        _first_beat(world, w)
+        world.person_cancel(ISSUE)
+        _run(world, sweep)  # takes the new cancel label off, then looks at GitHub's record
+        world.advance(CONFIG.heartbeat_interval + 2)
+        _beat_again(world, w)
+        _settle(world)
+    finally:
+        world.close()
+
+
 def claim_locked_after_a_cancel() -> None:
     """A claimer reads the issue as queued and posts its claim; a person cancels the issue just
     before the claimer's lock lands. The lock write's answer lists the cancel label: the claim
@@ -1545,6 +1576,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         claim_lagging_beside_the_queue_label,
         requeued_and_cancelled_while_the_sweep_runs,
         cancel_swept_after_a_requeue_and_a_new_cancel,
+        cancel_made_after_the_sweeps_read,
         claim_posted_after_the_cancel_sweep,
         claim_locked_after_a_cancel,
         unanswered_unqueue_takes_a_requeue,

@@ -118,11 +118,13 @@ KNOWN_HOLES = {
                          "pass_completes_beside_the_holders_label_move, ADR 0054)",
     "outage-record-overwritten": "a pass's rewrite of a released record, sent after the holder's looks back, "
                                  "undoes an outage record (ADR 0056)",
-    "stale-sweep-uncancel": "a cancel sweep planned before a person's requeue and new cancel takes the new "
-                            "cancel label off and leaves the new queue label; a claim refuses such a cancel "
-                            "from GitHub's record (ADR 0061), but not one made after its own check if the "
-                            "sweep's write comes after its fresh read and the claim's unqueue (ADR 0053); "
-                            "with no claim at all it leaves the issue labelled queued (trace (31, 110))",
+    "stale-sweep-uncancel": (
+        "a cancel sweep planned before a person's requeue and new cancel takes the new cancel label off and "
+        "leaves the new queue label (trace (31, 110)). The sweep now reads GitHub's record after its removal "
+        "and puts a cancel standing there back (ADR 0073: scenario cancel_made_after_the_sweeps_read); open: "
+        "the pass killed between its removal and that read. The labels then say queued; a claim refuses the "
+        "issue from the record (ADR 0061) unless trigger.permission is none, and a holder made before the "
+        "new cancel runs on"),
 }
 
 

@@ -428,3 +428,45 @@ def test_the_cancel_sweep_plans_from_the_issue_as_it_reads_it_before_writing() -
     s.add_label(n, LAB.queue)
     assert r.execute_cancel(plan).action is Action.KEEP
     assert s.issue(n).labels == frozenset({LAB.queue})
+
+
+def test_the_cancel_sweep_puts_back_a_cancel_its_removal_took_after_its_read() -> None:
+    """stale-sweep-uncancel (the model's trace (31, 110); ADR 0073): the sweep took the queue
+    label off and read the issue; before its removal of the cancel label landed, a person
+    requeued the issue and cancelled it again. The removal took that new cancel off; GitHub's
+    record shows it standing (orion's removal withdraws none), so the sweep puts the label back
+    and the next pass finishes the cancel. A requeue alone, or a cancel the person withdrew, is
+    left as it is."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue, LAB.cancel])
+    r = reconciler(s)
+    (plan,) = r.survey_cancels()
+
+    def requeue_and_cancel_again(name: str, args: tuple[object, ...]) -> None:
+        if name == "remove_label" and args[1] == LAB.cancel:
+            s.on_call = None
+            s.remove_label(n, LAB.cancel)  # a person's requeue: the cancel off, the queue label on
+            s.add_label(n, LAB.queue)
+            s.add_label(n, LAB.cancel)  # and a new cancel
+
+    s.on_call = requeue_and_cancel_again
+    done = r.execute_cancel(plan)
+    assert done.action is Action.KEEP and "cancelled the issue again" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.queue, LAB.cancel})
+    (plan,) = r.survey_cancels()  # the next pass
+    assert r.execute_cancel(plan).action is Action.CANCEL
+    assert s.issue(n).labels == frozenset()
+
+    s.add_label(n, LAB.queue)
+    s.add_label(n, LAB.cancel)
+    (plan,) = r.survey_cancels()
+
+    def requeue_only(name: str, args: tuple[object, ...]) -> None:
+        if name == "remove_label" and args[1] == LAB.cancel:
+            s.on_call = None
+            s.remove_label(n, LAB.cancel)
+            s.add_label(n, LAB.queue)
+
+    s.on_call = requeue_only
+    assert r.execute_cancel(plan).action is Action.CANCEL
+    assert s.issue(n).labels == frozenset({LAB.queue})  # the person's requeue stands
