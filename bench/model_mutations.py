@@ -314,6 +314,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "    if cancel in on_issue or not (queue in on_issue or lock in on_issue):",
         "    if True:",
     )],
+    "a pass rewrites a released record its holder wrote since the plan's read (ADR 0073)": [(
+        "services/reconcile.py",
+        "                    if fresh.updated_at != entry.updated_at:",
+        "                    if False:",
+    )],
     # h43-queue: the claim side of issue 15's open holes (ADRs 0066, 0067).
     "a claimer ignores the cancel label in its lock write's answer (ADR 0066)": [(
         "services/claiming.py",

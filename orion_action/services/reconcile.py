@@ -250,7 +250,7 @@ class Reconciler:
                 for cid in mine:
                     self.gh.delete_comment(cid)
                 return replace(plan, action=Action.KEEP, release=(), reason=duplicate)
-            self._no_longer_working(plan.release, plan.reason)
+            self._no_longer_working(plan.release, plan.reason, presumed=True)
         if plan.action is not Action.UNLOCK:
             unseen = self._not_listed_yet(n, listed, plan, known, set(mine))
             if unseen is not None:
@@ -360,11 +360,23 @@ class Reconciler:
             posted_ids.append(posted.id)
         return posted_ids
 
-    def _no_longer_working(self, entries: tuple[ClaimEntry, ...], reason: str) -> None:
+    def _no_longer_working(self, entries: tuple[ClaimEntry, ...], reason: str,
+                           presumed: bool = False) -> None:
         """After a release no claim comment may still read as working: rewrite the visible
-        line of each released claim (the tombstone stays the authority; best effort)."""
+        line of each released claim (the tombstone stays the authority; best effort). The body
+        is the record the plan read. A pass's release (`presumed`: it presumed the holder dead)
+        reads the comment again first and leaves it when it changed since: the holder wrote its
+        own account meanwhile (an outage record that spends no attempt, ADR 0019), which the
+        rewrite would undo (ADR 0073). One read per released claim; a holder's write landing
+        between that read and the edit is left to the holder's looks back (ADR 0056). A release
+        by hand rewrites what it listed (ADR 0064)."""
         for entry in entries:
             try:
+                if presumed:
+                    fresh, _ = self.gh.get_comment(entry.comment_id)
+                    if fresh.updated_at != entry.updated_at:
+                        self.log(f"comment {entry.comment_id} changed since the pass read it; left as it is")
+                        continue
                 self.gh.edit_comment(entry.comment_id, render_record(entry.record, released=reason))
             except GitHubError as exc:
                 self.log(f"could not mark comment {entry.comment_id} as released ({exc})")

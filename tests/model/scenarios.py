@@ -195,6 +195,31 @@ def outage_record_put_back_unchanged() -> None:
         world.close()
 
 
+def outage_record_written_while_a_pass_releases() -> None:
+    """m1's beats get no answer; its outage path starts at the lease's end, but its first reads
+    get no answer either, and a pass presumes m1 dead and posts its tombstone. Then m1's outage
+    record lands and m1 looks back at it and finds it standing; only then does the pass go on
+    to its rewrite of the released record, planned from the `running` record it read. The pass
+    reads the comment again first and leaves an account its holder wrote since: rewriting it
+    would undo the outage record and spend an attempt (`outage-record-overwritten`, the (13,
+    197) shape; ADR 0073)."""
+    world = World()
+    try:
+        end = _outage(world, _running(world, "m1"))
+        world.fail(end, "unavailable", 6)  # the outage path's first tries get no answer
+        world.advance(CONFIG.stale_after)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, _ops(world, r, "post_comment"))
+        assert (world.sched.pending_op(r) or ("",))[0] == "post_comment", "the pass did not release m1"
+        world.step(r)  # the tombstone lands
+        world.check()
+        _run(world, end)  # the outage record, and its looks back
+        _run(world, r)
+        _settle(world)
+    finally:
+        world.close()
+
+
 def late_label_write_near_presumption() -> None:
     """m1's outage path gets its first answers 51 s after its last beat was sent: a label write
     started now may land (GitHub accepts it and answers late) after a pass presumed m1 dead at
@@ -1577,6 +1602,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         requeued_and_cancelled_while_the_sweep_runs,
         cancel_swept_after_a_requeue_and_a_new_cancel,
         cancel_made_after_the_sweeps_read,
+        outage_record_written_while_a_pass_releases,
         claim_posted_after_the_cancel_sweep,
         claim_locked_after_a_cancel,
         unanswered_unqueue_takes_a_requeue,

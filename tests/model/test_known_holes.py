@@ -77,6 +77,12 @@ _LATE_UNQUEUE = [("worker", "m2", 1, False), ("worker", "m1", None, False), ("wo
                  ("step", "w2.claim"), ("step", "w2.claim"), ("burst", "w2.claim", 3), ("step", "w2.claim"),
                  ("step", "w2.claim"), ("fail", "w2.claim", "late", 2)]
 _R0 = [("reconciler", "m1"), ("burst", "r0", 8), ("burst", "r0", 8)]
+_SETUP_13_197 = explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="13-197",
+                               skew=30.0, dispatch=True)
+_OUTAGE_13_197 = [("worker", "m2", 1, True), ("step", "w0.claim"), ("burst", "w0.claim", 6),
+                  ("step", "w0.claim"), ("step", "w0.beat"), ("step", "w0.beat"), ("time", 60.0),
+                  ("step", "w0.end"), ("reconciler", "m2"), ("reconciler", "hosted"), ("burst", "w0.beat", 3),
+                  ("burst", "r1", 7)]
 _SWEEP_31_110 = [("person", "cancel", 1), ("reconciler", "hosted"), ("reconciler", "hosted"),
                  ("reconciler", "m2"), ("reconciler", "m1"), ("burst", "r3", 6), ("step", "r3"),
                  ("person", "requeue", 1), ("step", "r3"), ("person", "cancel", 1), ("step", "r3")]
@@ -86,15 +92,12 @@ ACT_CASES = [
      "late-unqueue", "(5, 207), the winner killed while it waits: its unqueue went unanswered, it is killed "
                      "before the removal has landed, a pass on its machine finds it dead by its pid and "
                      "requeues, and the removal lands after (ADRs 0055, 0067)"),
-    (explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="13-197", skew=30.0,
-                    dispatch=True),
-     [("worker", "m2", 1, True), ("step", "w0.claim"), ("burst", "w0.claim", 6), ("step", "w0.claim"),
-      ("step", "w0.beat"), ("step", "w0.beat"), ("time", 60.0), ("step", "w0.end"), ("reconciler", "m2"),
-      ("reconciler", "hosted"), ("burst", "w0.beat", 3), ("burst", "r1", 7), ("burst", "w0.end", 7),
-      ("step", "r1"), ("step", "r1")],
+    (_SETUP_13_197,
+     [*_OUTAGE_13_197, ("step", "r1"), ("step", "r1"), ("burst", "w0.end", 7), *[("step", "r1")] * 4],
      "outage-record-overwritten",
-     "(13, 197): a pass posts its tombstone, the holder writes its outage record and looks twice, then "
-     "the pass rewrites the record from the `running` it read (ADR 0056's residual)"),
+     "(13, 197), the residue: the pass reads the released record again just before its rewrite (ADR "
+     "0073) and finds it still `running`; only then does the holder write its outage record and look back "
+     "twice, and the pass's rewrite lands after the looks (ADR 0056's residual)"),
     (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="31-110", skew=-30.0, pauses=True,
                     halts=True),
      _SWEEP_31_110,
@@ -123,6 +126,10 @@ ACT_CASES = [
 
 # Exact traces of holes since closed: each must break nothing.
 CLOSED_ACT_CASES = [
+    (_SETUP_13_197, [*_OUTAGE_13_197, ("burst", "w0.end", 7), ("step", "r1"), ("step", "r1")],
+     "(13, 197) outage-record-overwritten: a pass posts its tombstone, the holder writes its outage record "
+     "and looks twice, then the pass rewrote the record from the `running` it read. The pass now reads the "
+     "record again before its rewrite and leaves an account its holder wrote since (ADR 0073)"),
     (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="31-110", skew=-30.0, pauses=True,
                     halts=True),
      [*_SWEEP_31_110, ("burst", "r3", 2)],

@@ -117,7 +117,10 @@ KNOWN_HOLES = {
     "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it (scenario "
                          "pass_completes_beside_the_holders_label_move, ADR 0054)",
     "outage-record-overwritten": "a pass's rewrite of a released record, sent after the holder's looks back, "
-                                 "undoes an outage record (ADR 0056)",
+                                 "undoes an outage record (ADR 0056). The pass now reads the record again "
+                                 "just before its rewrite and leaves what its holder wrote since (ADR 0073); "
+                                 "open: the holder's write landing between that read and the rewrite, and "
+                                 "the rewrite landing after the holder's looks (trace (13, 197), residue)",
     "stale-sweep-uncancel": (
         "a cancel sweep planned before a person's requeue and new cancel takes the new cancel label off and "
         "leaves the new queue label (trace (31, 110)). The sweep now reads GitHub's record after its removal "

@@ -470,3 +470,33 @@ def test_the_cancel_sweep_puts_back_a_cancel_its_removal_took_after_its_read() -
     s.on_call = requeue_only
     assert r.execute_cancel(plan).action is Action.CANCEL
     assert s.issue(n).labels == frozenset({LAB.queue})  # the person's requeue stands
+
+
+def test_a_pass_leaves_an_outage_record_its_holder_wrote_after_the_tombstone() -> None:
+    """outage-record-overwritten (the model's trace (13, 197); ADR 0073): a pass presumes a
+    holder dead and posts its tombstone; the holder, back from an outage, writes its record
+    (interrupted, no attempt spent) before the pass rewrites the released claim's visible line
+    from the `running` record it read. The pass reads the comment again first and leaves the
+    holder's account: the attempt stays unspent. Without a change since, it rewrites as before."""
+    s, n, r, survey = surveyed_dead_lock()
+    (entry,) = survey.plan.release
+    outage = render_record(entry.record.with_changes(state=State.INTERRUPTED, counts_attempt=False,
+                                                     note="GitHub was unreachable, so no attempt is spent"))
+
+    def holder_writes_its_outage_record(name: str, args: tuple[object, ...]) -> None:
+        if name == "list_comments":  # the pass's re-list after its tombstone
+            s.on_call = None
+            s.clock.advance(1.0)
+            s.edit(entry.comment_id, outage)
+
+    s.on_call = holder_writes_its_outage_record
+    r.execute(survey)
+    log = read_log(s.comments(n), trusted_set(BOT, ()))
+    (claim,) = log.claims
+    assert claim.record.state is State.INTERRUPTED and not claim.record.counts_attempt
+    assert log.attempts_used() == 0
+
+    s, n, r, survey = surveyed_dead_lock()
+    r.execute(survey)
+    (claim,) = read_log(s.comments(n), trusted_set(BOT, ())).claims
+    assert claim.record.released is not None and claim.record.state is State.RUNNING
