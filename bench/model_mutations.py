@@ -319,6 +319,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "                    if fresh.updated_at != entry.updated_at:",
         "                    if False:",
     )],
+    "the cancel sweep does not put back a queueing its removal took after its read (ADR 0073)": [(
+        "core/cancelled.py",
+        "    if queue in on_issue or lock in on_issue:",
+        "    if True:",
+    )],
     # h43-queue: the claim side of issue 15's open holes (ADRs 0066, 0067).
     "a claimer ignores the cancel label in its lock write's answer (ADR 0066)": [(
         "services/claiming.py",

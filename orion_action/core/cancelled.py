@@ -63,3 +63,35 @@ def swept_a_newer_cancel(on_issue: frozenset[str], events: Iterable[LabelEvent],
     if cancel in on_issue or not (queue in on_issue or lock in on_issue):
         return None
     return standing_cancel(events, queue, cancel, is_orion)
+
+
+def swept_an_uncancelled_queueing(on_issue: frozenset[str], events: Iterable[LabelEvent], queue: str,
+                                  cancel: str, lock: str,
+                                  is_orion: Callable[[str], bool]) -> LabelEvent | None:
+    """After the cancel sweep's removal of the queue label (ADR 0073): the queueing its removal
+    took although no cancel was ever made against it, or None. The sweep read the issue queued
+    and cancelled, and its removal landed later: another pass's sweep may have carried that
+    cancel out meanwhile and a person requeued the issue (the cancel label off, the queue label
+    on), and the removal took the new queueing. In GitHub's record the queue label's last event
+    is then orion's removal of a queueing that was added while the cancel label was off, with no
+    cancel label added since: the label goes back. A queueing added beside the cancel label is
+    no wish to run (ADR 0053), and a record that does not show the removal yet says nothing."""
+    if queue in on_issue or lock in on_issue:
+        return None
+    q, c = queue.casefold(), cancel.casefold()
+    cancel_on = False
+    queued: LabelEvent | None = None  # the latest queueing, while no cancel is against it
+    last: LabelEvent | None = None  # the queue label's latest event
+    for e in events:
+        name = e.label.casefold()
+        if name == c:
+            cancel_on = e.added
+            if e.added:
+                queued = None
+        elif name == q:
+            last = e
+            if e.added:
+                queued = None if cancel_on else e
+    if queued is None or last is None or last.added or not last.login or not is_orion(last.login):
+        return None
+    return queued

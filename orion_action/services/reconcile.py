@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from orion_action.config import Config
-from orion_action.core.cancelled import swept_a_newer_cancel
+from orion_action.core.cancelled import swept_a_newer_cancel, swept_an_uncancelled_queueing
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict
 from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel, plan_issue, plan_release
@@ -173,10 +173,23 @@ class Reconciler:
         plan = fresh
         if lab.queue in plan.remove_labels:
             self.gh.remove_label(n, lab.queue)
-            issue, _ = self.gh.get_issue(n)
+            history = self.gh.queue_history(n, lab.queue, lab.cancel)  # brings the issue (ADR 0063)
+            issue = history.issue if history.issue is not None else self.gh.get_issue(n)[0]
             if lab.working in issue.labels:
                 reason = f"a run took the issue meanwhile; its holder stops at the {lab.cancel} label"
                 return replace(plan, action=Action.KEEP, reason=reason)
+            trusted = self.trusted
+            requeued = swept_an_uncancelled_queueing(issue.labels, history.label_events, lab.queue,
+                                                     lab.cancel, lab.working,
+                                                     lambda login: login.lower() in trusted)
+            if requeued is not None:
+                # A queueing made after the cancel was carried out (by another pass), taken by
+                # our removal planned before it: put it back (ADR 0073).
+                self.gh.add_labels(n, [lab.queue])
+                who = requeued.login or "someone"
+                why = (f"{who} queued the issue again after its cancel was carried out, and the sweep's "
+                       f"removal took that queueing; the {lab.queue} label is back")
+                return replace(plan, action=Action.KEEP, reason=why)
         self.gh.remove_label(n, lab.cancel)
         restored = self._newer_cancel_put_back(n)
         return plan if restored is None else replace(plan, action=Action.KEEP, reason=restored)

@@ -1241,6 +1241,27 @@ def cancel_made_after_the_sweeps_read() -> None:
         world.close()
 
 
+def requeued_between_two_sweeps() -> None:
+    """A person cancels the queued issue; two passes' cancel sweeps read it. One takes both
+    labels off; the person requeues the issue (a queueing with no cancel against it); then the
+    other's removal of the queue label, planned from its read before, lands and takes that
+    queueing (`stale-pass-repair` in the sweep, the model's seed 13 episode 64). The sweep reads
+    GitHub's record with its look for a lock, finds its removal took a queueing no cancel was
+    made against, and puts the label back (ADR 0073)."""
+    world = World()
+    try:
+        world.person_cancel(ISSUE)
+        late = world.spawn_reconciler("m1")
+        _run(world, late, _ops(world, late, "remove_label"))  # read, planned: the queue label next
+        _pass(world, "m2")  # the other sweep takes both labels off
+        assert not world.server.issue(ISSUE).labels & {LAB.queue, LAB.cancel}
+        world.person_requeue(ISSUE)
+        _run(world, late)
+        _settle(world)
+    finally:
+        world.close()
+
+
 def claim_locked_after_a_cancel() -> None:
     """A claimer reads the issue as queued and posts its claim; a person cancels the issue just
     before the claimer's lock lands. The lock write's answer lists the cancel label: the claim
@@ -1603,6 +1624,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         cancel_swept_after_a_requeue_and_a_new_cancel,
         cancel_made_after_the_sweeps_read,
         outage_record_written_while_a_pass_releases,
+        requeued_between_two_sweeps,
         claim_posted_after_the_cancel_sweep,
         claim_locked_after_a_cancel,
         unanswered_unqueue_takes_a_requeue,

@@ -83,6 +83,11 @@ _OUTAGE_13_197 = [("worker", "m2", 1, True), ("step", "w0.claim"), ("burst", "w0
                   ("step", "w0.claim"), ("step", "w0.beat"), ("step", "w0.beat"), ("time", 60.0),
                   ("step", "w0.end"), ("reconciler", "m2"), ("reconciler", "hosted"), ("burst", "w0.beat", 3),
                   ("burst", "r1", 7)]
+_SETUP_13_64 = explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="13-64")
+_SWEEPS_13_64 = [("person", "cancel", 2), ("reconciler", "m1"), ("person", "cancel", 1),
+                 ("reconciler", "hosted"), ("reconciler", "m2"), *[("step", "r1")] * 4,
+                 ("fail", "r1", "late", 1), ("step", "r1"), ("step", "r1"), ("burst", "r2", 4),
+                 ("step", "r1"), ("burst", "r2", 10), ("person", "requeue", 2), ("step", "r1")]
 _SWEEP_31_110 = [("person", "cancel", 1), ("reconciler", "hosted"), ("reconciler", "hosted"),
                  ("reconciler", "m2"), ("reconciler", "m1"), ("burst", "r3", 6), ("step", "r3"),
                  ("person", "requeue", 1), ("step", "r3"), ("person", "cancel", 1), ("step", "r3")]
@@ -92,6 +97,12 @@ ACT_CASES = [
      "late-unqueue", "(5, 207), the winner killed while it waits: its unqueue went unanswered, it is killed "
                      "before the removal has landed, a pass on its machine finds it dead by its pid and "
                      "requeues, and the removal lands after (ADRs 0055, 0067)"),
+    (_SETUP_13_64, _SWEEPS_13_64,
+     "stale-pass-repair",
+     "(13, 64), shrunk: two passes' cancel sweeps read issue 2 cancelled; one takes both labels off, the "
+     "person requeues, and the other's queue-label removal, planned before, takes the new queueing. The "
+     "sweep now looks at GitHub's record and puts it back (ADR 0073); open in this exact shape: the quiesce "
+     "kills the pass right after its removal (two steps more close it, CLOSED)"),
     (_SETUP_13_197,
      [*_OUTAGE_13_197, ("step", "r1"), ("step", "r1"), ("burst", "w0.end", 7), *[("step", "r1")] * 4],
      "outage-record-overwritten",
@@ -126,6 +137,10 @@ ACT_CASES = [
 
 # Exact traces of holes since closed: each must break nothing.
 CLOSED_ACT_CASES = [
+    (_SETUP_13_64, [*_SWEEPS_13_64, ("burst", "r1", 20)],
+     "(13, 64) stale-pass-repair in the sweep, the pass alive: its queue-label removal took a person's "
+     "requeue made after another sweep carried the cancel out; it reads GitHub's record with its look for a "
+     "lock and puts the queueing back (ADR 0073)"),
     (_SETUP_13_197, [*_OUTAGE_13_197, ("burst", "w0.end", 7), ("step", "r1"), ("step", "r1")],
      "(13, 197) outage-record-overwritten: a pass posts its tombstone, the holder writes its outage record "
      "and looks twice, then the pass rewrote the record from the `running` it read. The pass now reads the "

@@ -500,3 +500,29 @@ def test_a_pass_leaves_an_outage_record_its_holder_wrote_after_the_tombstone() -
     r.execute(survey)
     (claim,) = read_log(s.comments(n), trusted_set(BOT, ())).claims
     assert claim.record.released is not None and claim.record.state is State.RUNNING
+
+
+def test_the_cancel_sweep_puts_back_a_queueing_its_removal_took_after_its_read() -> None:
+    """stale-pass-repair in the sweep (the model's seed 13, episode 64; ADR 0073): two passes'
+    sweeps read the cancelled issue; one carries the cancel out, the person requeues the issue,
+    and the other's queue-label removal, planned before, takes that queueing. GitHub's record
+    shows orion's removal of a queueing made with no cancel label on and none since: the label
+    goes back and the sweep stops there."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    s.add_label(n, LAB.cancel)
+    late, other = reconciler(s), reconciler(s)
+    (plan,) = late.survey_cancels()
+
+    def other_sweep_then_requeue(name: str, args: tuple[object, ...]) -> None:
+        if name == "remove_label" and args[1] == LAB.queue:
+            s.on_call = None
+            (first,) = other.survey_cancels()
+            assert other.execute_cancel(first).action is Action.CANCEL
+            s.add_label(n, LAB.queue)  # the person's requeue, the cancel carried out
+
+    s.on_call = other_sweep_then_requeue
+    done = late.execute_cancel(plan)
+    assert done.action is Action.KEEP and "queued the issue again" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.queue})
+    assert late.survey_cancels() == []
