@@ -324,6 +324,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "    if queue in on_issue or lock in on_issue:",
         "    if True:",
     )],
+    "a holder's repair requeues an issue cancelled since its release (ADR 0073)": [(
+        "services/claiming.py",
+        "        if standing_cancel(record, lab.queue, lab.cancel,",
+        "        if False and standing_cancel(record, lab.queue, lab.cancel,",
+    )],
     # h43-queue: the claim side of issue 15's open holes (ADRs 0066, 0067).
     "a claimer ignores the cancel label in its lock write's answer (ADR 0066)": [(
         "services/claiming.py",

@@ -1100,13 +1100,13 @@ def pass_lock_removal_answer_lost() -> None:
 
 
 def cancel_after_a_release_before_the_holder_notices() -> None:
-    """Still open (`repair-undoes-cancel`; holder side): a person force-releases a long run
-    (the queue label goes on) and then cancels the issue; the sweep takes queue and cancel off.
-    The released holder's next beat sees the release, and its repair (ADR 0025) finds no label
-    and a release of its claim back to the queue as the last event: it puts the queue label
-    back, and the cancelled issue runs again. Its unqueue had landed long before the release,
-    so it cannot have stranded anything; the repair cannot tell (it knows no time its unqueue
-    landed by). The pass cannot either: the repair comes after its sweep."""
+    """`repair-undoes-cancel`, holder side: a person force-releases a long run (the queue
+    label goes on) and then cancels the issue; the sweep takes queue and cancel off. The
+    released holder's next beat sees the release, and its repair (ADR 0025) finds no label and
+    a release of its claim back to the queue as the last event: it put the queue label back,
+    and the cancelled issue ran again (its unqueue had landed long before; the repair knows no
+    time it landed by). The repair now reads GitHub's record first and leaves an issue whose
+    latest queueing a cancel stands against (ADR 0073)."""
     world = World()
     try:
         w = _running(world, "m1")
@@ -1625,6 +1625,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         cancel_made_after_the_sweeps_read,
         outage_record_written_while_a_pass_releases,
         requeued_between_two_sweeps,
+        cancel_after_a_release_before_the_holder_notices,
         claim_posted_after_the_cancel_sweep,
         claim_locked_after_a_cancel,
         unanswered_unqueue_takes_a_requeue,
@@ -1651,6 +1652,4 @@ STALE_LOCK_REMOVALS = frozenset({"two_passes_release_within_the_lag"})
 OPEN_SCENARIOS: dict[str, tuple[Callable[[], None], str]] = {
     "pass_completes_beside_the_holders_label_move": (pass_completes_beside_the_holders_label_move,
                                                      "stale-pass-repair"),
-    "cancel_after_a_release_before_the_holder_notices": (cancel_after_a_release_before_the_holder_notices,
-                                                         "repair-undoes-cancel"),
 }

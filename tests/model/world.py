@@ -92,7 +92,9 @@ class InvariantError(AssertionError):
 # Remove an entry when its fix lands (ADR 0026). Closed: `stolen-by-ending` (audit findings 2
 # and 8: another claim's late or retried label write stopped a run) and `stale-pass-unlock` (a
 # pass's lock removal planned before a new claim, landing after it): a live holder puts back a
-# lock orion's own stale write took off (ADR 0065). The world still names them when they break.
+# lock orion's own stale write took off (ADR 0065); and `repair-undoes-cancel` (ADR 0025's
+# repair put the queue label back after the cancel sweep took it): the repair reads GitHub's
+# record and leaves a cancelled queueing (ADR 0073). The world still names them when they break.
 KNOWN_HOLES = {
     "stale-unlock-strand": "stale-pass-unlock's residue (ADR 0065): a pass's lock removal planned before a "
                            "claim lands on that claim's lock, the claim's unqueue takes the queue label, and "
@@ -105,9 +107,6 @@ KNOWN_HOLES = {
                     "killed after its child started but before its first beat (seed 28, episode 208), or "
                     "its repair's read fails (seed 18, episode 224) (ADRs 0025, 0055, 0067; the shape "
                     "where it gave up and repaired before its removal landed, replay (18, 58), is closed)",
-    "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it "
-                            "off (holder side: scenario cancel_after_a_release_before_the_holder_notices, "
-                            "ADR 0054)",
     "requeue-over-cancel": "a claimer reads the issue as queued, the cancel sweep takes the queue and cancel "
                            "labels off, then the claimer posts and wins, and its unqueue goes unanswered "
                            "(the label was gone): its `lost` record must say `unqueued` (it cannot tell the "
