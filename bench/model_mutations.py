@@ -329,6 +329,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if standing_cancel(record, lab.queue, lab.cancel,",
         "        if False and standing_cancel(record, lab.queue, lab.cancel,",
     )],
+    "a pass keeps a fate it added after someone else moved the labels (ADR 0073)": [(
+        "core/stale_add.py",
+        "    if lab.working in after:",
+        "    if True:",
+    )],
     # h43-queue: the claim side of issue 15's open holes (ADRs 0066, 0067).
     "a claimer ignores the cancel label in its lock write's answer (ADR 0066)": [(
         "services/claiming.py",

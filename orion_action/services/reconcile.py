@@ -24,6 +24,7 @@ from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict
 from orion_action.core.plan import Action, Plan, keep_on_fresh_beat, plan_cancel, plan_issue, plan_release
 from orion_action.core.queue import pick_order_across
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
+from orion_action.core.stale_add import stale_fates
 from orion_action.core.survey import QueueRow, Survey, queue_row
 from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError, Unavailable
 from orion_action.ports import ONE_TRY, GitHubPort, RunnerPort, Sight
@@ -273,7 +274,14 @@ class Reconciler:
             move_labels(self.gh, n, list(plan.add_labels), list(plan.remove_labels), lock)
             return plan
         if plan.add_labels:
-            self.gh.add_labels(n, list(plan.add_labels))
+            after = self.gh.add_labels(n, list(plan.add_labels))
+            stale = stale_fates(plan.add_labels, after, self.config.labels)
+            if stale:  # someone moved the labels since our read, and decided otherwise (ADR 0073)
+                for name in stale:
+                    self.gh.remove_label(n, name)
+                why = (f"the labels were moved while the pass ran ({', '.join(sorted(after))} when its "
+                       f"{', '.join(stale)} landed); its addition is taken off again")
+                return replace(plan, action=Action.KEEP, release=(), reason=why)
         for name in plan.remove_labels:
             if name != lock:
                 self.gh.remove_label(n, name)

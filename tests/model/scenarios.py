@@ -965,12 +965,13 @@ def claim_posted_after_the_cancel_sweep() -> None:
 
 
 def pass_completes_beside_the_holders_label_move() -> None:
-    """Still open (`stale-pass-repair`): a run finishes and its holder moves its labels while a
-    pass, which read the finished record beside the lock, completes it too. The pass's last
-    read finds the lock still on; then the holder adds ready and takes the lock off, a person
-    requeues the issue (ready off, queue on), and the pass's own "ready" lands: the issue
-    carries queue and ready. Labels have no compare-and-swap; closing it would need the pass
-    to leave a finished record's labels to its holder until stale_after after its end (ADR 0054)."""
+    """`stale-pass-repair`: a run finishes and its holder moves its labels while a pass, which
+    read the finished record beside the lock, completes it too. The pass's last read finds the
+    lock still on; then the holder adds ready and takes the lock off, a person requeues the
+    issue (ready off, queue on), and the pass's own "ready" lands: the issue carried queue and
+    ready (labels have no compare-and-swap, ADR 0054). GitHub's answer to the addition lists
+    the labels: the lock gone and another fate on, the pass takes its addition off again (ADR
+    0073)."""
     world = World()
     try:
         w = _running(world, "m1")
@@ -1626,6 +1627,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         outage_record_written_while_a_pass_releases,
         requeued_between_two_sweeps,
         cancel_after_a_release_before_the_holder_notices,
+        pass_completes_beside_the_holders_label_move,
         claim_posted_after_the_cancel_sweep,
         claim_locked_after_a_cancel,
         unanswered_unqueue_takes_a_requeue,
@@ -1650,6 +1652,4 @@ STALE_LOCK_REMOVALS = frozenset({"two_passes_release_within_the_lag"})
 # Scenarios of holes still open (KNOWN_HOLES): each must break, attributed to its hole
 # (test_scenarios.py marks them xfail, strict); when a fix makes one pass, move it up.
 OPEN_SCENARIOS: dict[str, tuple[Callable[[], None], str]] = {
-    "pass_completes_beside_the_holders_label_move": (pass_completes_beside_the_holders_label_move,
-                                                     "stale-pass-repair"),
 }

@@ -113,12 +113,12 @@ KNOWN_HOLES = {
                            "sweep's removal from its own), and a pass requeues. With an answered unqueue "
                            "the record says it took nothing and the pass only unlocks (scenario "
                            "claim_posted_after_the_cancel_sweep, ADR 0067); no known trace reaches it",
-    "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it (scenario "
-                         "pass_completes_beside_the_holders_label_move, ADR 0054). In the cancel sweep the "
-                         "pass now reads GitHub's record after its queue-label removal and puts back a "
-                         "queueing no cancel was made against (ADR 0073: scenario "
-                         "requeued_between_two_sweeps); open there: the pass killed right after that removal "
-                         "(trace (13, 64))",
+    "stale-pass-repair": (
+        "a pass's label write, planned before a person's requeue, lands after it (ADR 0054). Closed where "
+        "GitHub's answer or record shows it, ADR 0073: a fate the pass adds after someone else moved the "
+        "labels comes off again (scenario pass_completes_beside_the_holders_label_move), and the cancel "
+        "sweep puts back a queueing its removal took (scenario requeued_between_two_sweeps). Open: the pass "
+        "killed right after such a write (trace (13, 64)), or a write whose answer is lost"),
     "outage-record-overwritten": "a pass's rewrite of a released record, sent after the holder's looks back, "
                                  "undoes an outage record (ADR 0056). The pass now reads the record again "
                                  "just before its rewrite and leaves what its holder wrote since (ADR 0073); "

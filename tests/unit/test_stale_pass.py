@@ -526,3 +526,34 @@ def test_the_cancel_sweep_puts_back_a_queueing_its_removal_took_after_its_read()
     assert done.action is Action.KEEP and "queued the issue again" in done.reason
     assert s.issue(n).labels == frozenset({LAB.queue})
     assert late.survey_cancels() == []
+
+
+def test_a_pass_takes_off_a_fate_it_added_after_someone_else_moved_the_labels() -> None:
+    """stale-pass-repair (scenario pass_completes_beside_the_holders_label_move; ADR 0073): the
+    pass's last read found the lock on; before its addition landed someone else moved the
+    labels (here a person: the lock off, ready on). GitHub's answer to the addition shows the
+    lock gone and another fate: the pass takes its own addition off and moves nothing more.
+    With only its own fate on, the addition stays."""
+    s, n, r, survey = surveyed_dead_lock()
+
+    def moved_meanwhile(name: str, args: tuple[object, ...]) -> None:
+        if name == "add_labels":
+            s.on_call = None
+            s.remove_label(n, LAB.working)
+            s.add_label(n, LAB.ready)
+
+    s.on_call = moved_meanwhile
+    done = r.execute(survey)
+    assert done.action is Action.KEEP and "taken off again" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.ready})
+
+    s, n, r, survey = surveyed_dead_lock()
+
+    def unlocked_meanwhile(name: str, args: tuple[object, ...]) -> None:
+        if name == "add_labels":
+            s.on_call = None
+            s.remove_label(n, LAB.working)
+
+    s.on_call = unlocked_meanwhile
+    assert r.execute(survey).action is Action.REQUEUE
+    assert s.issue(n).labels == frozenset({LAB.queue})
