@@ -1183,6 +1183,35 @@ def requeued_and_cancelled_while_the_sweep_runs() -> None:
         world.close()
 
 
+def requeued_and_cancelled_while_the_sweep_runs_and_it_dies() -> None:
+    """As `requeued_and_cancelled_while_the_sweep_runs`, but the pass dies right after its last
+    removal. A sweep that planned from its listing (the cancel label only) took the cancel off
+    and left the person's new queue label; since ADR 0073 its look at GitHub's record puts that
+    cancel back, which hid the stale plan while the pass lived. Planning from its fresh read,
+    the sweep takes the queue label off first, so nothing is left to put back (ADR 0053)."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.child_exits(w, 0)
+        world.react()
+        _run(world, f"{w.name}.end")
+        world.person_cancel(ISSUE)
+        world.advance(CONFIG.stale_after)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, _ops(world, r, "get_issue"))
+        world.person_requeue(ISSUE)
+        world.person_cancel(ISSUE)
+
+        def cancel_removed() -> bool:
+            return LAB.cancel not in world.server.issue(ISSUE).labels
+
+        _run(world, r, cancel_removed)
+        world.sched.crash(r)
+        _settle(world)
+    finally:
+        world.close()
+
+
 def cancel_swept_after_a_requeue_and_a_new_cancel() -> None:
     """A person cancels the queued issue; a pass's cancel sweep takes the queue label off and
     stops (its VM pauses) before its removal of the cancel label. The person requeues the issue
@@ -1622,6 +1651,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         pass_lock_removal_answer_lost,
         claim_lagging_beside_the_queue_label,
         requeued_and_cancelled_while_the_sweep_runs,
+        requeued_and_cancelled_while_the_sweep_runs_and_it_dies,
         cancel_swept_after_a_requeue_and_a_new_cancel,
         cancel_made_after_the_sweeps_read,
         outage_record_written_while_a_pass_releases,
