@@ -309,6 +309,31 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        elif name == c and standing is not None and e.login and not is_orion(e.login):",
         "        elif name == c and standing is not None:",
     )],
+    "the cancel sweep does not put back a cancel its removal took after its read (ADR 0073)": [(
+        "core/cancelled.py",
+        "    if cancel in on_issue or not (queue in on_issue or lock in on_issue):",
+        "    if True:",
+    )],
+    "a pass rewrites a released record its holder wrote since the plan's read (ADR 0073)": [(
+        "services/reconcile.py",
+        "                    if fresh.updated_at != entry.updated_at:",
+        "                    if False:",
+    )],
+    "the cancel sweep does not put back a queueing its removal took after its read (ADR 0073)": [(
+        "core/cancelled.py",
+        "    if queue in on_issue or lock in on_issue:",
+        "    if True:",
+    )],
+    "a holder's repair requeues an issue cancelled since its release (ADR 0073)": [(
+        "services/claiming.py",
+        "        if standing_cancel(record, lab.queue, lab.cancel,",
+        "        if False and standing_cancel(record, lab.queue, lab.cancel,",
+    )],
+    "a pass keeps a fate it added after someone else moved the labels (ADR 0073)": [(
+        "core/stale_add.py",
+        "    if lab.working in after:",
+        "    if True:",
+    )],
     # h43-queue: the claim side of issue 15's open holes (ADRs 0066, 0067).
     "a claimer ignores the cancel label in its lock write's answer (ADR 0066)": [(
         "services/claiming.py",

@@ -46,3 +46,52 @@ def standing_cancel(events: Iterable[LabelEvent], queue: str, cancel: str,
         elif name == c and standing is not None and e.login and not is_orion(e.login):
             standing = None
     return standing
+
+
+def swept_a_newer_cancel(on_issue: frozenset[str], events: Iterable[LabelEvent], queue: str, cancel: str,
+                         lock: str, is_orion: Callable[[str], bool]) -> LabelEvent | None:
+    """After the cancel sweep's removal of the cancel label (ADR 0073): the cancel its removal
+    may have taken off although it came after the sweep's read, or None. The sweep read the
+    issue, planned, and its removal landed later (labels have no compare-and-swap): a person
+    who requeued the issue and cancelled it again in between lost that cancel, and the labels
+    say queued (or a claim made before the new cancel holds it, and its holder never sees the
+    label). Such a cancel is one that still stands against the latest queueing in GitHub's
+    record (`standing_cancel`) while the issue, as read after the removal, carries the queue
+    label or the lock and not the cancel label: the label goes back on, and the next pass's
+    sweep (or the holder's beat) carries the cancel out. An issue left with neither label, or
+    a cancel a person withdrew, is what the sweep meant to leave."""
+    if cancel in on_issue or not (queue in on_issue or lock in on_issue):
+        return None
+    return standing_cancel(events, queue, cancel, is_orion)
+
+
+def swept_an_uncancelled_queueing(on_issue: frozenset[str], events: Iterable[LabelEvent], queue: str,
+                                  cancel: str, lock: str,
+                                  is_orion: Callable[[str], bool]) -> LabelEvent | None:
+    """After the cancel sweep's removal of the queue label (ADR 0073): the queueing its removal
+    took although no cancel was ever made against it, or None. The sweep read the issue queued
+    and cancelled, and its removal landed later: another pass's sweep may have carried that
+    cancel out meanwhile and a person requeued the issue (the cancel label off, the queue label
+    on), and the removal took the new queueing. In GitHub's record the queue label's last event
+    is then orion's removal of a queueing that was added while the cancel label was off, with no
+    cancel label added since: the label goes back. A queueing added beside the cancel label is
+    no wish to run (ADR 0053), and a record that does not show the removal yet says nothing."""
+    if queue in on_issue or lock in on_issue:
+        return None
+    q, c = queue.casefold(), cancel.casefold()
+    cancel_on = False
+    queued: LabelEvent | None = None  # the latest queueing, while no cancel is against it
+    last: LabelEvent | None = None  # the queue label's latest event
+    for e in events:
+        name = e.label.casefold()
+        if name == c:
+            cancel_on = e.added
+            if e.added:
+                queued = None
+        elif name == q:
+            last = e
+            if e.added:
+                queued = None if cancel_on else e
+    if queued is None or last is None or last.added or not last.login or not is_orion(last.login):
+        return None
+    return queued

@@ -28,6 +28,7 @@ from orion_action.core.arbitration import (
     winner,
 )
 from orion_action.core.beat import Bounds, Load, refusal
+from orion_action.core.cancelled import standing_cancel
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine
 from orion_action.core.queue import FIRST_PICK_SPREAD, first_pick, next_pick, pick_order, relist
@@ -544,6 +545,13 @@ def restore_queue(gh: GitHubPort, config: Config, claim: Claim, log: Log) -> boo
         if last is None or last.tombstone.token != claim.record.token:
             return False
         if last.tombstone.action not in REQUEUES:
+            return False
+        # The cancel sweep takes the queue label off too, by the same login: a cancel a person
+        # made after that requeue, standing in GitHub's record, says the removal was the
+        # sweep's, and the issue stays out of the queue (`repair-undoes-cancel`, ADR 0073).
+        record = gh.queue_history(n, lab.queue, lab.cancel).label_events
+        if standing_cancel(record, lab.queue, lab.cancel, lambda login: login.lower() in claim.trusted):
+            log(f"#{n}: the issue was cancelled after it was released back to the queue: not queued again")
             return False
         gh.add_labels(n, [lab.queue])
     except GitHubError as exc:

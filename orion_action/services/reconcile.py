@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
 from orion_action.config import Config
+from orion_action.core.cancelled import swept_a_newer_cancel, swept_an_uncancelled_queueing
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict, unqueue_in_flight
 from orion_action.core.plan import (
@@ -33,6 +34,7 @@ from orion_action.core.plan import (
 )
 from orion_action.core.queue import pick_order_across
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
+from orion_action.core.stale_add import stale_fates
 from orion_action.core.survey import QueueRow, Survey, queue_row
 from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError, Unavailable
 from orion_action.ports import ONE_TRY, GitHubPort, RunnerPort, Sight
@@ -290,12 +292,46 @@ class Reconciler:
         plan = fresh
         if lab.queue in plan.remove_labels:
             self.gh.remove_label(n, lab.queue)
-            issue, _ = self.gh.get_issue(n)
+            history = self.gh.queue_history(n, lab.queue, lab.cancel)  # brings the issue (ADR 0063)
+            issue = history.issue if history.issue is not None else self.gh.get_issue(n)[0]
             if lab.working in issue.labels:
                 reason = f"a run took the issue meanwhile; its holder stops at the {lab.cancel} label"
                 return replace(plan, action=Action.KEEP, reason=reason)
+            trusted = self.trusted
+            requeued = swept_an_uncancelled_queueing(issue.labels, history.label_events, lab.queue,
+                                                     lab.cancel, lab.working,
+                                                     lambda login: login.lower() in trusted)
+            if requeued is not None:
+                # A queueing made after the cancel was carried out (by another pass), taken by
+                # our removal planned before it: put it back (ADR 0073).
+                self.gh.add_labels(n, [lab.queue])
+                who = requeued.login or "someone"
+                why = (f"{who} queued the issue again after its cancel was carried out, and the sweep's "
+                       f"removal took that queueing; the {lab.queue} label is back")
+                return replace(plan, action=Action.KEEP, reason=why)
         self.gh.remove_label(n, lab.cancel)
-        return plan
+        restored = self._newer_cancel_put_back(n)
+        return plan if restored is None else replace(plan, action=Action.KEEP, reason=restored)
+
+    def _newer_cancel_put_back(self, n: int) -> str | None:
+        """Why the cancel label went back on after the sweep took it off, or None (ADR 0073).
+        The removal was planned from a read, and a person may have requeued and cancelled the
+        issue again before it landed: it then took the new cancel off (`stale-sweep-uncancel`).
+        GitHub's record shows that cancel standing (orion's removal withdraws none, ADR 0061)
+        and the issue read with it (one query) the queue label or a lock without the cancel
+        label: the label goes back, for the next pass's sweep or the holder's beat."""
+        lab = self.config.labels
+        history = self.gh.queue_history(n, lab.queue, lab.cancel)
+        issue = history.issue if history.issue is not None else self.gh.get_issue(n)[0]
+        trusted = self.trusted
+        newer = swept_a_newer_cancel(issue.labels, history.label_events, lab.queue, lab.cancel, lab.working,
+                                     lambda login: login.lower() in trusted)
+        if newer is None:
+            return None
+        self.gh.add_labels(n, [lab.cancel])
+        who = newer.login or "someone"
+        return (f"{who} cancelled the issue again while the sweep ran, and the sweep's removal took that "
+                f"cancel off; the {lab.cancel} label is back and the next pass finishes")
 
     def _claim_in_flight(self, issue: Issue) -> str | None:
         """Why the cancel sweep must leave the labels to a later pass, or None (ADR 0053). A
@@ -346,7 +382,7 @@ class Reconciler:
                 for cid in mine:
                     self.gh.delete_comment(cid)
                 return replace(plan, action=Action.KEEP, release=(), reason=duplicate)
-            self._no_longer_working(plan.release, plan.reason)
+            self._no_longer_working(plan.release, plan.reason, presumed=True)
         if plan.action is not Action.UNLOCK:
             unseen = self._not_listed_yet(n, listed, plan, known, set(mine))
             if unseen is not None:
@@ -356,7 +392,14 @@ class Reconciler:
             move_labels(self.gh, n, list(plan.add_labels), list(plan.remove_labels), lock)
             return plan
         if plan.add_labels:
-            self.gh.add_labels(n, list(plan.add_labels))
+            after = self.gh.add_labels(n, list(plan.add_labels))
+            stale = stale_fates(plan.add_labels, after, self.config.labels)
+            if stale:  # someone moved the labels since our read, and decided otherwise (ADR 0073)
+                for name in stale:
+                    self.gh.remove_label(n, name)
+                why = (f"the labels were moved while the pass ran ({', '.join(sorted(after))} when its "
+                       f"{', '.join(stale)} landed); its addition is taken off again")
+                return replace(plan, action=Action.KEEP, release=(), reason=why)
         for name in plan.remove_labels:
             if name != lock:
                 self.gh.remove_label(n, name)
@@ -456,11 +499,23 @@ class Reconciler:
             posted_ids.append(posted.id)
         return posted_ids
 
-    def _no_longer_working(self, entries: tuple[ClaimEntry, ...], reason: str) -> None:
+    def _no_longer_working(self, entries: tuple[ClaimEntry, ...], reason: str,
+                           presumed: bool = False) -> None:
         """After a release no claim comment may still read as working: rewrite the visible
-        line of each released claim (the tombstone stays the authority; best effort)."""
+        line of each released claim (the tombstone stays the authority; best effort). The body
+        is the record the plan read. A pass's release (`presumed`: it presumed the holder dead)
+        reads the comment again first and leaves it when it changed since: the holder wrote its
+        own account meanwhile (an outage record that spends no attempt, ADR 0019), which the
+        rewrite would undo (ADR 0073). One read per released claim; a holder's write landing
+        between that read and the edit is left to the holder's looks back (ADR 0056). A release
+        by hand rewrites what it listed (ADR 0064)."""
         for entry in entries:
             try:
+                if presumed:
+                    fresh, _ = self.gh.get_comment(entry.comment_id)
+                    if fresh.updated_at != entry.updated_at:
+                        self.log(f"comment {entry.comment_id} changed since the pass read it; left as it is")
+                        continue
                 self.gh.edit_comment(entry.comment_id, render_record(entry.record, released=reason))
             except GitHubError as exc:
                 self.log(f"could not mark comment {entry.comment_id} as released ({exc})")

@@ -204,6 +204,31 @@ def outage_record_put_back_unchanged() -> None:
         world.close()
 
 
+def outage_record_written_while_a_pass_releases() -> None:
+    """m1's beats get no answer; its outage path starts at the lease's end, but its first reads
+    get no answer either, and a pass presumes m1 dead and posts its tombstone. Then m1's outage
+    record lands and m1 looks back at it and finds it standing; only then does the pass go on
+    to its rewrite of the released record, planned from the `running` record it read. The pass
+    reads the comment again first and leaves an account its holder wrote since: rewriting it
+    would undo the outage record and spend an attempt (`outage-record-overwritten`, the (13,
+    197) shape; ADR 0073)."""
+    world = World()
+    try:
+        end = _outage(world, _running(world, "m1"))
+        world.fail(end, "unavailable", 6)  # the outage path's first tries get no answer
+        world.advance(CONFIG.stale_after)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, _ops(world, r, "post_comment"))
+        assert (world.sched.pending_op(r) or ("",))[0] == "post_comment", "the pass did not release m1"
+        world.step(r)  # the tombstone lands
+        world.check()
+        _run(world, end)  # the outage record, and its looks back
+        _run(world, r)
+        _settle(world)
+    finally:
+        world.close()
+
+
 def late_label_write_near_presumption() -> None:
     """m1's outage path gets its first answers 51 s after its last beat was sent: a label write
     started now may land (GitHub accepts it and answers late) after a pass presumed m1 dead at
@@ -986,12 +1011,13 @@ def claim_posted_after_the_cancel_sweep() -> None:
 
 
 def pass_completes_beside_the_holders_label_move() -> None:
-    """Still open (`stale-pass-repair`): a run finishes and its holder moves its labels while a
-    pass, which read the finished record beside the lock, completes it too. The pass's last
-    read finds the lock still on; then the holder adds ready and takes the lock off, a person
-    requeues the issue (ready off, queue on), and the pass's own "ready" lands: the issue
-    carries queue and ready. Labels have no compare-and-swap; closing it would need the pass
-    to leave a finished record's labels to its holder until stale_after after its end (ADR 0054)."""
+    """`stale-pass-repair`: a run finishes and its holder moves its labels while a pass, which
+    read the finished record beside the lock, completes it too. The pass's last read finds the
+    lock still on; then the holder adds ready and takes the lock off, a person requeues the
+    issue (ready off, queue on), and the pass's own "ready" lands: the issue carried queue and
+    ready (labels have no compare-and-swap, ADR 0054). GitHub's answer to the addition lists
+    the labels: the lock gone and another fate on, the pass takes its addition off again (ADR
+    0073)."""
     world = World()
     try:
         w = _running(world, "m1")
@@ -1121,13 +1147,13 @@ def pass_lock_removal_answer_lost() -> None:
 
 
 def cancel_after_a_release_before_the_holder_notices() -> None:
-    """Still open (`repair-undoes-cancel`; holder side): a person force-releases a long run
-    (the queue label goes on) and then cancels the issue; the sweep takes queue and cancel off.
-    The released holder's next beat sees the release, and its repair (ADR 0025) finds no label
-    and a release of its claim back to the queue as the last event: it puts the queue label
-    back, and the cancelled issue runs again. Its unqueue had landed long before the release,
-    so it cannot have stranded anything; the repair cannot tell (it knows no time its unqueue
-    landed by). The pass cannot either: the repair comes after its sweep."""
+    """`repair-undoes-cancel`, holder side: a person force-releases a long run (the queue
+    label goes on) and then cancels the issue; the sweep takes queue and cancel off. The
+    released holder's next beat sees the release, and its repair (ADR 0025) finds no label and
+    a release of its claim back to the queue as the last event: it put the queue label back,
+    and the cancelled issue ran again (its unqueue had landed long before; the repair knows no
+    time it landed by). The repair now reads GitHub's record first and leaves an issue whose
+    latest queueing a cancel stands against (ADR 0073)."""
     world = World()
     try:
         w = _running(world, "m1")
@@ -1203,6 +1229,35 @@ def requeued_and_cancelled_while_the_sweep_runs() -> None:
         world.close()
 
 
+def requeued_and_cancelled_while_the_sweep_runs_and_it_dies() -> None:
+    """As `requeued_and_cancelled_while_the_sweep_runs`, but the pass dies right after its last
+    removal. A sweep that planned from its listing (the cancel label only) took the cancel off
+    and left the person's new queue label; since ADR 0073 its look at GitHub's record puts that
+    cancel back, which hid the stale plan while the pass lived. Planning from its fresh read,
+    the sweep takes the queue label off first, so nothing is left to put back (ADR 0053)."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.child_exits(w, 0)
+        world.react()
+        _run(world, f"{w.name}.end")
+        world.person_cancel(ISSUE)
+        world.advance(CONFIG.stale_after)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, _ops(world, r, "get_issue"))
+        world.person_requeue(ISSUE)
+        world.person_cancel(ISSUE)
+
+        def cancel_removed() -> bool:
+            return LAB.cancel not in world.server.issue(ISSUE).labels
+
+        _run(world, r, cancel_removed)
+        world.sched.crash(r)
+        _settle(world)
+    finally:
+        world.close()
+
+
 def cancel_swept_after_a_requeue_and_a_new_cancel() -> None:
     """A person cancels the queued issue; a pass's cancel sweep takes the queue label off and
     stops (its VM pauses) before its removal of the cancel label. The person requeues the issue
@@ -1226,6 +1281,58 @@ def cancel_swept_after_a_requeue_and_a_new_cancel() -> None:
         if w.child_started:
             world.advance(CONFIG.heartbeat_interval + 2)
             _beat_again(world, w)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def cancel_made_after_the_sweeps_read() -> None:
+    """A person cancels the queued issue; a pass's cancel sweep takes the queue label off, reads
+    the issue (no lock) and stops before its removal of the cancel label. The person requeues
+    the issue, a worker claims it (GitHub's record shows no cancel since the requeue, ADR 0061)
+    and runs, and the person cancels again. The sweep's removal, planned before, takes that new
+    cancel off: the holder would never see the label. The sweep reads GitHub's record after its
+    removal, finds the new cancel standing beside the lock, and puts the label back; the
+    holder stops at its next beat (`stale-sweep-uncancel`, holder side; ADR 0073)."""
+    world = World()
+    try:
+        world.person_cancel(ISSUE)
+        sweep = world.spawn_reconciler("m1")
+        _run(world, sweep, _ops(world, sweep, "remove_label"))
+        world.step(sweep)  # the queue label comes off
+        world.check()
+        _run(world, sweep, _ops(world, sweep, "remove_label"))  # read again: no lock; the cancel removal next
+        assert LAB.queue not in world.server.issue(ISSUE).labels
+        world.person_requeue(ISSUE)
+        w = world.spawn_worker("m2")
+        _run(world, f"{w.name}.claim")
+        assert w.child_started, f"{w.name} did not win the claim"
+        _first_beat(world, w)
+        world.person_cancel(ISSUE)
+        _run(world, sweep)  # takes the new cancel label off, then looks at GitHub's record
+        world.advance(CONFIG.heartbeat_interval + 2)
+        _beat_again(world, w)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def requeued_between_two_sweeps() -> None:
+    """A person cancels the queued issue; two passes' cancel sweeps read it. One takes both
+    labels off; the person requeues the issue (a queueing with no cancel against it); then the
+    other's removal of the queue label, planned from its read before, lands and takes that
+    queueing (`stale-pass-repair` in the sweep, the model's seed 13 episode 64). The sweep reads
+    GitHub's record with its look for a lock, finds its removal took a queueing no cancel was
+    made against, and puts the label back (ADR 0073)."""
+    world = World()
+    try:
+        world.person_cancel(ISSUE)
+        late = world.spawn_reconciler("m1")
+        _run(world, late, _ops(world, late, "remove_label"))  # read, planned: the queue label next
+        _pass(world, "m2")  # the other sweep takes both labels off
+        assert not world.server.issue(ISSUE).labels & {LAB.queue, LAB.cancel}
+        world.person_requeue(ISSUE)
+        _run(world, late)
         _settle(world)
     finally:
         world.close()
@@ -1579,7 +1686,13 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         pass_lock_removal_answer_lost,
         claim_lagging_beside_the_queue_label,
         requeued_and_cancelled_while_the_sweep_runs,
+        requeued_and_cancelled_while_the_sweep_runs_and_it_dies,
         cancel_swept_after_a_requeue_and_a_new_cancel,
+        cancel_made_after_the_sweeps_read,
+        outage_record_written_while_a_pass_releases,
+        requeued_between_two_sweeps,
+        cancel_after_a_release_before_the_holder_notices,
+        pass_completes_beside_the_holders_label_move,
         claim_posted_after_the_cancel_sweep,
         claim_locked_after_a_cancel,
         unanswered_unqueue_takes_a_requeue,
@@ -1604,8 +1717,4 @@ STALE_LOCK_REMOVALS = frozenset({"two_passes_release_within_the_lag"})
 # Scenarios of holes still open (KNOWN_HOLES): each must break, attributed to its hole
 # (test_scenarios.py marks them xfail, strict); when a fix makes one pass, move it up.
 OPEN_SCENARIOS: dict[str, tuple[Callable[[], None], str]] = {
-    "pass_completes_beside_the_holders_label_move": (pass_completes_beside_the_holders_label_move,
-                                                     "stale-pass-repair"),
-    "cancel_after_a_release_before_the_holder_notices": (cancel_after_a_release_before_the_holder_notices,
-                                                         "repair-undoes-cancel"),
 }

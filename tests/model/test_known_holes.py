@@ -85,26 +85,43 @@ _STRAND_9_9 = [
     ("worker", "m1", 2, True), ("burst", "w0.end", 10), ("race", 4), ("burst", "r0", 6), ("step", "r0"),
     ("worker", "m1", None, False), ("step", "w5.claim"), ("person", "force", 2), ("burst", "r1", 10),
     ("burst", "w5.claim", 9), ("step", "r0")]
+_SETUP_13_197 = explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="13-197",
+                               skew=30.0, dispatch=True)
+_OUTAGE_13_197 = [("worker", "m2", 1, True), ("step", "w0.claim"), ("burst", "w0.claim", 6),
+                  ("step", "w0.claim"), ("step", "w0.beat"), ("step", "w0.beat"), ("time", 60.0),
+                  ("step", "w0.end"), ("reconciler", "m2"), ("reconciler", "hosted"), ("burst", "w0.beat", 3),
+                  ("burst", "r1", 7)]
+_SETUP_13_64 = explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="13-64")
+_SWEEPS_13_64 = [("person", "cancel", 2), ("reconciler", "m1"), ("person", "cancel", 1),
+                 ("reconciler", "hosted"), ("reconciler", "m2"), *[("step", "r1")] * 4,
+                 ("fail", "r1", "late", 1), ("step", "r1"), ("step", "r1"), ("burst", "r2", 4),
+                 ("step", "r1"), ("burst", "r2", 10), ("person", "requeue", 2), ("step", "r1")]
+_SWEEP_31_110 = [("person", "cancel", 1), ("reconciler", "hosted"), ("reconciler", "hosted"),
+                 ("reconciler", "m2"), ("reconciler", "m1"), ("burst", "r3", 6), ("step", "r3"),
+                 ("person", "requeue", 1), ("step", "r3"), ("person", "cancel", 1), ("step", "r3")]
 ACT_CASES = [
-    (explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="13-197", skew=30.0,
-                    dispatch=True),
-     [("worker", "m2", 1, True), ("step", "w0.claim"), ("burst", "w0.claim", 6), ("step", "w0.claim"),
-      ("step", "w0.beat"), ("step", "w0.beat"), ("time", 60.0), ("step", "w0.end"), ("reconciler", "m2"),
-      ("reconciler", "hosted"), ("burst", "w0.beat", 3), ("burst", "r1", 7), ("burst", "w0.end", 7),
-      ("step", "r1"), ("step", "r1")],
+    (_SETUP_13_64, _SWEEPS_13_64,
+     "stale-pass-repair",
+     "(13, 64), shrunk: two passes' cancel sweeps read issue 2 cancelled; one takes both labels off, the "
+     "person requeues, and the other's queue-label removal, planned before, takes the new queueing. The "
+     "sweep now looks at GitHub's record and puts it back (ADR 0073); open in this exact shape: the quiesce "
+     "kills the pass right after its removal (two steps more close it, CLOSED)"),
+    (_SETUP_13_197,
+     [*_OUTAGE_13_197, ("step", "r1"), ("step", "r1"), ("burst", "w0.end", 7), *[("step", "r1")] * 4],
      "outage-record-overwritten",
-     "(13, 197): a pass posts its tombstone, the holder writes its outage record and looks twice, then "
-     "the pass rewrites the record from the `running` it read (ADR 0056's residual)"),
+     "(13, 197), the residue: the pass reads the released record again just before its rewrite (ADR "
+     "0073) and finds it still `running`; only then does the holder write its outage record and look back "
+     "twice, and the pass's rewrite lands after the looks (ADR 0056's residual)"),
     (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="31-110", skew=-30.0, pauses=True,
                     halts=True),
-     [("person", "cancel", 1), ("reconciler", "hosted"), ("reconciler", "hosted"), ("reconciler", "m2"),
-      ("reconciler", "m1"), ("burst", "r3", 6), ("step", "r3"), ("person", "requeue", 1), ("step", "r3"),
-      ("person", "cancel", 1), ("step", "r3")],
+     _SWEEP_31_110,
      "stale-sweep-uncancel",
      "(31, 110), shrunk: no claim at all; a pass's cancel sweep reads the cancelled issue, the person "
      "requeues and cancels again between its two removals, and its cancel-label removal takes the new "
      "cancel off, leaving the new queue label (a claim refuses it from GitHub's record, ADR 0061, but the "
-     "labels say queued). Found by `simulate.py --seed 31` once ADR 0066 moved that episode's claims"),
+     "labels say queued). Found by `simulate.py --seed 31` once ADR 0066 moved that episode's claims. "
+     "Still open in this exact shape: the quiesce kills the pass right after its removal, before the "
+     "look at GitHub's record that puts the cancel back (ADR 0073); two steps more close it (CLOSED)"),
     (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="9-9"),
      [*_STRAND_9_9, ("time", 65.0)],
      "stale-unlock-strand",
@@ -116,6 +133,20 @@ ACT_CASES = [
 
 # Exact traces of holes since closed: each must break nothing.
 CLOSED_ACT_CASES = [
+    (_SETUP_13_64, [*_SWEEPS_13_64, ("burst", "r1", 20)],
+     "(13, 64) stale-pass-repair in the sweep, the pass alive: its queue-label removal took a person's "
+     "requeue made after another sweep carried the cancel out; it reads GitHub's record with its look for a "
+     "lock and puts the queueing back (ADR 0073)"),
+    (_SETUP_13_197, [*_OUTAGE_13_197, ("burst", "w0.end", 7), ("step", "r1"), ("step", "r1")],
+     "(13, 197) outage-record-overwritten: a pass posts its tombstone, the holder writes its outage record "
+     "and looks twice, then the pass rewrote the record from the `running` it read. The pass now reads the "
+     "record again before its rewrite and leaves an account its holder wrote since (ADR 0073)"),
+    (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="31-110", skew=-30.0, pauses=True,
+                    halts=True),
+     [*_SWEEP_31_110, ("burst", "r3", 2)],
+     "(31, 110) stale-sweep-uncancel, the pass alive: its cancel-label removal took the person's new cancel "
+     "off; it reads GitHub's record, finds that cancel standing beside the queue label and puts the label "
+     "back, and the next pass finishes the cancel (ADR 0073)"),
     (explorer.Setup(issues=1, max_lag=0.0, whole_seconds=True, lag_seed="h20", guardians_die=True),
      [("worker", "m1", 1, False), ("burst", "w0.claim", 12), ("burst", "w0.beat", 4), ("guardian", "w0"),
       ("burst", "w0.end", 5), ("fail", "w0.end", "late", 1), ("burst", "w0.end", 5), ("reconciler", "hosted"),

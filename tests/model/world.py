@@ -92,7 +92,9 @@ class InvariantError(AssertionError):
 # Remove an entry when its fix lands (ADR 0026). Closed: `stolen-by-ending` (audit findings 2
 # and 8: another claim's late or retried label write stopped a run) and `stale-pass-unlock` (a
 # pass's lock removal planned before a new claim, landing after it): a live holder puts back a
-# lock orion's own stale write took off (ADR 0065). The world still names them when they break.
+# lock orion's own stale write took off (ADR 0065); and `repair-undoes-cancel` (ADR 0025's
+# repair put the queue label back after the cancel sweep took it): the repair reads GitHub's
+# record and leaves a cancelled queueing (ADR 0073). The world still names them when they break.
 # Narrowed by ADR 0072: `stale-unlock-strand` (that put-back's residue: the holder died before
 # its first beat, the issue left with no label; a later pass finds the open claim and requeues,
 # if passes come at least every stale_after).
@@ -111,24 +113,30 @@ KNOWN_HOLES = {
                     "before its removal landed, replay (18, 58), ADR 0067, and the winner killed while it "
                     "waits for its unanswered removal, trace (5, 207), ADR 0072: a pass holds a dead claim "
                     "that never started in doubt until its lease's writes can no longer land)",
-    "repair-undoes-cancel": "ADR 0025's repair puts the queue label back after the cancel sweep took it "
-                            "off (holder side: scenario cancel_after_a_release_before_the_holder_notices, "
-                            "ADR 0054)",
     "requeue-over-cancel": "a claimer reads the issue as queued, the cancel sweep takes the queue and cancel "
                            "labels off, then the claimer posts and wins, and its unqueue goes unanswered "
                            "(the label was gone): its `lost` record must say `unqueued` (it cannot tell the "
                            "sweep's removal from its own), and a pass requeues. With an answered unqueue "
                            "the record says it took nothing and the pass only unlocks (scenario "
                            "claim_posted_after_the_cancel_sweep, ADR 0067); no known trace reaches it",
-    "stale-pass-repair": "a pass's label repair, planned before a person's requeue, lands after it (scenario "
-                         "pass_completes_beside_the_holders_label_move, ADR 0054)",
+    "stale-pass-repair": (
+        "a pass's label write, planned before a person's requeue, lands after it (ADR 0054). Closed where "
+        "GitHub's answer or record shows it, ADR 0073: a fate the pass adds after someone else moved the "
+        "labels comes off again (scenario pass_completes_beside_the_holders_label_move), and the cancel "
+        "sweep puts back a queueing its removal took (scenario requeued_between_two_sweeps). Open: the pass "
+        "killed right after such a write (trace (13, 64)), or a write whose answer is lost"),
     "outage-record-overwritten": "a pass's rewrite of a released record, sent after the holder's looks back, "
-                                 "undoes an outage record (ADR 0056)",
-    "stale-sweep-uncancel": "a cancel sweep planned before a person's requeue and new cancel takes the new "
-                            "cancel label off and leaves the new queue label; a claim refuses such a cancel "
-                            "from GitHub's record (ADR 0061), but not one made after its own check if the "
-                            "sweep's write comes after its fresh read and the claim's unqueue (ADR 0053); "
-                            "with no claim at all it leaves the issue labelled queued (trace (31, 110))",
+                                 "undoes an outage record (ADR 0056). The pass now reads the record again "
+                                 "just before its rewrite and leaves what its holder wrote since (ADR 0073); "
+                                 "open: the holder's write landing between that read and the rewrite, and "
+                                 "the rewrite landing after the holder's looks (trace (13, 197), residue)",
+    "stale-sweep-uncancel": (
+        "a cancel sweep planned before a person's requeue and new cancel takes the new cancel label off and "
+        "leaves the new queue label (trace (31, 110)). The sweep now reads GitHub's record after its removal "
+        "and puts a cancel standing there back (ADR 0073: scenario cancel_made_after_the_sweeps_read); open: "
+        "the pass killed between its removal and that read. The labels then say queued; a claim refuses the "
+        "issue from the record (ADR 0061) unless trigger.permission is none, and a holder made before the "
+        "new cancel runs on"),
 }
 
 

@@ -367,6 +367,29 @@ def test_a_release_landing_before_the_winners_unqueue_is_repaired() -> None:
     assert s.issue(n).labels == frozenset({LAB.queue})
 
 
+def test_a_released_holder_does_not_requeue_an_issue_cancelled_since() -> None:
+    """repair-undoes-cancel (ADR 0073): a person force-releases a run (the queue label goes
+    back on) and then cancels the issue, and a pass's cancel sweep takes both labels off (by
+    orion's login, as our own late unqueue would). The holder gives up at its next beat; GitHub's
+    record shows the cancel standing against the release's queueing, so its repair leaves the
+    issue out of the queue."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    h = hold(s, claimer(s, "w", 20).claim_number(n, None))
+    claim = next(c for c in read_log(s.comments(n), TRUSTED).claims)
+    tomb = Tombstone(claim.record.token, ReleaseAction.RELEASE, "released by hand", False, "release")
+    s.comment(n, render_tombstone(tomb), BOT)
+    s.add_label(n, LAB.queue, BOT)
+    s.remove_label(n, LAB.working, BOT)
+    s.add_label(n, LAB.cancel)  # a person cancels
+    s.remove_label(n, LAB.queue, BOT)  # the sweep carries the cancel out
+    s.remove_label(n, LAB.cancel, BOT)
+    h.beat()
+    assert h.released
+    h.give_up(h.lost or "", h.released)
+    assert s.issue(n).labels == frozenset()
+
+
 def test_a_requeue_landing_before_a_stalled_winners_unqueue_is_repaired() -> None:
     """Case A: the winner stalls in its unqueue, a pass requeues its stale claim, then the
     removal lands and its answer is lost. The winner gives up and puts the queue label back."""

@@ -428,3 +428,132 @@ def test_the_cancel_sweep_plans_from_the_issue_as_it_reads_it_before_writing() -
     s.add_label(n, LAB.queue)
     assert r.execute_cancel(plan).action is Action.KEEP
     assert s.issue(n).labels == frozenset({LAB.queue})
+
+
+def test_the_cancel_sweep_puts_back_a_cancel_its_removal_took_after_its_read() -> None:
+    """stale-sweep-uncancel (the model's trace (31, 110); ADR 0073): the sweep took the queue
+    label off and read the issue; before its removal of the cancel label landed, a person
+    requeued the issue and cancelled it again. The removal took that new cancel off; GitHub's
+    record shows it standing (orion's removal withdraws none), so the sweep puts the label back
+    and the next pass finishes the cancel. A requeue alone, or a cancel the person withdrew, is
+    left as it is."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue, LAB.cancel])
+    r = reconciler(s)
+    (plan,) = r.survey_cancels()
+
+    def requeue_and_cancel_again(name: str, args: tuple[object, ...]) -> None:
+        if name == "remove_label" and args[1] == LAB.cancel:
+            s.on_call = None
+            s.remove_label(n, LAB.cancel)  # a person's requeue: the cancel off, the queue label on
+            s.add_label(n, LAB.queue)
+            s.add_label(n, LAB.cancel)  # and a new cancel
+
+    s.on_call = requeue_and_cancel_again
+    done = r.execute_cancel(plan)
+    assert done.action is Action.KEEP and "cancelled the issue again" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.queue, LAB.cancel})
+    (plan,) = r.survey_cancels()  # the next pass
+    assert r.execute_cancel(plan).action is Action.CANCEL
+    assert s.issue(n).labels == frozenset()
+
+    s.add_label(n, LAB.queue)
+    s.add_label(n, LAB.cancel)
+    (plan,) = r.survey_cancels()
+
+    def requeue_only(name: str, args: tuple[object, ...]) -> None:
+        if name == "remove_label" and args[1] == LAB.cancel:
+            s.on_call = None
+            s.remove_label(n, LAB.cancel)
+            s.add_label(n, LAB.queue)
+
+    s.on_call = requeue_only
+    assert r.execute_cancel(plan).action is Action.CANCEL
+    assert s.issue(n).labels == frozenset({LAB.queue})  # the person's requeue stands
+
+
+def test_a_pass_leaves_an_outage_record_its_holder_wrote_after_the_tombstone() -> None:
+    """outage-record-overwritten (the model's trace (13, 197); ADR 0073): a pass presumes a
+    holder dead and posts its tombstone; the holder, back from an outage, writes its record
+    (interrupted, no attempt spent) before the pass rewrites the released claim's visible line
+    from the `running` record it read. The pass reads the comment again first and leaves the
+    holder's account: the attempt stays unspent. Without a change since, it rewrites as before."""
+    s, n, r, survey = surveyed_dead_lock()
+    (entry,) = survey.plan.release
+    outage = render_record(entry.record.with_changes(state=State.INTERRUPTED, counts_attempt=False,
+                                                     note="GitHub was unreachable, so no attempt is spent"))
+
+    def holder_writes_its_outage_record(name: str, args: tuple[object, ...]) -> None:
+        if name == "list_comments":  # the pass's re-list after its tombstone
+            s.on_call = None
+            s.clock.advance(1.0)
+            s.edit(entry.comment_id, outage)
+
+    s.on_call = holder_writes_its_outage_record
+    r.execute(survey)
+    log = read_log(s.comments(n), trusted_set(BOT, ()))
+    (claim,) = log.claims
+    assert claim.record.state is State.INTERRUPTED and not claim.record.counts_attempt
+    assert log.attempts_used() == 0
+
+    s, n, r, survey = surveyed_dead_lock()
+    r.execute(survey)
+    (claim,) = read_log(s.comments(n), trusted_set(BOT, ())).claims
+    assert claim.record.released is not None and claim.record.state is State.RUNNING
+
+
+def test_the_cancel_sweep_puts_back_a_queueing_its_removal_took_after_its_read() -> None:
+    """stale-pass-repair in the sweep (the model's seed 13, episode 64; ADR 0073): two passes'
+    sweeps read the cancelled issue; one carries the cancel out, the person requeues the issue,
+    and the other's queue-label removal, planned before, takes that queueing. GitHub's record
+    shows orion's removal of a queueing made with no cancel label on and none since: the label
+    goes back and the sweep stops there."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    s.add_label(n, LAB.cancel)
+    late, other = reconciler(s), reconciler(s)
+    (plan,) = late.survey_cancels()
+
+    def other_sweep_then_requeue(name: str, args: tuple[object, ...]) -> None:
+        if name == "remove_label" and args[1] == LAB.queue:
+            s.on_call = None
+            (first,) = other.survey_cancels()
+            assert other.execute_cancel(first).action is Action.CANCEL
+            s.add_label(n, LAB.queue)  # the person's requeue, the cancel carried out
+
+    s.on_call = other_sweep_then_requeue
+    done = late.execute_cancel(plan)
+    assert done.action is Action.KEEP and "queued the issue again" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.queue})
+    assert late.survey_cancels() == []
+
+
+def test_a_pass_takes_off_a_fate_it_added_after_someone_else_moved_the_labels() -> None:
+    """stale-pass-repair (scenario pass_completes_beside_the_holders_label_move; ADR 0073): the
+    pass's last read found the lock on; before its addition landed someone else moved the
+    labels (here a person: the lock off, ready on). GitHub's answer to the addition shows the
+    lock gone and another fate: the pass takes its own addition off and moves nothing more.
+    With only its own fate on, the addition stays."""
+    s, n, r, survey = surveyed_dead_lock()
+
+    def moved_meanwhile(name: str, args: tuple[object, ...]) -> None:
+        if name == "add_labels":
+            s.on_call = None
+            s.remove_label(n, LAB.working)
+            s.add_label(n, LAB.ready)
+
+    s.on_call = moved_meanwhile
+    done = r.execute(survey)
+    assert done.action is Action.KEEP and "taken off again" in done.reason
+    assert s.issue(n).labels == frozenset({LAB.ready})
+
+    s, n, r, survey = surveyed_dead_lock()
+
+    def unlocked_meanwhile(name: str, args: tuple[object, ...]) -> None:
+        if name == "add_labels":
+            s.on_call = None
+            s.remove_label(n, LAB.working)
+
+    s.on_call = unlocked_meanwhile
+    assert r.execute(survey).action is Action.REQUEUE
+    assert s.issue(n).labels == frozenset({LAB.queue})

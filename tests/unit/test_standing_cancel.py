@@ -7,7 +7,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from orion_action.core.cancelled import LabelEvent, standing_cancel
+from orion_action.core.cancelled import (
+    LabelEvent,
+    standing_cancel,
+    swept_a_newer_cancel,
+    swept_an_uncancelled_queueing,
+)
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 ORION = {"orion-bot", "trusted-author"}
@@ -55,3 +60,48 @@ def test_standing_cancel(spec: tuple[str, ...], stands: bool, why: str) -> None:
 def test_labels_compare_case_insensitively() -> None:
     evs = [LabelEvent("ORION", True, "alice", T0), LabelEvent("Orion-Cancel", True, "alice", T0)]
     assert standing_cancel(evs, "orion", "orion-cancel", lambda _: False) == evs[1]
+
+
+SWEPT = "+q:alice", "+c:alice", "-q:orion-bot", "-c:alice", "+q:alice", "+c:alice", "-c:orion-bot"
+AFTER_SWEEP = [
+    # (the issue's labels after the sweep's cancel removal, the record, whether the label goes back, why)
+    (frozenset({"orion"}), SWEPT, True, "a cancel made after the sweep's read, taken off by it"),
+    (frozenset({"orion:working"}), SWEPT, True, "the same, a claim holds the issue: its holder must see it"),
+    (frozenset(), ("+q:alice", "+c:alice", "-q:orion-bot", "-c:orion-bot"), False, "the sweep as meant"),
+    (frozenset({"orion"}), ("+q:alice", "+c:alice", "-q:orion-bot", "-c:alice", "+q:alice", "-c:orion-bot"),
+     False, "a requeue alone stands"),
+    (frozenset({"orion", "orion-cancel"}), SWEPT[:-1], False, "the cancel label is still on: nothing to do"),
+    (frozenset({"orion"}), (*SWEPT, "-c:alice"), False, "the person withdrew the new cancel"),
+]
+
+
+@pytest.mark.parametrize(("on", "spec", "back", "why"), AFTER_SWEEP, ids=[c[3] for c in AFTER_SWEEP])
+def test_swept_a_newer_cancel(on: frozenset[str], spec: tuple[str, ...], back: bool, why: str) -> None:
+    found = swept_a_newer_cancel(on, events(*spec), "orion", "orion-cancel", "orion:working",
+                                 lambda login: login in ORION)
+    assert (found is not None) is back, why
+
+
+AFTER_QUEUE_REMOVAL = [
+    # (the issue's labels after the sweep's queue-label removal, the record, whether it goes back, why)
+    (frozenset(),
+     ("+q:alice", "+c:alice", "-q:orion-bot", "-c:orion-bot", "-c:alice", "+q:alice", "-q:orion-bot"), True,
+     "another sweep carried the cancel out, the person requeued, our removal took it"),
+    (frozenset(), ("+q:alice", "+c:alice", "-q:orion-bot"), False, "the sweep as meant"),
+    (frozenset({"orion-cancel"}), ("+c:alice", "+q:alice", "-q:orion-bot"), False,
+     "queued beside the cancel label: no wish to run (ADR 0053)"),
+    (frozenset(), ("+q:alice", "+c:alice", "-c:alice", "+q:alice"), False, "the record lags our removal"),
+    (frozenset(), ("+q:alice", "-q:alice"), False, "a person took the queue label off"),
+    (frozenset({"orion:working"}), ("+q:alice", "-q:orion-bot"), False, "a claim took it: its lock is on"),
+    (frozenset(), ("+q:alice", "+c:bob", "-c:alice", "-q:orion-bot"), False,
+     "a cancel was made against this queueing (withdrawn later): the sweep read it"),
+]
+
+
+@pytest.mark.parametrize(("on", "spec", "back", "why"), AFTER_QUEUE_REMOVAL,
+                         ids=[c[3] for c in AFTER_QUEUE_REMOVAL])
+def test_swept_an_uncancelled_queueing(on: frozenset[str], spec: tuple[str, ...], back: bool,
+                                       why: str) -> None:
+    found = swept_an_uncancelled_queueing(on, events(*spec), "orion", "orion-cancel", "orion:working",
+                                          lambda login: login in ORION)
+    assert (found is not None) is back, why
