@@ -1714,7 +1714,5 @@ SCENARIOS: dict[str, Callable[[], None]] = {
 # ADR 0065): the world's strict mode (ORION_MODEL_STRICT_LOCKS, the mutation bench's) breaks them.
 STALE_LOCK_REMOVALS = frozenset({"two_passes_release_within_the_lag"})
 
-# Scenarios of holes still open (KNOWN_HOLES): each must break, attributed to its hole
-# (test_scenarios.py marks them xfail, strict); when a fix makes one pass, move it up.
-OPEN_SCENARIOS: dict[str, tuple[Callable[[], None], str]] = {
-}
+# A scenario of a hole still open (KNOWN_HOLES) goes in test_known_holes.py as an exact trace
+# (ACT_CASES, xfail strict, attributed to its hole); ADR 0073 closed the last open scenario.
