@@ -69,6 +69,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "orion_action/core/record.py": ("test_record.py", "test_visible_line.py", "test_issue_log.py",
                                     "test_trusted_records.py"),
     "orion_action/core/result.py": ("test_result.py",),
+    "orion_action/core/stale_add.py": ("test_stale_add.py",),
     "orion_action/core/survey.py": ("test_core_survey.py", "test_report.py", "test_dashboard_render.py"),
     "orion_action/config.py": ("test_config.py", "test_config_loader.py", "test_schema.py"),
 }
