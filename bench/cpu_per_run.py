@@ -23,8 +23,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench  # noqa: E402  (sets sys.path for tests/ and the rig)
-from bench import Bench, Emulator, psutil  # noqa: E402
+from bench import Bench, Emulator, psutil  # noqa: E402  (bench sets sys.path for tests/ and the rig)
 
 
 def _kids() -> float:
