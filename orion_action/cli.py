@@ -338,12 +338,11 @@ def _command_line(args: argparse.Namespace) -> list[str]:
 def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> int:
     """The composition root: the one place that builds adapters and hands them to services,
     then their results to the report layer (docs/adr/0051-ports-only.md)."""
-    from orion_action import report
     from orion_action.adapters import child, machine
     from orion_action.adapters.actions import ActionsRunner
     from orion_action.adapters.clock import SYSTEM_CLOCK
     from orion_action.ports import Host
-    from orion_action.services import reconcile, trigger, wrapper
+    from orion_action.services import trigger, wrapper
 
     runner = ActionsRunner(env)
     if args.command == "run":
@@ -374,6 +373,11 @@ def dispatch(args: argparse.Namespace, config: Config, env: dict[str, str]) -> i
         if args.drain:
             return w.drain(request, args.max_runs)
         return w.run(request)
+    # Not before: `run` uses neither, and they cost it about 4 % of its CPU to import (the
+    # report layer pulls in reconcile and the dashboard; issue 19, ADR 0074).
+    from orion_action import report
+    from orion_action.services import reconcile
+
     repos = _connect(args, env, config.trusted_authors)
     here = machine.this_machine()
     if args.command == "reconcile":

@@ -129,8 +129,9 @@ _taken: dict[str, str] | None = None  # what startup_env took over, once per pro
 def startup_env(argv: list[str]) -> dict[str, str]:
     """The environment orion works with: os.environ plus the credentials, which are in no
     environment block of ours (handover first re-execs when they still are). Idempotent:
-    `python -m orion_action` calls it before the heavy imports, so the image that is
-    replaced has imported little; cli.main calls it again."""
+    every entry (`orion_action.__main__.entry`: `python -m`, the script, the action's step)
+    calls it before the heavy imports, so the image that is replaced has imported little;
+    cli.main calls it again."""
     global _taken
     if _taken is None:
         if HANDOVER_FD in os.environ:

@@ -36,7 +36,7 @@ def test_a_built_wheel_installs_and_reports_its_version(tmp_path: Path) -> None:
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
         entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-        assert "orion-action = orion_action.cli:main" in zf.read(entry_points).decode()
+        assert "orion-action = orion_action.__main__:entry" in zf.read(entry_points).decode()
     assert {n.split("/")[0] for n in names} == {"orion_action", f"orion_action-{__version__}.dist-info"}
     assert "orion_action/schema/orion.schema.json" in names  # the configuration schema ships
 
