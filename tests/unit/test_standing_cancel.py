@@ -92,6 +92,8 @@ AFTER_QUEUE_REMOVAL = [
      "queued beside the cancel label: no wish to run (ADR 0053)"),
     (frozenset(), ("+q:alice", "+c:alice", "-c:alice", "+q:alice"), False, "the record lags our removal"),
     (frozenset(), ("+q:alice", "-q:alice"), False, "a person took the queue label off"),
+    (frozenset(), ("+q:alice", "-q:orion-bot"), True,
+     "a queueing no cancel was ever made against, taken by our removal (the record starts uncancelled)"),
     (frozenset({"orion:working"}), ("+q:alice", "-q:orion-bot"), False, "a claim took it: its lock is on"),
     (frozenset(), ("+q:alice", "+c:bob", "-c:alice", "-q:orion-bot"), False,
      "a cancel was made against this queueing (withdrawn later): the sweep read it"),

@@ -1,0 +1,111 @@
+"""core.plan: the rules a pass uses for an issue a dead holder left with no label (ADR 0072):
+which issues it reads in full (`strand_candidates`), what counts as stranded (`is_stranded`),
+and the repair it makes (`plan_strand`): only a dead run's, never a live or finished one's.
+"""
+
+from __future__ import annotations
+
+from test_plan import ALIVE, DEAD, claim, log, tomb
+
+from orion_action.config import Labels
+from orion_action.core.plan import (
+    STRAND_FATES,
+    Action,
+    Fate,
+    fate,
+    is_stranded,
+    plan_issue,
+    plan_strand,
+    strand_candidates,
+)
+from orion_action.core.record import State
+
+LABELS = Labels()
+Q, W, STAGE = LABELS.queue, LABELS.working, "orion-stage-build"
+
+
+def test_an_open_unnamed_newest_claim_on_an_unlisted_issue_is_a_candidate() -> None:
+    recent = {7: log(claim(1, "a")), 3: log(claim(2, "b", State.CLAIMING))}
+    assert strand_candidates(recent, listed=()) == [3, 7]  # in issue order
+
+
+def test_an_issue_in_the_lock_listing_is_no_candidate() -> None:
+    assert strand_candidates({7: log(claim(1, "a"))}, listed={7}) == []
+
+
+def test_an_issue_with_no_claim_among_the_recent_comments_is_no_candidate() -> None:
+    assert strand_candidates({7: log(tomb(1, "a"))}, listed=()) == []
+
+
+def test_only_the_newest_claim_counts() -> None:
+    """An older open claim beside a newer one that finished: the newest says the issue's story
+    ended, so there is nothing to read (and an older finished one does not hide a newer open one)."""
+    ended_last = log(claim(1, "a"), claim(2, "b", State.FINISHED, 0))
+    open_last = log(claim(1, "a", State.FINISHED, 0), claim(2, "b"))
+    assert strand_candidates({7: ended_last, 8: open_last}, listed=()) == [8]
+
+
+def test_a_claim_a_tombstone_names_is_no_candidate_one_naming_another_is() -> None:
+    named = log(claim(1, "a"), tomb(2, "a"))
+    other = log(claim(1, "a"), tomb(2, "zz"))
+    assert strand_candidates({7: named, 8: other}, listed=()) == [8]
+
+
+def test_stranded_means_open_and_carrying_none_of_orions_labels() -> None:
+    assert is_stranded(True, frozenset(), LABELS) is True
+    assert is_stranded(True, frozenset({"bug", STAGE}), LABELS) is True  # a stage label is no state
+    for ours in (Q, W, LABELS.ready, LABELS.failed, LABELS.cancel):
+        assert is_stranded(True, frozenset({ours, "bug"}), LABELS) is False, ours
+    assert is_stranded(False, frozenset(), LABELS) is False  # a closed issue is nobody's queue
+
+
+def test_the_fates_a_strand_repair_may_have_are_a_dead_runs() -> None:
+    assert frozenset({Fate.DIED_UNSTARTED, Fate.DIED_RUNNING, Fate.DIED_RUNNING_SPENT}) == STRAND_FATES
+
+
+def test_a_dead_run_on_a_stranded_issue_is_requeued_with_its_claim_released() -> None:
+    plan = plan_strand(7, True, frozenset({STAGE}), log(claim(1, "a")), {"a": DEAD}, LABELS, max_attempts=3)
+    assert plan is not None
+    assert plan.action is Action.REQUEUE and plan.add_labels == (Q,)
+    assert [c.record.token for c in plan.release] == ["a"]
+    assert plan.reason.startswith("the issue carried no label (stranded): ")
+    assert W not in plan.remove_labels and STAGE in plan.remove_labels  # the lock is not there to take off
+
+
+def test_a_dead_winner_that_never_started_is_requeued_too() -> None:
+    dead = log(claim(1, "a", child_pid=None))
+    plan = plan_strand(7, True, frozenset(), dead, {"a": DEAD}, LABELS, max_attempts=3)
+    assert plan is not None and plan.action is Action.REQUEUE and plan.add_labels == (Q,)
+
+
+def test_a_dead_run_on_its_last_attempt_is_given_up() -> None:
+    plan = plan_strand(7, True, frozenset(), log(claim(1, "a")), {"a": DEAD}, LABELS, max_attempts=1)
+    assert plan is not None and plan.action is Action.GIVE_UP and plan.add_labels == (LABELS.failed,)
+
+
+def test_no_repair_where_the_issue_is_not_stranded() -> None:
+    dead = log(claim(1, "a"))
+    assert plan_strand(7, True, frozenset({W}), dead, {"a": DEAD}, LABELS, 3) is None  # the lock listing's
+    assert plan_strand(7, False, frozenset(), dead, {"a": DEAD}, LABELS, 3) is None  # closed
+
+
+def test_no_repair_for_a_live_holder() -> None:
+    """Its next beat puts its lock back (ADR 0065)."""
+    assert plan_strand(7, True, frozenset(), log(claim(1, "a")), {"a": ALIVE}, LABELS, 3) is None
+
+
+def test_no_repair_for_a_finished_run_whose_label_a_person_took_off() -> None:
+    done = log(claim(1, "a", State.FINISHED, 0))
+    assert plan_strand(7, True, frozenset(), done, {}, LABELS, 3) is None
+
+
+def test_no_repair_for_a_fate_outside_the_strand_fates_though_it_would_write() -> None:
+    """Dead claims none of which ran, with no winner among them (NEVER_STARTED): its plan would
+    requeue and release, but a loser's claim open on an unlabelled issue is what a claim in
+    flight looks like too; only a dead run's fate is repaired."""
+    never = log(claim(1, "a", State.CLAIMING), claim(2, "b", State.CLAIMING))
+    verdicts = {"a": DEAD, "b": DEAD}
+    assert fate(frozenset(), never, verdicts, LABELS, 3).fate not in STRAND_FATES
+    would = plan_issue(7, True, frozenset(), never, verdicts, LABELS, 3)
+    assert would.writes and would.release and would.add_labels
+    assert plan_strand(7, True, frozenset(), never, verdicts, LABELS, 3) is None
