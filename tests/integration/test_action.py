@@ -30,6 +30,7 @@ import psutil
 import pytest
 import yaml
 from rig import ROOT, Emulator, RepoHandle, parse_github_output, wait_until
+from rig.harness import running_record
 
 ACTION = ROOT / "action.yml"
 EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
@@ -545,6 +546,9 @@ def test_reconcile_requeues_a_killed_worker(runner: CompositeRunner, repo: RepoH
         try:
             wait_until(started.exists, message="the child never started")
             wait_until(lambda: "orion-working" in repo.labels(n))
+            # ... and its record names the child: a won claim that never started is in doubt
+            # while its unqueue may land (ADR 0072), and would be reported, not requeued
+            wait_until(lambda: running_record(repo, n) is not None, message="no record named the child")
         finally:
             os.kill(proc.pid, signal.SIGKILL)
 

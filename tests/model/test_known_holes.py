@@ -133,6 +133,14 @@ ACT_CASES = [
 
 # Exact traces of holes since closed: each must break nothing.
 CLOSED_ACT_CASES = [
+    (explorer.Setup(issues=3, max_lag=4.0, whole_seconds=True, lag_seed="11-186", skew=-30.0, pauses=True,
+                    halts=True),
+     [("worker", "m1", 1, False), ("worker", "m1", None, False), ("worker", "m1", 2, False),
+      ("worker", "m2", 3, False), ("worker", "m2", None, False), *[("step", "w4.claim")] * 3, ("time", 25.0),
+      *[("step", "w4.claim")] * 3, ("pause", "m2"), ("time", 60.0), ("pause", "m2"), ("step", "w4.claim")],
+     "(11, 186) the model's own: w4's claimer wrote `running`, its VM paused 60 s, and on resume it unqueued "
+     "and started its child with a lease its frozen boot clock still counted; a pause after the record "
+     "judges read is a holder's pause, bounded by its first beat (ADR 0075)"),
     (_SETUP_13_64, [*_SWEEPS_13_64, ("burst", "r1", 20)],
      "(13, 64) stale-pass-repair in the sweep, the pass alive: its queue-label removal took a person's "
      "requeue made after another sweep carried the cancel out; it reads GitHub's record with its look for a "

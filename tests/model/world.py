@@ -210,6 +210,9 @@ class Worker:
     child_pid: int | None = None
     run_id: int | None = None  # the dispatched workflow run it is
     started_at: float | None = None  # server monotonic when its child started
+    # server monotonic when its claimer last sent its record (the `running` edit): the promise a
+    # judge reads from then on, until its first beat
+    marked_at: float | None = None
     guardian_dead: bool = False  # its guardian was SIGKILLed (the child died with it)
     halted_local: float | None = None  # its child was SIGSTOPped then, on its machine's boot clock
     # its claim's lock write landed beside the cancel label: a person cancelled the issue before
@@ -349,12 +352,18 @@ class World:
         return self.pause_total.get(machine, 0.0) + running
 
     def paused_since_beat(self, w: Worker) -> bool:
-        """Its VM paused after its last beat that found the claim still its own (or after its
-        claim, if it never beat): to everyone else it is dead, and may be released; on resume
-        its child runs on until that next beat, which must stop it (the bound of one beat)."""
-        if w.started_at is None:  # a pause while claiming is the claimer's to notice
+        """Its VM paused after its last beat that found the claim still its own (or, before its
+        first beat, after its claimer sent the `running` record that judges read): to everyone
+        else it is dead, and may be released; on resume its child runs on until that next beat,
+        which must stop it (the bound of one beat). A pause before that record is the claimer's
+        to notice (its decision judges its claim's age on GitHub's clock); one after it, while
+        the claimer unqueues or starts the child, it cannot tell from its frozen boot clock
+        (seed 11, episode 186: the record written at 25 s, the VM paused 60 s, the child started
+        at once on resume, and its first beat is what must stop it)."""
+        if w.started_at is None:  # not running: a claimer's own checks judge a pause
             return False
-        since = w.clean_beat if w.clean_beat is not None else w.started_at
+        first = w.started_at if w.marked_at is None else min(w.marked_at, w.started_at)
+        since = w.clean_beat if w.clean_beat is not None else first
         m = w.proc.machine
         return m in self.paused or self.pause_ends.get(m, -1.0) > since
 
@@ -658,6 +667,10 @@ class World:
                 self.advance(wake - self.clock.monotonic())
         if op is not None and op[0] == "list_comments" and actor.endswith(".claim"):
             self.listed_at[actor] = self.server.clock.now  # a claimer's arbitration list
+        if op is not None and op[0] == "edit_comment" and actor.endswith(".claim"):
+            claimer = self.workers.get(actor.partition(".")[0])
+            if claimer is not None:
+                claimer.marked_at = self.server.clock.monotonic()
         p = self.passes.get(actor)
         if p is not None and op is not None and op[0] == "list_comments":
             n = int(op[1][0])  # type: ignore[index]
