@@ -64,8 +64,6 @@ import inspect
 import json
 import signal
 import subprocess
-import sys
-import textwrap
 import time
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -85,60 +83,38 @@ _why_not = available()
 if _why_not:  # a clear failure, never a silent skip
     raise RuntimeError(f"tests/namespaces.py cannot work here: {_why_not}")
 
-PY = sys.executable
 STAGE = "orion-stage-work"
 Wrap = harness.Wrap
 
-# A child that appends {"child", "event": start|stop, "pid", "t"} lines to a shared log, stops
-# (logging it) on SIGTERM/SIGINT/SIGHUP, and otherwise waits for DIR/go.
-CHILD_SOURCE = textwrap.dedent("""
-    import json, os, signal, sys, time
-    log, name, d = sys.argv[1], sys.argv[2], sys.argv[3]
-    def event(what):
-        with open(log, "a") as f:
-            f.write(json.dumps({"child": name, "event": what, "pid": os.getpid(),
-                                "t": time.time()}) + "\\n")
-    def stop(signum, frame):
-        event("stop")
-        os._exit(128 + signum)
-    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(s, stop)
-    event("start")
-    while not os.path.exists(os.path.join(d, "go")):
-        time.sleep(0.02)
-    event("stop")
-""")
-
 
 class Children:
-    """Children that share one start/stop log, to tell whether two ever ran at the same time."""
+    """Children (the one child, tests/rig/child.py) that share one start/end log, to tell whether
+    two ever ran at the same time. Each stops (logging it) on SIGTERM/SIGINT/SIGHUP, and
+    otherwise waits for NAME/go."""
 
     def __init__(self, tmp: Path):
         self.tmp = tmp
         self.log = tmp / "children.log"
-        self.script = tmp / "orion_test_child.py"
-        self.script.write_text(CHILD_SOURCE)
 
     def cmd(self, name: str) -> list[str]:
         (self.tmp / name).mkdir(exist_ok=True)
-        return [PY, str(self.script), str(self.log), name, str(self.tmp / name)]
+        return harness.child_cmd(log=self.log, name=name, until=self.tmp / name / "go",
+                                 end_on=("term", "int", "hup"))
 
     def release(self, name: str) -> None:
         (self.tmp / name / "go").write_text("go")
 
     def events(self) -> list[dict[str, Any]]:
-        if not self.log.exists():
-            return []
-        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+        return harness.child_events(self.log)
 
     def event(self, name: str, what: str) -> dict[str, Any] | None:
-        return next((e for e in self.events() if e["child"] == name and e["event"] == what), None)
+        return next((e for e in self.events() if e["name"] == name and e["event"] == what), None)
 
     def started(self, name: str) -> bool:
         return self.event(name, "start") is not None
 
     def stopped(self, name: str) -> bool:
-        return self.event(name, "stop") is not None
+        return self.event(name, "end") is not None
 
     def alive(self, name: str) -> bool:
         start = self.event(name, "start")
@@ -146,7 +122,7 @@ class Children:
 
     def interval(self, name: str) -> tuple[float, float] | None:
         """(start, stop) of a child; stop is now while it runs (or if it died without a word)."""
-        start, stop = self.event(name, "start"), self.event(name, "stop")
+        start, stop = self.event(name, "start"), self.event(name, "end")
         if start is None:
             return None
         return start["t"], stop["t"] if stop is not None else time.time()
@@ -353,7 +329,7 @@ def test_defect_2_a_holder_whose_writes_go_unanswered_runs_nothing_once_its_clai
     assert not children.alive("a"), (
         f"A's child still runs {time.time() - posted:.0f}s after the claim, with no write of A's "
         f"ever answered:\n{children.events()}\n{a.output}")
-    stopped = children.event("a", "stop")
+    stopped = children.event("a", "end")
     assert stopped is None or stopped["t"] < posted + stale_after, (stopped, posted)
     edits.remove()  # GitHub answers again; A's unanswered edits are dropped
     code = a.wait()
