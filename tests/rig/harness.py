@@ -126,6 +126,28 @@ class Proc:
             if sig == signal.SIGKILL:
                 self.popen.wait()
 
+    def kill_tree(self) -> None:
+        """SIGKILL it and every process under it (e.g. a machine dying: a wrapper started in
+        other namespaces, its guardian and its child), if it still runs."""
+        if self.popen.poll() is not None:
+            return
+        with contextlib.suppress(psutil.Error):
+            procs = [psutil.Process(self.pid)]
+            procs += procs[0].children(recursive=True)
+            for p in procs:
+                with contextlib.suppress(psutil.Error):
+                    p.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(5)  # after SIGKILL: only reaping, which a test need not wait for
+
+    def exited(self) -> bool:
+        return self.poll() is not None
+
+    @property
+    def output(self) -> str:
+        """Its stdout and stderr."""
+        return self.stdout + self.stderr
+
     @property
     def stdout(self) -> str:
         return self.out.read_text(errors="replace")
@@ -519,13 +541,20 @@ class Orion:
 
     def run(self, issue: int | None = None, *, child: Sequence[str], stage: str | None = None,
             prefix: Sequence[str] = (), env: dict[str, str] | None = None,
-            config: Path | None = None, name: str | None = None) -> Proc:
+            config: Path | None = None, name: str | None = None, wrap: Wrap | None = None) -> Proc:
         """A claim wrapper (`run --issue N`, or `--next` without one) running ``child``; not
         waited for."""
         which = ["--next"] if issue is None else ["--issue", str(issue)]
         stage_args = ["--stage", stage] if stage else []
         return self.spawn(["run", "--config", str(config or self.config), *which, *stage_args,
-                           "--", *child], prefix, env, name=name)
+                           "--", *child], prefix, env, wrap, name=name)
+
+    def product(self, *args: str, env: dict[str, str] | None = None,
+                timeout: float = PATIENCE) -> Proc:
+        """``orion-action ARGS`` as given (no ``--config`` added), waited for."""
+        proc = self.spawn(args, env=env)
+        proc.wait(timeout)
+        return proc
 
     def start(self, issue: int, command: Sequence[str] = ("sleep", "600"), *,
               stage: str | None = None, env: dict[str, str] | None = None,
@@ -545,13 +574,17 @@ class Orion:
         w.wait_running()
         return w
 
-    def cleanup(self) -> None:
+    def cleanup(self, tree: bool = False) -> None:
         """Kill what the test left running: the wrappers with their children's process groups,
-        then every other process (their children die with them: PR_SET_PDEATHSIG)."""
+        then every other process (their children die with them: PR_SET_PDEATHSIG), with
+        everything under it if ``tree``."""
         for w in self.wrappers:
             w.cleanup()
         for proc in self.procs:
-            proc.kill()
+            if tree:
+                proc.kill_tree()
+            else:
+                proc.kill()
 
 
 # -- hand-made claims (planning cases that need no running wrapper) ------------------------------
