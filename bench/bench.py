@@ -40,7 +40,6 @@ for p in (ROOT, ROOT / "tests"):
 
 import psutil  # noqa: E402
 from faults import (  # noqa: E402
-    CHILD_SOURCE,
     LABELS,
     Machines,
     child_events,
@@ -68,8 +67,6 @@ COMMENT = r"/issues/comments/\d+$"
 class Bench:
     def __init__(self, emu: Emulator, work: Path, quick: bool):
         self.emu, self.work, self.quick = emu, work, quick
-        self.child = work / "child.py"
-        self.child.write_text(CHILD_SOURCE)
         self.results: dict[str, Any] = {}
         self.rows: list[tuple[str, str, str, str]] = []
         self._stack: list[Any] = []
@@ -89,7 +86,7 @@ class Bench:
         d.mkdir(exist_ok=True)
         cfg = d / "orion.yml"
         cfg.write_text(config)
-        runner = Orion(orion_env(repo.full_name, proxy.url, Emulator.BOT_TOKEN), cfg, d, self.child)
+        runner = Orion(orion_env(repo.full_name, proxy.url, Emulator.BOT_TOKEN), cfg, d)
         self._stack.append(runner)
         return proxy, repo, runner, upstream[Emulator.BOT_TOKEN]
 

@@ -1,7 +1,7 @@
-"""Helpers for the fault suite (and bench/bench.py): a child that logs its own timestamps,
-workers, "another machine" / "after a reboot" with Linux namespaces, and the invariant checks
-every fault test ends with. The product runs as subprocesses through the one harness,
-tests/rig/harness.py (Orion, Proc).
+"""Helpers for the fault suite (and bench/bench.py): what the one child (tests/rig/child.py,
+``Orion.child_argv``) logged of its own start and end, workers, "another machine" / "after a
+reboot" with Linux namespaces, and the invariant checks every fault test ends with. The
+product runs as subprocesses through the one harness, tests/rig/harness.py (Orion, Proc).
 
 Nothing here sleeps for a fixed time: everything waits on a condition (rig.PATIENCE).
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rig import PATIENCE, RepoHandle, wait_until
-from rig.harness import Orion, pid_alive
+from rig.harness import Orion, child_events, pid_alive
 
 from orion_action.config import Labels
 from orion_action.core.issue import Comment, IssueLog, read_log
@@ -31,46 +31,6 @@ from orion_action.core.record import State
 
 LABELS = Labels()
 TRUSTED = frozenset({"orion-bot"})
-
-# The user's command in every fault test. It appends one JSON line per event to its log with a
-# single O_APPEND write (atomic for lines this short, even with many writers), records its own
-# start and end times with time.time(), and ends on SIGTERM too (writing "end" first).
-#   child.py LOG [--until PATH] [--seconds S] [--exit CODE]
-CHILD_SOURCE = r'''
-import json, os, select, signal, sys, time
-
-args = sys.argv[1:]
-log = args.pop(0)
-opts = dict(zip(args[::2], args[1::2]))
-until, seconds = opts.get("--until"), float(opts.get("--seconds", "3600"))
-code = int(opts.get("--exit", "0"))
-
-def event(kind, **extra):
-    line = json.dumps({"event": kind, "t": time.time(), "pid": os.getpid(),
-                       "pgid": os.getpgid(0), "issue": os.environ.get("ORION_ISSUE"),
-                       "token": os.environ.get("ORION_CLAIM_TOKEN"),
-                       "attempt": os.environ.get("ORION_ATTEMPT"), **extra}) + "\n"
-    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line.encode())
-    finally:
-        os.close(fd)
-
-def on_term(signum, frame):
-    event("end", signal=signum)
-    os._exit(128 + signum)
-
-signal.signal(signal.SIGTERM, on_term)
-event("start")
-deadline = time.monotonic() + seconds
-while time.monotonic() < deadline:
-    if until and os.path.exists(until):
-        break
-    select.select([], [], [], 0.02)  # not time.sleep: see faketime_prefix
-event("end", code=code)
-sys.exit(code)
-'''
-
 
 # -- processes: rig.harness (Orion, Proc, spawn) ---------------------------------------------
 
@@ -118,14 +78,6 @@ def start_workers(orion: Orion, n: int, tag: str, child_seconds: float
 
 
 # -- the child's own log ------------------------------------------------------------------------
-
-
-def child_events(log: Path) -> list[dict[str, Any]]:
-    if not log.exists():
-        return []
-    text = log.read_text()
-    complete = text[: text.rfind("\n") + 1]  # a line still being written is not read yet
-    return [json.loads(line) for line in complete.splitlines() if line.strip()]
 
 
 def wait_child_started(log: Path, n: int = 1, timeout: float = PATIENCE) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Fixtures of the fault suite: a fast configuration, the child script, the product runner."""
+"""Fixtures of the fault suite: a fast configuration, the product runner."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from rig import RepoHandle
 from rig.harness import FAST, Orion
 
-from faults import CHILD_SOURCE, Machines, create_labels
+from faults import Machines, create_labels
 
 
 @pytest.fixture
@@ -28,17 +28,10 @@ def fast_config(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def child_script(tmp_path: Path) -> Path:
-    path = tmp_path / "child.py"
-    path.write_text(CHILD_SOURCE)
-    return path
-
-
-@pytest.fixture
-def orion(orion_env: dict[str, str], fast_config: Path, workdir: Path, child_script: Path,
+def orion(orion_env: dict[str, str], fast_config: Path, workdir: Path,
           repo: RepoHandle) -> Iterator[Orion]:
     create_labels(repo, ["orion-stage-build"])
-    runner = Orion(orion_env, fast_config, workdir, child_script)
+    runner = Orion(orion_env, fast_config, workdir)
     yield runner
     runner.cleanup()
 

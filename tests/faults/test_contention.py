@@ -145,7 +145,7 @@ def roomy(orion: Orion) -> Orion:
     scenarios (no test below waits for a claim to go stale)."""
     config = orion.workdir / "roomy.yml"
     config.write_text("heartbeat: {interval: 1, stale_after: 60}\nrun: {kill_grace: 1}\n")
-    twin = Orion(orion.env, config, orion.workdir, orion.child)
+    twin = Orion(orion.env, config, orion.workdir)
     twin.procs = orion.procs  # one list: the fixture cleans up after both
     return twin
 

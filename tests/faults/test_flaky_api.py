@@ -27,6 +27,7 @@ from faults import (
     assert_consistent,
     child_events,
     start_workers,
+    until_action,
     view,
     wait_child_started,
     wait_children_gone,
@@ -85,9 +86,15 @@ def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
     # not record the end of the run ...; a reconcile pass will"): legitimate, and then the pass
     # completes that issue; any other issue it must leave alone.
     plan = orion.reconcile()
-    assert actions_of(plan, killed) == ["requeue"], plan
     for n in (ok1, ok2, bad):
         assert actions_of(plan, n) == completed_by_a_pass(runs[n]), plan
+    if actions_of(plan, killed) != ["requeue"]:
+        # Killed before a beat recorded its child's pid (the kill follows the child's start at
+        # once, or the faults ate that beat): a claim that never started is in doubt while its
+        # unqueue may land (ADR 0072), and a later pass requeues it.
+        assert actions_of(plan, killed) == ["report"], plan
+        assert view(repo, killed).log.claims[-1].record.child_pid is None, plan
+        until_action(orion, killed, "requeue")
     again = orion.run(killed, stage="build", child=orion.child_argv(log, seconds=1.5))
     assert again.wait() == 0, again.stderr
     assert_clean_stderr(again)

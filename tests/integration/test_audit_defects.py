@@ -61,13 +61,9 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import json
 import signal
-import subprocess
-import sys
-import textwrap
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -85,68 +81,45 @@ _why_not = available()
 if _why_not:  # a clear failure, never a silent skip
     raise RuntimeError(f"tests/namespaces.py cannot work here: {_why_not}")
 
-PY = sys.executable
 STAGE = "orion-stage-work"
-Wrap = harness.Wrap
-
-# A child that appends {"child", "event": start|stop, "pid", "t"} lines to a shared log, stops
-# (logging it) on SIGTERM/SIGINT/SIGHUP, and otherwise waits for DIR/go.
-CHILD_SOURCE = textwrap.dedent("""
-    import json, os, signal, sys, time
-    log, name, d = sys.argv[1], sys.argv[2], sys.argv[3]
-    def event(what):
-        with open(log, "a") as f:
-            f.write(json.dumps({"child": name, "event": what, "pid": os.getpid(),
-                                "t": time.time()}) + "\\n")
-    def stop(signum, frame):
-        event("stop")
-        os._exit(128 + signum)
-    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(s, stop)
-    event("start")
-    while not os.path.exists(os.path.join(d, "go")):
-        time.sleep(0.02)
-    event("stop")
-""")
 
 
 class Children:
-    """Children that share one start/stop log, to tell whether two ever ran at the same time."""
+    """Children (the one child, tests/rig/child.py) that share one start/end log, to tell whether
+    two ever ran at the same time. Each stops (logging it) on SIGTERM/SIGINT/SIGHUP, and
+    otherwise waits for NAME/go."""
 
     def __init__(self, tmp: Path):
         self.tmp = tmp
         self.log = tmp / "children.log"
-        self.script = tmp / "orion_test_child.py"
-        self.script.write_text(CHILD_SOURCE)
 
     def cmd(self, name: str) -> list[str]:
         (self.tmp / name).mkdir(exist_ok=True)
-        return [PY, str(self.script), str(self.log), name, str(self.tmp / name)]
+        return harness.child_cmd(log=self.log, name=name, until=self.tmp / name / "go",
+                                 end_on=("term", "int", "hup"))
 
     def release(self, name: str) -> None:
         (self.tmp / name / "go").write_text("go")
 
     def events(self) -> list[dict[str, Any]]:
-        if not self.log.exists():
-            return []
-        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+        return harness.child_events(self.log)
 
     def event(self, name: str, what: str) -> dict[str, Any] | None:
-        return next((e for e in self.events() if e["child"] == name and e["event"] == what), None)
+        return next((e for e in self.events() if e["name"] == name and e["event"] == what), None)
 
     def started(self, name: str) -> bool:
         return self.event(name, "start") is not None
 
     def stopped(self, name: str) -> bool:
-        return self.event(name, "stop") is not None
+        return self.event(name, "end") is not None
 
     def alive(self, name: str) -> bool:
         start = self.event(name, "start")
-        return start is not None and _alive(start["pid"])
+        return start is not None and harness.pid_alive(start["pid"])
 
     def interval(self, name: str) -> tuple[float, float] | None:
         """(start, stop) of a child; stop is now while it runs (or if it died without a word)."""
-        start, stop = self.event(name, "start"), self.event(name, "stop")
+        start, stop = self.event(name, "start"), self.event(name, "end")
         if start is None:
             return None
         return start["t"], stop["t"] if stop is not None else time.time()
@@ -165,90 +138,21 @@ class Children:
                     psutil.Process(e["pid"]).kill()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-class Proc(harness.Proc):
-    """`python -m orion_action ...` (the one harness's process), optionally "on another
-    machine"; ``output`` is its stdout and stderr."""
-
-    def __init__(self, env: dict[str, str], tmp: Path, name: str, argv: Sequence[str],
-                 wrap: Wrap | None = None):
-        self.name = name
-        full = [*harness.ORION, *argv]
-        super().__init__(wrap(full) if wrap else full, env=env, cwd=tmp,
-                         out=tmp / f"{name}.stdout", err=tmp / f"{name}.stderr")
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
-
-    def exited(self) -> bool:
-        return self.poll() is not None
-
-    def kill_tree(self) -> None:
-        with contextlib.suppress(psutil.Error):
-            procs = [psutil.Process(self.pid)]
-            procs += procs[0].children(recursive=True)
-            for p in procs:
-                with contextlib.suppress(psutil.Error):
-                    p.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(5)  # after SIGKILL: only reaping, which the fixture need not wait for
-
-
-class Procs:
-    """Every process a test starts, killed (with everything under it) when the test ends."""
-
-    def __init__(self, env: dict[str, str], tmp: Path, children: Children):
-        self.env, self.tmp, self.children = env, tmp, children
-        self.started: list[Proc] = []
-
-    def run(self, name: str, config: Path, *args: str, child: str | None = None,
-            cmd: Sequence[str] = (), wrap: Wrap | None = None, env: dict[str, str] | None = None) -> Proc:
-        """A claim wrapper running `child` (a logged child) or `cmd`."""
-        command = self.children.cmd(child) if child else list(cmd)
-        p = Proc(env or self.env, self.tmp, name,
-                 ["run", "--config", str(config), *args, "--", *command], wrap)
-        self.started.append(p)
-        return p
-
-    def orion(self, *argv: str, env: dict[str, str] | None = None) -> Proc:
-        """`orion-action ARGV`, waited for."""
-        p = harness.spawn(argv, env=env or self.env, workdir=self.tmp)
-        p.wait()
-        return p
-
-    def reconcile(self, config: Path, n: int, env: dict[str, str] | None = None) -> dict[str, Any]:
-        """One `reconcile --json` pass; its entry for issue n."""
-        result = self.orion("reconcile", "--json", "--config", str(config), env=env)
-        assert result.returncode == 0, f"reconcile exited {result.returncode}:\n{result.stderr}"
-        found = [a for a in json.loads(result.stdout)["actions"] if a["issue"] == n]
-        assert len(found) == 1, result.stdout
-        return found[0]
-
-    def cleanup(self) -> None:
-        for p in self.started:
-            p.kill_tree()
-        self.children.kill_all()
-
-
 @pytest.fixture
 def children(tmp_path: Path) -> Children:
     return Children(tmp_path)
 
 
 @pytest.fixture
-def procs(orion_env: dict[str, str], tmp_path: Path, children: Children) -> Iterator[Procs]:
-    p = Procs(orion_env, tmp_path, children)
+def procs(orion_env: dict[str, str], tmp_path: Path, children: Children) -> Iterator[harness.Orion]:
+    """The product as subprocesses (the one harness); each test names its configuration. Every
+    process a test starts is killed, with everything under it, when the test ends."""
+    p = harness.Orion(orion_env, tmp_path / "orion.yml", tmp_path)
     try:
         yield p
     finally:
-        p.cleanup()
+        p.cleanup(tree=True)
+        children.kill_all()
 
 
 def config(tmp: Path, interval: float, stale_after: float, kill_grace: float = 1, name: str = "orion.yml",
@@ -294,18 +198,18 @@ def wait_for_second_after(when: str, seconds: float = 1.1) -> None:
 
 
 def test_defect_1_a_stalled_claimer_gives_up_instead_of_running_beside_the_winner(
-        repo: RepoHandle, proxy: Proxy, procs: Procs, children: Children, tmp_path: Path):
+        repo: RepoHandle, proxy: Proxy, procs: harness.Orion, children: Children, tmp_path: Path):
     cfg = config(tmp_path, interval=1, stale_after=4)
     n = repo.create_issue("work", [QUEUE])
     hold = proxy.hold("POST", rf"/issues/{n}/labels$", count=1)  # A parks right after its claim POST
-    a = procs.run("a", cfg, "--issue", str(n), child="a",
+    a = procs.run(n, child=children.cmd("a"), config=cfg, name="a",
                   wrap=lambda argv: other_machine_cmd(argv, host="host-a"))
     hold.wait_arrived()
     posted = claim_of(repo, n, index=0)
     assert posted is not None and posted[1].state is State.CLAIMING
     # A's claim is now older than stale_after on GitHub's clock: B may (rightly) judge it dead.
     wait_until(lambda: time.time() > stamp(posted[0]["created_at"]) + 4 + 1.2, interval=0.05)
-    b = procs.run("b", cfg, "--issue", str(n), child="b")
+    b = procs.run(n, child=children.cmd("b"), config=cfg, name="b")
     wait_until(lambda: children.started("b") or b.exited(),
                message=lambda: f"B never started its child:\n{b.output}")
     assert children.started("b"), b.output
@@ -333,7 +237,7 @@ def test_defect_1_a_stalled_claimer_gives_up_instead_of_running_beside_the_winne
 
 
 def test_defect_2_a_holder_whose_writes_go_unanswered_runs_nothing_once_its_claim_can_be_stale(
-        repo: RepoHandle, proxy: Proxy, procs: Procs, children: Children, tmp_path: Path):
+        repo: RepoHandle, proxy: Proxy, procs: harness.Orion, children: Children, tmp_path: Path):
     """The audit blackholed A's record edits (interval 2 s, stale after 6 s): its child ran
     unsupervised while the main thread retried the "running" edit, and was still running when a
     pass requeued the issue and B started. Whatever A's design (record "running" before the
@@ -343,7 +247,7 @@ def test_defect_2_a_holder_whose_writes_go_unanswered_runs_nothing_once_its_clai
     cfg = config(tmp_path, interval=2, stale_after=stale_after)
     n = repo.create_issue("work", [QUEUE])
     edits = proxy.blackhole("PATCH", r"/issues/comments/\d+$")  # no record edit gets an answer
-    a = procs.run("a", cfg, "--issue", str(n), child="a",
+    a = procs.run(n, child=children.cmd("a"), config=cfg, name="a",
                   wrap=lambda argv: other_machine_cmd(argv, host="host-a"))
     comment = wait_until(lambda: (x := claim_of(repo, n, index=0)) and x[0], 30, 0.05,
                          message=lambda: a.output)
@@ -353,7 +257,7 @@ def test_defect_2_a_holder_whose_writes_go_unanswered_runs_nothing_once_its_clai
     assert not children.alive("a"), (
         f"A's child still runs {time.time() - posted:.0f}s after the claim, with no write of A's "
         f"ever answered:\n{children.events()}\n{a.output}")
-    stopped = children.event("a", "stop")
+    stopped = children.event("a", "end")
     assert stopped is None or stopped["t"] < posted + stale_after, (stopped, posted)
     edits.remove()  # GitHub answers again; A's unanswered edits are dropped
     code = a.wait()
@@ -364,9 +268,9 @@ def test_defect_2_a_holder_whose_writes_go_unanswered_runs_nothing_once_its_clai
     assert late_label_writes == [], late_label_writes
 
     # Now a pass (on another machine than A) releases the stale claim, and B runs.
-    entry = procs.reconcile(cfg, n)
+    entry = procs.action(n, config=cfg)
     assert entry["action"] == "requeue", entry
-    b = procs.run("b", cfg, "--issue", str(n), child="b")
+    b = procs.run(n, child=children.cmd("b"), config=cfg, name="b")
     wait_until(lambda: children.started("b") or b.exited(), message=lambda: b.output)
     assert children.started("b"), b.output
     children.release("b")
@@ -379,20 +283,20 @@ def test_defect_2_a_holder_whose_writes_go_unanswered_runs_nothing_once_its_clai
 
 
 def test_defect_4_a_released_wrapper_that_is_signalled_leaves_the_next_run_alone(
-        repo: RepoHandle, procs: Procs, children: Children, tmp_path: Path):
+        repo: RepoHandle, procs: harness.Orion, children: Children, tmp_path: Path):
     slow = config(tmp_path, interval=30, stale_after=90, name="slow.yml")
     fast = config(tmp_path, interval=1, stale_after=4, name="fast.yml")
     n = repo.create_issue("work", [QUEUE])
-    a = procs.run("a", slow, "--issue", str(n), "--stage", "work", child="a")
+    a = procs.run(n, child=children.cmd("a"), config=slow, name="a", stage="work")
     wait_until(lambda: children.started("a"), message=lambda: a.output)
     # A's first beat (its record naming the child) comes up to half a second after the child
     # starts (ADR 0059); a release before it would be seen by that beat. Release after it, so
     # that A sends no beat before the signal (its next is 30 s away).
     wait_until(lambda: (found := claim_of(repo, n, index=0)) is not None and found[1].child_pid is not None,
                30, message=lambda: a.output)
-    released = procs.orion("release", "--issue", str(n), "--force")
+    released = procs.product("release", "--issue", str(n), "--force")
     assert released.returncode == 0, released.stderr
-    b = procs.run("b", fast, "--issue", str(n), "--stage", "work", child="b")
+    b = procs.run(n, child=children.cmd("b"), config=fast, name="b", stage="work")
     wait_until(lambda: children.started("b") or b.exited(), message=lambda: b.output)
     assert children.started("b"), b.output
     assert labels(repo, n) == {WORKING, STAGE}
@@ -423,13 +327,13 @@ def test_defect_4_a_released_wrapper_that_is_signalled_leaves_the_next_run_alone
 
 
 def test_defect_5_after_a_late_final_write_a_dead_next_run_is_released_and_the_next_claimer_wins(
-        repo: RepoHandle, procs: Procs, children: Children, tmp_path: Path):
+        repo: RepoHandle, procs: harness.Orion, children: Children, tmp_path: Path):
     slow = config(tmp_path, interval=30, stale_after=90)
     n = repo.create_issue("work", [QUEUE])
-    a = procs.run("a", slow, "--issue", str(n), child="a")
+    a = procs.run(n, child=children.cmd("a"), config=slow, name="a")
     wait_until(lambda: children.started("a"), message=lambda: a.output)
-    assert procs.orion("release", "--issue", str(n), "--force").returncode == 0
-    b = procs.run("b", slow, "--issue", str(n), child="b")
+    assert procs.product("release", "--issue", str(n), "--force").returncode == 0
+    b = procs.run(n, child=children.cmd("b"), config=slow, name="b")
     wait_until(lambda: children.started("b") or b.exited(), message=lambda: b.output)
     assert children.started("b"), b.output
     b_comment, b_record = claim_of(repo, n, index=1) or pytest.fail("no claim of B")
@@ -454,11 +358,11 @@ def test_defect_5_after_a_late_final_write_a_dead_next_run_is_released_and_the_n
     # dead claim (it ran: an attempt is charged), and the next claimer wins.
     rounds: list[tuple[int, str]] = []
     for i in range(3):
-        c = procs.run(f"c{i}", slow, "--issue", str(n), cmd=["true"])
+        c = procs.run(n, child=["true"], config=slow, name=f"c{i}")
         code = c.wait()
         if code == 0:
             break
-        entry = procs.reconcile(slow, n)
+        entry = procs.action(n, config=slow)
         rounds.append((code, f"{entry['action']}: {entry['reason']}"))
     assert code == 0, f"no claimer won in 3 rounds (exit code, then the pass): {rounds}"
     assert labels(repo, n) == {READY}
@@ -469,12 +373,12 @@ def test_defect_5_after_a_late_final_write_a_dead_next_run_is_released_and_the_n
 
 
 def test_defect_6_a_requeue_by_an_untrusted_reconciler_login_is_refused_loudly(
-        repo: RepoHandle, proxy: Proxy, procs: Procs, children: Children, tmp_path: Path,
+        repo: RepoHandle, proxy: Proxy, procs: harness.Orion, children: Children, tmp_path: Path,
         orion_env: dict[str, str]):
     cfg = config(tmp_path, interval=1, stale_after=4, extra="trusted_authors: [orion-bot]\n")
     reconciler = {**orion_env, "GITHUB_TOKEN": Emulator.OUTSIDER_TOKEN}  # the reconciler's own token
     n = repo.create_issue("work", [QUEUE])
-    a = procs.run("a", cfg, "--issue", str(n), child="a")
+    a = procs.run(n, child=children.cmd("a"), config=cfg, name="a")
     wait_until(lambda: children.started("a"), message=lambda: a.output)
     # Its record names the child (a claim that never started is in doubt while its unqueue may
     # land, ADR 0072)
@@ -482,14 +386,14 @@ def test_defect_6_a_requeue_by_an_untrusted_reconciler_login_is_refused_loudly(
                and x[1].child_pid is not None, interval=0.1)
     a.kill_tree()  # the worker's machine dies
     wait_until(lambda: not children.alive("a"))
-    entry = procs.reconcile(cfg, n, env=reconciler)
+    entry = procs.action(n, config=cfg, env=reconciler)
     assert entry["action"] == "requeue", entry
     assert labels(repo, n) == {QUEUE}
 
     # The label the untrusted login put back approves nothing (docs/adr/0033): the next run
     # refuses, takes the issue out of the queue and says who queued it; it never advises
     # trusting that login (anyone can post a release block).
-    b = procs.run("b", cfg, "--issue", str(n), cmd=["true"])
+    b = procs.run(n, child=["true"], config=cfg, name="b")
     code = b.wait()
     assert code == 75, b.output
     assert f"`{Emulator.OUTSIDER}` queued this issue and has none access" in b.output, b.output
@@ -501,13 +405,13 @@ def test_defect_6_a_requeue_by_an_untrusted_reconciler_login_is_refused_loudly(
 
 
 def test_defect_7_a_late_loser_leaves_a_persons_requeue_in_place(
-        repo: RepoHandle, proxy: Proxy, procs: Procs, tmp_path: Path):
+        repo: RepoHandle, proxy: Proxy, procs: harness.Orion, tmp_path: Path):
     cfg = config(tmp_path, interval=1, stale_after=4)
     n = repo.create_issue("work", [QUEUE])
     hold = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)  # L read 'queued', then stalls
-    late = procs.run("late", cfg, "--issue", str(n), cmd=["true"])
+    late = procs.run(n, child=["true"], config=cfg, name="late")
     hold.wait_arrived()
-    w = procs.run("winner", cfg, "--issue", str(n), cmd=["true"])
+    w = procs.run(n, child=["true"], config=cfg, name="winner")
     assert w.wait() == 0, w.output
     assert labels(repo, n) == {READY}
     comment, _ = claim_of(repo, n, index=0) or pytest.fail("no claim of W")
@@ -518,7 +422,7 @@ def test_defect_7_a_late_loser_leaves_a_persons_requeue_in_place(
     hold.release()
     assert late.wait() == 75, late.output
     assert labels(repo, n) == {QUEUE}, f"the person's requeue was undone:\n{late.output}"
-    again = procs.run("again", cfg, "--issue", str(n), cmd=["true"])
+    again = procs.run(n, child=["true"], config=cfg, name="again")
     assert again.wait() == 0, again.output
     assert labels(repo, n) == {READY}
 
@@ -530,7 +434,7 @@ def test_defect_7_a_late_loser_leaves_a_persons_requeue_in_place(
 
 @pytest.mark.parametrize("lands", ["before the read-back", "after the wrapper exited"])
 def test_defect_11_a_beat_that_lands_after_the_final_record_does_not_reopen_it(
-        lands: str, repo: RepoHandle, proxy: Proxy, procs: Procs, children: Children, tmp_path: Path):
+        lands: str, repo: RepoHandle, proxy: Proxy, procs: harness.Orion, children: Children, tmp_path: Path):
     """A beat PATCH in flight when the run ends, applied by GitHub after the final record was
     written: as soon as that write is done (before the wrapper reads anything back, if it does),
     or, as in the audit's demo, after the wrapper has exited."""
@@ -538,7 +442,7 @@ def test_defect_11_a_beat_that_lands_after_the_final_record_does_not_reopen_it(
     # SIGTERM is handled, however long a loaded machine takes; the ending is the signal's.
     cfg = config(tmp_path, interval=1, stale_after=60, kill_grace=0.2)
     n = repo.create_issue("work", [QUEUE])
-    a = procs.run("a", cfg, "--issue", str(n), child="a")
+    a = procs.run(n, child=children.cmd("a"), config=cfg, name="a")
     wait_until(lambda: children.started("a"), message=lambda: a.output)
     comment = wait_until(lambda: (x := claim_of(repo, n, index=0)) and x[1].state is State.RUNNING and x[0],
                          PATIENCE, 0.05)
@@ -576,7 +480,7 @@ def test_defect_11_a_beat_that_lands_after_the_final_record_does_not_reopen_it(
     assert [t.action.value for t in ends] == ["cancelled"] and ends[0].by == "holder", ends
     assert log.attempts_used() == 0  # a cancelled run spends nothing
     repo.add_label(n, QUEUE)  # a person queues it again
-    b = procs.run("b", cfg, "--issue", str(n), cmd=["true"])
+    b = procs.run(n, child=["true"], config=cfg, name="b")
     assert b.wait(PATIENCE) == 0, b.output
     assert labels(repo, n) == {READY}
 
@@ -635,11 +539,11 @@ def test_defect_13_the_wrappers_clock_and_its_request_deadlines_count_suspend(
 
 
 def test_defect_14_a_token_revoked_mid_run_stops_the_child_and_exits_64_at_once(
-        repo: RepoHandle, proxy: Proxy, procs: Procs, children: Children, tmp_path: Path):
+        repo: RepoHandle, proxy: Proxy, procs: harness.Orion, children: Children, tmp_path: Path):
     stale_after = 600  # renew deadline 400 s: retrying a 401 until then outlasts the wait below
     cfg = config(tmp_path, interval=1, stale_after=stale_after)
     n = repo.create_issue("work", [QUEUE])
-    a = procs.run("a", cfg, "--issue", str(n), child="a")
+    a = procs.run(n, child=children.cmd("a"), config=cfg, name="a")
     wait_until(lambda: children.started("a"), message=lambda: a.output)
     wait_until(lambda: (x := claim_of(repo, n, index=0)) and x[1].beats >= 1, 10, 0.05)
     with proxy._cv:  # the token expires: from now on GitHub answers 401 Bad credentials
@@ -656,10 +560,10 @@ def test_defect_14_a_token_revoked_mid_run_stops_the_child_and_exits_64_at_once(
 
 
 def test_defect_15_a_beat_reads_a_bounded_number_of_comment_pages_whatever_outsiders_post(
-        repo: RepoHandle, proxy: Proxy, procs: Procs, children: Children, tmp_path: Path):
+        repo: RepoHandle, proxy: Proxy, procs: harness.Orion, children: Children, tmp_path: Path):
     cfg = config(tmp_path, interval=1, stale_after=10)
     n = repo.create_issue("work", [QUEUE])
-    a = procs.run("a", cfg, "--issue", str(n), child="a")
+    a = procs.run(n, child=children.cmd("a"), config=cfg, name="a")
     wait_until(lambda: children.started("a"), message=lambda: a.output)
     comment = wait_until(lambda: (x := claim_of(repo, n, index=0)) and x[1].beats >= 1 and x[0], 10, 0.05)
     edit = rf"/issues/comments/{comment['id']}$"

@@ -6,19 +6,16 @@ their partner option are refused in unit/test_run_usage.py."""
 
 from __future__ import annotations
 
-import json
 import signal
 from pathlib import Path
 
 from rig import wait_until
-from rig.harness import QUEUE, WORKING, Child, Run, claim_comments, fast_config
+from rig.harness import QUEUE, WORKING, Child, Run, child_starts, claim_comments, fast_config
 
 
 def ran(log: Path) -> list[int]:
     """The issues the child ran for, in order."""
-    if not log.exists():
-        return []
-    return [int(json.loads(line)["issue"]) for line in log.read_text().splitlines()]
+    return [int(e["issue"]) for e in child_starts(log)]
 
 
 def drain(orion_env, tmp_path, *args: str, cmd: list[str], name: str = "drain") -> Run:

@@ -24,6 +24,7 @@ from rig.harness import (
     WORKING,
     Child,
     Run,
+    child_starts,
     claim_comments,
     fast_config,
     only_record,
@@ -150,7 +151,7 @@ def test_two_next_workers_take_one_issue_each(repo, orion_env, tmp_path, config)
         c.release()
     assert [r.wait() for r in runs] == [0, 0], [r.stderr for r in runs]
     assert set(repo.labels(a)) == {READY} and set(repo.labels(b)) == {READY}
-    assert len(log.read_text().splitlines()) == 2
+    assert len(child_starts(log)) == 2
 
 
 # -- contention ----------------------------------------------------------------------------
@@ -180,7 +181,7 @@ def test_six_wrappers_at_once_run_the_child_exactly_once(repo, proxy, orion_env,
         gate.release()
         codes = [r.wait() for r in runs]
         raced += sum("lost the race" in r.stderr for r in runs)
-        ran = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        ran = child_starts(log)
         assert len(ran) == 1, (codes, [r.stderr for r in runs])
         assert sorted(codes) == [0] + [NOT_CLAIMED] * 5, [r.stderr for r in runs]
         winner = codes.index(0)

@@ -19,7 +19,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -127,6 +126,28 @@ class Proc:
             if sig == signal.SIGKILL:
                 self.popen.wait()
 
+    def kill_tree(self) -> None:
+        """SIGKILL it and every process under it (e.g. a machine dying: a wrapper started in
+        other namespaces, its guardian and its child), if it still runs."""
+        if self.popen.poll() is not None:
+            return
+        with contextlib.suppress(psutil.Error):
+            procs = [psutil.Process(self.pid)]
+            procs += procs[0].children(recursive=True)
+            for p in procs:
+                with contextlib.suppress(psutil.Error):
+                    p.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(5)  # after SIGKILL: only reaping, which a test need not wait for
+
+    def exited(self) -> bool:
+        return self.poll() is not None
+
+    @property
+    def output(self) -> str:
+        """Its stdout and stderr."""
+        return self.stdout + self.stderr
+
     @property
     def stdout(self) -> str:
         return self.out.read_text(errors="replace")
@@ -178,46 +199,54 @@ class Run(Proc):
                          out=tmp_path / f"{name}.stdout", err=tmp_path / f"{name}.stderr")
 
 
-# The child the run tests control: records its pid and ORION_* environment, optionally appends
-# to a shared log, optionally ignores SIGINT/SIGTERM, then waits for DIR/go (unless told not
-# to) and exits CODE.
-HELD_CHILD = textwrap.dedent("""
-    import json, os, signal, sys, time
-    d, code, flags = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-    for name in ("INT", "TERM"):
-        if "ignore-" + name.lower() in flags:
-            signal.signal(getattr(signal, "SIG" + name), signal.SIG_IGN)
-    env = {k: v for k, v in os.environ.items() if k.startswith("ORION_")}
-    for f in flags:
-        if f.startswith("log="):
-            with open(f[4:], "a") as out:
-                out.write(json.dumps({"pid": os.getpid(), "issue": env.get("ORION_ISSUE")}) + "\\n")
-    tmp = os.path.join(d, "pid.tmp")
-    with open(tmp, "w") as out:
-        json.dump({"pid": os.getpid(), "pgid": os.getpgid(0), "env": env}, out)
-    os.replace(tmp, os.path.join(d, "pid"))
-    if "hold" in flags:
-        while not os.path.exists(os.path.join(d, "go")):
-            time.sleep(0.02)
-    sys.exit(code)
-""")
+# The one child script (tests/rig/child.py): every suite's child command runs it.
+CHILD = Path(__file__).resolve().with_name("child.py")
+
+
+def child_cmd(*, log: Path | None = None, name: str | None = None, pid_file: Path | None = None,
+              until: Path | None = None, seconds: float | None = None, exit_code: int = 0,
+              ignore: Sequence[str] = (), end_on: Sequence[str] = ()) -> list[str]:
+    """The argv of the one child (see tests/rig/child.py for what each option does)."""
+    argv = [PY, str(CHILD)]
+    for flag, value in (("--log", log), ("--name", name), ("--pid-file", pid_file),
+                        ("--until", until), ("--seconds", seconds)):
+        if value is not None:
+            argv += [flag, str(value)]
+    argv += ["--exit", str(exit_code)]
+    for sig in ignore:
+        argv += ["--ignore", sig]
+    for sig in end_on:
+        argv += ["--end-on", sig]
+    return argv
+
+
+def child_events(log: Path) -> list[dict[str, Any]]:
+    """The events the children sharing ``log`` wrote so far (a line still being written is not
+    read yet)."""
+    if not log.exists():
+        return []
+    text = log.read_text()
+    complete = text[: text.rfind("\n") + 1]
+    return [json.loads(line) for line in complete.splitlines() if line.strip()]
+
+
+def child_starts(log: Path) -> list[dict[str, Any]]:
+    """The "start" events in a children's log: one per child that ran."""
+    return [e for e in child_events(log) if e["event"] == "start"]
 
 
 class Child:
     """A child command the test controls: ``cmd`` to give the wrapper, ``started``/``pid`` to
-    see it, ``release()`` to let it exit with ``code``."""
+    see it (its pid file, with its ORION_* environment), ``release()`` to let it exit with
+    ``code`` (``hold=False``: at once); it ignores the signals named in ``ignore``; with
+    ``log`` it appends its start and end to that shared file (:func:`child_events`)."""
 
     def __init__(self, tmp_path: Path, name: str = "child", code: int = 0, hold: bool = True,
                  ignore: tuple[str, ...] = (), log: Path | None = None):
         self.dir = tmp_path / name
         self.dir.mkdir(parents=True, exist_ok=True)
-        script = tmp_path / "orion_test_child.py"
-        if not script.exists():
-            script.write_text(HELD_CHILD)
-        flags = (["hold"] if hold else []) + [f"ignore-{s}" for s in ignore]
-        if log is not None:
-            flags.append(f"log={log}")
-        self.cmd = [PY, str(script), str(self.dir), str(code), *flags]
+        self.cmd = child_cmd(log=log, pid_file=self.marker, until=self.dir / "go" if hold else None,
+                             exit_code=code, ignore=ignore)
 
     @property
     def marker(self) -> Path:
@@ -442,20 +471,19 @@ class Wrapper:
 
 class Orion:
     """The product as subprocesses against one repository (through the test's proxy), with one
-    configuration. ``child`` is the fault suite's child script (faults.CHILD_SOURCE); ``cwd``
-    the directory the processes run in (``workdir`` unless given)."""
+    configuration; ``cwd`` the directory the processes run in (``workdir`` unless given)."""
 
-    def __init__(self, env: dict[str, str], config: Path, workdir: Path, child: Path | None = None,
+    def __init__(self, env: dict[str, str], config: Path, workdir: Path,
                  *, repo: RepoHandle | None = None, proxy: Proxy | None = None,
                  cwd: Path | None = None):
-        self.env, self.config, self.workdir, self.child = env, config, workdir, child
+        self.env, self.config, self.workdir = env, config, workdir
         self.repo, self.proxy, self.cwd = repo, proxy, cwd or workdir
         self.procs: list[Proc] = []
         self.wrappers: list[Wrapper] = []
 
     def with_api(self, api_url: str) -> Orion:
         """The same, through another proxy (e.g. an un-cut one in a partition test)."""
-        twin = Orion({**self.env, "GITHUB_API_URL": api_url}, self.config, self.workdir, self.child,
+        twin = Orion({**self.env, "GITHUB_API_URL": api_url}, self.config, self.workdir,
                      repo=self.repo, proxy=self.proxy, cwd=self.cwd)
         twin.procs, twin.wrappers = self.procs, self.wrappers  # one list: cleanup sees both
         return twin
@@ -505,24 +533,28 @@ class Orion:
 
     def child_argv(self, log: Path, *, until: Path | None = None, seconds: float | None = None,
                    exit_code: int = 0) -> list[str]:
-        """The fault suite's child (``child``), logging its own start and end to ``log``."""
-        assert self.child is not None, "this Orion has no child script"
-        argv = [PY, str(self.child), str(log), "--exit", str(exit_code)]
-        if until is not None:
-            argv += ["--until", str(until)]
-        if seconds is not None:
-            argv += ["--seconds", str(seconds)]
-        return argv
+        """The fault suite's child: the one child, logging its own start and end to ``log``
+        (a SIGTERM ends it with a logged end), held until ``until`` exists or ``seconds`` (an
+        hour unless given) have passed."""
+        return child_cmd(log=log, until=until, seconds=3600 if seconds is None else seconds,
+                         exit_code=exit_code, end_on=("term",))
 
     def run(self, issue: int | None = None, *, child: Sequence[str], stage: str | None = None,
             prefix: Sequence[str] = (), env: dict[str, str] | None = None,
-            config: Path | None = None, name: str | None = None) -> Proc:
+            config: Path | None = None, name: str | None = None, wrap: Wrap | None = None) -> Proc:
         """A claim wrapper (`run --issue N`, or `--next` without one) running ``child``; not
         waited for."""
         which = ["--next"] if issue is None else ["--issue", str(issue)]
         stage_args = ["--stage", stage] if stage else []
         return self.spawn(["run", "--config", str(config or self.config), *which, *stage_args,
-                           "--", *child], prefix, env, name=name)
+                           "--", *child], prefix, env, wrap, name=name)
+
+    def product(self, *args: str, env: dict[str, str] | None = None,
+                timeout: float = PATIENCE) -> Proc:
+        """``orion-action ARGS`` as given (no ``--config`` added), waited for."""
+        proc = self.spawn(args, env=env)
+        proc.wait(timeout)
+        return proc
 
     def start(self, issue: int, command: Sequence[str] = ("sleep", "600"), *,
               stage: str | None = None, env: dict[str, str] | None = None,
@@ -542,13 +574,17 @@ class Orion:
         w.wait_running()
         return w
 
-    def cleanup(self) -> None:
+    def cleanup(self, tree: bool = False) -> None:
         """Kill what the test left running: the wrappers with their children's process groups,
-        then every other process (their children die with them: PR_SET_PDEATHSIG)."""
+        then every other process (their children die with them: PR_SET_PDEATHSIG), with
+        everything under it if ``tree``."""
         for w in self.wrappers:
             w.cleanup()
         for proc in self.procs:
-            proc.kill()
+            if tree:
+                proc.kill_tree()
+            else:
+                proc.kill()
 
 
 # -- hand-made claims (planning cases that need no running wrapper) ------------------------------
