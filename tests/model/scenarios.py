@@ -1205,6 +1205,23 @@ def claim_lagging_beside_the_queue_label() -> None:
         world.close()
 
 
+def _sweep_reads_then_requeued_and_cancelled(world: World) -> str:
+    """A run finishes, a person cancels the finished issue, and a pass's sweep lists it and reads
+    it just before its writes; then the person requeues and cancels again. The pass, stopped
+    there, is returned."""
+    w = _running(world, "m1")
+    world.child_exits(w, 0)
+    world.react()
+    _run(world, f"{w.name}.end")
+    world.person_cancel(ISSUE)
+    world.advance(CONFIG.stale_after)
+    r = world.spawn_reconciler(HOSTED)
+    _run(world, r, _ops(world, r, "get_issue"))
+    world.person_requeue(ISSUE)
+    world.person_cancel(ISSUE)
+    return r
+
+
 def requeued_and_cancelled_while_the_sweep_runs() -> None:
     """A finished issue carries the cancel label (a person's); a pass's sweep lists it and plans
     to take only the cancel label off. Before it does, a person requeues the issue and cancels
@@ -1213,16 +1230,7 @@ def requeued_and_cancelled_while_the_sweep_runs() -> None:
     episode 5; ADR 0053)."""
     world = World()
     try:
-        w = _running(world, "m1")
-        world.child_exits(w, 0)
-        world.react()
-        _run(world, f"{w.name}.end")
-        world.person_cancel(ISSUE)
-        world.advance(CONFIG.stale_after)
-        r = world.spawn_reconciler(HOSTED)
-        _run(world, r, _ops(world, r, "get_issue"))
-        world.person_requeue(ISSUE)
-        world.person_cancel(ISSUE)
+        r = _sweep_reads_then_requeued_and_cancelled(world)
         _run(world, r)
         _settle(world)
     finally:
@@ -1237,16 +1245,7 @@ def requeued_and_cancelled_while_the_sweep_runs_and_it_dies() -> None:
     the sweep takes the queue label off first, so nothing is left to put back (ADR 0053)."""
     world = World()
     try:
-        w = _running(world, "m1")
-        world.child_exits(w, 0)
-        world.react()
-        _run(world, f"{w.name}.end")
-        world.person_cancel(ISSUE)
-        world.advance(CONFIG.stale_after)
-        r = world.spawn_reconciler(HOSTED)
-        _run(world, r, _ops(world, r, "get_issue"))
-        world.person_requeue(ISSUE)
-        world.person_cancel(ISSUE)
+        r = _sweep_reads_then_requeued_and_cancelled(world)
 
         def cancel_removed() -> bool:
             return LAB.cancel not in world.server.issue(ISSUE).labels
