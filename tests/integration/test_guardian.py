@@ -42,6 +42,8 @@ DRIVER = textwrap.dedent("""
 """)
 
 # Leaves the command's process group and session for good: fork, setsid, fork again.
+# Leaves its group and session by a double fork, then names its final self in the file given as
+# its argument: before that, the process a test would find may be the short-lived middle one.
 ESCAPE = textwrap.dedent("""
     import os, sys, time
     if os.fork():
@@ -49,6 +51,9 @@ ESCAPE = textwrap.dedent("""
     os.setsid()
     if os.fork():
         os._exit(0)
+    with open(sys.argv[1] + ".tmp", "w") as out:
+        out.write(str(os.getpid()))
+    os.replace(sys.argv[1] + ".tmp", sys.argv[1])
     time.sleep(300)
 """)
 
@@ -179,15 +184,16 @@ def running(procs: list[psutil.Process], *argv: str) -> psutil.Process | None:
 def test_sigkill_of_the_wrapper_kills_the_command_its_grandchild_and_an_escaped_descendant(
     tmp_path: Path, driver: Callable[..., tuple[subprocess.Popen[str], int, int]]
 ) -> None:
-    escape = script(tmp_path, "escape.py", ESCAPE)
-    proc, guardian, pid = driver(["bash", "-c", f"sleep 300 & {PY} {escape}; wait"], lease=30, grace=1)
+    escape, named = script(tmp_path, "escape.py", ESCAPE), tmp_path / "escaped.pid"
+    proc, guardian, pid = driver(["bash", "-c", f"sleep 300 & {PY} {escape} {named}; wait"],
+                                 lease=30, grace=1)
 
     def family() -> tuple[psutil.Process, psutil.Process, psutil.Process] | None:
-        below = descendants(guardian)
-        sleeper, escaped = running(below, "sleep", "300"), running(below, PY, escape)
-        if sleeper and escaped and escaped.ppid() == guardian:
-            return psutil.Process(pid), sleeper, escaped
-        return None
+        sleeper = running(descendants(guardian), "sleep", "300")
+        if not (sleeper and named.exists()):
+            return None
+        escaped = psutil.Process(int(named.read_text()))
+        return (psutil.Process(pid), sleeper, escaped) if escaped.ppid() == guardian else None
 
     # The escaped process left the group and the session, and reparented to the guardian.
     command, sleeper, escaped = wait_until(family,
