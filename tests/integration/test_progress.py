@@ -5,8 +5,6 @@ one beat, and markup or an HTML comment in it cannot break the record."""
 from __future__ import annotations
 
 import json
-import sys
-import textwrap
 from pathlib import Path
 
 from rig import PATIENCE, ROOT, wait_until
@@ -15,6 +13,7 @@ from rig.harness import (
     QUEUE,
     READY,
     Run,
+    child_cmd,
     claim_comments,
     fast_config,
     only_record,
@@ -25,22 +24,6 @@ from rig.harness import (
 from orion_action.core.record import State, parse_block
 
 LINE = "step 3/5: **bold** [x](http://e.x) @someone <!-- x --> --> </details> `code` | a"
-
-# Writes an old line, then the real one when the test says so, then waits to be let go.
-CHILD = textwrap.dedent("""
-    import os, sys, time
-    d = sys.argv[1]
-    path = os.environ["ORION_PROGRESS_FILE"]
-    with open(path, "a") as f:
-        f.write("starting\\n")
-    while not os.path.exists(os.path.join(d, "write")):
-        time.sleep(0.02)
-    with open(path, "a") as f:
-        f.write(sys.argv[2] + "\\n\\n")
-    open(os.path.join(d, "written"), "w").close()
-    while not os.path.exists(os.path.join(d, "go")):
-        time.sleep(0.02)
-""")
 
 
 def status_progress(env: dict[str, str], config: Path, n: int) -> str | None:
@@ -53,11 +36,12 @@ def status_progress(env: dict[str, str], config: Path, n: int) -> str | None:
 
 def test_a_progress_line_shows_within_one_beat_and_cannot_break_the_record(repo, orion_env, tmp_path):
     config = fast_config(tmp_path)
-    script = tmp_path / "progress_child.py"
-    script.write_text(CHILD)
+    # The child writes an old line, then the real one (and a blank line) when the test says so,
+    # then waits to be let go.
+    child = child_cmd(steps=["progress:starting", f"wait:{tmp_path / 'write'}", f"progress:{LINE}",
+                             "progress:", f"touch:{tmp_path / 'written'}"], until=tmp_path / "go")
     n = repo.create_issue("work", [QUEUE])
-    r = Run(orion_env, tmp_path, "--issue", str(n), cmd=[sys.executable, str(script), str(tmp_path), LINE],
-            config=config)
+    r = Run(orion_env, tmp_path, "--issue", str(n), cmd=child, config=config)
     wait_until(lambda: [(x.state, x.progress) for x in records(repo, n)] == [(State.RUNNING, "starting")],
                PATIENCE, message=lambda: f"no first progress line:\n{r.stderr}")
     assert status_progress(orion_env, config, n) == "starting"

@@ -10,6 +10,9 @@
                       once started)
     --until FILE      hold until FILE exists
     --seconds S       hold at most S seconds (with neither this nor --until: no hold)
+    --step KIND:ARG   before the hold, in order (repeatable): progress:TEXT appends the line TEXT
+                      to $ORION_PROGRESS_FILE; wait:FILE waits until FILE exists; touch:FILE
+                      creates FILE
     --exit CODE       exit with CODE (0)
     --ignore SIG      ignore SIG (int, term, hup); repeatable
     --end-on SIG      on SIG (int, term, hup) log "end" and exit 128+SIG; repeatable
@@ -39,6 +42,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--pid-file")
     parser.add_argument("--until")
     parser.add_argument("--seconds", type=float)
+    parser.add_argument("--step", action="append", default=[])
     parser.add_argument("--exit", type=int, default=0)
     parser.add_argument("--ignore", action="append", choices=sorted(SIGNALS), default=[])
     parser.add_argument("--end-on", action="append", choices=sorted(SIGNALS), default=[])
@@ -71,6 +75,18 @@ def main(argv: list[str]) -> int:
         with open(tmp, "w") as out:
             json.dump({"pid": os.getpid(), "pgid": os.getpgid(0), "env": env}, out)
         os.replace(tmp, opts.pid_file)
+    for step in opts.step:
+        kind, _, arg = step.partition(":")
+        if kind == "progress":
+            with open(os.environ["ORION_PROGRESS_FILE"], "a") as progress:
+                progress.write(arg + "\n")
+        elif kind == "wait":
+            while not os.path.exists(arg):
+                select.select([], [], [], 0.02)
+        elif kind == "touch":
+            open(arg, "w").close()
+        else:
+            parser.error(f"unknown step {step!r}")
     if opts.until is not None or opts.seconds is not None:
         deadline = None if opts.seconds is None else time.monotonic() + opts.seconds
         while deadline is None or time.monotonic() < deadline:

@@ -205,13 +205,16 @@ CHILD = Path(__file__).resolve().with_name("child.py")
 
 def child_cmd(*, log: Path | None = None, name: str | None = None, pid_file: Path | None = None,
               until: Path | None = None, seconds: float | None = None, exit_code: int = 0,
-              ignore: Sequence[str] = (), end_on: Sequence[str] = ()) -> list[str]:
+              ignore: Sequence[str] = (), end_on: Sequence[str] = (),
+              steps: Sequence[str] = ()) -> list[str]:
     """The argv of the one child (see tests/rig/child.py for what each option does)."""
     argv = [PY, str(CHILD)]
     for flag, value in (("--log", log), ("--name", name), ("--pid-file", pid_file),
                         ("--until", until), ("--seconds", seconds)):
         if value is not None:
             argv += [flag, str(value)]
+    for step in steps:
+        argv += ["--step", step]
     argv += ["--exit", str(exit_code)]
     for sig in ignore:
         argv += ["--ignore", sig]

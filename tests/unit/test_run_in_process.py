@@ -8,6 +8,7 @@ outputs, every race between real processes, the idle timeout and signals to a re
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 from fakes.host import real_host
 from fakes.memory_github import BOT, MemoryServer
+from rig.harness import child_cmd
 
 from orion_action.config import Config
 from orion_action.core.record import (
@@ -52,11 +54,9 @@ def records(s: MemoryServer, n: int) -> list[ClaimRecord]:
 
 
 def holding_child(tmp_path: Path, code: int = 0) -> tuple[list[str], Path, Path]:
-    """A child that says it started, waits for `go`, then exits `code`."""
+    """A child that says it started (its pid file), waits for `go`, then exits `code`."""
     started, go = tmp_path / "started", tmp_path / "go"
-    script = (f"import os, pathlib, sys, time\npathlib.Path({str(started)!r}).touch()\n"
-              f"while not os.path.exists({str(go)!r}): time.sleep(0.02)\nsys.exit({code})\n")
-    return [sys.executable, "-c", script], started, go
+    return child_cmd(pid_file=started, until=go, exit_code=code), started, go
 
 
 def test_failure_passes_the_exit_code_and_marks_failed() -> None:
@@ -123,16 +123,15 @@ def limits(timeout: float, attempts: int) -> Config:
                   timeout=timeout, max_attempts=attempts, source="test")
 
 
-def forever(tmp_path: Path, name: str) -> tuple[list[str], Path]:
-    """A child that records its pid, then sleeps until it is stopped."""
+def forever(tmp_path: Path, name: str, ignore: tuple[str, ...] = ()) -> tuple[list[str], Path]:
+    """A child that records its pid, then holds until it is stopped (ignoring `ignore`)."""
     pid = tmp_path / f"{name}.pid"
-    return [sys.executable, "-c", f"import os, time\nopen({str(pid)!r}, 'w').write(str(os.getpid()))\n"
-            "while True: time.sleep(1)\n"], pid
+    return child_cmd(pid_file=pid, until=tmp_path / "never", ignore=ignore), pid
 
 
 def gone(pid_file: Path) -> bool:
     try:
-        os.kill(int(pid_file.read_text()), 0)
+        os.kill(json.loads(pid_file.read_text())["pid"], 0)
     except ProcessLookupError:
         return True
     return False
@@ -201,12 +200,8 @@ def lose_it_meanwhile(s: MemoryServer, n: int, started: Path,
 def test_removing_the_lock_label_stops_the_child(tmp_path: Path) -> None:
     s = MemoryServer()
     n = s.create_issue("work", [LAB.queue])
-    started, pid = tmp_path / "started", tmp_path / "pid"
-    stubborn = [sys.executable, "-c",  # needs the SIGKILL after the grace
-                f"import os, pathlib, signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                f"open({str(pid)!r}, 'w').write(str(os.getpid()))\npathlib.Path({str(started)!r}).touch()\n"
-                "while True: time.sleep(1)\n"]
-    side = lose_it_meanwhile(s, n, started, lambda _rec: s.remove_label(n, LAB.working))
+    stubborn, pid = forever(tmp_path, "child", ignore=("term",))  # needs the SIGKILL after the grace
+    side = lose_it_meanwhile(s, n, pid, lambda _rec: s.remove_label(n, LAB.working))
     code, logs = run(s, stubborn, n)
     side.join(60)
     assert code == LOST, logs
@@ -219,14 +214,13 @@ def test_removing_the_lock_label_stops_the_child(tmp_path: Path) -> None:
 def test_a_tombstone_naming_the_claim_stops_the_child(tmp_path: Path) -> None:
     s = MemoryServer()
     n = s.create_issue("work", [LAB.queue])
-    command, pid = forever(tmp_path, "child")
-    started = tmp_path / "child.pid"  # written once the child runs
+    command, pid = forever(tmp_path, "child")  # its pid file is written once the child runs
 
     def release(rec: ClaimRecord) -> None:
         tomb = Tombstone(rec.token, ReleaseAction.RELEASE, "released by hand", by="release")
         s.comment(n, render_tombstone(tomb), BOT)
 
-    side = lose_it_meanwhile(s, n, started, release)
+    side = lose_it_meanwhile(s, n, pid, release)
     code, logs = run(s, command, n)
     side.join(60)
     assert code == LOST, logs
