@@ -51,10 +51,12 @@ def make_flaky(proxy: Proxy, seed: int, lost_responses: bool) -> None:
 UNRECORDED_END = "could not record the end of the run"
 
 
-def completed_by_a_pass(run: Proc) -> list[str]:
-    """What a reconcile pass does for the issue of a run that has ended: nothing, or
-    `complete` if the run could not record its end (its label writes gave up under faults)."""
-    return ["complete"] if UNRECORDED_END in run.stderr else []
+def completed_by_a_pass(run: Proc) -> list[list[str]]:
+    """What a reconcile pass may do for the issue of a run that has ended: nothing, or, if the
+    run could not record its end (its label writes gave up under faults), `complete` it. With
+    lost answers, writes the run gave up on may have landed all the same, and then the pass
+    finds nothing left to do: the labels are checked by `assert_consistent` below either way."""
+    return [["complete"], []] if UNRECORDED_END in run.stderr else [[]]
 
 
 def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
@@ -87,7 +89,7 @@ def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
     # completes that issue; any other issue it must leave alone.
     plan = orion.reconcile()
     for n in (ok1, ok2, bad):
-        assert actions_of(plan, n) == completed_by_a_pass(runs[n]), plan
+        assert actions_of(plan, n) in completed_by_a_pass(runs[n]), plan
     if actions_of(plan, killed) != ["requeue"]:
         # Killed before a beat recorded its child's pid (the kill follows the child's start at
         # once, or the faults ate that beat): a claim that never started is in doubt while its
@@ -99,8 +101,8 @@ def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
     assert again.wait() == 0, again.stderr
     assert_clean_stderr(again)
     plan = orion.reconcile()
-    assert [(a["issue"], a["action"]) for a in plan["actions"]] == [
-        (killed, action) for action in completed_by_a_pass(again)], plan
+    assert {a["issue"] for a in plan["actions"]} <= {killed}, plan
+    assert actions_of(plan, killed) in completed_by_a_pass(again), plan
 
     for n, outcome, claims in ((ok1, "ready", 1), (ok2, "ready", 1), (bad, "failed", 1),
                                (killed, "ready", 2)):
