@@ -87,9 +87,6 @@ def test_eight_workers_twenty_issues_each_worked_exactly_once(orion, proxy, repo
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason=(
-    "open hole stale-pass-repair (tests/model/world.py KNOWN_HOLES): a pass's label repair planned "
-    "before a person's requeue lands after it; seen here as ['orion', 'orion-ready'] in some runs"))
 def test_eight_workers_several_rounds_each_issue_exactly_once_per_round(orion, proxy, repo):
     contention(orion, proxy, repo, rounds=3)
     assert proxy.count() < 4500, f"{proxy.count()} requests: close to the 5000/h token budget"

@@ -124,9 +124,6 @@ def flaky_scenario(orion: Orion, proxy: Proxy, repo: RepoHandle, *, seed: int,
 
 # Slow: each kind of fault is tested on its own in `make test` (tests/integration/test_run_faults.py).
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason=(
-    "open holes of a pass racing a holder under faults (tests/model/world.py KNOWN_HOLES: "
-    "stale-pass-repair, stale-unlock-strand): some runs end with a pass's repair over a live ending"))
 def test_flaky_api_errors_and_rate_limits(orion, proxy, repo):
     flaky_scenario(orion, proxy, repo, seed=1729, lost_responses=False)
 
