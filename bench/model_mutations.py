@@ -334,6 +334,12 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "    if lab.working in after:",
         "    if True:",
     )],
+    # Session 11: a signal-cancelled run stays out of the queue (ADRs 0043, 0069).
+    "a cancelled Actions job hands its issue back, spending no attempt (ADR 0043)": [(
+        "core/ending.py",
+        '    if config.on_signal == "requeue":\n        return handed_back(config, attempt, why, counts=started)',
+        '    if True:\n        return handed_back(config, attempt, why, counts=False)',
+    )],
     # h43-queue: the claim side of issue 15's open holes (ADRs 0066, 0067).
     "a claimer ignores the cancel label in its lock write's answer (ADR 0066)": [(
         "services/claiming.py",

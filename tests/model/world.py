@@ -1366,6 +1366,25 @@ class World:
                 raise InvariantError(f"stranded: open issue {n} has none of queue/ready/failed: "
                                      f"{sorted(labels)}",
                                      self._strand_cause(n) or stale)
+        if LAB.queue in labels and not cancelled_last:
+            # A run that ended cancelled (a cancelled Actions job, run.on_signal: cancel, or the
+            # cancel label) stays out of the queue until a person puts it back (ADR 0043, ADR
+            # 0069: every reader takes the end from the holder's end marker too).
+            ran_last = next((c for c in reversed(log.claims)
+                             if c.record.state not in (State.LOST, State.CLAIMING)), None)
+            requeued = self.requeued_at.get(n)
+            # A release decides instead: a pass's of a holder it judged dead before the holder
+            # wrote its end (a stall), or a person's by force, which requeues (ADR 0049).
+            released = ran_last is not None and any(
+                (t.tombstone.token == ran_last.record.token and t.tombstone.by != HOLDER_END)
+                or (t.tombstone.by == "release" and t.comment_id > ran_last.comment_id)
+                for t in log.tombstones)
+            by_signal = ran_last is not None and any(  # the world knows why the run ended
+                w.token == ran_last.record.token and w.ending == "signal" for w in self.workers.values())
+            cancelled = ran_last is not None and (by_signal or self.ended_as(log, ran_last) is State.CANCELLED)
+            if (cancelled and not released and ran_last is not None
+                    and (requeued is None or requeued < ran_last.created_at)):
+                raise InvariantError(f"issue {n}'s cancelled run was queued again: {sorted(labels)}", stale)
         if n in self.requeued_at and LAB.queue not in labels and not cancelled_last:
             from orion_action.core.arbitration import ran
 
