@@ -337,7 +337,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # Session 11: a signal-cancelled run stays out of the queue (ADRs 0043, 0069).
     "a cancelled Actions job hands its issue back, spending no attempt (ADR 0043)": [(
         "core/ending.py",
-        '    if config.on_signal == "requeue":\n        return handed_back(config, attempt, why, counts=started)',
+        '    if config.on_signal == "requeue":\n'
+        '        return handed_back(config, attempt, why, counts=started)',
         '    if True:\n        return handed_back(config, attempt, why, counts=False)',
     )],
     # h43-queue: the claim side of issue 15's open holes (ADRs 0066, 0067).

@@ -1381,7 +1381,8 @@ class World:
                 for t in log.tombstones)
             by_signal = ran_last is not None and any(  # the world knows why the run ended
                 w.token == ran_last.record.token and w.ending == "signal" for w in self.workers.values())
-            cancelled = ran_last is not None and (by_signal or self.ended_as(log, ran_last) is State.CANCELLED)
+            cancelled = ran_last is not None and (
+                by_signal or self.ended_as(log, ran_last) is State.CANCELLED)
             if (cancelled and not released and ran_last is not None
                     and (requeued is None or requeued < ran_last.created_at)):
                 raise InvariantError(f"issue {n}'s cancelled run was queued again: {sorted(labels)}", stale)
