@@ -2,7 +2,7 @@
 # Run the round-3 review demos (/work/shared/reviews/r3/demos-protocol and demos-security)
 # against this checkout, one at a time, without touching the demos' folders.
 #
-#   bash scripts/r3-demos/run.sh                 # every demo
+#   bash scripts/r3-demos/run.sh                 # every demo, then the follow-ups
 #   bash scripts/r3-demos/run.sh demo_guardian_escapes model_lag_scenario   # some (name or name.py)
 #
 # Env: R3_DEMOS (default /work/shared/reviews/r3), R3_TIMEOUT (seconds per demo, default 900),
@@ -25,9 +25,12 @@ py="$repo/.venv/bin/python"
 export PROJECT_CLONE="$repo"
 export PYTHONPATH="$here/compat"
 export PYTHONDONTWRITEBYTECODE=1
+export R3_DEMOS="$demos"
 
 all=()
-for f in "$demos"/demos-protocol/*.py "$demos"/demos-security/*.py; do
+# The review's demos, then this folder's follow-ups (followups/*.py: what a demo's interleaving
+# leads to past the point where the demo stops; see docs/review-r3-demos.md).
+for f in "$demos"/demos-protocol/*.py "$demos"/demos-security/*.py "$here"/followups/*.py; do
   case "$(basename "$f")" in r3rig.py|_rig.py) continue ;; esac
   all+=("$f")
 done

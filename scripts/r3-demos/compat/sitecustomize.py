@@ -14,6 +14,14 @@ when the rig's modules are first imported (before any demo binds their names):
 * ``rig.proxy.Proxy``: see _r3_proxy_compat.py (``_forward`` gained a ``helper`` argument and
   GraphQL reads arrived; the demos' LaggingProxy overrides the old shapes).
 
+One call shape of the product changed for the demos that drive services in-process
+(demo_fence_after_deletions.py): ``Claimer`` and ``Holding`` take a required ``sight`` (how a
+process of this machine is seen, ADR 0051's ports), which the CLI fills with
+``adapters.machine.sight``. When a demo leaves it out, it gets that same production value.
+And ``Claim.comments_seen`` (the issue's comment count the fence had read up to) became
+``Claim.listed`` (the ids it listed, ADR 0023: only what was listed counts as seen); the demo
+prints ``comments_seen``, so it reads as ``len(listed)``, for display only.
+
 Nothing else is changed, and nothing here runs in the product.
 """
 
@@ -73,4 +81,31 @@ def _patch_proxy(proxy: ModuleType) -> None:
     _r3_proxy_compat.install(proxy)
 
 
-sys.meta_path.insert(0, _After({"rig": _patch_rig, "rig.proxy": _patch_proxy}))
+def _default_sight(module: ModuleType, name: str) -> None:
+    cls = getattr(module, name)
+    original = cls.__init__
+
+    def __init__(self: object, *args: object, **kw: object) -> None:
+        if "sight" not in kw and len(args) < _POSITIONAL[name]:
+            from orion_action.adapters import machine
+
+            kw["sight"] = machine.sight
+        original(self, *args, **kw)
+
+    cls.__init__ = __init__
+
+
+def _comments_seen(module: ModuleType) -> None:
+    if not hasattr(module.Claim, "comments_seen"):
+        module.Claim.comments_seen = property(lambda self: len(self.listed))
+
+
+# How many positional arguments (after self) a call passes when it gives ``sight`` positionally.
+_POSITIONAL = {"Claimer": 9, "Holding": 7}
+
+sys.meta_path.insert(0, _After({
+    "rig": _patch_rig,
+    "rig.proxy": _patch_proxy,
+    "orion_action.services.claiming": lambda m: (_default_sight(m, "Claimer"), _comments_seen(m)),
+    "orion_action.services.holding": lambda m: _default_sight(m, "Holding"),
+}))
