@@ -1,6 +1,8 @@
 """Compatibility for the round-3 review demos (/work/shared/reviews/r3/demos-*), loaded at the
-start-up of each demo's own Python process only (scripts/r3-demos/run.sh puts this folder on
-PYTHONPATH; product processes get their own PYTHONPATH from ``rig.orion_env``).
+start-up of each demo's own Python process (scripts/r3-demos/run.sh puts this folder on
+PYTHONPATH; product processes get their own PYTHONPATH from ``rig.orion_env``, or from the demo,
+as demo_bad_inputs.py sets it). model_experiments.py's explorer subprocess inherits it: there the
+hooks below only fill ``sight`` where a caller leaves it out, which the model never does.
 
 The demos were written against the test rig of commit 0a77c48. Two things of the rig changed
 in ways that would make a demo test something else than it did then; both are adapted here,
