@@ -51,10 +51,20 @@ for f in "${chosen[@]}"; do
   name="$(basename "$(dirname "$f")")/$(basename "$f" .py)"
   log="$logs/${name//\//__}.log"
   start=$(date +%s.%N)
-  (cd "$(dirname "$f")" && timeout -k 10 "$timeout_s" "$py" "$f") >"$log" 2>&1
+  # timeout makes its own process group: whatever the demo started and left running when it
+  # ended (a demo that stops on an exception leaves its wrappers behind) is still in it.
+  (cd "$(dirname "$f")" && exec timeout -k 10 "$timeout_s" "$py" "$f") >"$log" 2>&1 &
+  group=$!
+  wait "$group"
   rc=$?
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+  left="$(pgrep -g "$group" | wc -l)"
+  if [ "$left" -gt 0 ]; then
+    { echo "--- left running when the demo ended (killed by run.sh):"; ps -o pid,etimes,args -p "$(pgrep -d, -g "$group")"; } >>"$log"
+    kill -KILL -- "-$group" 2>/dev/null
+  fi
   verdict="$(grep -E '^(RESULT|CAUGHT|missed|ERROR)|: (FIXED|STILL)$' "$log" | tr '\n' ' ' | cut -c1-300)"
   [ "$rc" -eq 124 ] && verdict="TIMEOUT after ${timeout_s}s $verdict"
+  [ "$left" -gt 0 ] && verdict="[left $left process(es), killed] $verdict"
   printf '%-48s exit=%-3s %5ss  %s\n' "$name" "$rc" "$secs" "$verdict"
 done
