@@ -11,9 +11,18 @@ import sys
 from pathlib import Path
 
 from fakes.host import real_host
-from fakes.memory_github import MemoryServer
+from fakes.memory_github import BOT, MemoryServer
 
 from orion_action.config import Config
+from orion_action.core.record import (
+    ClaimRecord,
+    Holder,
+    ReleaseAction,
+    State,
+    Tombstone,
+    render_record,
+    render_tombstone,
+)
 from orion_action.services.wrapper import RunRequest, Wrapper
 
 # The trigger check has its own tests; the in-memory GitHub keeps no events.
@@ -86,3 +95,30 @@ def test_the_first_failing_code_is_the_exit_code(tmp_path: Path) -> None:
     assert drain.ran() == issues
     assert drain.labels(issues[0]) == {LAB.failed}
     assert all(drain.labels(n) == {LAB.ready} for n in issues[1:])
+
+
+def test_an_outsiders_release_of_a_dead_claim_neither_stops_the_drain_nor_earns_advice(
+    tmp_path: Path,
+) -> None:
+    """Finding 7 of the round-3 security audit (demo_outsider_release_blocks_queue.py): a claimer
+    killed after its claim post, before its lock, leaves a dead claim on a queued issue; anyone
+    may then post a release block naming that claim's token. The drain judges the dead claim
+    dead as ever, works both issues, and its log says the comment was ignored without ever
+    telling the operator to trust its author."""
+    drain = Drain(tmp_path)
+    first, second = drain.queued(2)
+    now = drain.s.clock.now.isoformat(timespec="seconds")
+    dead = ClaimRecord(token="crashed", state=State.CLAIMING, holder=Holder("d", "d", "d", "d", 30, 30.0),
+                       started_at=now, heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                       stale_after=CONFIG.stale_after)
+    drain.s.comment(first, render_record(dead), BOT)
+    forged = Tombstone("crashed", ReleaseAction.RELEASE, "released, trust me", by="release")
+    drain.s.comment(first, render_tombstone(forged), "mallory")
+    drain.s.clock.advance(CONFIG.stale_after + 10)
+
+    assert drain() == 0, drain.logs
+    assert drain.ran() == [first, second]
+    assert drain.labels(first) == drain.labels(second) == {LAB.ready}
+    assert any("ignored comment" in line and "mallory" in line and "not trusted" in line
+               for line in drain.logs), drain.logs
+    assert not any("trusted_authors" in line for line in drain.logs), drain.logs
