@@ -6,13 +6,14 @@ The service executes the decision; `--dry-run` and `status` only print it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
 
 from orion_action.config import Labels
 from orion_action.core.arbitration import ended_before, ran
+from orion_action.core.cancelled import LabelEvent
 from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
 from orion_action.core.liveness import MISSED_BEAT_FACTOR, Liveness, Verdict
 from orion_action.core.record import END_STATES, HOLDER_END, ReleaseAction, State
@@ -570,3 +571,60 @@ def plan_strand(number: int, is_open: bool, on_issue: frozenset[str], log: Issue
         return None
     return replace(plan, reason=f"the issue carried no label (stranded): {plan.reason}",
                    remove_labels=tuple(x for x in plan.remove_labels if x != labels.working))
+
+
+# -- an issue whose holder's one-request ending lost its outcome label (ADR 0076) -------------
+
+# The fates whose label move is the holder's own ending: the outcome label, which a refused
+# addition beside a landed removal may have left off.
+ENDED_STRAND_FATES = frozenset({Fate.FINISHED_OK, Fate.FINISHED_FAILED, Fate.STOPPED, Fate.STOPPED_SPENT})
+
+
+def ended_strand_candidates(recent: Mapping[int, IssueLog], listed: Collection[int], now: datetime,
+                            stale_after: float) -> list[int]:
+    """The issues a pass reads because their holder's ending may have lost its outcome label
+    (ADR 0076): not in the lock listing, whose newest claim among the recently updated comments
+    is a run's final record (finished or interrupted) named by no tombstone there, last written
+    at least the longer of `stale_after` and its own promise ago (GitHub's times): by then every
+    label write its holder started has landed (ADR 0024), so none is still to come."""
+    found = []
+    for n, log in sorted(recent.items()):
+        if n in listed or not log.claims:
+            continue
+        newest = max(log.claims, key=lambda c: c.comment_id)
+        rec = newest.record
+        named = any(t.tombstone.token == rec.token for t in log.tombstones)
+        settled = (now - newest.updated_at).total_seconds() >= max(stale_after, rec.stale_after or 0.0)
+        if rec.state in (State.FINISHED, State.INTERRUPTED) and ran(newest) and not named and settled:
+            found.append(n)
+    return found
+
+
+def ended_strand_label(number: int, is_open: bool, on_issue: frozenset[str], log: IssueLog,
+                       verdicts: Mapping[str, Verdict], labels: Labels,
+                       max_attempts: int) -> tuple[str, datetime] | None:
+    """For an open issue with none of orion's labels whose newest event is a run's own ending:
+    the label that ending puts on (the plan of a pass finding the lock left on it) and the
+    record's stamp after which that label would have been added; None for anything else."""
+    if not is_stranded(is_open, on_issue, labels):
+        return None
+    locked = on_issue | {labels.working}
+    fated = fate(locked, log, verdicts, labels, max_attempts)
+    if fated.fate not in ENDED_STRAND_FATES or fated.holder is None or log.open_claims():
+        return None
+    plan = plan_issue(number, is_open, locked, log, verdicts, labels, max_attempts)
+    if len(plan.add_labels) != 1:
+        return None
+    return plan.add_labels[0], fated.holder.updated_at
+
+
+def plan_ended_strand(number: int, label: str, since: datetime, events: Iterable[LabelEvent]) -> Plan | None:
+    """Put `label` on, unless GitHub's record shows it added at or after `since` (the final
+    record's stamp, whole seconds): then it was on and someone took it off, which stands (a
+    person who took `ready` off a finished run does not see it put back)."""
+    put_on = any(e.added and e.label.casefold() == label.casefold() and e.at >= since.replace(microsecond=0)
+                 for e in events)
+    if put_on:
+        return None
+    reason = f"the issue carried no label: its run's ending took the lock off, and {label} never went on"
+    return Plan(number, Action.COMPLETE, reason, add_labels=(label,))

@@ -1654,9 +1654,78 @@ def claimer_resumed_past_a_pass_runs_beside_the_next() -> None:
     finally:
         world.close()
 
+def _partial_relabel(world: World) -> Worker:
+    """A run ends with exit code 0 and its holder moves its labels in one GraphQL request (ADR
+    0076), which GitHub answers "addition refused, removal landed": the lock is off and
+    `ready` is not on. Returns the worker, stopped just after that answer."""
+    world.server.node_ids_known = True  # as the trigger check's query would have told them
+    w = _running(world, "m1")
+    world.child_exits(w, 0)
+    world.react()
+    end = f"{w.name}.end"
+    _run(world, end, _at(world, end, "relabel"))
+    world.fail(end, "partial")
+    world.step(end)
+    world.check()
+    assert not world.server.issue(ISSUE).labels & {LAB.working, LAB.ready}, world.server.issue(ISSUE).labels
+    return w
+
+
+def partial_relabel_put_right_by_its_holder() -> None:
+    """ADR 0076: the ending's one request lands its removal and not its addition; the holder,
+    reading that answer, puts `ready` on at once by REST."""
+    world = World()
+    try:
+        w = _partial_relabel(world)
+        _run(world, f"{w.name}.end")
+        assert LAB.ready in world.server.issue(ISSUE).labels
+        _settle(world)
+    finally:
+        world.close()
+
+
+def partial_relabel_then_its_holder_killed() -> None:
+    """ADR 0076: as above, and the holder is killed before its REST addition: the issue carries
+    no orion label. A pass that begins once every label write of the holder has landed (the
+    record's stale_after after its final write) and within the strand look-back (ADR 0072)
+    finds the finished record, GitHub's record showing `ready` never put on since, and puts it
+    on."""
+    world = World()
+    try:
+        w = _partial_relabel(world)
+        world.crash(w)
+        world.advance(CONFIG.stale_after + 1)
+        _pass(world)
+        assert LAB.ready in world.server.issue(ISSUE).labels, world.server.issue(ISSUE).labels
+        _settle(world)
+    finally:
+        world.close()
+
+
+def ready_taken_off_by_a_person_stays_off() -> None:
+    """ADR 0076: a run's ending lands whole; a person takes `ready` off. The issue carries no
+    orion label and its newest claim is a finished record, as after a partial relabel, but
+    GitHub's record shows `ready` put on after the record: the pass leaves it off."""
+    world = World()
+    world.server.node_ids_known = True
+    try:
+        w = _running(world, "m1")
+        world.child_exits(w, 0)
+        world.react()
+        _run(world, f"{w.name}.end")
+        world.person_labels(ISSUE, LAB.ready, False)
+        world.advance(CONFIG.stale_after + 1)
+        _pass(world)
+        assert not world.server.issue(ISSUE).labels & {LAB.ready, LAB.queue, LAB.failed}
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
+        partial_relabel_put_right_by_its_holder, partial_relabel_then_its_holder_killed,
+        ready_taken_off_by_a_person_stays_off,
         budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
         winner_killed_while_its_unqueue_may_land, pass_unlock_strands_a_claim_that_dies,
         clone_beside_rebooted_origin, outage_retry_after_landed_record, outage_record_put_back_unchanged,
