@@ -713,7 +713,8 @@ class MemoryGitHub:
         removals still land). "partial" (`fail_next`): the addition refused, the removals landed."""
         server = self.server
         known = server.node_ids_known or number in self._node_ids
-        if not known or not all(server.node_ids_known or n in self._label_ids for n in (*add, *remove)):
+        ids = self._label_ids | (set(server.labels) if server.node_ids_known else set())
+        if not known or not all(n in ids for n in (*add, *remove)):
             return None
 
         def noted(op: str, *args: object) -> None:  # who wrote what, as the REST writes say it
