@@ -964,8 +964,11 @@ class GitHubRepo:
             self._node_ids[number] = node
         nodes = labels.get("nodes") if isinstance(labels, dict) else None
         for label in nodes if isinstance(nodes, list) else []:
-            if isinstance(label, dict) and isinstance(label.get("id"), str) and isinstance(label.get("name"), str):
-                self._label_ids[label["name"].casefold()] = label["id"]
+            if not isinstance(label, dict):
+                continue
+            key, name = label.get("id"), label.get("name")
+            if isinstance(key, str) and isinstance(name, str):
+                self._label_ids[name.casefold()] = key
 
     def relabel(self, number: int, add: tuple[str, ...], remove: tuple[str, ...]) -> Relabelled | None:
         """`add` on, then `remove` off, in one GraphQL request (ADR 0076); None (nothing sent)

@@ -24,14 +24,14 @@ from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict, unq
 from orion_action.core.plan import (
     Action,
     Plan,
+    ended_strand_candidates,
+    ended_strand_label,
     is_stranded,
     keep_on_fresh_beat,
     plan_cancel,
+    plan_ended_strand,
     plan_issue,
     plan_release,
-    ended_strand_candidates,
-    ended_strand_label,
-    plan_ended_strand,
     plan_strand,
     strand_candidates,
 )
@@ -239,7 +239,7 @@ class Reconciler:
             if plan is not None:
                 found.append(replace(s, plan=plan))
         ended = ended_strand_candidates(logs, listed, listing[1], self.config.stale_after)
-        return found + [s for n in ended if (s := self._ended_strand(n)) is not None]
+        return found + [e for n in ended if (e := self._ended_strand(n)) is not None]
 
     def _ended_strand(self, n: int) -> Survey | None:
         """An issue whose run ended and whose holder's one-request label move may have taken
@@ -278,7 +278,7 @@ class Reconciler:
         if not plan.release:  # an ending's lost outcome label (ADR 0076): no claim to release
             issue, _ = self.gh.get_issue(n)
             if not is_stranded(issue.is_open, issue.labels, self.config.labels):
-                return replace(keep, reason="the issue was labelled meanwhile; the labels are left as they are")
+                return replace(keep, reason="the issue was labelled meanwhile; its labels stay")
             self.gh.add_labels(n, list(plan.add_labels))
             return plan
         for entry in plan.release:
