@@ -142,7 +142,8 @@ CANDIDATE_ROWS = [
     CandidateRow("interrupted, settled", log(claim(1, "a", State.INTERRUPTED)), PROMISE, True),
     CandidateRow("finished, its holder's writes may still land", log(claim(1, "a", State.FINISHED, 0)),
                  PROMISE - 1, False),
-    CandidateRow("cancelled: its ending puts no label on", log(claim(1, "a", State.CANCELLED)), PROMISE, False),
+    CandidateRow("cancelled: its ending puts no label on", log(claim(1, "a", State.CANCELLED)), PROMISE,
+                 False),
     CandidateRow("lost: ran nothing more, moved no label", log(claim(1, "a", State.LOST)), PROMISE, False),
     CandidateRow("open: the other strand look's", log(claim(1, "a")), PROMISE, False),
     CandidateRow("released by a pass", log(claim(1, "a", State.FINISHED, 0), tomb(2, "a")), PROMISE, False),
@@ -170,10 +171,12 @@ class LabelRow:
 
 
 LABEL_ROWS = [
-    LabelRow("finished 0: ready", log(claim(1, "a", State.FINISHED, 0, updated=9)), frozenset(), LABELS.ready),
+    LabelRow("finished 0: ready", log(claim(1, "a", State.FINISHED, 0, updated=9)), frozenset(),
+             LABELS.ready),
     LabelRow("finished 1: failed", log(claim(1, "a", State.FINISHED, 1, updated=9)), frozenset({STAGE}),
              LABELS.failed),
-    LabelRow("interrupted, attempts left: queue", log(claim(1, "a", State.INTERRUPTED, updated=9)), frozenset(), Q),
+    LabelRow("interrupted, attempts left: queue", log(claim(1, "a", State.INTERRUPTED, updated=9)),
+             frozenset(), Q),
     LabelRow("an orion label is on: not stranded", log(claim(1, "a", State.FINISHED, 0)),
              frozenset({LABELS.ready}), None),
     LabelRow("cancelled: no label", log(claim(1, "a", State.CANCELLED)), frozenset(), None),
@@ -192,7 +195,8 @@ def test_ended_strand_label(row: LabelRow) -> None:
 
 
 def test_a_closed_issue_gets_no_label_back() -> None:
-    assert ended_strand_label(7, False, frozenset(), log(claim(1, "a", State.FINISHED, 0)), {}, LABELS, 3) is None
+    finished = log(claim(1, "a", State.FINISHED, 0))
+    assert ended_strand_label(7, False, frozenset(), finished, {}, LABELS, 3) is None
 
 
 SINCE = T0 + timedelta(seconds=100, microseconds=400_000)
@@ -213,9 +217,10 @@ EVENT_ROWS = [
     EventRow("never added: put it on", (), True),
     EventRow("added after the record, then taken off: a person's removal stands",
              (event(LABELS.ready, True, 101), event(LABELS.ready, False, 200)), False),
-    EventRow("added in the record's own second (whole seconds): counts as after", (event(LABELS.ready, True, 100),),
-             False),
-    EventRow("added only before the record (an earlier run's): put it on", (event(LABELS.ready, True, 50),), True),
+    EventRow("added in the record's own second (whole seconds): counts as after",
+             (event(LABELS.ready, True, 100),), False),
+    EventRow("added only before the record (an earlier run's): put it on",
+             (event(LABELS.ready, True, 50),), True),
     EventRow("only removed since: put it on", (event(LABELS.ready, False, 150),), True),
     EventRow("another label added since: put it on", (event(W, True, 150),), True),
 ]
@@ -232,4 +237,5 @@ def test_plan_ended_strand(row: EventRow) -> None:
 
 
 def test_the_fates_an_ending_repair_may_have_are_a_finished_or_stopped_runs() -> None:
-    assert frozenset({Fate.FINISHED_OK, Fate.FINISHED_FAILED, Fate.STOPPED, Fate.STOPPED_SPENT}) == ENDED_STRAND_FATES
+    expected = {Fate.FINISHED_OK, Fate.FINISHED_FAILED, Fate.STOPPED, Fate.STOPPED_SPENT}
+    assert frozenset(expected) == ENDED_STRAND_FATES
