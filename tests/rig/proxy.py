@@ -119,6 +119,7 @@ class LogEntry:
     status: int | None = None
     action: str = "pending"  # forward | fault | 401 | synthetic | blackhole | drop | cut_off
     conditional: bool = False  # sent with If-None-Match (a 304 to it is free, ADR 0044)
+    mutation: bool = False  # a GraphQL mutation: a content write, however it is sent (ADR 0076)
 
 
 class _Server(ThreadingHTTPServer):
@@ -408,7 +409,8 @@ class Proxy:
         with self._cv:
             name = None if token is None else self.tokens.get(token, "<unknown>")
             entry = LogEntry(h.command, path, query, name, time.time(),
-                             conditional=bool(h.headers.get("If-None-Match")))
+                             conditional=bool(h.headers.get("If-None-Match")),
+                             mutation=path == "/graphql" and _is_mutation(body))
             self.log.append(entry)
             self._cv.notify_all()
             rule = None if self._cut_off else self._match(h.command, path)
@@ -832,6 +834,14 @@ def _token(header: str | None) -> str | None:
         return None
     match = re.fullmatch(r"\s*(?:token|bearer)\s+(\S+)\s*", header, re.IGNORECASE)
     return match.group(1) if match else header
+
+
+def _is_mutation(body: bytes) -> bool:
+    """Whether a GraphQL request's document is a mutation."""
+    try:
+        return str(json.loads(body or b"{}").get("query") or "").lstrip().startswith("mutation")
+    except (ValueError, AttributeError):
+        return False
 
 
 def _read_body(h: _Handler) -> bytes:
