@@ -782,11 +782,13 @@ class Proxy:
         return 200, {"data": data, **({"errors": errors} if errors else {})}
 
     def _upstream_write(self, method: str, path: str, token: str | None, body: Any = None) -> int:
-        """One write to the emulator as the caller (its events name the caller, as GitHub's
-        would for the mutation); the status."""
+        """One write to the emulator with the caller's helper alias (the same login, so its
+        events name the caller, as GitHub's would for the mutation; its own rate-limit counter,
+        since GitHub charges GraphQL to GraphQL's budget, not the REST one); the status."""
         headers = {"Accept": "application/vnd.github+json", "Content-Type": "application/json"}
         if token is not None:
-            headers["Authorization"] = f"token {self._up_tokens.get(token, token)}"
+            alias = self._helper_tokens.get(token)
+            headers["Authorization"] = f"token {alias or self._up_tokens.get(token, token)}"
         conn = http.client.HTTPConnection(self._up_host, self._up_port, timeout=60)
         try:
             conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
