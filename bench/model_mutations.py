@@ -400,10 +400,15 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        ended = ended_strand_candidates(logs, listed, listing[1], self.config.stale_after)\n",
         "        ended: list[int] = []\n",
     )],
+    "the strand look ignores a cancel made during the run (ADR 0076)": [(
+        "core/plan.py",
+        "    if acted or cancelled:\n",
+        "    if acted:\n",
+    )],
     "the strand look puts back an outcome label a person took off (ADR 0076)": [(
         "core/plan.py",
-        "    if put_on:\n        return None\n",
-        "    if False:\n        return None\n",
+        "    acted = any(e.added and e.label.casefold() in ours and e.at >= since for e in events)\n",
+        "    acted = False\n",
     )],
 }
 

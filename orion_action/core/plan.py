@@ -600,12 +600,23 @@ def ended_strand_candidates(recent: Mapping[int, IssueLog], listed: Collection[i
     return found
 
 
+@dataclass(frozen=True)
+class EndedStrand:
+    """What a pass needs to judge an issue a run's ending may have left with no label: the label
+    that ending puts on, the final record's stamp (after which it would have gone on) and when
+    the run's claim was posted."""
+
+    label: str
+    since: datetime
+    claimed: datetime
+
+
 def ended_strand_label(number: int, is_open: bool, on_issue: frozenset[str], log: IssueLog,
                        verdicts: Mapping[str, Verdict], labels: Labels,
-                       max_attempts: int) -> tuple[str, datetime] | None:
+                       max_attempts: int) -> EndedStrand | None:
     """For an open issue with none of orion's labels whose newest event is a run's own ending:
-    the label that ending puts on (the plan of a pass finding the lock left on it) and the
-    record's stamp after which that label would have been added; None for anything else."""
+    the label that ending puts on (the plan of a pass finding the lock left on it), the record's
+    stamp and the claim's; None for anything else."""
     if not is_stranded(is_open, on_issue, labels):
         return None
     locked = on_issue | {labels.working}
@@ -615,16 +626,27 @@ def ended_strand_label(number: int, is_open: bool, on_issue: frozenset[str], log
     plan = plan_issue(number, is_open, locked, log, verdicts, labels, max_attempts)
     if len(plan.add_labels) != 1:
         return None
-    return plan.add_labels[0], fated.holder.updated_at
+    return EndedStrand(plan.add_labels[0], fated.holder.updated_at, fated.holder.created_at)
 
 
-def plan_ended_strand(number: int, label: str, since: datetime, events: Iterable[LabelEvent]) -> Plan | None:
-    """Put `label` on, unless GitHub's record shows it added at or after `since` (the final
-    record's stamp, whole seconds): then it was on and someone took it off, which stands (a
-    person who took `ready` off a finished run does not see it put back)."""
-    put_on = any(e.added and e.label.casefold() == label.casefold() and e.at >= since.replace(microsecond=0)
-                 for e in events)
-    if put_on:
+def plan_ended_strand(number: int, ended: EndedStrand, events: Iterable[LabelEvent],
+                      labels: Labels) -> Plan | None:
+    """Put the ending's label on, unless GitHub's record shows that someone acted (times in
+    whole seconds): any of orion's labels (queue, lock, ready, failed, cancel) added at or after
+    the final record, or the cancel label added at or after the claim. A one-request ending
+    whose addition was refused leaves only removals after its record (the lock's, the stage
+    labels'). An addition after it means the outcome label went on and someone took it off (a
+    person who took `ready` off a finished run does not see it put back), or someone acted on
+    the issue since (a requeue, a cancel). A cancel during the run may have had a pass take the
+    lock off a run that ended without moving it (an outage record leaves that to a pass, which
+    does not requeue under a cancel, ADR 0049): what the person asked for stands."""
+    label = ended.label
+    ours = {x.casefold() for x in (labels.queue, labels.working, labels.ready, labels.failed, labels.cancel)}
+    since, claimed = ended.since.replace(microsecond=0), ended.claimed.replace(microsecond=0)
+    acted = any(e.added and e.label.casefold() in ours and e.at >= since for e in events)
+    cancel = labels.cancel.casefold()
+    cancelled = any(e.added and e.label.casefold() == cancel and e.at >= claimed for e in events)
+    if acted or cancelled:
         return None
     reason = f"the issue carried no label: its run's ending took the lock off, and {label} never went on"
     return Plan(number, Action.COMPLETE, reason, add_labels=(label,))

@@ -252,18 +252,18 @@ class Reconciler:
             if not is_stranded(issue.is_open, issue.labels, lab):
                 return None
             s = self.survey_issue(issue)
-            wanted = ended_strand_label(n, issue.is_open, issue.labels, s.log, s.verdicts, lab,
-                                        self.config.max_attempts)
-            if wanted is None:
+            ended = ended_strand_label(n, issue.is_open, issue.labels, s.log, s.verdicts, lab,
+                                       self.config.max_attempts)
+            if ended is None:
                 return None
-            label, since = wanted
-            events = self.gh.queue_history(n, label, lab.working).label_events
+            events = self.gh.queue_history(n, ended.label, lab.cancel, (lab.queue, lab.working, lab.ready,
+                                                                       lab.failed)).label_events
         except AuthError:
             raise
         except GitHubError as exc:
             self.log(f"#{n}: could not read an issue that may be stranded ({exc}); the next pass looks")
             return None
-        plan = plan_ended_strand(n, label, since, events)
+        plan = plan_ended_strand(n, ended, events, lab)
         return None if plan is None else replace(s, plan=plan)
 
     def execute_strand(self, s: Survey) -> Plan:

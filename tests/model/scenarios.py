@@ -1729,9 +1729,33 @@ def ready_taken_off_by_a_person_stays_off() -> None:
         world.close()
 
 
+def cancelled_during_an_outage_stays_cancelled() -> None:
+    """ADR 0076 (found by random search, seed 7 episode 36): a person cancels a running issue;
+    its holder, cut off, records an outage too late to move a label ("the next pass hands the
+    issue back"). A pass finds the lock beside the cancel label and takes it off without
+    requeueing (ADR 0049), and its sweep takes the cancel label off: the issue carries no label
+    and its newest claim is a final record, as after a partial relabel. The cancel during the
+    run says a person acted: the strand look must not put the queue label back."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.person_cancel(ISSUE)
+        end = _outage(world, w)
+        world.advance(CONFIG.stale_after)  # too late for a label write: the record only
+        _run(world, end)
+        assert LAB.working in world.server.issue(ISSUE).labels, world.server.issue(ISSUE).labels
+        _pass(world)
+        world.advance(CONFIG.stale_after + 1)
+        _pass(world)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
+        cancelled_during_an_outage_stays_cancelled,
         partial_relabel_put_right_by_its_holder, partial_relabel_then_its_holder_killed,
         ready_taken_off_by_a_person_stays_off,
         budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,

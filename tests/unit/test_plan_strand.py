@@ -19,6 +19,7 @@ from orion_action.core.plan import (
     ENDED_STRAND_FATES,
     STRAND_FATES,
     Action,
+    EndedStrand,
     Fate,
     ended_strand_candidates,
     ended_strand_label,
@@ -191,7 +192,8 @@ def test_ended_strand_label(row: LabelRow) -> None:
     if row.label is None:
         assert got is None
     else:
-        assert got == (row.label, max(c.updated_at for c in row.log.claims))
+        newest = max(row.log.claims, key=lambda c: c.comment_id)
+        assert got == EndedStrand(row.label, newest.updated_at, newest.created_at)
 
 
 def test_a_closed_issue_gets_no_label_back() -> None:
@@ -199,7 +201,8 @@ def test_a_closed_issue_gets_no_label_back() -> None:
     assert ended_strand_label(7, False, frozenset(), finished, {}, LABELS, 3) is None
 
 
-SINCE = T0 + timedelta(seconds=100, microseconds=400_000)
+ENDED = EndedStrand(LABELS.ready, since=T0 + timedelta(seconds=100, microseconds=400_000),
+                    claimed=T0 + timedelta(seconds=30, microseconds=400_000))
 
 
 def event(label: str, added: bool, at: float) -> LabelEvent:
@@ -222,13 +225,22 @@ EVENT_ROWS = [
     EventRow("added only before the record (an earlier run's): put it on",
              (event(LABELS.ready, True, 50),), True),
     EventRow("only removed since: put it on", (event(LABELS.ready, False, 150),), True),
-    EventRow("another label added since: put it on", (event(W, True, 150),), True),
+    EventRow("the lock removed since (the ending's own removal): put it on", (event(W, False, 150),), True),
+    EventRow("a person's cancel since: it stands", (event(LABELS.cancel, True, 150),), False),
+    EventRow("a person's cancel during the run (a pass then took the lock off): it stands",
+             (event(LABELS.cancel, True, 30), event(W, False, 120)), False),
+    EventRow("a cancel before the claim (swept before it was claimed): put it on",
+             (event(LABELS.cancel, True, 29), event(LABELS.cancel, False, 29)), True),
+    EventRow("a requeue since, taken off again: it stands",
+             (event(Q, True, 150), event(Q, False, 160)), False),
+    EventRow("the lock put on since (a claim): left alone", (event(W, True, 150),), False),
+    EventRow("another label than orion's added since: put it on", (event("bug", True, 150),), True),
 ]
 
 
 @pytest.mark.parametrize("row", EVENT_ROWS, ids=lambda r: r.id)
 def test_plan_ended_strand(row: EventRow) -> None:
-    plan = plan_ended_strand(7, LABELS.ready, SINCE, row.events)
+    plan = plan_ended_strand(7, ENDED, row.events, LABELS)
     if not row.put_on:
         assert plan is None
         return
