@@ -594,7 +594,7 @@ def ended_strand_candidates(recent: Mapping[int, IssueLog], listed: Collection[i
         newest = max(log.claims, key=lambda c: c.comment_id)
         rec = newest.record
         named = any(t.tombstone.token == rec.token for t in log.tombstones)
-        settled = (now - newest.updated_at).total_seconds() >= max(stale_after, rec.stale_after or 0.0)
+        settled = (now - newest.updated_at).total_seconds() >= max(stale_after, rec.stale_after)
         if rec.state in (State.FINISHED, State.INTERRUPTED) and ran(newest) and not named and settled:
             found.append(n)
     return found
@@ -624,9 +624,10 @@ def ended_strand_label(number: int, is_open: bool, on_issue: frozenset[str], log
     if fated.fate not in ENDED_STRAND_FATES or fated.holder is None or log.open_claims():
         return None
     plan = plan_issue(number, is_open, locked, log, verdicts, labels, max_attempts)
-    if len(plan.add_labels) != 1:
+    if len(plan.add_labels) != 1:  # a claim this version cannot read: reported, nothing added
         return None
-    return EndedStrand(plan.add_labels[0], fated.holder.updated_at, fated.holder.created_at)
+    (label,) = plan.add_labels
+    return EndedStrand(label, fated.holder.updated_at, fated.holder.created_at)
 
 
 def plan_ended_strand(number: int, ended: EndedStrand, events: Iterable[LabelEvent],

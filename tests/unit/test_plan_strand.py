@@ -181,6 +181,8 @@ LABEL_ROWS = [
     LabelRow("an orion label is on: not stranded", log(claim(1, "a", State.FINISHED, 0)),
              frozenset({LABELS.ready}), None),
     LabelRow("cancelled: no label", log(claim(1, "a", State.CANCELLED)), frozenset(), None),
+    LabelRow("a claim this version cannot read: reported, no label",
+             log(claim(1, "a", State.FINISHED, 0), unreadable=((2, "a newer format"),)), frozenset(), None),
     LabelRow("an older dead open claim: the other strand look's",
              log(claim(1, "b"), claim(2, "a", State.FINISHED, 0)), frozenset(), None, {"b": DEAD}),
 ]
