@@ -400,15 +400,20 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        ended = ended_strand_candidates(logs, listed, listing[1], self.config.stale_after)\n",
         "        ended: list[int] = []\n",
     )],
+    "the strand look ignores what was added after the ending's lock removal (ADR 0076)": [(
+        "core/plan.py",
+        "    acted = any(e.added for e in evs[anchor + 1:])\n",
+        "    acted = False\n",
+    )],
     "the strand look ignores a cancel made during the run (ADR 0076)": [(
         "core/plan.py",
-        "    if acted or cancelled:\n",
-        "    if acted:\n",
+        "    if acted or put_on or cancelled:\n",
+        "    if acted or put_on:\n",
     )],
     "the strand look puts back an outcome label a person took off (ADR 0076)": [(
         "core/plan.py",
-        "    acted = any(e.added and e.label.casefold() in ours and e.at >= since for e in events)\n",
-        "    acted = False\n",
+        "    put_on = any(e.added and e.label.casefold() == label and e.at >= since for e in evs)\n",
+        "    put_on = False\n",
     )],
 }
 

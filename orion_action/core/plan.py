@@ -6,7 +6,7 @@ The service executes the decision; `--dry-run` and `status` only print it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
@@ -630,24 +630,38 @@ def ended_strand_label(number: int, is_open: bool, on_issue: frozenset[str], log
     return EndedStrand(label, fated.holder.updated_at, fated.holder.created_at)
 
 
-def plan_ended_strand(number: int, ended: EndedStrand, events: Iterable[LabelEvent],
+def plan_ended_strand(number: int, ended: EndedStrand, events: Sequence[LabelEvent],
                       labels: Labels) -> Plan | None:
-    """Put the ending's label on, unless GitHub's record shows that someone acted (times in
-    whole seconds): any of orion's labels (queue, lock, ready, failed, cancel) added at or after
-    the final record, or the cancel label added at or after the claim. A one-request ending
-    whose addition was refused leaves only removals after its record (the lock's, the stage
-    labels'). An addition after it means the outcome label went on and someone took it off (a
-    person who took `ready` off a finished run does not see it put back), or someone acted on
-    the issue since (a requeue, a cancel). A cancel during the run may have had a pass take the
-    lock off a run that ended without moving it (an outage record leaves that to a pass, which
-    does not requeue under a cancel, ADR 0049): what the person asked for stands."""
-    label = ended.label
+    """Put the ending's label on, unless GitHub's record (`events`, in GitHub's order; times in
+    whole seconds) shows that someone acted since the run ended. A one-request ending whose
+    addition was refused took the lock off (the first removal of the lock at or after the final
+    record's stamp: the anchor) and added nothing. So the label stays off when:
+
+    - there is no such removal (the lock went some other way: left alone);
+    - any of orion's labels (queue, lock, ready, failed, cancel) was added after the anchor: a
+      requeue, a new claim, a cancel;
+    - the outcome label was added at or after the record's stamp: it went on (the ending's
+      addition comes just before its lock removal) and someone took it off, which stands (a
+      person who took `ready` off a finished run does not see it put back);
+    - the cancel label was added at or after the claim: a cancel during the run, after which a
+      pass may have taken the lock off a run that ended without moving it (an outage record
+      leaves that to a pass, which does not requeue under a cancel, ADR 0049).
+
+    Order, not time, places the claim's own writes (its lock, and a queueing in the same
+    second as a run that short) before the anchor."""
     ours = {x.casefold() for x in (labels.queue, labels.working, labels.ready, labels.failed, labels.cancel)}
+    evs = [e for e in events if e.label.casefold() in ours]
     since, claimed = ended.since.replace(microsecond=0), ended.claimed.replace(microsecond=0)
-    acted = any(e.added and e.label.casefold() in ours and e.at >= since for e in events)
-    cancel = labels.cancel.casefold()
-    cancelled = any(e.added and e.label.casefold() == cancel and e.at >= claimed for e in events)
-    if acted or cancelled:
+    lock, label, cancel = labels.working.casefold(), ended.label.casefold(), labels.cancel.casefold()
+    unlocks = (i for i, e in enumerate(evs) if e.label.casefold() == lock and not e.added and e.at >= since)
+    anchor = next(unlocks, None)
+    if anchor is None:
         return None
+    acted = any(e.added for e in evs[anchor + 1:])
+    put_on = any(e.added and e.label.casefold() == label and e.at >= since for e in evs)
+    cancelled = any(e.added and e.label.casefold() == cancel and e.at >= claimed for e in evs)
+    if acted or put_on or cancelled:
+        return None
+    label = ended.label
     reason = f"the issue carried no label: its run's ending took the lock off, and {label} never went on"
     return Plan(number, Action.COMPLETE, reason, add_labels=(label,))

@@ -1710,6 +1710,24 @@ def partial_relabel_then_its_holder_killed() -> None:
         world.close()
 
 
+def requeued_and_unqueued_by_a_person_after_a_partial_relabel() -> None:
+    """ADR 0076: after a partial relabel whose holder was killed, a person puts the queue label
+    on and takes it off again before any pass looks. GitHub's record shows an addition after
+    the ending's lock removal: a person acted, and the pass leaves the issue as they left it."""
+    world = World()
+    try:
+        w = _partial_relabel(world)
+        world.crash(w)
+        world.person_labels(ISSUE, LAB.queue, True)
+        world.person_labels(ISSUE, LAB.queue, False)
+        world.advance(CONFIG.stale_after + 1)
+        _pass(world)
+        left = world.server.issue(ISSUE).labels & {LAB.ready, LAB.queue, LAB.failed}
+        assert not left, f"the pass put {sorted(left)} back over a person's choice"
+    finally:
+        world.close()
+
+
 def ready_taken_off_by_a_person_stays_off() -> None:
     """ADR 0076: a run's ending lands whole; a person takes `ready` off. The issue carries no
     orion label and its newest claim is a finished record, as after a partial relabel, but
@@ -1757,7 +1775,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
     for f in (
         cancelled_during_an_outage_stays_cancelled,
         partial_relabel_put_right_by_its_holder, partial_relabel_then_its_holder_killed,
-        ready_taken_off_by_a_person_stays_off,
+        ready_taken_off_by_a_person_stays_off, requeued_and_unqueued_by_a_person_after_a_partial_relabel,
         budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
         winner_killed_while_its_unqueue_may_land, pass_unlock_strands_a_claim_that_dies,
         clone_beside_rebooted_origin, outage_retry_after_landed_record, outage_record_put_back_unchanged,

@@ -218,25 +218,30 @@ class EventRow:
     put_on: bool
 
 
+UNLOCK = event(W, False, 101)  # the one-request ending's removal of the lock, after the record (100)
 EVENT_ROWS = [
-    EventRow("never added: put it on", (), True),
-    EventRow("added after the record, then taken off: a person's removal stands",
-             (event(LABELS.ready, True, 101), event(LABELS.ready, False, 200)), False),
+    EventRow("the lock taken off, nothing added: put it on", (UNLOCK,), True),
+    EventRow("a run within one second: its queueing and lock in the record's second, before the removal",
+             (event(Q, True, 100), event(W, True, 100), event(Q, False, 100), event(W, False, 100)), True),
+    EventRow("no removal of the lock since the record: left alone", (event(W, False, 99),), False),
+    EventRow("added with the removal, then taken off: a person's removal stands",
+             (event(LABELS.ready, True, 101), UNLOCK, event(LABELS.ready, False, 200)), False),
     EventRow("added in the record's own second (whole seconds): counts as after",
-             (event(LABELS.ready, True, 100),), False),
+             (event(LABELS.ready, True, 100), UNLOCK), False),
     EventRow("added only before the record (an earlier run's): put it on",
-             (event(LABELS.ready, True, 50),), True),
-    EventRow("only removed since: put it on", (event(LABELS.ready, False, 150),), True),
-    EventRow("the lock removed since (the ending's own removal): put it on", (event(W, False, 150),), True),
-    EventRow("a person's cancel since: it stands", (event(LABELS.cancel, True, 150),), False),
+             (event(LABELS.ready, True, 50), event(LABELS.ready, False, 60), UNLOCK), True),
+    EventRow("only removed since: put it on", (UNLOCK, event(LABELS.ready, False, 150)), True),
+    EventRow("a person's cancel since: it stands", (UNLOCK, event(LABELS.cancel, True, 150)), False),
     EventRow("a person's cancel during the run (a pass then took the lock off): it stands",
              (event(LABELS.cancel, True, 30), event(W, False, 120)), False),
     EventRow("a cancel before the claim (swept before it was claimed): put it on",
-             (event(LABELS.cancel, True, 29), event(LABELS.cancel, False, 29)), True),
+             (event(LABELS.cancel, True, 29), event(LABELS.cancel, False, 29), UNLOCK), True),
     EventRow("a requeue since, taken off again: it stands",
-             (event(Q, True, 150), event(Q, False, 160)), False),
-    EventRow("the lock put on since (a claim): left alone", (event(W, True, 150),), False),
-    EventRow("another label than orion's added since: put it on", (event("bug", True, 150),), True),
+             (UNLOCK, event(Q, True, 150), event(Q, False, 160)), False),
+    EventRow("a requeue and a claim since, its lock off again: it stands",
+             (UNLOCK, event(Q, True, 150), event(W, True, 151), event(Q, False, 151), event(W, False, 155)),
+             False),
+    EventRow("another label than orion's added since: put it on", (UNLOCK, event("bug", True, 150)), True),
 ]
 
 
