@@ -402,7 +402,7 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "the strand look ignores what was added after the ending's lock removal (ADR 0076)": [(
         "core/plan.py",
-        "    acted = any(e.added for e in evs[anchor + 1:])\n",
+        "    acted = any(e.added for e in evs[anchor:])  # from the removal on (itself no addition)\n",
         "    acted = False\n",
     )],
     "the strand look ignores a cancel made during the run (ADR 0076)": [(

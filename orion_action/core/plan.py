@@ -657,7 +657,7 @@ def plan_ended_strand(number: int, ended: EndedStrand, events: Sequence[LabelEve
     anchor = next(unlocks, None)
     if anchor is None:
         return None
-    acted = any(e.added for e in evs[anchor + 1:])
+    acted = any(e.added for e in evs[anchor:])  # from the removal on (itself no addition)
     put_on = any(e.added and e.label.casefold() == label and e.at >= since for e in evs)
     cancelled = any(e.added and e.label.casefold() == cancel and e.at >= claimed for e in evs)
     if acted or put_on or cancelled:
