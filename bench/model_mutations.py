@@ -395,6 +395,33 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if listing is None or not self.strands:",
         "        if True:",
     )],
+    "the holder does not re-add after a partial relabel (ADR 0076)": [(
+        "services/holding.py",
+        "            if not done.added:  # the lock is off and the outcome label is not on: put it on now\n"
+        "                gh.add_labels(number, add)\n",
+        "            if not done.added:  # the lock is off and the outcome label is not on: put it on now\n"
+        "                pass\n",
+    )],
+    "the strand look ignores an ending's lost outcome label (ADR 0076)": [(
+        "services/reconcile.py",
+        "        ended = ended_strand_candidates(logs, listed, listing[1], self.config.stale_after)\n",
+        "        ended: list[int] = []\n",
+    )],
+    "the strand look ignores what was added after the ending's lock removal (ADR 0076)": [(
+        "core/plan.py",
+        "    acted = any(e.added for e in evs[anchor:])  # from the removal on (itself no addition)\n",
+        "    acted = False\n",
+    )],
+    "the strand look ignores a cancel made during the run (ADR 0076)": [(
+        "core/plan.py",
+        "    if acted or put_on or cancelled:\n",
+        "    if acted or put_on:\n",
+    )],
+    "the strand look puts back an outcome label a person took off (ADR 0076)": [(
+        "core/plan.py",
+        "    put_on = any(e.added and e.label.casefold() == label and e.at >= since for e in evs)\n",
+        "    put_on = False\n",
+    )],
 }
 
 # The environment a mutation runs in, beyond this process's (both the mutated and the reference

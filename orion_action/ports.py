@@ -70,6 +70,17 @@ class QueueHistory:
     issue: Issue | None = None
 
 
+@dataclass(frozen=True)
+class Relabelled:
+    """What GitHub answered to one `relabel` request (ADR 0076): its two mutations run in
+    order, and an error on one does not stop the other, so each says whether it landed;
+    `labels` is the issue's labels after the last one that landed (None: neither did)."""
+
+    added: bool
+    removed: bool
+    labels: frozenset[str] | None = None
+
+
 class GitHubPort(Protocol):
     """One repository's issues, comments and labels, as orion needs them.
 
@@ -92,10 +103,11 @@ class GitHubPort(Protocol):
         """`login`'s access level to the repository ("none" for an outsider)."""
         ...
 
-    def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "",
+                      also: tuple[str, ...] = ()) -> QueueHistory:
         """Who added `label` to the issue and when, and when its title or body last changed;
-        with `cancel`, also every event of `label` and `cancel`, added or removed; and the
-        issue as the same query read it, where it could (`QueueHistory.issue`)."""
+        with `cancel`, also every event of `label`, `cancel` and the labels in `also`, added or
+        removed; and the issue as the same query read it, where it could (`QueueHistory.issue`)."""
         ...
 
     def get_issue(self, number: int) -> tuple[Issue, datetime]:
@@ -147,6 +159,14 @@ class GitHubPort(Protocol):
 
     def remove_label(self, number: int, name: str) -> bool:
         """Remove one label: True if it was on the issue, False if it was absent."""
+        ...
+
+    def relabel(self, number: int, add: tuple[str, ...], remove: tuple[str, ...]) -> Relabelled | None:
+        """Add `add`, then remove `remove`, in ONE request (GraphQL: `addLabelsToLabelable`
+        then `removeLabelsFromLabelable` in one mutation document, run in that order; a refused
+        addition does not stop the removal, ADR 0076). Only with the node ids the trigger
+        check's query read for this issue and for every label named (existing labels only:
+        GraphQL creates none); None when one is unknown: nothing is sent, use the REST writes."""
         ...
 
     def workflow_run_status(self, run_id: int) -> str | None: ...

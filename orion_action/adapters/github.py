@@ -31,7 +31,17 @@ from orion_action.core.cancelled import LabelEvent
 from orion_action.core.issue import Comment, Issue
 from orion_action.core.record import block_kind, seal, unseal, verify
 from orion_action.errors import AuthError, Forbidden, GitHubError, NotFound, Unavailable, UsageError
-from orion_action.ports import Bounds, Budget, Clock, GitHubPort, Policy, Queued, QueueHistory, WorkflowRun
+from orion_action.ports import (
+    Bounds,
+    Budget,
+    Clock,
+    GitHubPort,
+    Policy,
+    Queued,
+    QueueHistory,
+    Relabelled,
+    WorkflowRun,
+)
 
 # Issue, Budget: re-exported
 __all__ = ["ACTIONS_BOT", "DEFAULT_API_URL", "AppCredentials", "Budget", "GitHubRepo", "Issue"]
@@ -50,7 +60,8 @@ MAX_VALIDATORS = 256  # 3000 events: an issue with more is not one a queue label
 # and the issue itself, so that a claim by number reads nothing else first (ADR 0063).
 _QUEUE_HISTORY = (
     "query($owner: String!, $name: String!, $number: Int!, $before: String) "
-    "{ repository(owner: $owner, name: $name) { issue(number: $number) { lastEditedAt "
+    "{ repository(owner: $owner, name: $name) { labels(first: 100) { totalCount nodes { id name } } "
+    "issue(number: $number) { id lastEditedAt "
     "number state title body createdAt updatedAt author { login } comments { totalCount } "
     "labels(first: 100) { totalCount nodes { name description } } "
     "timelineItems(itemTypes: [LABELED_EVENT, UNLABELED_EVENT, RENAMED_TITLE_EVENT], last: 100, "
@@ -59,6 +70,17 @@ _QUEUE_HISTORY = (
     "... on Bot { databaseId } } } "
     "... on UnlabeledEvent { createdAt label { name } actor { __typename login } } "
     "... on RenamedTitleEvent { createdAt } } } } } }"
+)
+# The holder's ending in one request (ADR 0076): the outcome label on, then the others off,
+# run by GitHub in that order; an error on one field does not stop the next
+# (https://docs.github.com/en/graphql/reference/mutations#addlabelstolabelable,
+# https://docs.github.com/en/graphql/reference/mutations#removelabelsfromlabelable).
+_RELABEL = (
+    "mutation($issue: ID!, $add: [ID!]!, $remove: [ID!]!) "
+    "{ add: addLabelsToLabelable(input: {labelableId: $issue, labelIds: $add}) "
+    "{ labelable { ... on Issue { labels(first: 100) { nodes { name } } } } } "
+    "remove: removeLabelsFromLabelable(input: {labelableId: $issue, labelIds: $remove}) "
+    "{ labelable { ... on Issue { labels(first: 100) { nodes { name } } } } } }"
 )
 UNSEALED = "(no valid MAC)"  # appended to the author of a record that does not verify
 _ROLES = ("admin", "maintain", "write", "triage", "read")
@@ -387,6 +409,14 @@ def _graphql_issue(data: Any, read_at: datetime) -> Issue | None:
         return None
 
 
+def _graphql_errors(answer: Any) -> str:
+    """The messages of a GraphQL answer's `errors`, for a log line."""
+    errors = answer.get("errors") if isinstance(answer, dict) else None
+    if not isinstance(errors, list) or not errors:
+        return "no data and no error given"
+    return "; ".join(str(e.get("message") if isinstance(e, dict) else e)[:200] for e in errors[:3])
+
+
 # Parsers of whole answers, run inside the retry loop (`GitHubRepo._request(parse=...)`):
 # each takes the decoded JSON and the response's headers.
 def _one_issue(data: Any, headers: dict[str, Any]) -> Issue:
@@ -487,6 +517,10 @@ class GitHubRepo:
         self._clock = clock
         self._record_key = record_key  # ORION_RECORD_KEY: records are sealed and verified
         self._issue_of = {} if _issue_of is None else _issue_of  # comment id -> issue, as read
+        # GraphQL node ids the trigger check's query read (ADR 0076): issue number -> id, and
+        # the repository's labels, casefolded name -> id (shared with clones).
+        self._node_ids: dict[int, str] = {}
+        self._label_ids: dict[str, str] = {}
         self._trusted_logins = trusted_logins  # trusted_authors: matched by their user ids
         self._resolved: dict[int, str] | None = None  # their ids, once asked
         self._repo_path = f"{self.api_url}/repos/{full_name}"
@@ -563,6 +597,7 @@ class GitHubRepo:
         twin._resolved = self._resolved
         twin._default_branch = self._default_branch
         twin._validators, twin._validators_lock = self._validators, self._validators_lock
+        twin._node_ids, twin._label_ids = self._node_ids, self._label_ids
         return twin
 
     def bounded(self, policy: Policy) -> contextlib.AbstractContextManager[None]:
@@ -849,7 +884,8 @@ class GitHubRepo:
             return role
         return _LEGACY_PERMISSION.get(str(data.get("permission") or ""), "none")
 
-    def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "",
+                      also: tuple[str, ...] = ()) -> QueueHistory:
         """Who added `label` to the issue and when its title or body last changed
         (docs/adr/0034-the-label-approves-the-text.md), in one GraphQL query (ADR 0046): the
         `LabeledEvent`s with their actor, the title's `RenamedTitleEvent`s, and the body's
@@ -858,7 +894,7 @@ class GitHubRepo:
         MAX_EVENT_PAGES. An answer that cannot be read raises GitHubError: no information means
         no run."""
         owner, name = self.full_name.split("/", 1)
-        wanted = {label.casefold(), cancel.casefold()} if cancel else set()
+        wanted = {label.casefold(), cancel.casefold(), *(x.casefold() for x in also)} if cancel else set()
         labelled: list[Queued] = []
         events: list[LabelEvent] = []
         renamed: datetime | None = None
@@ -894,6 +930,7 @@ class GitHubRepo:
                 # that much earlier, so it is never later than a REST read's (ADR 0063).
                 slow = max(0.0, self._clock.monotonic() - sent - 1.0)
                 read = _graphql_issue(issue, self.server_time(headers) - timedelta(seconds=slow))
+                self._learn_ids(number, issue, answer["data"]["repository"].get("labels"))
                 if edited_raw is not None:
                     edited = _strict_time(edited_raw, "lastEditedAt")
             older: list[Queued] = []
@@ -919,6 +956,47 @@ class GitHubRepo:
                               f"who queued it is unknown")
         changed = max((t for t in (renamed, edited) if t is not None), default=None)
         return QueueHistory(tuple(labelled), changed, tuple(events), read)
+
+    def _learn_ids(self, number: int, issue: Any, labels: Any) -> None:
+        """Keep the node ids a query answered, for `relabel` (ADR 0076); what is missing or
+        malformed stays unknown (then the ending writes by REST)."""
+        node = issue.get("id") if isinstance(issue, dict) else None
+        if isinstance(node, str) and node:
+            self._node_ids[number] = node
+        nodes = labels.get("nodes") if isinstance(labels, dict) else None
+        for label in nodes if isinstance(nodes, list) else []:
+            if not isinstance(label, dict):
+                continue
+            key, name = label.get("id"), label.get("name")
+            if isinstance(key, str) and isinstance(name, str):
+                self._label_ids[name.casefold()] = key
+
+    def relabel(self, number: int, add: tuple[str, ...], remove: tuple[str, ...]) -> Relabelled | None:
+        """`add` on, then `remove` off, in one GraphQL request (ADR 0076); None (nothing sent)
+        when a node id is unknown. A field GitHub refused (its `data` entry null) did not land;
+        an answer with no `data` at all is a GitHubError (nothing is known to have landed)."""
+        issue = self._node_ids.get(number)
+        add_ids = [self._label_ids.get(n.casefold()) for n in add]
+        remove_ids = [self._label_ids.get(n.casefold()) for n in remove]
+        if issue is None or None in add_ids or None in remove_ids:
+            return None
+        variables = {"issue": issue, "add": add_ids, "remove": remove_ids}
+        _, answer = self._request("POST", self._graphql_url, body={"query": _RELABEL, "variables": variables},
+                                  parse=_an_object)
+        data = answer.get("data")
+        if not isinstance(data, dict):
+            raise GitHubError(f"GitHub refused the label move of #{number}: {_graphql_errors(answer)}")
+        labels: frozenset[str] | None = None
+        landed = []
+        for field_name in ("add", "remove"):
+            done = data.get(field_name)
+            landed.append(isinstance(done, dict))
+            try:
+                nodes = done["labelable"]["labels"]["nodes"]  # type: ignore[index]
+                labels = frozenset(str(x["name"]) for x in nodes)
+            except (KeyError, TypeError):
+                pass
+        return Relabelled(added=landed[0], removed=landed[1], labels=labels)
 
     @property
     def _graphql_url(self) -> str:

@@ -38,7 +38,7 @@ from orion_action.core.record import (
     render_record,
     render_tombstone,
 )
-from orion_action.errors import GitHubError, NotFound, Unavailable
+from orion_action.errors import AuthError, GitHubError, NotFound, Unavailable
 from orion_action.ports import Clock, GitHubPort, Policy, Sight
 from orion_action.services.claiming import Claim, restore_queue
 from orion_action.services.observe import judge_entry
@@ -89,6 +89,31 @@ def move_labels(gh: GitHubPort, number: int, add: list[str], remove: list[str], 
         if name != lock:
             gh.remove_label(number, name)
     gh.remove_label(number, lock)
+
+
+def move_labels_at_once(gh: GitHubPort, number: int, add: list[str], remove: list[str], lock: str) -> None:
+    """The ending's label move in ONE request where the trigger check's query told the node
+    ids (ADR 0076): the outcome label on, then the others and the lock off, as one GraphQL
+    mutation document that GitHub runs in that order. An error on the addition does not stop
+    the removal: a holder that reads that answer puts the outcome label on at once by REST (a
+    holder killed just then leaves an issue with no label, which a pass's strand look finds:
+    `core/plan.py plan_ended_strand`). A removal refused after the addition landed is done by
+    REST, the lock last; no answer, an error on the whole request or an unknown id: the REST
+    sequence of `move_labels`, every write of which is idempotent."""
+    if add:
+        try:
+            done = gh.relabel(number, tuple(add), (*(n for n in remove if n != lock), lock))
+        except AuthError:
+            raise
+        except GitHubError:  # no answer, or the whole request refused: the REST sequence retries it
+            done = None
+        if done is not None and done.removed:
+            if not done.added:  # the lock is off and the outcome label is not on: put it on now
+                gh.add_labels(number, add)
+            return
+        if done is not None and done.added:
+            add = []
+    move_labels(gh, number, add, remove, lock)
 
 
 class Holding:
@@ -611,7 +636,7 @@ class Holding:
     def move_labels(self, add: str | None, also_remove: tuple[str, ...] = ()) -> None:
         lab = self.config.labels
         stage = lab.stage(self.claim.record.stage)
-        move_labels(
+        move_labels_at_once(
             self.gh, self.number, [add] if add else [], [*also_remove, *filter(None, [stage])], lab.working
         )
 

@@ -19,7 +19,7 @@ from rig import Emulator, Proxy, RepoHandle, unique_repo_name, wait_until
 from orion_action.adapters.github import GitHubRepo
 from orion_action.core.issue import Comment
 from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.ports import GitHubPort, Policy, QueueHistory
+from orion_action.ports import GitHubPort, Policy, QueueHistory, Relabelled
 
 BOT, OUTSIDER = Emulator.OWNER, Emulator.OUTSIDER
 
@@ -32,6 +32,7 @@ class World(Protocol):
     def create_pull(self) -> int: ...
     def add_label(self, n: int, name: str) -> None: ...
     def create_label(self, name: str, description: str) -> None: ...
+    def delete_label(self, name: str) -> None: ...
     def close(self, n: int) -> None: ...
     def reopen(self, n: int) -> None: ...
     def comment(self, n: int, body: str, outsider: bool = False) -> int: ...
@@ -63,6 +64,11 @@ class MemoryWorld:
 
     def create_label(self, name: str, description: str) -> None:
         self.server.labels[name] = ("ededed", description)
+
+    def delete_label(self, name: str) -> None:
+        self.server.labels.pop(name, None)
+        for n in [i.number for i in self.server.issues()]:
+            self.server.remove_label(n, name)
 
     def close(self, n: int) -> None:
         self.server.close(n)
@@ -127,6 +133,10 @@ class EmulatorWorld:
 
     def create_label(self, name: str, description: str) -> None:
         self.repo.api("POST", "/labels", json={"name": name, "color": "ededed", "description": description})
+
+    def delete_label(self, name: str) -> None:
+        resp = self.emulator.request("DELETE", f"/repos/{self.repo.full_name}/labels/{name}")
+        assert resp.status_code in (204, 404), resp.text
 
     def close(self, n: int) -> None:
         self.repo.close(n)
@@ -324,6 +334,39 @@ def test_queue_history_lists_the_queue_and_cancel_label_events_in_order(world: W
     own = (gh.own_login() or "").lower()
     assert history.label_events[0].login.lower() == own and history.label_events[2].login.lower() == own
     assert [q.login.lower() for q in history.labelled] == [own]
+
+
+def test_relabel_adds_then_removes_in_one_request_once_the_query_told_the_ids(world: World) -> None:
+    """ADR 0076: the ending's label move as one GraphQL mutation document, `addLabelsToLabelable`
+    then `removeLabelsFromLabelable`, run by GitHub in that order; an error on one field nulls
+    it and does not stop the next (https://docs.github.com/en/graphql/reference/mutations#addlabelstolabelable,
+    https://docs.github.com/en/graphql/reference/mutations#removelabelsfromlabelable, and
+    https://docs.github.com/en/graphql/guides/forming-calls-with-graphql#about-mutations). Node
+    ids come from the trigger check's query; without them nothing is sent."""
+    gh = world.gh
+    for name in ("orion-ready", "orion-working", "orion-stage-build"):
+        world.create_label(name, "")
+    n = world.create_issue("relabel", ("orion-working", "orion-stage-build", "bug"))
+    assert _spent(gh, lambda: gh.relabel(n, ("orion-ready",), ("orion-working",))) == 0  # ids unknown
+    gh.queue_history(n, "orion", "orion-cancel")
+    done = None
+
+    def move() -> None:
+        nonlocal done
+        done = gh.relabel(n, ("orion-ready",), ("orion-stage-build", "orion-working"))
+
+    assert _spent(gh, move) == 1
+    assert done == Relabelled(True, True, frozenset({"orion-ready", "bug"}))
+    assert gh.get_issue(n)[0].labels == frozenset({"orion-ready", "bug"})
+    # Idempotent: adding a label already on and removing one already off are no errors.
+    again = Relabelled(True, True, frozenset({"orion-ready", "bug"}))
+    assert gh.relabel(n, ("orion-ready",), ("orion-working",)) == again
+    assert gh.relabel(n, ("never-made",), ("orion-working",)) is None  # no such label: no id, nothing sent
+    # A label deleted from the repository after the query: the addition is refused, the removal lands.
+    gh.add_labels(n, ["orion-working"])
+    world.delete_label("orion-ready")
+    assert gh.relabel(n, ("orion-ready",), ("orion-working",)) == Relabelled(False, True, frozenset({"bug"}))
+    assert gh.get_issue(n)[0].labels == frozenset({"bug"})
 
 
 def _spent_history(gh: GitHubPort, n: int) -> QueueHistory:

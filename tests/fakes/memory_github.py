@@ -45,7 +45,7 @@ from orion_action.adapters.clock import Clock
 from orion_action.core.cancelled import LabelEvent
 from orion_action.core.issue import Comment, Issue
 from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.ports import Bounds, Budget, Policy, Queued, QueueHistory, WorkflowRun
+from orion_action.ports import Bounds, Budget, Policy, Queued, QueueHistory, Relabelled, WorkflowRun
 
 if TYPE_CHECKING:
     from orion_action.ports import GitHubPort
@@ -55,10 +55,10 @@ PERSON = "a-person"
 PAGE = 100
 RATE_LIMIT = 5000  # core requests per hour of a personal token
 FIRST_COMMENT_ID = 1_000_001  # far from issue numbers, so mixing them up cannot pass a test
-Failure = Literal["unavailable", "ambiguous", "lost", "retried", "limited", "late"]
+Failure = Literal["unavailable", "ambiguous", "lost", "retried", "limited", "late", "partial"]
 T = TypeVar("T")
 _WRITES = frozenset({"post_comment", "edit_comment", "delete_comment", "add_labels", "remove_label",
-                     "ensure_label", "dispatch_workflow"})
+                     "relabel", "ensure_label", "dispatch_workflow"})
 
 
 class Meter(Protocol):
@@ -183,6 +183,9 @@ class MemoryServer:
         self.label_events: list[tuple[int, str, str, datetime, bool]] = []
         self.text_changed: dict[int, datetime] = {}  # issue -> last edit of its title or body
         self.meter: Meter | None = None  # GitHub's limits, enforced; None: never refused
+        # Whether every client knows the GraphQL node ids `relabel` needs without a query (the
+        # model runs no trigger check; its holders know them as the query would have told them).
+        self.node_ids_known = False
         self._issues: dict[int, _Issue] = {}
         self._comments: dict[int, Comment] = {}
         self._lagging: dict[int, _Lag] = {}
@@ -208,7 +211,10 @@ class MemoryServer:
         `retry_after` (`sleep`, a scheduling point) and sends again, unless that wait would pass
         its deadline (then Unavailable), as GitHubRepo does.
         "late": the client times out (Unavailable) and a write is applied later: it waits in
-        `delayed` until the driver lands it (`land`) or its time is up (`land_due`)."""
+        `delayed` until the driver lands it (`land`) or its time is up (`land_due`).
+        "partial": a `relabel` whose addition GitHub refused while its removal landed (a label
+        deleted from the repository meanwhile, an internal error on one field: ADR 0076); on
+        any other request, "unavailable"."""
         with self._lock:
             self._failures.setdefault(actor, []).extend([kind] * count)
 
@@ -358,13 +364,13 @@ class MemoryServer:
         self._touch(number)
         return True
 
-    def history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
+    def history(self, number: int, label: str, cancel: str = "", also: tuple[str, ...] = ()) -> QueueHistory:
         """What the trigger check's GraphQL query answers (adapters/github.py queue_history)."""
         self._issue(number, pulls=False)
         labelled = tuple(Queued(login, None, at, f"LE_{event_id}")  # a node id, as GraphQL gives
                          for event_id, (n, name, login, at) in enumerate(self.labelled)
                          if n == number and name == label)
-        wanted = {label, cancel} if cancel else set()
+        wanted = {label, cancel, *also} if cancel else set()
         events = tuple(LabelEvent(name, added, login, at)
                        for n, name, login, at, added in self.label_events if n == number and name in wanted)
         return QueueHistory(labelled, self.text_changed.get(number), events)
@@ -448,12 +454,16 @@ class MemoryGitHub:
         self._bounds = Bounds()  # the policy of the open `bounded` blocks (ports.Policy)
         self._login: str | None = None  # what GET /user said, as the adapter caches it
         self._default_branch: str | None = None  # what GET /repos/... said, as the adapter caches it
+        # What the trigger check's query told this client (ADR 0076): issues and labels by name.
+        self._node_ids: set[int] = set()
+        self._label_ids: set[str] = set()
 
     # -- plumbing --------------------------------------------------------------------------------
 
     def _request(self, op: str, *args: object, apply: Callable[[], T],
                  before_retry: Callable[[], T | None] | None = None,
-                 validator: Callable[[T], object] | None = None) -> T:
+                 validator: Callable[[T], object] | None = None,
+                 partial: Callable[[], T] | None = None) -> T:
         """One HTTP request: the hook (a scheduling point), the deadline, an injected failure,
         then the change, atomically, as GitHub applies one request.
 
@@ -478,6 +488,10 @@ class MemoryGitHub:
             if meter is None:
                 self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent))
             failure = server._take_failure()
+            if failure == "partial" and partial is not None:
+                return self._applied(op, args, partial)
+            if failure == "partial":
+                failure = "unavailable"
             if failure is None:
                 answer = self._applied(op, args, apply)
                 if validator is not None:
@@ -517,7 +531,7 @@ class MemoryGitHub:
 
     def _applied(self, op: str, args: tuple[object, ...], apply: Callable[[], T]) -> T:
         result = apply()
-        if op in _WRITES and self.server.on_applied is not None:
+        if op in _WRITES and op != "relabel" and self.server.on_applied is not None:  # relabel: per part
             self.server.on_applied(self.server.actor_of(), op, args)
         return result
 
@@ -603,12 +617,15 @@ class MemoryGitHub:
         return self._request("collaborator_permission", login,
                              apply=lambda: self.server.permissions.get(login, "none"))
 
-    def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "",
+                      also: tuple[str, ...] = ()) -> QueueHistory:
         """With the issue, as the adapter's one GraphQL query reads it (ADR 0063)."""
 
         def history() -> QueueHistory:
             read = self.server._issue(number, pulls=False).freeze(self._date(), self.server.labels)
-            return replace(self.server.history(number, label, cancel), issue=read)
+            self._node_ids.add(number)  # the query reads the node ids too (ADR 0076)
+            self._label_ids.update(self.server.labels)
+            return replace(self.server.history(number, label, cancel, also), issue=read)
 
         return self._request("queue_history", number, label, apply=history)
 
@@ -689,6 +706,41 @@ class MemoryGitHub:
         removed = self._request("remove_label", number, name, before_retry=note_ambiguous,
                                 apply=lambda: self.server._remove_label(number, name, self.login))
         return bool(removed) or bool(maybe_ours)
+
+    def relabel(self, number: int, add: tuple[str, ...], remove: tuple[str, ...]) -> Relabelled | None:
+        """As the adapter's one GraphQL request (ADR 0076): None (nothing sent) unless the node
+        ids are known; the addition, then the removals, in one request; GitHub creates no
+        label here, so a label the repository does not have refuses the addition (and the
+        removals still land). "partial" (`fail_next`): the addition refused, the removals landed."""
+        server = self.server
+        known = server.node_ids_known or number in self._node_ids
+        ids = self._label_ids | (set(server.labels) if server.node_ids_known else set())
+        if not known or not all(n in ids for n in (*add, *remove)):
+            return None
+
+        def noted(op: str, *args: object) -> None:  # who wrote what, as the REST writes say it
+            if server.on_applied is not None:
+                server.on_applied(server.actor_of(), op, (number, *args))
+
+        def removals() -> frozenset[str]:
+            for name in remove:
+                server._remove_label(number, name, self.login)
+                noted("remove_label", name)
+            return frozenset(server._issue(number).labels)
+
+        def both() -> Relabelled:
+            server._issue(number)
+            added = all(n in server.labels for n in add)
+            if added:
+                server._add_labels(number, add, self.login)
+                noted("add_labels", tuple(add))
+            labels = removals()
+            return Relabelled(added=added, removed=True, labels=labels)
+
+        def refused() -> Relabelled:
+            return Relabelled(added=False, removed=True, labels=removals())
+
+        return self._request("relabel", number, tuple(add), tuple(remove), apply=both, partial=refused)
 
     def list_workflow_runs(self, workflow: str, status: str) -> list[WorkflowRun]:
         server = self.server

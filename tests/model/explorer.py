@@ -18,14 +18,16 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from model.world import CLONE, CONFIG, HOSTED, KNOWN_HOLES, MACHINES, InvariantError, World
+from model.world import CLONE, CONFIG, GRAPHQL, HOSTED, KNOWN_HOLES, MACHINES, InvariantError, World
 
 MAX_WORKERS = 6
 MAX_RECONCILERS = 5
 TIMES = (0.5, 1.0, 2.0, 3.0, CONFIG.heartbeat_interval, 25.0, CONFIG.stale_after, CONFIG.stale_after + 5)
 LAGS = (0.0, 1.0, 2.5, 4.0)  # the most a write stays out of listings, per episode (LIST_SETTLE_S = 1)
 WRITES = ("post_comment", "edit_comment", "add_labels", "remove_label", "delete_comment")
-KINDS = ("unavailable", "ambiguous", "lost", "limited", "late")
+# With the one-request ending (ORION_MODEL_GRAPHQL=1, ADR 0076), also its partial answer: the
+# addition refused, the removal landed (on any other request, "unavailable").
+KINDS = ("unavailable", "ambiguous", "lost", "limited", "late") + (("partial",) if GRAPHQL else ())
 Act = tuple[object, ...]
 
 

@@ -1654,9 +1654,128 @@ def claimer_resumed_past_a_pass_runs_beside_the_next() -> None:
     finally:
         world.close()
 
+def _node_ids_known(world: World) -> None:
+    """The holders know the node ids, as the trigger check's query tells them, of orion's labels
+    as `orion init` made them (ADR 0076): their endings move the labels in one request."""
+    world.server.node_ids_known = True
+    for name in (LAB.queue, LAB.working, LAB.ready, LAB.failed, LAB.cancel):
+        world.server.labels.setdefault(name, ("ededed", ""))
+
+
+def _partial_relabel(world: World) -> Worker:
+    """A run ends with exit code 0 and its holder moves its labels in one GraphQL request (ADR
+    0076), which GitHub answers "addition refused, removal landed": the lock is off and
+    `ready` is not on. Returns the worker, stopped just after that answer."""
+    _node_ids_known(world)
+    w = _running(world, "m1")
+    world.child_exits(w, 0)
+    world.react()
+    end = f"{w.name}.end"
+    _run(world, end, _at(world, end, "relabel"))
+    world.fail(end, "partial")
+    world.step(end)
+    world.check()
+    assert not world.server.issue(ISSUE).labels & {LAB.working, LAB.ready}, world.server.issue(ISSUE).labels
+    return w
+
+
+def partial_relabel_put_right_by_its_holder() -> None:
+    """ADR 0076: the ending's one request lands its removal and not its addition; the holder,
+    reading that answer, puts `ready` on at once by REST."""
+    world = World()
+    try:
+        w = _partial_relabel(world)
+        _run(world, f"{w.name}.end")
+        # At once, not by a pass (which would, within its look-back: the next scenario).
+        assert LAB.ready in world.server.issue(ISSUE).labels, world.server.issue(ISSUE).labels
+        _settle(world)
+    finally:
+        world.close()
+
+
+def partial_relabel_then_its_holder_killed() -> None:
+    """ADR 0076: as above, and the holder is killed before its REST addition: the issue carries
+    no orion label. A pass that begins once every label write of the holder has landed (the
+    record's stale_after after its final write) and within the strand look-back (ADR 0072)
+    finds the finished record, GitHub's record showing `ready` never put on since, and puts it
+    on."""
+    world = World()
+    try:
+        w = _partial_relabel(world)
+        world.crash(w)
+        world.advance(CONFIG.stale_after + 1)
+        _pass(world)
+        _settle(world)  # the world's "stranded" check: the quiesce's passes come too late to look
+    finally:
+        world.close()
+
+
+def requeued_and_unqueued_by_a_person_after_a_partial_relabel() -> None:
+    """ADR 0076: after a partial relabel whose holder was killed, a person puts the queue label
+    on and takes it off again before any pass looks. GitHub's record shows an addition after
+    the ending's lock removal: a person acted, and the pass leaves the issue as they left it."""
+    world = World()
+    try:
+        w = _partial_relabel(world)
+        world.crash(w)
+        world.person_labels(ISSUE, LAB.queue, True)
+        world.person_labels(ISSUE, LAB.queue, False)
+        world.advance(CONFIG.stale_after + 1)
+        _pass(world)
+        left = world.server.issue(ISSUE).labels & {LAB.ready, LAB.queue, LAB.failed}
+        assert not left, f"the pass put {sorted(left)} back over a person's choice"
+    finally:
+        world.close()
+
+
+def ready_taken_off_by_a_person_stays_off() -> None:
+    """ADR 0076: a run's ending lands whole; a person takes `ready` off. The issue carries no
+    orion label and its newest claim is a finished record, as after a partial relabel, but
+    GitHub's record shows `ready` put on after the record: the pass leaves it off."""
+    world = World()
+    _node_ids_known(world)
+    try:
+        w = _running(world, "m1")
+        world.child_exits(w, 0)
+        world.react()
+        _run(world, f"{w.name}.end")
+        world.person_labels(ISSUE, LAB.ready, False)
+        world.advance(CONFIG.stale_after + 1)
+        _pass(world)
+        assert not world.server.issue(ISSUE).labels & {LAB.ready, LAB.queue, LAB.failed}
+    finally:
+        world.close()
+
+
+def cancelled_during_an_outage_stays_cancelled() -> None:
+    """ADR 0076 (found by random search, seed 7 episode 36): a person cancels a running issue;
+    its holder, cut off, records an outage too late to move a label ("the next pass hands the
+    issue back"). A pass finds the lock beside the cancel label and takes it off without
+    requeueing (ADR 0049), and its sweep takes the cancel label off: the issue carries no label
+    and its newest claim is a final record, as after a partial relabel. The cancel during the
+    run says a person acted: the strand look must not put the queue label back."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.person_cancel(ISSUE)
+        end = _outage(world, w)
+        world.advance(CONFIG.stale_after)  # too late for a label write: the record only
+        _run(world, end)
+        assert LAB.working in world.server.issue(ISSUE).labels, world.server.issue(ISSUE).labels
+        _pass(world)
+        world.advance(CONFIG.stale_after + 1)
+        _pass(world)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
+        cancelled_during_an_outage_stays_cancelled,
+        partial_relabel_put_right_by_its_holder, partial_relabel_then_its_holder_killed,
+        ready_taken_off_by_a_person_stays_off, requeued_and_unqueued_by_a_person_after_a_partial_relabel,
         budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
         winner_killed_while_its_unqueue_may_land, pass_unlock_strands_a_claim_that_dies,
         clone_beside_rebooted_origin, outage_retry_after_landed_record, outage_record_put_back_unchanged,

@@ -36,7 +36,7 @@ from datetime import datetime, timezone
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from . import PATIENCE
 
@@ -119,6 +119,7 @@ class LogEntry:
     status: int | None = None
     action: str = "pending"  # forward | fault | 401 | synthetic | blackhole | drop | cut_off
     conditional: bool = False  # sent with If-None-Match (a 304 to it is free, ADR 0044)
+    mutation: bool = False  # a GraphQL mutation: a content write, however it is sent (ADR 0076)
 
 
 class _Server(ThreadingHTTPServer):
@@ -207,6 +208,7 @@ class Proxy:
         self._next_run = 900_000
         self.log: list[LogEntry] = []
         self._cut_off = self._stopping = False
+        self._refuse_adds = 0  # the next relabel mutations whose addition GitHub refuses (ADR 0076)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.port, self.url = 0, ""
@@ -297,6 +299,13 @@ class Proxy:
                 self._rules.remove(rule)
             self._cv.notify_all()
 
+    def refuse_relabel_add(self, count: int = 1) -> None:
+        """The next `count` relabel mutations (ADR 0076) answer as GitHub does when the label
+        to add cannot be resolved (deleted from the repository meanwhile) or that field fails
+        alone: `add` null with an error, and the removal, which the error does not stop, lands."""
+        with self._cv:
+            self._refuse_adds = count
+
     def cut_off(self, on: bool = True) -> None:
         """Partition: while on, every request is blackholed (and dropped when it ends)."""
         with self._cv:
@@ -307,6 +316,7 @@ class Proxy:
         """Remove every rule (held requests go on, blackholed ones are dropped) and end a
         cut-off. Workflow runs and the log stay."""
         with self._cv:
+            self._refuse_adds = 0
             for rule in list(self._rules):
                 self.remove(rule)
             self.cut_off(False)
@@ -399,7 +409,8 @@ class Proxy:
         with self._cv:
             name = None if token is None else self.tokens.get(token, "<unknown>")
             entry = LogEntry(h.command, path, query, name, time.time(),
-                             conditional=bool(h.headers.get("If-None-Match")))
+                             conditional=bool(h.headers.get("If-None-Match")),
+                             mutation=path == "/graphql" and _is_mutation(body))
             self.log.append(entry)
             self._cv.notify_all()
             rule = None if self._cut_off else self._match(h.command, path)
@@ -679,7 +690,10 @@ class Proxy:
         every change of its title or body (GitHub's REST has none); the labels an issue was
         opened with are `labeled` events by its author at its creation, as on GitHub. A cursor
         is an item's index."""
-        v = json.loads(body or b"{}").get("variables") or {}
+        sent = json.loads(body or b"{}")
+        v = sent.get("variables") or {}
+        if str(sent.get("query") or "").lstrip().startswith("mutation"):
+            return self._graphql_relabel(token, v)
         owner, repo, number = str(v.get("owner")), str(v.get("name")), int(v.get("number") or 0)
         status, issue = self._upstream_get(f"/repos/{owner}/{repo}/issues/{number}", token, helper=True)
         if status == 401:
@@ -726,8 +740,63 @@ class Proxy:
                 "author": {"login": user["login"]} if user else None,
                 "comments": {"totalCount": issue.get("comments", 0)},
                 "labels": {"totalCount": len(labels), "nodes": labels}}
-        read.update(lastEditedAt=stamp, timelineItems=timeline)
-        return 200, {"data": {"repository": {"issue": read}}}
+        read.update(lastEditedAt=stamp, timelineItems=timeline, id=f"I_{owner}:{repo}:{number}")
+        _, repo_labels = self._upstream_get(f"/repos/{owner}/{repo}/labels?per_page=100", token, helper=True)
+        nodes = [{"id": f"LA_{owner}:{repo}:{x['name']}", "name": x["name"]} for x in repo_labels or []]
+        return 200, {"data": {"repository": {"issue": read,
+                                             "labels": {"totalCount": len(nodes), "nodes": nodes}}}}
+
+    def _graphql_relabel(self, token: str | None, v: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The holder's one-request ending (ADR 0076): `addLabelsToLabelable` then
+        `removeLabelsFromLabelable`, run in that order on the emulator's REST label writes as
+        the caller. As GitHub documents it, an error on one field does not stop the next: a
+        label to add that the repository does not have (GraphQL creates none) nulls `add` with
+        an error, and the removal still runs; so does `refuse_relabel_add`."""
+        owner, repo, number = str(v.get("issue", "")).removeprefix("I_").split(":", 2)
+        names = {k: [str(x).split(":", 2)[2] for x in v.get(k) or []] for k in ("add", "remove")}
+        base = f"/repos/{owner}/{repo}"
+        with self._cv:
+            refused = self._refuse_adds > 0
+            self._refuse_adds -= refused
+        data: dict[str, Any] = {}
+        errors: list[dict[str, Any]] = []
+
+        def labelled() -> dict[str, Any]:
+            _, issue = self._upstream_get(f"{base}/issues/{number}", token, helper=True)
+            nodes = [{"name": x["name"]} for x in (issue or {}).get("labels") or []]
+            return {"labelable": {"labels": {"nodes": nodes}}}
+
+        missing = [n for n in names["add"]
+                   if self._upstream_get(f"{base}/labels/{quote(n, safe='')}", token, helper=True)[0] != 200]
+        if refused or missing:
+            data["add"] = None
+            errors.append({"type": "NOT_FOUND", "path": ["add"], "message":
+                           f"Could not resolve to a node with the global id of 'LA_{owner}:{repo}:"
+                           f"{(missing or names['add'])[0]}'"})
+        else:
+            self._upstream_write("POST", f"{base}/issues/{number}/labels", token, {"labels": names["add"]})
+            data["add"] = labelled()
+        for name in names["remove"]:
+            self._upstream_write("DELETE", f"{base}/issues/{number}/labels/{quote(name, safe='')}", token)
+        data["remove"] = labelled()
+        return 200, {"data": data, **({"errors": errors} if errors else {})}
+
+    def _upstream_write(self, method: str, path: str, token: str | None, body: Any = None) -> int:
+        """One write to the emulator with the caller's helper alias (the same login, so its
+        events name the caller, as GitHub's would for the mutation; its own rate-limit counter,
+        since GitHub charges GraphQL to GraphQL's budget, not the REST one); the status."""
+        headers = {"Accept": "application/vnd.github+json", "Content-Type": "application/json"}
+        if token is not None:
+            alias = self._helper_tokens.get(token)
+            headers["Authorization"] = f"token {alias or self._up_tokens.get(token, token)}"
+        conn = http.client.HTTPConnection(self._up_host, self._up_port, timeout=60)
+        try:
+            conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
+            resp = conn.getresponse()
+            resp.read()
+            return resp.status
+        finally:
+            conn.close()
 
     def _synthetic_run(self, method: str, path: str) -> dict[str, Any] | None:
         """The run to answer; {} for an attempt that does not exist (404); None: not ours."""
@@ -767,6 +836,14 @@ def _token(header: str | None) -> str | None:
         return None
     match = re.fullmatch(r"\s*(?:token|bearer)\s+(\S+)\s*", header, re.IGNORECASE)
     return match.group(1) if match else header
+
+
+def _is_mutation(body: bytes) -> bool:
+    """Whether a GraphQL request's document is a mutation."""
+    try:
+        return str(json.loads(body or b"{}").get("query") or "").lstrip().startswith("mutation")
+    except (ValueError, AttributeError):
+        return False
 
 
 def _read_body(h: _Handler) -> bytes:
