@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime
 
-from orion_action.config import Config
+from orion_action.config import Config, Labels
 from orion_action.core.arbitration import (
     GITHUB_REQUEST_LIMIT_S,
     LOCK_REMOVED,
@@ -38,6 +38,7 @@ from orion_action.core.record import (
     render_record,
     render_tombstone,
 )
+from orion_action.core.stale_add import stale_fates
 from orion_action.errors import AuthError, GitHubError, NotFound, Unavailable
 from orion_action.ports import Clock, GitHubPort, Policy, Sight
 from orion_action.services.claiming import Claim, restore_queue
@@ -91,7 +92,7 @@ def move_labels(gh: GitHubPort, number: int, add: list[str], remove: list[str], 
     gh.remove_label(number, lock)
 
 
-def move_labels_at_once(gh: GitHubPort, number: int, add: list[str], remove: list[str], lock: str) -> None:
+def move_labels_at_once(gh: GitHubPort, number: int, add: list[str], remove: list[str], lab: Labels) -> None:
     """The ending's label move in ONE request where the trigger check's query told the node
     ids (ADR 0076): the outcome label on, then the others and the lock off, as one GraphQL
     mutation document that GitHub runs in that order. An error on the addition does not stop
@@ -100,6 +101,7 @@ def move_labels_at_once(gh: GitHubPort, number: int, add: list[str], remove: lis
     `core/plan.py plan_ended_strand`). A removal refused after the addition landed is done by
     REST, the lock last; no answer, an error on the whole request or an unknown id: the REST
     sequence of `move_labels`, every write of which is idempotent."""
+    lock = lab.working
     if add:
         try:
             done = gh.relabel(number, tuple(add), (*(n for n in remove if n != lock), lock))
@@ -109,11 +111,32 @@ def move_labels_at_once(gh: GitHubPort, number: int, add: list[str], remove: lis
             done = None
         if done is not None and done.removed:
             if not done.added:  # the lock is off and the outcome label is not on: put it on now
-                gh.add_labels(number, add)
+                _add_until_it_lands(gh, number, add, lab)
             return
         if done is not None and done.added:
             add = []
     move_labels(gh, number, add, remove, lock)
+
+
+PARTIAL_READD_TRIES = 5
+
+
+def _add_until_it_lands(gh: GitHubPort, number: int, add: list[str], lab: Labels) -> None:
+    """After a partial answer the issue carries no orion label, which no pass lists: a pass
+    finds it only by its strand look, within a window (ADR 0076). So the outcome label is
+    tried again (each try with the adapter's own retries) until it lands, the caller's label
+    bound ends (`bounded`: Unavailable) or PARTIAL_READD_TRIES are spent. With no lock on, a
+    person may requeue meanwhile: an addition GitHub's answer shows beside another fate comes
+    off again (theirs is the later word, as for a pass's: core/stale_add.py)."""
+    for tries_left in range(PARTIAL_READD_TRIES - 1, -1, -1):
+        try:
+            after = gh.add_labels(number, add)
+            for name in stale_fates(add, after, lab):
+                gh.remove_label(number, name)
+            return
+        except Unavailable:
+            if not tries_left:
+                raise
 
 
 class Holding:
@@ -637,7 +660,7 @@ class Holding:
         lab = self.config.labels
         stage = lab.stage(self.claim.record.stage)
         move_labels_at_once(
-            self.gh, self.number, [add] if add else [], [*also_remove, *filter(None, [stage])], lab.working
+            self.gh, self.number, [add] if add else [], [*also_remove, *filter(None, [stage])], lab
         )
 
     def _stop_beats(self) -> None:

@@ -167,6 +167,7 @@ class MemoryServer:
         self.on_applied: Callable[[str, str, tuple[object, ...]], None] | None = None
         self.delayed: list[Delayed] = []  # late writes in flight, oldest first
         self.failed_actors: set[str] = set()  # every actor an injected failure hit
+        self.partial_relabels: set[int] = set()  # issues a "partial" relabel left without its addition
         self.delayed_landing = False  # set while `land` applies a late write (for on_applied)
         self.on_call: Callable[[str, tuple[object, ...]], None] | None = None
         self.actor_of: Callable[[], str] = lambda: threading.current_thread().name
@@ -738,6 +739,7 @@ class MemoryGitHub:
             return Relabelled(added=added, removed=True, labels=labels)
 
         def refused() -> Relabelled:
+            server.partial_relabels.add(number)
             return Relabelled(added=False, removed=True, labels=removals())
 
         return self._request("relabel", number, tuple(add), tuple(remove), apply=both, partial=refused)
