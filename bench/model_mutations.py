@@ -395,12 +395,23 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if listing is None or not self.strands:",
         "        if True:",
     )],
-    "the holder does not re-add after a partial relabel (ADR 0076)": [(
+    # h58: the holder's ending sends its final record and outcome label in one request, the lock
+    # left on until the last write (ADR 0076).
+    "a pass leaves an outcome label beside the lock of a run it requeues (ADR 0076)": [(
+        "core/plan.py",
+        'OUTCOME_LABELS = ("ready", "failed")',
+        "OUTCOME_LABELS: tuple[str, ...] = ()",
+    )],
+    "the lock comes off before the record+outcome request answered (ADR 0076)": [(
         "services/holding.py",
-        "            if not done.added:  # the lock is off and the outcome label is not on: put it on now\n"
-        "                gh.add_labels(number, add)\n",
-        "            if not done.added:  # the lock is off and the outcome label is not on: put it on now\n"
-        "                pass\n",
+        "        done, sent = self._finish_at_once(record, outcome.add)\n",
+        "        self.gh.remove_label(self.number, self.config.labels.working)\n"
+        "        done, sent = self._finish_at_once(record, outcome.add)\n",
+    )],
+    "the holder does not add by REST what the one request refused (ADR 0076)": [(
+        "services/holding.py",
+        "            add = None if done is not None and done.added else outcome.add\n",
+        "            add = None if done is not None else outcome.add\n",
     )],
     "the strand look ignores an ending's lost outcome label (ADR 0076)": [(
         "services/reconcile.py",

@@ -71,14 +71,13 @@ class QueueHistory:
 
 
 @dataclass(frozen=True)
-class Relabelled:
-    """What GitHub answered to one `relabel` request (ADR 0076): its two mutations run in
-    order, and an error on one does not stop the other, so each says whether it landed;
-    `labels` is the issue's labels after the last one that landed (None: neither did)."""
+class Finished:
+    """What GitHub answered to one `finish` request (ADR 0076): the claim comment's final
+    record, then the outcome label, as one GraphQL mutation document run in that order; an
+    error on one does not stop the other, so each says whether it landed."""
 
+    edited: bool
     added: bool
-    removed: bool
-    labels: frozenset[str] | None = None
 
 
 class GitHubPort(Protocol):
@@ -161,11 +160,12 @@ class GitHubPort(Protocol):
         """Remove one label: True if it was on the issue, False if it was absent."""
         ...
 
-    def relabel(self, number: int, add: tuple[str, ...], remove: tuple[str, ...]) -> Relabelled | None:
-        """Add `add`, then remove `remove`, in ONE request (GraphQL: `addLabelsToLabelable`
-        then `removeLabelsFromLabelable` in one mutation document, run in that order; a refused
-        addition does not stop the removal, ADR 0076). Only with the node ids the trigger
-        check's query read for this issue and for every label named (existing labels only:
+    def finish(self, number: int, comment_id: int, body: str, add: tuple[str, ...]) -> Finished | None:
+        """Edit comment `comment_id` to `body`, then add `add` to issue `number`, in ONE request
+        (GraphQL: `updateIssueComment` then `addLabelsToLabelable` in one mutation document,
+        run in that order; a refused field does not stop the other, ADR 0076). Only with the
+        node ids known without a request: the comment's from the answer to its POST, the
+        issue's and every label's from the trigger check's query (existing labels only:
         GraphQL creates none); None when one is unknown: nothing is sent, use the REST writes."""
         ...
 

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime
 
-from orion_action.config import Config, Labels
+from orion_action.config import Config
 from orion_action.core.arbitration import (
     GITHUB_REQUEST_LIMIT_S,
     LOCK_REMOVED,
@@ -38,9 +38,8 @@ from orion_action.core.record import (
     render_record,
     render_tombstone,
 )
-from orion_action.core.stale_add import stale_fates
 from orion_action.errors import AuthError, GitHubError, NotFound, Unavailable
-from orion_action.ports import Clock, GitHubPort, Policy, Sight
+from orion_action.ports import Clock, Finished, GitHubPort, Policy, Sight
 from orion_action.services.claiming import Claim, restore_queue
 from orion_action.services.observe import judge_entry
 
@@ -90,53 +89,6 @@ def move_labels(gh: GitHubPort, number: int, add: list[str], remove: list[str], 
         if name != lock:
             gh.remove_label(number, name)
     gh.remove_label(number, lock)
-
-
-def move_labels_at_once(gh: GitHubPort, number: int, add: list[str], remove: list[str], lab: Labels) -> None:
-    """The ending's label move in ONE request where the trigger check's query told the node
-    ids (ADR 0076): the outcome label on, then the others and the lock off, as one GraphQL
-    mutation document that GitHub runs in that order. An error on the addition does not stop
-    the removal: a holder that reads that answer puts the outcome label on at once by REST (a
-    holder killed just then leaves an issue with no label, which a pass's strand look finds:
-    `core/plan.py plan_ended_strand`). A removal refused after the addition landed is done by
-    REST, the lock last; no answer, an error on the whole request or an unknown id: the REST
-    sequence of `move_labels`, every write of which is idempotent."""
-    lock = lab.working
-    if add:
-        try:
-            done = gh.relabel(number, tuple(add), (*(n for n in remove if n != lock), lock))
-        except AuthError:
-            raise
-        except GitHubError:  # no answer, or the whole request refused: the REST sequence retries it
-            done = None
-        if done is not None and done.removed:
-            if not done.added:  # the lock is off and the outcome label is not on: put it on now
-                _add_until_it_lands(gh, number, add, lab)
-            return
-        if done is not None and done.added:
-            add = []
-    move_labels(gh, number, add, remove, lock)
-
-
-PARTIAL_READD_TRIES = 5
-
-
-def _add_until_it_lands(gh: GitHubPort, number: int, add: list[str], lab: Labels) -> None:
-    """After a partial answer the issue carries no orion label, which no pass lists: a pass
-    finds it only by its strand look, within a window (ADR 0076). So the outcome label is
-    tried again (each try with the adapter's own retries) until it lands, the caller's label
-    bound ends (`bounded`: Unavailable) or PARTIAL_READD_TRIES are spent. With no lock on, a
-    person may requeue meanwhile: an addition GitHub's answer shows beside another fate comes
-    off again (theirs is the later word, as for a pass's: core/stale_add.py)."""
-    for tries_left in range(PARTIAL_READD_TRIES - 1, -1, -1):
-        try:
-            after = gh.add_labels(number, add)
-            for name in stale_fates(add, after, lab):
-                gh.remove_label(number, name)
-            return
-        except Unavailable:
-            if not tries_left:
-                raise
 
 
 class Holding:
@@ -424,7 +376,11 @@ class Holding:
             child_pid=self.child_pid,
             progress=self.progress,
         )
-        self._write_final(record)
+        done, sent = self._finish_at_once(record, outcome.add)
+        if done is None or not done.edited:  # (b), (c): the record by REST (read back if ambiguous)
+            self._write_final(record)
+        else:
+            self.claim.record = record
         if self.clock.monotonic() >= self._last_label_write():
             raise Unavailable(
                 "too late for a label write to land before a judge may presume this holder dead"
@@ -432,8 +388,37 @@ class Holding:
         with self._labels_in_time():
             if self._ambiguous_write:
                 self._mark_end(record)
-            self.move_labels(add=outcome.add, also_remove=outcome.also_remove)
+            add = None if done is not None and done.added else outcome.add
+            if add:
+                self.gh.add_labels(self.number, [add])
+            if sent is not None:
+                # The one request got no answer and may still land: its outcome label must not
+                # land after the lock is off (a person's requeue meanwhile would carry two
+                # fates), so the lock waits until it no longer can (ADR 0076).
+                self.clock.sleep(max(0.0, sent + LABEL_LANDING_MARGIN_S - self.clock.monotonic()))
+            self.move_labels(add=None, also_remove=outcome.also_remove)
         return None
+
+    def _finish_at_once(self, record: ClaimRecord, add: str | None) -> tuple[Finished | None, float | None]:
+        """The final record and the outcome label in ONE request, the lock left on (ADR 0076):
+        GitHub runs the edit, then the addition; an error on one does not stop the other, and
+        whatever did not land the caller writes by REST before it takes the lock off. Not
+        tried without an outcome label, with a beat that may still land (`_ambiguous_write`:
+        the REST write reads the record back), with the node ids unknown, or too late for a
+        label write. Returns the answer (None: nothing known to have landed) and, when the
+        request got no answer and may still land, when it was sent."""
+        if not add or self._ambiguous_write or self.clock.monotonic() >= self._last_label_write():
+            return None, None
+        sent = self.clock.monotonic()
+        try:
+            with self._labels_in_time():
+                return self.gh.finish(self.number, self.claim.comment_id, self._body(record), (add,)), None
+        except AuthError:
+            raise
+        except Unavailable:  # no answer: it may land yet (the REST writes repeat it: idempotent)
+            return None, sent
+        except GitHubError:  # the whole request refused: nothing landed
+            return None, None
 
     def _mark_end(self, record: ClaimRecord) -> None:
         """A beat we gave up on may still land and turn the final record back into "running"
@@ -659,9 +644,7 @@ class Holding:
     def move_labels(self, add: str | None, also_remove: tuple[str, ...] = ()) -> None:
         lab = self.config.labels
         stage = lab.stage(self.claim.record.stage)
-        move_labels_at_once(
-            self.gh, self.number, [add] if add else [], [*also_remove, *filter(None, [stage])], lab
-        )
+        move_labels(self.gh, self.number, [add] if add else [], [*also_remove, *filter(None, [stage])], lab.working)
 
     def _stop_beats(self) -> None:
         """No beat writes the record after this. A beat in flight gets a moment to finish

@@ -45,7 +45,7 @@ from orion_action.adapters.clock import Clock
 from orion_action.core.cancelled import LabelEvent
 from orion_action.core.issue import Comment, Issue
 from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.ports import Bounds, Budget, Policy, Queued, QueueHistory, Relabelled, WorkflowRun
+from orion_action.ports import Bounds, Budget, Policy, Finished, Queued, QueueHistory, WorkflowRun
 
 if TYPE_CHECKING:
     from orion_action.ports import GitHubPort
@@ -55,10 +55,10 @@ PERSON = "a-person"
 PAGE = 100
 RATE_LIMIT = 5000  # core requests per hour of a personal token
 FIRST_COMMENT_ID = 1_000_001  # far from issue numbers, so mixing them up cannot pass a test
-Failure = Literal["unavailable", "ambiguous", "lost", "retried", "limited", "late", "partial"]
+Failure = Literal["unavailable", "ambiguous", "lost", "retried", "limited", "late", "partial", "partial-edit"]
 T = TypeVar("T")
 _WRITES = frozenset({"post_comment", "edit_comment", "delete_comment", "add_labels", "remove_label",
-                     "relabel", "ensure_label", "dispatch_workflow"})
+                     "finish", "ensure_label", "dispatch_workflow"})
 
 
 class Meter(Protocol):
@@ -167,7 +167,6 @@ class MemoryServer:
         self.on_applied: Callable[[str, str, tuple[object, ...]], None] | None = None
         self.delayed: list[Delayed] = []  # late writes in flight, oldest first
         self.failed_actors: set[str] = set()  # every actor an injected failure hit
-        self.partial_relabels: set[int] = set()  # issues a "partial" relabel left without its addition
         self.delayed_landing = False  # set while `land` applies a late write (for on_applied)
         self.on_call: Callable[[str, tuple[object, ...]], None] | None = None
         self.actor_of: Callable[[], str] = lambda: threading.current_thread().name
@@ -184,7 +183,7 @@ class MemoryServer:
         self.label_events: list[tuple[int, str, str, datetime, bool]] = []
         self.text_changed: dict[int, datetime] = {}  # issue -> last edit of its title or body
         self.meter: Meter | None = None  # GitHub's limits, enforced; None: never refused
-        # Whether every client knows the GraphQL node ids `relabel` needs without a query (the
+        # Whether every client knows the GraphQL node ids `finish` needs without a query (the
         # model runs no trigger check; its holders know them as the query would have told them).
         self.node_ids_known = False
         self._issues: dict[int, _Issue] = {}
@@ -213,9 +212,10 @@ class MemoryServer:
         its deadline (then Unavailable), as GitHubRepo does.
         "late": the client times out (Unavailable) and a write is applied later: it waits in
         `delayed` until the driver lands it (`land`) or its time is up (`land_due`).
-        "partial": a `relabel` whose addition GitHub refused while its removal landed (a label
-        deleted from the repository meanwhile, an internal error on one field: ADR 0076); on
-        any other request, "unavailable"."""
+        "partial": a `finish` whose record edit landed while GitHub refused its addition (a
+        label deleted from the repository meanwhile, an internal error on one field: ADR 0076);
+        "partial-edit": a `finish` whose edit GitHub refused while its addition landed; on any
+        other request, either is "unavailable"."""
         with self._lock:
             self._failures.setdefault(actor, []).extend([kind] * count)
 
@@ -458,13 +458,14 @@ class MemoryGitHub:
         # What the trigger check's query told this client (ADR 0076): issues and labels by name.
         self._node_ids: set[int] = set()
         self._label_ids: set[str] = set()
+        self._posted: set[int] = set()  # comments this client posted: their node ids are known
 
     # -- plumbing --------------------------------------------------------------------------------
 
     def _request(self, op: str, *args: object, apply: Callable[[], T],
                  before_retry: Callable[[], T | None] | None = None,
                  validator: Callable[[T], object] | None = None,
-                 partial: Callable[[], T] | None = None) -> T:
+                 partial: Callable[[str], T] | None = None) -> T:
         """One HTTP request: the hook (a scheduling point), the deadline, an injected failure,
         then the change, atomically, as GitHub applies one request.
 
@@ -489,9 +490,9 @@ class MemoryGitHub:
             if meter is None:
                 self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent))
             failure = server._take_failure()
-            if failure == "partial" and partial is not None:
-                return self._applied(op, args, partial)
-            if failure == "partial":
+            if failure in ("partial", "partial-edit") and partial is not None:
+                return self._applied(op, args, lambda: partial(failure))  # type: ignore[misc]
+            if failure in ("partial", "partial-edit"):
                 failure = "unavailable"
             if failure is None:
                 answer = self._applied(op, args, apply)
@@ -532,7 +533,7 @@ class MemoryGitHub:
 
     def _applied(self, op: str, args: tuple[object, ...], apply: Callable[[], T]) -> T:
         result = apply()
-        if op in _WRITES and op != "relabel" and self.server.on_applied is not None:  # relabel: per part
+        if op in _WRITES and op != "finish" and self.server.on_applied is not None:  # finish: per part
             self.server.on_applied(self.server.actor_of(), op, args)
         return result
 
@@ -676,8 +677,14 @@ class MemoryGitHub:
                 return None
             return next((c for c in self.list_comments(number)[0] if marker in c.body), None)
 
-        return self._request("post_comment", number, body, before_retry=already_posted,
-                             apply=lambda: self.server._post(number, body, self.login))
+        def post() -> Comment:
+            posted = self.server._post(number, body, self.login)
+            self._posted.add(posted.id)  # the answer carries its node id (ADR 0076)
+            return posted
+
+        found = self._request("post_comment", number, body, before_retry=already_posted, apply=post)
+        self._posted.add(found.id)
+        return found
 
     def edit_comment(self, comment_id: int, body: str) -> Comment:
         return self._request("edit_comment", comment_id, body,
@@ -708,41 +715,47 @@ class MemoryGitHub:
                                 apply=lambda: self.server._remove_label(number, name, self.login))
         return bool(removed) or bool(maybe_ours)
 
-    def relabel(self, number: int, add: tuple[str, ...], remove: tuple[str, ...]) -> Relabelled | None:
+    def finish(self, number: int, comment_id: int, body: str, add: tuple[str, ...]) -> Finished | None:
         """As the adapter's one GraphQL request (ADR 0076): None (nothing sent) unless the node
-        ids are known; the addition, then the removals, in one request; GitHub creates no
-        label here, so a label the repository does not have refuses the addition (and the
-        removals still land). "partial" (`fail_next`): the addition refused, the removals landed."""
+        ids are known (the comment's: posted by this client); the record edit, then the
+        addition, in one request; GitHub creates no label here, so a label the repository does
+        not have refuses the addition (the edit still lands). `fail_next` "partial": the edit
+        landed, the addition refused; "partial-edit": the edit refused, the addition landed."""
         server = self.server
-        known = server.node_ids_known or number in self._node_ids
+        known = server.node_ids_known or (number in self._node_ids and comment_id in self._posted)
         ids = self._label_ids | (set(server.labels) if server.node_ids_known else set())
-        if not known or not all(n in ids for n in (*add, *remove)):
+        if not known or not all(n in ids for n in add):
             return None
 
         def noted(op: str, *args: object) -> None:  # who wrote what, as the REST writes say it
             if server.on_applied is not None:
-                server.on_applied(server.actor_of(), op, (number, *args))
+                server.on_applied(server.actor_of(), op, args)
 
-        def removals() -> frozenset[str]:
-            for name in remove:
-                server._remove_label(number, name, self.login)
-                noted("remove_label", name)
-            return frozenset(server._issue(number).labels)
+        def edit() -> bool:
+            try:
+                server._edit(comment_id, body)
+            except GitHubError:  # a deleted comment: the field is refused
+                return False
+            noted("edit_comment", comment_id, body)
+            return True
 
-        def both() -> Relabelled:
+        def addition() -> bool:
             server._issue(number)
-            added = all(n in server.labels for n in add)
-            if added:
-                server._add_labels(number, add, self.login)
-                noted("add_labels", tuple(add))
-            labels = removals()
-            return Relabelled(added=added, removed=True, labels=labels)
+            if not all(n in server.labels for n in add):
+                return False
+            server._add_labels(number, add, self.login)
+            noted("add_labels", number, tuple(add))
+            return True
 
-        def refused() -> Relabelled:
-            server.partial_relabels.add(number)
-            return Relabelled(added=False, removed=True, labels=removals())
+        def both() -> Finished:
+            return Finished(edited=edit(), added=addition())
 
-        return self._request("relabel", number, tuple(add), tuple(remove), apply=both, partial=refused)
+        def partly(kind: str) -> Finished:
+            if kind == "partial":
+                return Finished(edited=edit(), added=False)
+            return Finished(edited=False, added=addition())
+
+        return self._request("finish", number, comment_id, body, tuple(add), apply=both, partial=partly)
 
     def list_workflow_runs(self, workflow: str, status: str) -> list[WorkflowRun]:
         server = self.server
@@ -801,6 +814,7 @@ class MemoryGitHub:
         twin = MemoryGitHub(self.server, self.login)
         twin._login = self._login
         twin._validators = self._validators
+        twin._node_ids, twin._label_ids, twin._posted = self._node_ids, self._label_ids, self._posted
         return twin
 
     def bounded(self, policy: Policy) -> contextlib.AbstractContextManager[None]:

@@ -1662,76 +1662,90 @@ def _node_ids_known(world: World) -> None:
         world.server.labels.setdefault(name, ("ededed", ""))
 
 
-def _partial_relabel(world: World) -> Worker:
-    """A run ends with exit code 0 and its holder moves its labels in one GraphQL request (ADR
-    0076), which GitHub answers "addition refused, removal landed": the lock is off and
-    `ready` is not on. Returns the worker, stopped just after that answer."""
+def _finish_answered(world: World, kind: str) -> Worker:
+    """A run ends with exit code 0 and its holder sends its final record and `ready` in one
+    GraphQL request, the lock still on (ADR 0076), which GitHub answers in part: "partial" (the
+    edit landed, the addition refused) or "partial-edit" (the edit refused, the addition
+    landed). Returns the worker, stopped just after that answer."""
     _node_ids_known(world)
     w = _running(world, "m1")
     world.child_exits(w, 0)
     world.react()
     end = f"{w.name}.end"
-    _run(world, end, _at(world, end, "relabel"))
-    world.fail(end, "partial")
+    _run(world, end, _at(world, end, "finish"))
+    world.fail(end, kind)
     world.step(end)
     world.check()
-    assert not world.server.issue(ISSUE).labels & {LAB.working, LAB.ready}, world.server.issue(ISSUE).labels
+    labels = world.server.issue(ISSUE).labels
+    assert LAB.working in labels, labels  # the lock stays on until the last write
+    assert (LAB.ready in labels) is (kind == "partial-edit"), labels
     return w
 
 
-def partial_relabel_put_right_by_its_holder() -> None:
-    """ADR 0076: the ending's one request lands its removal and not its addition; the holder,
-    reading that answer, puts `ready` on at once by REST."""
+def finish_refused_addition_put_right_by_its_holder() -> None:
+    """ADR 0076 (a): the record edit landed, the addition refused: the holder adds `ready` by
+    REST, then takes the lock off."""
     world = World()
     try:
-        w = _partial_relabel(world)
+        w = _finish_answered(world, "partial")
         _run(world, f"{w.name}.end")
-        # At once, not by a pass (which would, within its look-back: the next scenario).
-        assert LAB.ready in world.server.issue(ISSUE).labels, world.server.issue(ISSUE).labels
+        labels = world.server.issue(ISSUE).labels
+        assert LAB.ready in labels and LAB.working not in labels, labels
         _settle(world)
     finally:
         world.close()
 
 
-def partial_relabel_then_its_holder_killed() -> None:
-    """ADR 0076: as above, and the holder is killed before its REST addition: the issue carries
-    no orion label. A pass that begins once every label write of the holder has landed (the
-    record's stale_after after its final write) and within the strand look-back (ADR 0072)
-    finds the finished record, GitHub's record showing `ready` never put on since, and puts it
-    on."""
+def finish_refused_addition_then_its_holder_killed() -> None:
+    """ADR 0076 (a), the holder killed before its REST addition: the lock is on beside a
+    finished record, and a pass completes the run (`ready`), as after any REST ending cut short."""
     world = World()
     try:
-        w = _partial_relabel(world)
+        w = _finish_answered(world, "partial")
         world.crash(w)
-        world.advance(CONFIG.stale_after + 1)
         _pass(world)
-        _settle(world)  # the world's "stranded" check: the quiesce's passes come too late to look
+        labels = world.server.issue(ISSUE).labels
+        assert LAB.ready in labels and LAB.working not in labels, labels
+        _settle(world)
     finally:
         world.close()
 
 
-def requeued_and_unqueued_by_a_person_after_a_partial_relabel() -> None:
-    """ADR 0076: after a partial relabel whose holder was killed, a person puts the queue label
-    on and takes it off again before any pass looks. GitHub's record shows an addition after
-    the ending's lock removal: a person acted, and the pass leaves the issue as they left it."""
+def finish_refused_edit_put_right_by_its_holder() -> None:
+    """ADR 0076 (b): the addition landed, the record edit refused: the lock and `ready` are on
+    beside a record that says `running`; the holder writes the record by REST, then takes the
+    lock off."""
     world = World()
     try:
-        w = _partial_relabel(world)
+        w = _finish_answered(world, "partial-edit")
+        _run(world, f"{w.name}.end")
+        labels = world.server.issue(ISSUE).labels
+        assert LAB.ready in labels and LAB.working not in labels, labels
+        _settle(world)
+    finally:
+        world.close()
+
+
+def finish_refused_edit_then_its_holder_killed() -> None:
+    """ADR 0076 (b), the holder killed before its REST record: a pass that presumes it dead
+    requeues the run its record says was running, and takes off the `ready` that record never
+    confirmed (core/plan.py OUTCOME_LABELS): one fate, not two."""
+    world = World()
+    try:
+        w = _finish_answered(world, "partial-edit")
         world.crash(w)
-        world.person_labels(ISSUE, LAB.queue, True)
-        world.person_labels(ISSUE, LAB.queue, False)
         world.advance(CONFIG.stale_after + 1)
         _pass(world)
-        left = world.server.issue(ISSUE).labels & {LAB.ready, LAB.queue, LAB.failed}
-        assert not left, f"the pass put {sorted(left)} back over a person's choice"
+        labels = world.server.issue(ISSUE).labels
+        assert LAB.ready not in labels and LAB.working not in labels, labels
+        _settle(world)
     finally:
         world.close()
 
 
 def ready_taken_off_by_a_person_stays_off() -> None:
     """ADR 0076: a run's ending lands whole; a person takes `ready` off. The issue carries no
-    orion label and its newest claim is a finished record, as after a partial relabel, but
-    GitHub's record shows `ready` put on after the record: the pass leaves it off."""
+    orion label and its newest claim is a finished record: no pass puts `ready` back."""
     world = World()
     _node_ids_known(world)
     try:
@@ -1752,8 +1766,8 @@ def cancelled_during_an_outage_stays_cancelled() -> None:
     its holder, cut off, records an outage too late to move a label ("the next pass hands the
     issue back"). A pass finds the lock beside the cancel label and takes it off without
     requeueing (ADR 0049), and its sweep takes the cancel label off: the issue carries no label
-    and its newest claim is a final record, as after a partial relabel. The cancel during the
-    run says a person acted: the strand look must not put the queue label back."""
+    and its newest claim is a final record. The cancel during the run says a person acted: no
+    pass puts the queue label back."""
     world = World()
     try:
         w = _running(world, "m1")
@@ -1774,8 +1788,9 @@ SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
         cancelled_during_an_outage_stays_cancelled,
-        partial_relabel_put_right_by_its_holder, partial_relabel_then_its_holder_killed,
-        ready_taken_off_by_a_person_stays_off, requeued_and_unqueued_by_a_person_after_a_partial_relabel,
+        finish_refused_addition_put_right_by_its_holder, finish_refused_addition_then_its_holder_killed,
+        finish_refused_edit_put_right_by_its_holder, finish_refused_edit_then_its_holder_killed,
+        ready_taken_off_by_a_person_stays_off,
         budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
         winner_killed_while_its_unqueue_may_land, pass_unlock_strands_a_claim_that_dies,
         clone_beside_rebooted_origin, outage_retry_after_landed_record, outage_record_put_back_unchanged,

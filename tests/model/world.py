@@ -111,13 +111,6 @@ KNOWN_HOLES = {
                            "and requeues (ADR 0072), if one begins within 2 x stale_after of the claim's "
                            "last write once it can be judged dead; passes further apart than stale_after "
                            "leave it (seed 9 episode 9: no pass for 138 s, stale_after 60)",
-    "partial-ending-strand": "the one-request ending's residue (ADR 0076): GitHub refuses the ending's "
-                             "addition and runs its lock removal (a partial answer), and the holder cannot "
-                             "put the outcome label on by REST before its label bound ends (it dies, or "
-                             "GitHub stays down): the issue has no label, and only a pass that begins "
-                             "between stale_after and 2 x stale_after + 5 s after the final record puts it "
-                             "on; passes further apart leave it, as for stale-unlock-strand (seed 1 "
-                             "episode 52 with ORION_MODEL_GRAPHQL=1)",
     "late-unqueue": "audit finding 3's residue: a winner's unqueue lands after a requeue (a pass's, or a "
                     "release by hand) and the winner cannot repair it: killed after its child started but "
                     "before its first beat (seed 28, episode 208), or its repair's read fails (seed 18, "
@@ -989,8 +982,6 @@ class World:
             if (p is not None and op == "remove_label" and label == LAB.working and last is not None
                     and p.began is not None and p.began <= last and self._strand_unvisited(n)):
                 return "stale-unlock-strand"
-        if n in self.gh_of(n).partial_relabels:
-            return "partial-ending-strand"
         return "late-unqueue" if self._unqueued_after_requeue(n) else None
 
     def _strand_unvisited(self, n: int) -> bool:
