@@ -35,11 +35,11 @@ from orion_action.ports import (
     Bounds,
     Budget,
     Clock,
+    Finished,
     GitHubPort,
     Policy,
     Queued,
     QueueHistory,
-    Relabelled,
     WorkflowRun,
 )
 
@@ -75,12 +75,11 @@ _QUEUE_HISTORY = (
 # run by GitHub in that order; an error on one field does not stop the next
 # (https://docs.github.com/en/graphql/reference/mutations#addlabelstolabelable,
 # https://docs.github.com/en/graphql/reference/mutations#removelabelsfromlabelable).
-_RELABEL = (
-    "mutation($issue: ID!, $add: [ID!]!, $remove: [ID!]!) "
-    "{ add: addLabelsToLabelable(input: {labelableId: $issue, labelIds: $add}) "
-    "{ labelable { ... on Issue { labels(first: 100) { nodes { name } } } } } "
-    "remove: removeLabelsFromLabelable(input: {labelableId: $issue, labelIds: $remove}) "
-    "{ labelable { ... on Issue { labels(first: 100) { nodes { name } } } } } }"
+_FINISH = (
+    "mutation($comment: ID!, $body: String!, $issue: ID!, $add: [ID!]!) "
+    "{ edit: updateIssueComment(input: {id: $comment, body: $body}) { issueComment { id } } "
+    "add: addLabelsToLabelable(input: {labelableId: $issue, labelIds: $add}) "
+    "{ labelable { ... on Issue { number } } } }"
 )
 UNSEALED = "(no valid MAC)"  # appended to the author of a record that does not verify
 _ROLES = ("admin", "maintain", "write", "triage", "read")
@@ -521,6 +520,7 @@ class GitHubRepo:
         # the repository's labels, casefolded name -> id (shared with clones).
         self._node_ids: dict[int, str] = {}
         self._label_ids: dict[str, str] = {}
+        self._comment_ids: dict[int, str] = {}  # comment id -> node id, from the answer to its POST
         self._trusted_logins = trusted_logins  # trusted_authors: matched by their user ids
         self._resolved: dict[int, str] | None = None  # their ids, once asked
         self._repo_path = f"{self.api_url}/repos/{full_name}"
@@ -598,6 +598,7 @@ class GitHubRepo:
         twin._default_branch = self._default_branch
         twin._validators, twin._validators_lock = self._validators, self._validators_lock
         twin._node_ids, twin._label_ids = self._node_ids, self._label_ids
+        twin._comment_ids = self._comment_ids
         return twin
 
     def bounded(self, policy: Policy) -> contextlib.AbstractContextManager[None]:
@@ -958,7 +959,7 @@ class GitHubRepo:
         return QueueHistory(tuple(labelled), changed, tuple(events), read)
 
     def _learn_ids(self, number: int, issue: Any, labels: Any) -> None:
-        """Keep the node ids a query answered, for `relabel` (ADR 0076); what is missing or
+        """Keep the node ids a query answered, for `finish` (ADR 0076); what is missing or
         malformed stays unknown (then the ending writes by REST)."""
         node = issue.get("id") if isinstance(issue, dict) else None
         if isinstance(node, str) and node:
@@ -971,32 +972,23 @@ class GitHubRepo:
             if isinstance(key, str) and isinstance(name, str):
                 self._label_ids[name.casefold()] = key
 
-    def relabel(self, number: int, add: tuple[str, ...], remove: tuple[str, ...]) -> Relabelled | None:
-        """`add` on, then `remove` off, in one GraphQL request (ADR 0076); None (nothing sent)
-        when a node id is unknown. A field GitHub refused (its `data` entry null) did not land;
-        an answer with no `data` at all is a GitHubError (nothing is known to have landed)."""
-        issue = self._node_ids.get(number)
+    def finish(self, number: int, comment_id: int, body: str, add: tuple[str, ...]) -> Finished | None:
+        """The record edit, then `add` on, in one GraphQL request (ADR 0076); None (nothing
+        sent) when a node id is unknown. A field GitHub refused (its `data` entry null) did not
+        land; an answer with no `data` at all is a GitHubError (nothing is known to have landed)."""
+        issue, comment = self._node_ids.get(number), self._comment_ids.get(comment_id)
         add_ids = [self._label_ids.get(n.casefold()) for n in add]
-        remove_ids = [self._label_ids.get(n.casefold()) for n in remove]
-        if issue is None or None in add_ids or None in remove_ids:
+        if issue is None or comment is None or None in add_ids:
             return None
-        variables = {"issue": issue, "add": add_ids, "remove": remove_ids}
-        _, answer = self._request("POST", self._graphql_url, body={"query": _RELABEL, "variables": variables},
+        if self._record_key is not None and block_kind(body):
+            body = seal(body, self._record_key, self.full_name, number)
+        variables = {"comment": comment, "body": body, "issue": issue, "add": add_ids}
+        _, answer = self._request("POST", self._graphql_url, body={"query": _FINISH, "variables": variables},
                                   parse=_an_object)
         data = answer.get("data")
         if not isinstance(data, dict):
-            raise GitHubError(f"GitHub refused the label move of #{number}: {_graphql_errors(answer)}")
-        labels: frozenset[str] | None = None
-        landed = []
-        for field_name in ("add", "remove"):
-            done = data.get(field_name)
-            landed.append(isinstance(done, dict))
-            try:
-                nodes = done["labelable"]["labels"]["nodes"]  # type: ignore[index]
-                labels = frozenset(str(x["name"]) for x in nodes)
-            except (KeyError, TypeError):
-                pass
-        return Relabelled(added=landed[0], removed=landed[1], labels=labels)
+            raise GitHubError(f"GitHub refused the ending of #{number}: {_graphql_errors(answer)}")
+        return Finished(edited=isinstance(data.get("edit"), dict), added=isinstance(data.get("add"), dict))
 
     @property
     def _graphql_url(self) -> str:
@@ -1120,12 +1112,19 @@ class GitHubRepo:
 
         if self._record_key is not None:
             body = seal(body, self._record_key, self.full_name, number)
+        def posted(data: Any, headers: dict[str, Any]) -> Comment:
+            made = _comment(data)
+            node = data.get("node_id") if isinstance(data, dict) else None
+            if isinstance(node, str) and node:  # for the ending's one request (ADR 0076)
+                self._comment_ids[made.id] = node
+            return made
+
         _, comment = self._request(
             "POST",
             f"{self._repo_path}/issues/{number}/comments",
             body={"body": body},
             before_retry=already_posted,
-            parse=_one_comment,
+            parse=posted,
         )
         # a comment already_posted found was read through _trusted_view already
         return comment if comment in found else self._trusted_view(comment, number)

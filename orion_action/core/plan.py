@@ -378,7 +378,8 @@ def _apply(
         target = None
         reason, queued = _not_requeued(reason, labels, on_issue)
         extra = (*extra, *queued)
-    extra = (*extra, *(n for n in (getattr(labels, k) for k in OUTCOME_LABELS) if n in on_issue and n != target))
+    outcomes = (getattr(labels, k) for k in OUTCOME_LABELS)
+    extra = (*extra, *(n for n in outcomes if n in on_issue and n != target))
     return Plan(
         number,
         rule.action,

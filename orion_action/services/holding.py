@@ -644,7 +644,8 @@ class Holding:
     def move_labels(self, add: str | None, also_remove: tuple[str, ...] = ()) -> None:
         lab = self.config.labels
         stage = lab.stage(self.claim.record.stage)
-        move_labels(self.gh, self.number, [add] if add else [], [*also_remove, *filter(None, [stage])], lab.working)
+        remove = [*also_remove, *filter(None, [stage])]
+        move_labels(self.gh, self.number, [add] if add else [], remove, lab.working)
 
     def _stop_beats(self) -> None:
         """No beat writes the record after this. A beat in flight gets a moment to finish

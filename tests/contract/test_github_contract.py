@@ -19,7 +19,7 @@ from rig import Emulator, Proxy, RepoHandle, unique_repo_name, wait_until
 from orion_action.adapters.github import GitHubRepo
 from orion_action.core.issue import Comment
 from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.ports import GitHubPort, Policy, QueueHistory, Relabelled
+from orion_action.ports import Finished, GitHubPort, Policy, QueueHistory
 
 BOT, OUTSIDER = Emulator.OWNER, Emulator.OUTSIDER
 
@@ -336,37 +336,45 @@ def test_queue_history_lists_the_queue_and_cancel_label_events_in_order(world: W
     assert [q.login.lower() for q in history.labelled] == [own]
 
 
-def test_relabel_adds_then_removes_in_one_request_once_the_query_told_the_ids(world: World) -> None:
-    """ADR 0076: the ending's label move as one GraphQL mutation document, `addLabelsToLabelable`
-    then `removeLabelsFromLabelable`, run by GitHub in that order; an error on one field nulls
-    it and does not stop the next (https://docs.github.com/en/graphql/reference/mutations#addlabelstolabelable,
-    https://docs.github.com/en/graphql/reference/mutations#removelabelsfromlabelable, and
-    https://docs.github.com/en/graphql/guides/forming-calls-with-graphql#about-mutations). Node
-    ids come from the trigger check's query; without them nothing is sent."""
+def test_finish_edits_then_adds_in_one_request_once_the_ids_are_known(world: World) -> None:
+    """ADR 0076: the ending's final record and outcome label as one GraphQL mutation document,
+    `updateIssueComment` then `addLabelsToLabelable`, run by GitHub in that order; an error on
+    one field nulls it and does not stop the next
+    (https://docs.github.com/en/graphql/reference/mutations#updateissuecomment,
+    https://docs.github.com/en/graphql/reference/mutations#addlabelstolabelable, and
+    https://docs.github.com/en/graphql/guides/forming-calls-with-graphql#about-mutations). The
+    comment's node id comes from the answer to its POST, the issue's and the labels' from the
+    trigger check's query; without them nothing is sent. The lock is not touched."""
     gh = world.gh
-    for name in ("orion-ready", "orion-working", "orion-stage-build"):
+    for name in ("orion-ready", "orion-working"):
         world.create_label(name, "")
-    n = world.create_issue("relabel", ("orion-working", "orion-stage-build", "bug"))
-    assert _spent(gh, lambda: gh.relabel(n, ("orion-ready",), ("orion-working",))) == 0  # ids unknown
+    n = world.create_issue("finish", ("orion-working", "bug"))
+    posted = gh.post_comment(n, "claim: running")
+    assert _spent(gh, lambda: gh.finish(n, posted.id, "claim: finished", ("orion-ready",))) == 0  # ids unknown
     gh.queue_history(n, "orion", "orion-cancel")
     done = None
 
-    def move() -> None:
+    def end() -> None:
         nonlocal done
-        done = gh.relabel(n, ("orion-ready",), ("orion-stage-build", "orion-working"))
+        done = gh.finish(n, posted.id, "claim: finished", ("orion-ready",))
 
-    assert _spent(gh, move) == 1
-    assert done == Relabelled(True, True, frozenset({"orion-ready", "bug"}))
-    assert gh.get_issue(n)[0].labels == frozenset({"orion-ready", "bug"})
-    # Idempotent: adding a label already on and removing one already off are no errors.
-    again = Relabelled(True, True, frozenset({"orion-ready", "bug"}))
-    assert gh.relabel(n, ("orion-ready",), ("orion-working",)) == again
-    assert gh.relabel(n, ("never-made",), ("orion-working",)) is None  # no such label: no id, nothing sent
-    # A label deleted from the repository after the query: the addition is refused, the removal lands.
-    gh.add_labels(n, ["orion-working"])
+    assert _spent(gh, end) == 1
+    assert done == Finished(edited=True, added=True)
+    assert gh.get_issue(n)[0].labels == frozenset({"orion-ready", "orion-working", "bug"})
+    assert gh.get_comment(posted.id)[0].body == "claim: finished"
+    # Idempotent: the same body again, a label already on: no errors.
+    assert gh.finish(n, posted.id, "claim: finished", ("orion-ready",)) == Finished(True, True)
+    assert gh.finish(n, posted.id, "x", ("never-made",)) is None  # no such label: no id, nothing sent
+    other = world.create_issue("not posted by this client")
+    gh.queue_history(other, "orion", "orion-cancel")
+    listed = gh.list_comments(n)[0][0]
+    assert gh.finish(other, listed.id + 10**6, "x", ("orion-ready",)) is None  # comment id unknown
+    # A label deleted from the repository after the query: the edit lands, the addition is refused.
+    gh.remove_label(n, "orion-ready")
     world.delete_label("orion-ready")
-    assert gh.relabel(n, ("orion-ready",), ("orion-working",)) == Relabelled(False, True, frozenset({"bug"}))
-    assert gh.get_issue(n)[0].labels == frozenset({"bug"})
+    assert gh.finish(n, posted.id, "claim: finished again", ("orion-ready",)) == Finished(True, False)
+    assert gh.get_comment(posted.id)[0].body == "claim: finished again"
+    assert gh.get_issue(n)[0].labels == frozenset({"orion-working", "bug"})
 
 
 def _spent_history(gh: GitHubPort, n: int) -> QueueHistory:

@@ -45,7 +45,7 @@ from orion_action.adapters.clock import Clock
 from orion_action.core.cancelled import LabelEvent
 from orion_action.core.issue import Comment, Issue
 from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.ports import Bounds, Budget, Policy, Finished, Queued, QueueHistory, WorkflowRun
+from orion_action.ports import Bounds, Budget, Finished, Policy, Queued, QueueHistory, WorkflowRun
 
 if TYPE_CHECKING:
     from orion_action.ports import GitHubPort
@@ -490,8 +490,9 @@ class MemoryGitHub:
             if meter is None:
                 self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent))
             failure = server._take_failure()
-            if failure in ("partial", "partial-edit") and partial is not None:
-                return self._applied(op, args, lambda: partial(failure))  # type: ignore[misc]
+            if (failure == "partial" or failure == "partial-edit") and partial is not None:
+                kind: str = failure
+                return self._applied(op, args, lambda: partial(kind))
             if failure in ("partial", "partial-edit"):
                 failure = "unavailable"
             if failure is None:

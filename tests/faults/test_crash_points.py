@@ -59,10 +59,11 @@ POINTS = {
     "after_queue_label_removed": Point("GET", r"/issues/{n}/comments$"),
     "after_arbitration": Point("PATCH", COMMENT),  # the child has started; "running" is held
     "mid_run": Point("PATCH", COMMENT, after_start=True, patches=3),
-    # The ending's one request (ADR 0076), held and dropped: nothing of it landed.
-    "after_finish_record_ok": Point("POST", r"^/graphql$", after_start=True, exit_code=0,
-                                    action="complete", outcome="ready"),
-    "after_finish_record_failed": Point("POST", r"^/graphql$", after_start=True,
+    # After the ending's one request (ADR 0076: the final record and the outcome label), the
+    # stage label's removal held and dropped: the lock is still on.
+    "after_finish_record_ok": Point("DELETE", r"/issues/{n}/labels/orion-stage-build$", after_start=True,
+                                    exit_code=0, action="complete", outcome="ready"),
+    "after_finish_record_failed": Point("DELETE", r"/issues/{n}/labels/orion-stage-build$", after_start=True,
                                         exit_code=3, action="complete", outcome="failed"),
     # The REST sequence, where no node id is known.
     "after_ready_label": Point("DELETE", r"/issues/{n}/labels/orion-stage-build$",
@@ -150,17 +151,15 @@ def test_crash_then_reconcile_on_the_same_machine(name, orion, proxy, repo):
         assert_claimable(orion, repo, n)
 
 
-def test_killed_after_a_partial_relabel_a_pass_puts_the_outcome_label_on(orion, proxy, repo):
-    """ADR 0076: the ending's one request lands its removal and not its addition (the lock off,
-    `ready` not on), and the holder is killed before its REST addition. A pass leaves the issue
-    while the holder's label writes may still land (its record's stale_after after the final
-    write), then finds the finished record, GitHub's record showing `ready` never put on since,
-    and puts it on."""
-    proxy.refuse_relabel_add(1)
+def test_killed_after_a_refused_addition_a_pass_completes(orion, proxy, repo):
+    """ADR 0076 (a): the ending's one request lands its record edit and not its addition, and
+    the holder is killed before its REST addition: the lock is still on beside the finished
+    record, and the next pass completes the run (`ready`), as after any ending cut short."""
+    proxy.refuse_finish_add(1)
     n = crash(Point("POST", r"/issues/{n}/labels$", after_start=True, exit_code=0), orion, proxy, repo)
-    assert not view(repo, n).labels & {"orion", "orion-working", "orion-ready", "orion-failed"}
-    plan, _ = until_action(orion, n, "complete", timeout=STALE_AFTER + 20)
-    assert any("never went on" in str(a.get("reason")) for a in plan["actions"] if a["issue"] == n), plan
+    assert "orion-working" in view(repo, n).labels and "orion-ready" not in view(repo, n).labels
+    plan = orion.reconcile()
+    assert actions_of(plan, n) == ["complete"], plan
     assert_consistent(repo, n, "ready")
 
 

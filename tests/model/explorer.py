@@ -28,7 +28,8 @@ WRITES = ("post_comment", "edit_comment", "add_labels", "remove_label", "delete_
 # With the one-request ending (ORION_MODEL_GRAPHQL=1, ADR 0076), also its partial answers: the
 # record edit landed and the addition refused, or the other way round (on any other request,
 # "unavailable").
-KINDS = ("unavailable", "ambiguous", "lost", "limited", "late") + (("partial", "partial-edit") if GRAPHQL else ())
+PARTIAL = ("partial", "partial-edit")
+KINDS = ("unavailable", "ambiguous", "lost", "limited", "late") + (PARTIAL if GRAPHQL else ())
 Act = tuple[object, ...]
 
 
@@ -215,7 +216,7 @@ def _choose(world: World, rng: random.Random) -> Act:
         acts.append((8, ("fail", victim, rng.choice(KINDS), rng.randint(1, 3))))
         finishing = [a for a in at_write if world.sched.pending_op(a)[0] == "finish"]  # type: ignore[index]
         if finishing and "partial" in KINDS:  # the one request a partial answer can hit (ADR 0076)
-            acts.append((30, ("fail", rng.choice(finishing), rng.choice(("partial", "partial-edit")), 1)))
+            acts.append((30, ("fail", rng.choice(finishing), rng.choice(PARTIAL), 1)))
         beats = [a for a in runnable if a.endswith((".beat", ".end"))]
         if beats:  # an incident for one holder: its next requests all fail (the outage path)
             acts.append((3, ("fail", rng.choice(beats), rng.choice(("unavailable", "ambiguous", "late")),

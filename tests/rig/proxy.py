@@ -19,6 +19,7 @@ comments), the emulator.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import http.client
@@ -208,7 +209,8 @@ class Proxy:
         self._next_run = 900_000
         self.log: list[LogEntry] = []
         self._cut_off = self._stopping = False
-        self._refuse_adds = 0  # the next relabel mutations whose addition GitHub refuses (ADR 0076)
+        self._refuse_adds = 0  # the next ending mutations whose addition GitHub refuses (ADR 0076)
+        self._refuse_edits = 0  # the next ending mutations whose record edit GitHub refuses
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.port, self.url = 0, ""
@@ -299,12 +301,19 @@ class Proxy:
                 self._rules.remove(rule)
             self._cv.notify_all()
 
-    def refuse_relabel_add(self, count: int = 1) -> None:
-        """The next `count` relabel mutations (ADR 0076) answer as GitHub does when the label
-        to add cannot be resolved (deleted from the repository meanwhile) or that field fails
-        alone: `add` null with an error, and the removal, which the error does not stop, lands."""
+    def refuse_finish_add(self, count: int = 1) -> None:
+        """The next `count` ending mutations (ADR 0076) answer as GitHub does when the label to
+        add cannot be resolved (deleted from the repository meanwhile) or that field fails
+        alone: `add` null with an error; the record edit before it has landed."""
         with self._cv:
             self._refuse_adds = count
+
+    def refuse_finish_edit(self, count: int = 1) -> None:
+        """The next `count` ending mutations (ADR 0076) answer with the record edit refused
+        (`edit` null with an error, nothing edited) and the addition, which the error does not
+        stop, landed."""
+        with self._cv:
+            self._refuse_edits = count
 
     def cut_off(self, on: bool = True) -> None:
         """Partition: while on, every request is blackholed (and dropped when it ends)."""
@@ -316,7 +325,7 @@ class Proxy:
         """Remove every rule (held requests go on, blackholed ones are dropped) and end a
         cut-off. Workflow runs and the log stay."""
         with self._cv:
-            self._refuse_adds = 0
+            self._refuse_adds = self._refuse_edits = 0
             for rule in list(self._rules):
                 self.remove(rule)
             self.cut_off(False)
@@ -693,7 +702,7 @@ class Proxy:
         sent = json.loads(body or b"{}")
         v = sent.get("variables") or {}
         if str(sent.get("query") or "").lstrip().startswith("mutation"):
-            return self._graphql_relabel(token, v)
+            return self._graphql_finish(token, v)
         owner, repo, number = str(v.get("owner")), str(v.get("name")), int(v.get("number") or 0)
         status, issue = self._upstream_get(f"/repos/{owner}/{repo}/issues/{number}", token, helper=True)
         if status == 401:
@@ -746,39 +755,48 @@ class Proxy:
         return 200, {"data": {"repository": {"issue": read,
                                              "labels": {"totalCount": len(nodes), "nodes": nodes}}}}
 
-    def _graphql_relabel(self, token: str | None, v: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        """The holder's one-request ending (ADR 0076): `addLabelsToLabelable` then
-        `removeLabelsFromLabelable`, run in that order on the emulator's REST label writes as
-        the caller. As GitHub documents it, an error on one field does not stop the next: a
-        label to add that the repository does not have (GraphQL creates none) nulls `add` with
-        an error, and the removal still runs; so does `refuse_relabel_add`."""
+    def _graphql_finish(self, token: str | None, v: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The holder's one-request ending (ADR 0076): `updateIssueComment` (the final record)
+        then `addLabelsToLabelable` (the outcome label), run in that order on the emulator's
+        REST writes (PATCH of the comment, POST of the labels) as the caller. As GitHub
+        documents it, an error on one field does not stop the next: a label to add that the
+        repository does not have (GraphQL creates none) nulls `add` with an error after the
+        edit landed; `refuse_finish_add` does the same, `refuse_finish_edit` refuses the edit
+        and lets the addition land. The comment's node id is the emulator's own (base64 of
+        `0:IssueComment<id>`, as the POST answered it)."""
         owner, repo, number = str(v.get("issue", "")).removeprefix("I_").split(":", 2)
-        names = {k: [str(x).split(":", 2)[2] for x in v.get(k) or []] for k in ("add", "remove")}
+        add = [str(x).split(":", 2)[2] for x in v.get("add") or []]
+        node = str(v.get("comment", ""))
+        try:
+            decoded = base64.b64decode(node + "=" * (-len(node) % 4)).decode()
+        except (ValueError, UnicodeDecodeError):
+            decoded = ""
+        comment = decoded.removeprefix("0:IssueComment") if decoded.startswith("0:IssueComment") else ""
         base = f"/repos/{owner}/{repo}"
         with self._cv:
-            refused = self._refuse_adds > 0
-            self._refuse_adds -= refused
+            refuse_add, refuse_edit = self._refuse_adds > 0, self._refuse_edits > 0
+            self._refuse_adds -= refuse_add
+            self._refuse_edits -= refuse_edit
         data: dict[str, Any] = {}
         errors: list[dict[str, Any]] = []
-
-        def labelled() -> dict[str, Any]:
-            _, issue = self._upstream_get(f"{base}/issues/{number}", token, helper=True)
-            nodes = [{"name": x["name"]} for x in (issue or {}).get("labels") or []]
-            return {"labelable": {"labels": {"nodes": nodes}}}
-
-        missing = [n for n in names["add"]
+        edited = (not refuse_edit and comment.isdigit() and self._upstream_write(
+            "PATCH", f"{base}/issues/comments/{comment}", token, {"body": v.get("body")}) == 200)
+        if edited:
+            data["edit"] = {"issueComment": {"id": node}}
+        else:
+            data["edit"] = None
+            errors.append({"type": "NOT_FOUND", "path": ["edit"],
+                           "message": f"Could not resolve to a node with the global id of '{node}'"})
+        missing = [n for n in add
                    if self._upstream_get(f"{base}/labels/{quote(n, safe='')}", token, helper=True)[0] != 200]
-        if refused or missing:
+        if refuse_add or missing:
             data["add"] = None
             errors.append({"type": "NOT_FOUND", "path": ["add"], "message":
                            f"Could not resolve to a node with the global id of 'LA_{owner}:{repo}:"
-                           f"{(missing or names['add'])[0]}'"})
+                           f"{(missing or add)[0]}'"})
         else:
-            self._upstream_write("POST", f"{base}/issues/{number}/labels", token, {"labels": names["add"]})
-            data["add"] = labelled()
-        for name in names["remove"]:
-            self._upstream_write("DELETE", f"{base}/issues/{number}/labels/{quote(name, safe='')}", token)
-        data["remove"] = labelled()
+            self._upstream_write("POST", f"{base}/issues/{number}/labels", token, {"labels": add})
+            data["add"] = {"labelable": {"number": int(number)}}
         return 200, {"data": data, **({"errors": errors} if errors else {})}
 
     def _upstream_write(self, method: str, path: str, token: str | None, body: Any = None) -> int:
