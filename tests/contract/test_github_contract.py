@@ -350,7 +350,8 @@ def test_finish_edits_then_adds_in_one_request_once_the_ids_are_known(world: Wor
         world.create_label(name, "")
     n = world.create_issue("finish", ("orion-working", "bug"))
     posted = gh.post_comment(n, "claim: running")
-    assert _spent(gh, lambda: gh.finish(n, posted.id, "claim: finished", ("orion-ready",))) == 0  # ids unknown
+    unknown = _spent(gh, lambda: gh.finish(n, posted.id, "claim: finished", ("orion-ready",)))
+    assert unknown == 0  # the issue's and the labels' ids unknown: nothing sent
     gh.queue_history(n, "orion", "orion-cancel")
     done = None
 

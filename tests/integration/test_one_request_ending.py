@@ -71,7 +71,8 @@ def test_a_label_the_repository_lacks_is_added_by_rest(repo: RepoHandle, proxy: 
     """No `orion-ready` label in the repository: GraphQL would not create it, REST does."""
     n = _run_once(repo, proxy, orion_env, tmp_path)
     assert repo.labels(n) == [READY]
-    assert _ending(proxy, n)[-3:] == [("PATCH", "/comment"), ("POST", "/labels"), ("DELETE", f"/labels/{WORKING}")]
+    assert _ending(proxy, n)[-3:] == [("PATCH", "/comment"), ("POST", "/labels"),
+                                      ("DELETE", f"/labels/{WORKING}")]
 
 
 def test_an_addition_refused_beside_a_landed_edit_is_made_good_before_the_lock_comes_off(
@@ -82,7 +83,8 @@ def test_an_addition_refused_beside_a_landed_edit_is_made_good_before_the_lock_c
     proxy.refuse_finish_add(1)
     n = _run_once(repo, proxy, orion_env, tmp_path)
     assert repo.labels(n) == [READY]
-    assert _ending(proxy, n)[-3:] == [("POST", "/graphql"), ("POST", "/labels"), ("DELETE", f"/labels/{WORKING}")]
+    assert _ending(proxy, n)[-3:] == [("POST", "/graphql"), ("POST", "/labels"),
+                                      ("DELETE", f"/labels/{WORKING}")]
 
 
 def test_an_edit_refused_beside_a_landed_addition_is_made_good_before_the_lock_comes_off(
@@ -93,7 +95,8 @@ def test_an_edit_refused_beside_a_landed_addition_is_made_good_before_the_lock_c
     proxy.refuse_finish_edit(1)
     n = _run_once(repo, proxy, orion_env, tmp_path)
     assert repo.labels(n) == [READY]
-    assert _ending(proxy, n)[-3:] == [("POST", "/graphql"), ("PATCH", "/comment"), ("DELETE", f"/labels/{WORKING}")]
+    assert _ending(proxy, n)[-3:] == [("POST", "/graphql"), ("PATCH", "/comment"),
+                                      ("DELETE", f"/labels/{WORKING}")]
 
 
 @pytest.mark.parametrize("answer", [
