@@ -413,26 +413,6 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "            add = None if done is not None and done.added else outcome.add\n",
         "            add = None if done is not None else outcome.add\n",
     )],
-    "the strand look ignores an ending's lost outcome label (ADR 0076)": [(
-        "services/reconcile.py",
-        "        ended = ended_strand_candidates(logs, listed, listing[1], self.config.stale_after)\n",
-        "        ended: list[int] = []\n",
-    )],
-    "the strand look ignores what was added after the ending's lock removal (ADR 0076)": [(
-        "core/plan.py",
-        "    acted = any(e.added for e in evs[anchor:])  # from the removal on (itself no addition)\n",
-        "    acted = False\n",
-    )],
-    "the strand look ignores a cancel made during the run (ADR 0076)": [(
-        "core/plan.py",
-        "    if acted or put_on or cancelled:\n",
-        "    if acted or put_on:\n",
-    )],
-    "the strand look puts back an outcome label a person took off (ADR 0076)": [(
-        "core/plan.py",
-        "    put_on = any(e.added and e.label.casefold() == label and e.at >= since for e in evs)\n",
-        "    put_on = False\n",
-    )],
 }
 
 # The environment a mutation runs in, beyond this process's (both the mutated and the reference

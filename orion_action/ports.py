@@ -102,11 +102,10 @@ class GitHubPort(Protocol):
         """`login`'s access level to the repository ("none" for an outsider)."""
         ...
 
-    def queue_history(self, number: int, label: str, cancel: str = "",
-                      also: tuple[str, ...] = ()) -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
         """Who added `label` to the issue and when, and when its title or body last changed;
-        with `cancel`, also every event of `label`, `cancel` and the labels in `also`, added or
-        removed; and the issue as the same query read it, where it could (`QueueHistory.issue`)."""
+        with `cancel`, also every event of `label` and `cancel`, added or removed; and the
+        issue as the same query read it, where it could (`QueueHistory.issue`)."""
         ...
 
     def get_issue(self, number: int) -> tuple[Issue, datetime]:

@@ -885,8 +885,7 @@ class GitHubRepo:
             return role
         return _LEGACY_PERMISSION.get(str(data.get("permission") or ""), "none")
 
-    def queue_history(self, number: int, label: str, cancel: str = "",
-                      also: tuple[str, ...] = ()) -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
         """Who added `label` to the issue and when its title or body last changed
         (docs/adr/0034-the-label-approves-the-text.md), in one GraphQL query (ADR 0046): the
         `LabeledEvent`s with their actor, the title's `RenamedTitleEvent`s, and the body's
@@ -895,7 +894,7 @@ class GitHubRepo:
         MAX_EVENT_PAGES. An answer that cannot be read raises GitHubError: no information means
         no run."""
         owner, name = self.full_name.split("/", 1)
-        wanted = {label.casefold(), cancel.casefold(), *(x.casefold() for x in also)} if cancel else set()
+        wanted = {label.casefold(), cancel.casefold()} if cancel else set()
         labelled: list[Queued] = []
         events: list[LabelEvent] = []
         renamed: datetime | None = None

@@ -6,14 +6,13 @@ The service executes the decision; `--dry-run` and `status` only print it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
 
 from orion_action.config import Labels
 from orion_action.core.arbitration import ended_before, ran
-from orion_action.core.cancelled import LabelEvent
 from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
 from orion_action.core.liveness import MISSED_BEAT_FACTOR, Liveness, Verdict
 from orion_action.core.record import END_STATES, HOLDER_END, ReleaseAction, State
@@ -583,96 +582,3 @@ def plan_strand(number: int, is_open: bool, on_issue: frozenset[str], log: Issue
     return replace(plan, reason=f"the issue carried no label (stranded): {plan.reason}",
                    remove_labels=tuple(x for x in plan.remove_labels if x != labels.working))
 
-
-# -- an issue whose holder's one-request ending lost its outcome label (ADR 0076) -------------
-
-# The fates whose label move is the holder's own ending: the outcome label, which a refused
-# addition beside a landed removal may have left off.
-ENDED_STRAND_FATES = frozenset({Fate.FINISHED_OK, Fate.FINISHED_FAILED, Fate.STOPPED, Fate.STOPPED_SPENT})
-
-
-def ended_strand_candidates(recent: Mapping[int, IssueLog], listed: Collection[int], now: datetime,
-                            stale_after: float) -> list[int]:
-    """The issues a pass reads because their holder's ending may have lost its outcome label
-    (ADR 0076): not in the lock listing, whose newest claim among the recently updated comments
-    is a run's final record (finished or interrupted) named by no tombstone there, last written
-    at least the longer of `stale_after` and its own promise ago (GitHub's times): by then every
-    label write its holder started has landed (ADR 0024), so none is still to come."""
-    found = []
-    for n, log in sorted(recent.items()):
-        if n in listed or not log.claims:
-            continue
-        newest = max(log.claims, key=lambda c: c.comment_id)
-        rec = newest.record
-        named = any(t.tombstone.token == rec.token for t in log.tombstones)
-        settled = (now - newest.updated_at).total_seconds() >= max(stale_after, rec.stale_after)
-        if rec.state in (State.FINISHED, State.INTERRUPTED) and ran(newest) and not named and settled:
-            found.append(n)
-    return found
-
-
-@dataclass(frozen=True)
-class EndedStrand:
-    """What a pass needs to judge an issue a run's ending may have left with no label: the label
-    that ending puts on, the final record's stamp (after which it would have gone on) and when
-    the run's claim was posted."""
-
-    label: str
-    since: datetime
-    claimed: datetime
-
-
-def ended_strand_label(number: int, is_open: bool, on_issue: frozenset[str], log: IssueLog,
-                       verdicts: Mapping[str, Verdict], labels: Labels,
-                       max_attempts: int) -> EndedStrand | None:
-    """For an open issue with none of orion's labels whose newest event is a run's own ending:
-    the label that ending puts on (the plan of a pass finding the lock left on it), the record's
-    stamp and the claim's; None for anything else."""
-    if not is_stranded(is_open, on_issue, labels):
-        return None
-    locked = on_issue | {labels.working}
-    fated = fate(locked, log, verdicts, labels, max_attempts)
-    if fated.fate not in ENDED_STRAND_FATES or fated.holder is None or log.open_claims():
-        return None
-    plan = plan_issue(number, is_open, locked, log, verdicts, labels, max_attempts)
-    if len(plan.add_labels) != 1:  # a claim this version cannot read: reported, nothing added
-        return None
-    (label,) = plan.add_labels
-    return EndedStrand(label, fated.holder.updated_at, fated.holder.created_at)
-
-
-def plan_ended_strand(number: int, ended: EndedStrand, events: Sequence[LabelEvent],
-                      labels: Labels) -> Plan | None:
-    """Put the ending's label on, unless GitHub's record (`events`, in GitHub's order; times in
-    whole seconds) shows that someone acted since the run ended. A one-request ending whose
-    addition was refused took the lock off (the first removal of the lock at or after the final
-    record's stamp: the anchor) and added nothing. So the label stays off when:
-
-    - there is no such removal (the lock went some other way: left alone);
-    - any of orion's labels (queue, lock, ready, failed, cancel) was added after the anchor: a
-      requeue, a new claim, a cancel;
-    - the outcome label was added at or after the record's stamp: it went on (the ending's
-      addition comes just before its lock removal) and someone took it off, which stands (a
-      person who took `ready` off a finished run does not see it put back);
-    - the cancel label was added at or after the claim: a cancel during the run, after which a
-      pass may have taken the lock off a run that ended without moving it (an outage record
-      leaves that to a pass, which does not requeue under a cancel, ADR 0049).
-
-    Order, not time, places the claim's own writes (its lock, and a queueing in the same
-    second as a run that short) before the anchor."""
-    ours = {x.casefold() for x in (labels.queue, labels.working, labels.ready, labels.failed, labels.cancel)}
-    evs = [e for e in events if e.label.casefold() in ours]
-    since, claimed = ended.since.replace(microsecond=0), ended.claimed.replace(microsecond=0)
-    lock, label, cancel = labels.working.casefold(), ended.label.casefold(), labels.cancel.casefold()
-    unlocks = (i for i, e in enumerate(evs) if e.label.casefold() == lock and not e.added and e.at >= since)
-    anchor = next(unlocks, None)
-    if anchor is None:
-        return None
-    acted = any(e.added for e in evs[anchor:])  # from the removal on (itself no addition)
-    put_on = any(e.added and e.label.casefold() == label and e.at >= since for e in evs)
-    cancelled = any(e.added and e.label.casefold() == cancel and e.at >= claimed for e in evs)
-    if acted or put_on or cancelled:
-        return None
-    label = ended.label
-    reason = f"the issue carried no label: its run's ending took the lock off, and {label} never went on"
-    return Plan(number, Action.COMPLETE, reason, add_labels=(label,))

@@ -24,12 +24,9 @@ from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict, unq
 from orion_action.core.plan import (
     Action,
     Plan,
-    ended_strand_candidates,
-    ended_strand_label,
     is_stranded,
     keep_on_fresh_beat,
     plan_cancel,
-    plan_ended_strand,
     plan_issue,
     plan_release,
     plan_strand,
@@ -238,33 +235,7 @@ class Reconciler:
             plan = plan_strand(n, issue.is_open, issue.labels, s.log, s.verdicts, lab, attempts)
             if plan is not None:
                 found.append(replace(s, plan=plan))
-        ended = ended_strand_candidates(logs, listed, listing[1], self.config.stale_after)
-        return found + [e for n in ended if (e := self._ended_strand(n)) is not None]
-
-    def _ended_strand(self, n: int) -> Survey | None:
-        """An issue whose run ended and whose holder's one-request label move may have taken
-        the lock off without putting the outcome label on (ADR 0076): read (one request), and
-        when it carries none of orion's labels, surveyed in full (one more) and GitHub's record
-        of the outcome label read (one more); planned by `plan_ended_strand`."""
-        lab = self.config.labels
-        try:
-            issue, _ = self.gh.get_issue(n)
-            if not is_stranded(issue.is_open, issue.labels, lab):
-                return None
-            s = self.survey_issue(issue)
-            ended = ended_strand_label(n, issue.is_open, issue.labels, s.log, s.verdicts, lab,
-                                       self.config.max_attempts)
-            if ended is None:
-                return None
-            events = self.gh.queue_history(n, ended.label, lab.cancel, (lab.queue, lab.working, lab.ready,
-                                                                       lab.failed)).label_events
-        except AuthError:
-            raise
-        except GitHubError as exc:
-            self.log(f"#{n}: could not read an issue that may be stranded ({exc}); the next pass looks")
-            return None
-        plan = plan_ended_strand(n, ended, events, lab)
-        return None if plan is None else replace(s, plan=plan)
+        return found
 
     def execute_strand(self, s: Survey) -> Plan:
         """Release the dead claims of a stranded issue and put its labels on (`plan_strand`).
@@ -275,12 +246,6 @@ class Reconciler:
         leave a released claim on an issue with no label, which no later pass takes up."""
         plan, n = s.plan, s.plan.issue
         keep = replace(plan, action=Action.KEEP, release=())
-        if not plan.release:  # an ending's lost outcome label (ADR 0076): no claim to release
-            issue, _ = self.gh.get_issue(n)
-            if not is_stranded(issue.is_open, issue.labels, self.config.labels):
-                return replace(keep, reason="the issue was labelled meanwhile; its labels stay")
-            self.gh.add_labels(n, list(plan.add_labels))
-            return plan
         for entry in plan.release:
             fresh, _ = self.gh.get_comment(entry.comment_id)
             if fresh.updated_at != entry.updated_at:

@@ -365,13 +365,13 @@ class MemoryServer:
         self._touch(number)
         return True
 
-    def history(self, number: int, label: str, cancel: str = "", also: tuple[str, ...] = ()) -> QueueHistory:
+    def history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
         """What the trigger check's GraphQL query answers (adapters/github.py queue_history)."""
         self._issue(number, pulls=False)
         labelled = tuple(Queued(login, None, at, f"LE_{event_id}")  # a node id, as GraphQL gives
                          for event_id, (n, name, login, at) in enumerate(self.labelled)
                          if n == number and name == label)
-        wanted = {label, cancel, *also} if cancel else set()
+        wanted = {label, cancel} if cancel else set()
         events = tuple(LabelEvent(name, added, login, at)
                        for n, name, login, at, added in self.label_events if n == number and name in wanted)
         return QueueHistory(labelled, self.text_changed.get(number), events)
@@ -620,15 +620,14 @@ class MemoryGitHub:
         return self._request("collaborator_permission", login,
                              apply=lambda: self.server.permissions.get(login, "none"))
 
-    def queue_history(self, number: int, label: str, cancel: str = "",
-                      also: tuple[str, ...] = ()) -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
         """With the issue, as the adapter's one GraphQL query reads it (ADR 0063)."""
 
         def history() -> QueueHistory:
             read = self.server._issue(number, pulls=False).freeze(self._date(), self.server.labels)
             self._node_ids.add(number)  # the query reads the node ids too (ADR 0076)
             self._label_ids.update(self.server.labels)
-            return replace(self.server.history(number, label, cancel, also), issue=read)
+            return replace(self.server.history(number, label, cancel), issue=read)
 
         return self._request("queue_history", number, label, apply=history)
 

@@ -27,8 +27,7 @@ class GitHub(MemoryGitHub):
         self.access = access or {}
         self.asked: list[str] = []
 
-    def queue_history(self, number: int, label: str, cancel: str = "",
-                      also: tuple[str, ...] = ()) -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
         self.asked.append("history")
         return self.history
 
