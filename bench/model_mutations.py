@@ -408,6 +408,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        self.gh.remove_label(self.number, self.config.labels.working)\n"
         "        done, sent = self._finish_at_once(record, outcome.add)\n",
     )],
+    "the lock comes off while the unanswered one request may still land (ADR 0076)": [(
+        "services/holding.py",
+        "                self.clock.sleep(max(0.0, sent + LABEL_LANDING_MARGIN_S - self.clock.monotonic()))\n",
+        "                pass\n",
+    )],
     "the holder does not add by REST what the one request refused (ADR 0076)": [(
         "services/holding.py",
         "            add = None if done is not None and done.added else outcome.add\n",

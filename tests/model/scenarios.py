@@ -1743,6 +1743,32 @@ def finish_refused_edit_then_its_holder_killed() -> None:
         world.close()
 
 
+def finish_unanswered_lands_before_the_lock_comes_off() -> None:
+    """ADR 0076 (c): the one request gets no answer and lands late. The holder writes the record
+    and `ready` by REST (idempotent), and takes the lock off only once the late request can no
+    longer land: its `ready` must not land on an issue without the lock, where a person's
+    requeue meanwhile would give it two fates."""
+    world = World()
+    try:
+        _node_ids_known(world)
+        w = _running(world, "m1")
+        world.child_exits(w, 0)
+        world.react()
+        end = f"{w.name}.end"
+        _run(world, end, _at(world, end, "finish"))
+        world.fail(end, "late")
+        world.step(end)
+        _run(world, end, lambda: world.sched.pending_op(end) == ("remove_label", (ISSUE, LAB.working)))
+        in_flight = [d.op for d in world.server.delayed]
+        assert "finish" not in in_flight, f"the lock comes off with the one request in flight: {in_flight}"
+        _run(world, end)
+        labels = world.server.issue(ISSUE).labels
+        assert LAB.ready in labels and LAB.working not in labels, labels
+        _settle(world)
+    finally:
+        world.close()
+
+
 def ready_taken_off_by_a_person_stays_off() -> None:
     """ADR 0076: a run's ending lands whole; a person takes `ready` off. The issue carries no
     orion label and its newest claim is a finished record: no pass puts `ready` back."""
@@ -1790,6 +1816,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         cancelled_during_an_outage_stays_cancelled,
         finish_refused_addition_put_right_by_its_holder, finish_refused_addition_then_its_holder_killed,
         finish_refused_edit_put_right_by_its_holder, finish_refused_edit_then_its_holder_killed,
+        finish_unanswered_lands_before_the_lock_comes_off,
         ready_taken_off_by_a_person_stays_off,
         budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
         winner_killed_while_its_unqueue_may_land, pass_unlock_strands_a_claim_that_dies,
