@@ -410,7 +410,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "the lock comes off while the unanswered one request may still land (ADR 0076)": [(
         "services/holding.py",
-        "                self.clock.sleep(max(0.0, sent + LABEL_LANDING_MARGIN_S - self.clock.monotonic()))\n",
+        "                self.clock.sleep(max(0.0, sent + LABEL_LANDING_MARGIN_S - self.clock.monotonic()))"
+        "\n",
         "                pass\n",
     )],
     "the holder does not add by REST what the one request refused (ADR 0076)": [(
