@@ -1,8 +1,8 @@
 """Random search with the holders' one-request ending on (ADR 0076): the ending's final record
 and outcome label are one GraphQL mutation (the lock off after it), and the explorer may answer
-it in part (the edit landed and the addition refused, or the other way round). Off by default in the model (the pinned replays of test_known_holes.py hold
-the REST request sequence), so this file turns it on: a short search in `make test`, a longer
-one in `make test-slow`. `ORION_MODEL_GRAPHQL=1 make simulate` runs the long search by hand."""
+it in part (the edit landed and the addition refused, or the other way round). Off by default
+in the model (the pinned replays of test_known_holes.py hold the REST request sequence), so
+this file turns it on: a short search in `make test`, a longer one in `make test-slow`. `ORION_MODEL_GRAPHQL=1 make simulate` runs the long search by hand."""
 
 from __future__ import annotations
 
