@@ -2,7 +2,8 @@
 and outcome label are one GraphQL mutation (the lock off after it), and the explorer may answer
 it in part (the edit landed and the addition refused, or the other way round). Off by default
 in the model (the pinned replays of test_known_holes.py hold the REST request sequence), so
-this file turns it on: a short search in `make test`, a longer one in `make test-slow`. `ORION_MODEL_GRAPHQL=1 make simulate` runs the long search by hand."""
+this file turns it on: a short search in `make test`, a longer one in `make test-slow`.
+`ORION_MODEL_GRAPHQL=1 make simulate` runs the long search by hand."""
 
 from __future__ import annotations
 
