@@ -395,6 +395,30 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if listing is None or not self.strands:",
         "        if True:",
     )],
+    # h58: the holder's ending sends its final record and outcome label in one request, the lock
+    # left on until the last write (ADR 0076).
+    "a pass leaves an outcome label beside the lock of a run it requeues (ADR 0076)": [(
+        "core/plan.py",
+        'OUTCOME_LABELS = ("ready", "failed")',
+        "OUTCOME_LABELS: tuple[str, ...] = ()",
+    )],
+    "the lock comes off before the record+outcome request answered (ADR 0076)": [(
+        "services/holding.py",
+        "        done, sent = self._finish_at_once(record, outcome.add)\n",
+        "        self.gh.remove_label(self.number, self.config.labels.working)\n"
+        "        done, sent = self._finish_at_once(record, outcome.add)\n",
+    )],
+    "the lock comes off while the unanswered one request may still land (ADR 0076)": [(
+        "services/holding.py",
+        "                self.clock.sleep(max(0.0, sent + LABEL_LANDING_MARGIN_S - self.clock.monotonic()))"
+        "\n",
+        "                pass\n",
+    )],
+    "the holder does not add by REST what the one request refused (ADR 0076)": [(
+        "services/holding.py",
+        "            add = None if done is not None and done.added else outcome.add\n",
+        "            add = None if done is not None else outcome.add\n",
+    )],
 }
 
 # The environment a mutation runs in, beyond this process's (both the mutated and the reference

@@ -70,6 +70,16 @@ class QueueHistory:
     issue: Issue | None = None
 
 
+@dataclass(frozen=True)
+class Finished:
+    """What GitHub answered to one `finish` request (ADR 0076): the claim comment's final
+    record, then the outcome label, as one GraphQL mutation document run in that order; an
+    error on one does not stop the other, so each says whether it landed."""
+
+    edited: bool
+    added: bool
+
+
 class GitHubPort(Protocol):
     """One repository's issues, comments and labels, as orion needs them.
 
@@ -147,6 +157,15 @@ class GitHubPort(Protocol):
 
     def remove_label(self, number: int, name: str) -> bool:
         """Remove one label: True if it was on the issue, False if it was absent."""
+        ...
+
+    def finish(self, number: int, comment_id: int, body: str, add: tuple[str, ...]) -> Finished | None:
+        """Edit comment `comment_id` to `body`, then add `add` to issue `number`, in ONE request
+        (GraphQL: `updateIssueComment` then `addLabelsToLabelable` in one mutation document,
+        run in that order; a refused field does not stop the other, ADR 0076). Only with the
+        node ids known without a request: the comment's from the answer to its POST, the
+        issue's and every label's from the trigger check's query (existing labels only:
+        GraphQL creates none); None when one is unknown: nothing is sent, use the REST writes."""
         ...
 
     def workflow_run_status(self, run_id: int) -> str | None: ...

@@ -31,7 +31,17 @@ from orion_action.core.cancelled import LabelEvent
 from orion_action.core.issue import Comment, Issue
 from orion_action.core.record import block_kind, seal, unseal, verify
 from orion_action.errors import AuthError, Forbidden, GitHubError, NotFound, Unavailable, UsageError
-from orion_action.ports import Bounds, Budget, Clock, GitHubPort, Policy, Queued, QueueHistory, WorkflowRun
+from orion_action.ports import (
+    Bounds,
+    Budget,
+    Clock,
+    Finished,
+    GitHubPort,
+    Policy,
+    Queued,
+    QueueHistory,
+    WorkflowRun,
+)
 
 # Issue, Budget: re-exported
 __all__ = ["ACTIONS_BOT", "DEFAULT_API_URL", "AppCredentials", "Budget", "GitHubRepo", "Issue"]
@@ -50,7 +60,8 @@ MAX_VALIDATORS = 256  # 3000 events: an issue with more is not one a queue label
 # and the issue itself, so that a claim by number reads nothing else first (ADR 0063).
 _QUEUE_HISTORY = (
     "query($owner: String!, $name: String!, $number: Int!, $before: String) "
-    "{ repository(owner: $owner, name: $name) { issue(number: $number) { lastEditedAt "
+    "{ repository(owner: $owner, name: $name) { labels(first: 100) { totalCount nodes { id name } } "
+    "issue(number: $number) { id lastEditedAt "
     "number state title body createdAt updatedAt author { login } comments { totalCount } "
     "labels(first: 100) { totalCount nodes { name description } } "
     "timelineItems(itemTypes: [LABELED_EVENT, UNLABELED_EVENT, RENAMED_TITLE_EVENT], last: 100, "
@@ -59,6 +70,16 @@ _QUEUE_HISTORY = (
     "... on Bot { databaseId } } } "
     "... on UnlabeledEvent { createdAt label { name } actor { __typename login } } "
     "... on RenamedTitleEvent { createdAt } } } } } }"
+)
+# The holder's ending in one request (ADR 0076): the outcome label on, then the others off,
+# run by GitHub in that order; an error on one field does not stop the next
+# (https://docs.github.com/en/graphql/reference/mutations#addlabelstolabelable,
+# https://docs.github.com/en/graphql/reference/mutations#removelabelsfromlabelable).
+_FINISH = (
+    "mutation($comment: ID!, $body: String!, $issue: ID!, $add: [ID!]!) "
+    "{ edit: updateIssueComment(input: {id: $comment, body: $body}) { issueComment { id } } "
+    "add: addLabelsToLabelable(input: {labelableId: $issue, labelIds: $add}) "
+    "{ labelable { ... on Issue { number } } } }"
 )
 UNSEALED = "(no valid MAC)"  # appended to the author of a record that does not verify
 _ROLES = ("admin", "maintain", "write", "triage", "read")
@@ -387,6 +408,14 @@ def _graphql_issue(data: Any, read_at: datetime) -> Issue | None:
         return None
 
 
+def _graphql_errors(answer: Any) -> str:
+    """The messages of a GraphQL answer's `errors`, for a log line."""
+    errors = answer.get("errors") if isinstance(answer, dict) else None
+    if not isinstance(errors, list) or not errors:
+        return "no data and no error given"
+    return "; ".join(str(e.get("message") if isinstance(e, dict) else e)[:200] for e in errors[:3])
+
+
 # Parsers of whole answers, run inside the retry loop (`GitHubRepo._request(parse=...)`):
 # each takes the decoded JSON and the response's headers.
 def _one_issue(data: Any, headers: dict[str, Any]) -> Issue:
@@ -487,6 +516,11 @@ class GitHubRepo:
         self._clock = clock
         self._record_key = record_key  # ORION_RECORD_KEY: records are sealed and verified
         self._issue_of = {} if _issue_of is None else _issue_of  # comment id -> issue, as read
+        # GraphQL node ids the trigger check's query read (ADR 0076): issue number -> id, and
+        # the repository's labels, casefolded name -> id (shared with clones).
+        self._node_ids: dict[int, str] = {}
+        self._label_ids: dict[str, str] = {}
+        self._comment_ids: dict[int, str] = {}  # comment id -> node id, from the answer to its POST
         self._trusted_logins = trusted_logins  # trusted_authors: matched by their user ids
         self._resolved: dict[int, str] | None = None  # their ids, once asked
         self._repo_path = f"{self.api_url}/repos/{full_name}"
@@ -563,6 +597,8 @@ class GitHubRepo:
         twin._resolved = self._resolved
         twin._default_branch = self._default_branch
         twin._validators, twin._validators_lock = self._validators, self._validators_lock
+        twin._node_ids, twin._label_ids = self._node_ids, self._label_ids
+        twin._comment_ids = self._comment_ids
         return twin
 
     def bounded(self, policy: Policy) -> contextlib.AbstractContextManager[None]:
@@ -894,6 +930,7 @@ class GitHubRepo:
                 # that much earlier, so it is never later than a REST read's (ADR 0063).
                 slow = max(0.0, self._clock.monotonic() - sent - 1.0)
                 read = _graphql_issue(issue, self.server_time(headers) - timedelta(seconds=slow))
+                self._learn_ids(number, issue, answer["data"]["repository"].get("labels"))
                 if edited_raw is not None:
                     edited = _strict_time(edited_raw, "lastEditedAt")
             older: list[Queued] = []
@@ -919,6 +956,38 @@ class GitHubRepo:
                               f"who queued it is unknown")
         changed = max((t for t in (renamed, edited) if t is not None), default=None)
         return QueueHistory(tuple(labelled), changed, tuple(events), read)
+
+    def _learn_ids(self, number: int, issue: Any, labels: Any) -> None:
+        """Keep the node ids a query answered, for `finish` (ADR 0076); what is missing or
+        malformed stays unknown (then the ending writes by REST)."""
+        node = issue.get("id") if isinstance(issue, dict) else None
+        if isinstance(node, str) and node:
+            self._node_ids[number] = node
+        nodes = labels.get("nodes") if isinstance(labels, dict) else None
+        for label in nodes if isinstance(nodes, list) else []:
+            if not isinstance(label, dict):
+                continue
+            key, name = label.get("id"), label.get("name")
+            if isinstance(key, str) and isinstance(name, str):
+                self._label_ids[name.casefold()] = key
+
+    def finish(self, number: int, comment_id: int, body: str, add: tuple[str, ...]) -> Finished | None:
+        """The record edit, then `add` on, in one GraphQL request (ADR 0076); None (nothing
+        sent) when a node id is unknown. A field GitHub refused (its `data` entry null) did not
+        land; an answer with no `data` at all is a GitHubError (nothing is known to have landed)."""
+        issue, comment = self._node_ids.get(number), self._comment_ids.get(comment_id)
+        add_ids = [self._label_ids.get(n.casefold()) for n in add]
+        if issue is None or comment is None or None in add_ids:
+            return None
+        if self._record_key is not None and block_kind(body):
+            body = seal(body, self._record_key, self.full_name, number)
+        variables = {"comment": comment, "body": body, "issue": issue, "add": add_ids}
+        _, answer = self._request("POST", self._graphql_url, body={"query": _FINISH, "variables": variables},
+                                  parse=_an_object)
+        data = answer.get("data")
+        if not isinstance(data, dict):
+            raise GitHubError(f"GitHub refused the ending of #{number}: {_graphql_errors(answer)}")
+        return Finished(edited=isinstance(data.get("edit"), dict), added=isinstance(data.get("add"), dict))
 
     @property
     def _graphql_url(self) -> str:
@@ -1042,12 +1111,19 @@ class GitHubRepo:
 
         if self._record_key is not None:
             body = seal(body, self._record_key, self.full_name, number)
+        def posted(data: Any, headers: dict[str, Any]) -> Comment:
+            made = _comment(data)
+            node = data.get("node_id") if isinstance(data, dict) else None
+            if isinstance(node, str) and node:  # for the ending's one request (ADR 0076)
+                self._comment_ids[made.id] = node
+            return made
+
         _, comment = self._request(
             "POST",
             f"{self._repo_path}/issues/{number}/comments",
             body={"body": body},
             before_retry=already_posted,
-            parse=_one_comment,
+            parse=posted,
         )
         # a comment already_posted found was read through _trusted_view already
         return comment if comment in found else self._trusted_view(comment, number)

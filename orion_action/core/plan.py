@@ -187,6 +187,15 @@ RULES: Mapping[Fate, Rule] = {
 }
 
 
+# Every row's plan also takes off an outcome label the issue carries beside the lock other than
+# its own target (ADR 0076): the holder's ending puts its outcome label on in one request with
+# its final record, the lock still on, and GitHub may run the addition and refuse the edit. A
+# holder that dies then leaves the lock, the outcome label and a record that still says
+# `running`: the record is the word (the run is presumed dead and requeued or failed), and the
+# label it never confirmed goes, or the issue would carry two fates.
+OUTCOME_LABELS = ("ready", "failed")
+
+
 @dataclass(frozen=True)
 class Fated:
     """A fate, the claim it is about (for display and to release first) and the facts its
@@ -368,6 +377,8 @@ def _apply(
         target = None
         reason, queued = _not_requeued(reason, labels, on_issue)
         extra = (*extra, *queued)
+    outcomes = (getattr(labels, k) for k in OUTCOME_LABELS)
+    extra = (*extra, *(n for n in outcomes if n in on_issue and n != target))
     return Plan(
         number,
         rule.action,
@@ -570,3 +581,4 @@ def plan_strand(number: int, is_open: bool, on_issue: frozenset[str], log: Issue
         return None
     return replace(plan, reason=f"the issue carried no label (stranded): {plan.reason}",
                    remove_labels=tuple(x for x in plan.remove_labels if x != labels.working))
+

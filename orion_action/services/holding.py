@@ -38,8 +38,8 @@ from orion_action.core.record import (
     render_record,
     render_tombstone,
 )
-from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.ports import Clock, GitHubPort, Policy, Sight
+from orion_action.errors import AuthError, GitHubError, NotFound, Unavailable
+from orion_action.ports import Clock, Finished, GitHubPort, Policy, Sight
 from orion_action.services.claiming import Claim, restore_queue
 from orion_action.services.observe import judge_entry
 
@@ -376,7 +376,11 @@ class Holding:
             child_pid=self.child_pid,
             progress=self.progress,
         )
-        self._write_final(record)
+        done, sent = self._finish_at_once(record, outcome.add)
+        if done is None or not done.edited:  # (b), (c): the record by REST (read back if ambiguous)
+            self._write_final(record)
+        else:
+            self.claim.record = record
         if self.clock.monotonic() >= self._last_label_write():
             raise Unavailable(
                 "too late for a label write to land before a judge may presume this holder dead"
@@ -384,8 +388,37 @@ class Holding:
         with self._labels_in_time():
             if self._ambiguous_write:
                 self._mark_end(record)
-            self.move_labels(add=outcome.add, also_remove=outcome.also_remove)
+            add = None if done is not None and done.added else outcome.add
+            if add:
+                self.gh.add_labels(self.number, [add])
+            if sent is not None:
+                # The one request got no answer and may still land: its outcome label must not
+                # land after the lock is off (a person's requeue meanwhile would carry two
+                # fates), so the lock waits until it no longer can (ADR 0076).
+                self.clock.sleep(max(0.0, sent + LABEL_LANDING_MARGIN_S - self.clock.monotonic()))
+            self.move_labels(add=None, also_remove=outcome.also_remove)
         return None
+
+    def _finish_at_once(self, record: ClaimRecord, add: str | None) -> tuple[Finished | None, float | None]:
+        """The final record and the outcome label in ONE request, the lock left on (ADR 0076):
+        GitHub runs the edit, then the addition; an error on one does not stop the other, and
+        whatever did not land the caller writes by REST before it takes the lock off. Not
+        tried without an outcome label, with a beat that may still land (`_ambiguous_write`:
+        the REST write reads the record back), with the node ids unknown, or too late for a
+        label write. Returns the answer (None: nothing known to have landed) and, when the
+        request got no answer and may still land, when it was sent."""
+        if not add or self._ambiguous_write or self.clock.monotonic() >= self._last_label_write():
+            return None, None
+        sent = self.clock.monotonic()
+        try:
+            with self._labels_in_time():
+                return self.gh.finish(self.number, self.claim.comment_id, self._body(record), (add,)), None
+        except AuthError:
+            raise
+        except Unavailable:  # no answer: it may land yet (the REST writes repeat it: idempotent)
+            return None, sent
+        except GitHubError:  # the whole request refused: nothing landed
+            return None, None
 
     def _mark_end(self, record: ClaimRecord) -> None:
         """A beat we gave up on may still land and turn the final record back into "running"
@@ -611,9 +644,8 @@ class Holding:
     def move_labels(self, add: str | None, also_remove: tuple[str, ...] = ()) -> None:
         lab = self.config.labels
         stage = lab.stage(self.claim.record.stage)
-        move_labels(
-            self.gh, self.number, [add] if add else [], [*also_remove, *filter(None, [stage])], lab.working
-        )
+        remove = [*also_remove, *filter(None, [stage])]
+        move_labels(self.gh, self.number, [add] if add else [], remove, lab.working)
 
     def _stop_beats(self) -> None:
         """No beat writes the record after this. A beat in flight gets a moment to finish

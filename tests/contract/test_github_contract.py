@@ -19,7 +19,7 @@ from rig import Emulator, Proxy, RepoHandle, unique_repo_name, wait_until
 from orion_action.adapters.github import GitHubRepo
 from orion_action.core.issue import Comment
 from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.ports import GitHubPort, Policy, QueueHistory
+from orion_action.ports import Finished, GitHubPort, Policy, QueueHistory
 
 BOT, OUTSIDER = Emulator.OWNER, Emulator.OUTSIDER
 
@@ -32,6 +32,7 @@ class World(Protocol):
     def create_pull(self) -> int: ...
     def add_label(self, n: int, name: str) -> None: ...
     def create_label(self, name: str, description: str) -> None: ...
+    def delete_label(self, name: str) -> None: ...
     def close(self, n: int) -> None: ...
     def reopen(self, n: int) -> None: ...
     def comment(self, n: int, body: str, outsider: bool = False) -> int: ...
@@ -63,6 +64,11 @@ class MemoryWorld:
 
     def create_label(self, name: str, description: str) -> None:
         self.server.labels[name] = ("ededed", description)
+
+    def delete_label(self, name: str) -> None:
+        self.server.labels.pop(name, None)
+        for n in [i.number for i in self.server.issues()]:
+            self.server.remove_label(n, name)
 
     def close(self, n: int) -> None:
         self.server.close(n)
@@ -127,6 +133,10 @@ class EmulatorWorld:
 
     def create_label(self, name: str, description: str) -> None:
         self.repo.api("POST", "/labels", json={"name": name, "color": "ededed", "description": description})
+
+    def delete_label(self, name: str) -> None:
+        resp = self.emulator.request("DELETE", f"/repos/{self.repo.full_name}/labels/{name}")
+        assert resp.status_code in (204, 404), resp.text
 
     def close(self, n: int) -> None:
         self.repo.close(n)
@@ -324,6 +334,48 @@ def test_queue_history_lists_the_queue_and_cancel_label_events_in_order(world: W
     own = (gh.own_login() or "").lower()
     assert history.label_events[0].login.lower() == own and history.label_events[2].login.lower() == own
     assert [q.login.lower() for q in history.labelled] == [own]
+
+
+def test_finish_edits_then_adds_in_one_request_once_the_ids_are_known(world: World) -> None:
+    """ADR 0076: the ending's final record and outcome label as one GraphQL mutation document,
+    `updateIssueComment` then `addLabelsToLabelable`, run by GitHub in that order; an error on
+    one field nulls it and does not stop the next
+    (https://docs.github.com/en/graphql/reference/mutations#updateissuecomment,
+    https://docs.github.com/en/graphql/reference/mutations#addlabelstolabelable, and
+    https://docs.github.com/en/graphql/guides/forming-calls-with-graphql#about-mutations). The
+    comment's node id comes from the answer to its POST, the issue's and the labels' from the
+    trigger check's query; without them nothing is sent. The lock is not touched."""
+    gh = world.gh
+    for name in ("orion-ready", "orion-working"):
+        world.create_label(name, "")
+    n = world.create_issue("finish", ("orion-working", "bug"))
+    posted = gh.post_comment(n, "claim: running")
+    unknown = _spent(gh, lambda: gh.finish(n, posted.id, "claim: finished", ("orion-ready",)))
+    assert unknown == 0  # the issue's and the labels' ids unknown: nothing sent
+    gh.queue_history(n, "orion", "orion-cancel")
+    done = None
+
+    def end() -> None:
+        nonlocal done
+        done = gh.finish(n, posted.id, "claim: finished", ("orion-ready",))
+
+    assert _spent(gh, end) == 1
+    assert done == Finished(edited=True, added=True)
+    assert gh.get_issue(n)[0].labels == frozenset({"orion-ready", "orion-working", "bug"})
+    assert gh.get_comment(posted.id)[0].body == "claim: finished"
+    # Idempotent: the same body again, a label already on: no errors.
+    assert gh.finish(n, posted.id, "claim: finished", ("orion-ready",)) == Finished(True, True)
+    assert gh.finish(n, posted.id, "x", ("never-made",)) is None  # no such label: no id, nothing sent
+    other = world.create_issue("not posted by this client")
+    gh.queue_history(other, "orion", "orion-cancel")
+    listed = gh.list_comments(n)[0][0]
+    assert gh.finish(other, listed.id + 10**6, "x", ("orion-ready",)) is None  # comment id unknown
+    # A label deleted from the repository after the query: the edit lands, the addition is refused.
+    gh.remove_label(n, "orion-ready")
+    world.delete_label("orion-ready")
+    assert gh.finish(n, posted.id, "claim: finished again", ("orion-ready",)) == Finished(True, False)
+    assert gh.get_comment(posted.id)[0].body == "claim: finished again"
+    assert gh.get_issue(n)[0].labels == frozenset({"orion-working", "bug"})
 
 
 def _spent_history(gh: GitHubPort, n: int) -> QueueHistory:

@@ -45,7 +45,7 @@ from orion_action.adapters.clock import Clock
 from orion_action.core.cancelled import LabelEvent
 from orion_action.core.issue import Comment, Issue
 from orion_action.errors import GitHubError, NotFound, Unavailable
-from orion_action.ports import Bounds, Budget, Policy, Queued, QueueHistory, WorkflowRun
+from orion_action.ports import Bounds, Budget, Finished, Policy, Queued, QueueHistory, WorkflowRun
 
 if TYPE_CHECKING:
     from orion_action.ports import GitHubPort
@@ -55,10 +55,10 @@ PERSON = "a-person"
 PAGE = 100
 RATE_LIMIT = 5000  # core requests per hour of a personal token
 FIRST_COMMENT_ID = 1_000_001  # far from issue numbers, so mixing them up cannot pass a test
-Failure = Literal["unavailable", "ambiguous", "lost", "retried", "limited", "late"]
+Failure = Literal["unavailable", "ambiguous", "lost", "retried", "limited", "late", "partial", "partial-edit"]
 T = TypeVar("T")
 _WRITES = frozenset({"post_comment", "edit_comment", "delete_comment", "add_labels", "remove_label",
-                     "ensure_label", "dispatch_workflow"})
+                     "finish", "ensure_label", "dispatch_workflow"})
 
 
 class Meter(Protocol):
@@ -183,6 +183,9 @@ class MemoryServer:
         self.label_events: list[tuple[int, str, str, datetime, bool]] = []
         self.text_changed: dict[int, datetime] = {}  # issue -> last edit of its title or body
         self.meter: Meter | None = None  # GitHub's limits, enforced; None: never refused
+        # Whether every client knows the GraphQL node ids `finish` needs without a query (the
+        # model runs no trigger check; its holders know them as the query would have told them).
+        self.node_ids_known = False
         self._issues: dict[int, _Issue] = {}
         self._comments: dict[int, Comment] = {}
         self._lagging: dict[int, _Lag] = {}
@@ -208,7 +211,11 @@ class MemoryServer:
         `retry_after` (`sleep`, a scheduling point) and sends again, unless that wait would pass
         its deadline (then Unavailable), as GitHubRepo does.
         "late": the client times out (Unavailable) and a write is applied later: it waits in
-        `delayed` until the driver lands it (`land`) or its time is up (`land_due`)."""
+        `delayed` until the driver lands it (`land`) or its time is up (`land_due`).
+        "partial": a `finish` whose record edit landed while GitHub refused its addition (a
+        label deleted from the repository meanwhile, an internal error on one field: ADR 0076);
+        "partial-edit": a `finish` whose edit GitHub refused while its addition landed; on any
+        other request, either is "unavailable"."""
         with self._lock:
             self._failures.setdefault(actor, []).extend([kind] * count)
 
@@ -448,12 +455,17 @@ class MemoryGitHub:
         self._bounds = Bounds()  # the policy of the open `bounded` blocks (ports.Policy)
         self._login: str | None = None  # what GET /user said, as the adapter caches it
         self._default_branch: str | None = None  # what GET /repos/... said, as the adapter caches it
+        # What the trigger check's query told this client (ADR 0076): issues and labels by name.
+        self._node_ids: set[int] = set()
+        self._label_ids: set[str] = set()
+        self._posted: set[int] = set()  # comments this client posted: their node ids are known
 
     # -- plumbing --------------------------------------------------------------------------------
 
     def _request(self, op: str, *args: object, apply: Callable[[], T],
                  before_retry: Callable[[], T | None] | None = None,
-                 validator: Callable[[T], object] | None = None) -> T:
+                 validator: Callable[[T], object] | None = None,
+                 partial: Callable[[str], T] | None = None) -> T:
         """One HTTP request: the hook (a scheduling point), the deadline, an injected failure,
         then the change, atomically, as GitHub applies one request.
 
@@ -478,6 +490,11 @@ class MemoryGitHub:
             if meter is None:
                 self.budget = Budget(RATE_LIMIT, max(0, RATE_LIMIT - spent))
             failure = server._take_failure()
+            if (failure == "partial" or failure == "partial-edit") and partial is not None:
+                kind: str = failure
+                return self._applied(op, args, lambda: partial(kind))
+            if failure in ("partial", "partial-edit"):
+                failure = "unavailable"
             if failure is None:
                 answer = self._applied(op, args, apply)
                 if validator is not None:
@@ -517,7 +534,7 @@ class MemoryGitHub:
 
     def _applied(self, op: str, args: tuple[object, ...], apply: Callable[[], T]) -> T:
         result = apply()
-        if op in _WRITES and self.server.on_applied is not None:
+        if op in _WRITES and op != "finish" and self.server.on_applied is not None:  # finish: per part
             self.server.on_applied(self.server.actor_of(), op, args)
         return result
 
@@ -608,6 +625,8 @@ class MemoryGitHub:
 
         def history() -> QueueHistory:
             read = self.server._issue(number, pulls=False).freeze(self._date(), self.server.labels)
+            self._node_ids.add(number)  # the query reads the node ids too (ADR 0076)
+            self._label_ids.update(self.server.labels)
             return replace(self.server.history(number, label, cancel), issue=read)
 
         return self._request("queue_history", number, label, apply=history)
@@ -658,8 +677,14 @@ class MemoryGitHub:
                 return None
             return next((c for c in self.list_comments(number)[0] if marker in c.body), None)
 
-        return self._request("post_comment", number, body, before_retry=already_posted,
-                             apply=lambda: self.server._post(number, body, self.login))
+        def post() -> Comment:
+            posted = self.server._post(number, body, self.login)
+            self._posted.add(posted.id)  # the answer carries its node id (ADR 0076)
+            return posted
+
+        found = self._request("post_comment", number, body, before_retry=already_posted, apply=post)
+        self._posted.add(found.id)
+        return found
 
     def edit_comment(self, comment_id: int, body: str) -> Comment:
         return self._request("edit_comment", comment_id, body,
@@ -689,6 +714,48 @@ class MemoryGitHub:
         removed = self._request("remove_label", number, name, before_retry=note_ambiguous,
                                 apply=lambda: self.server._remove_label(number, name, self.login))
         return bool(removed) or bool(maybe_ours)
+
+    def finish(self, number: int, comment_id: int, body: str, add: tuple[str, ...]) -> Finished | None:
+        """As the adapter's one GraphQL request (ADR 0076): None (nothing sent) unless the node
+        ids are known (the comment's: posted by this client); the record edit, then the
+        addition, in one request; GitHub creates no label here, so a label the repository does
+        not have refuses the addition (the edit still lands). `fail_next` "partial": the edit
+        landed, the addition refused; "partial-edit": the edit refused, the addition landed."""
+        server = self.server
+        known = server.node_ids_known or (number in self._node_ids and comment_id in self._posted)
+        ids = self._label_ids | (set(server.labels) if server.node_ids_known else set())
+        if not known or not all(n in ids for n in add):
+            return None
+
+        def noted(op: str, *args: object) -> None:  # who wrote what, as the REST writes say it
+            if server.on_applied is not None:
+                server.on_applied(server.actor_of(), op, args)
+
+        def edit() -> bool:
+            try:
+                server._edit(comment_id, body)
+            except GitHubError:  # a deleted comment: the field is refused
+                return False
+            noted("edit_comment", comment_id, body)
+            return True
+
+        def addition() -> bool:
+            server._issue(number)
+            if not all(n in server.labels for n in add):
+                return False
+            server._add_labels(number, add, self.login)
+            noted("add_labels", number, tuple(add))
+            return True
+
+        def both() -> Finished:
+            return Finished(edited=edit(), added=addition())
+
+        def partly(kind: str) -> Finished:
+            if kind == "partial":
+                return Finished(edited=edit(), added=False)
+            return Finished(edited=False, added=addition())
+
+        return self._request("finish", number, comment_id, body, tuple(add), apply=both, partial=partly)
 
     def list_workflow_runs(self, workflow: str, status: str) -> list[WorkflowRun]:
         server = self.server
@@ -747,6 +814,7 @@ class MemoryGitHub:
         twin = MemoryGitHub(self.server, self.login)
         twin._login = self._login
         twin._validators = self._validators
+        twin._node_ids, twin._label_ids, twin._posted = self._node_ids, self._label_ids, self._posted
         return twin
 
     def bounded(self, policy: Policy) -> contextlib.AbstractContextManager[None]:

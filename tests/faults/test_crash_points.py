@@ -48,6 +48,9 @@ class Point:
     # Won (`running`, no child) with its unqueue sent (here dropped): a pass holds it in doubt
     # (`report`) until its lease's writes can no longer land, IN_DOUBT_S after its claim (ADR 0072).
     in_doubt: bool = False
+    # The ending writes by REST (ADR 0076): the repository has no `orion-ready` label, so the
+    # trigger check's query told no node id for it (REST creates it on the issue).
+    rest: bool = False
 
 
 POINTS = {
@@ -56,17 +59,20 @@ POINTS = {
     "after_queue_label_removed": Point("GET", r"/issues/{n}/comments$"),
     "after_arbitration": Point("PATCH", COMMENT),  # the child has started; "running" is held
     "mid_run": Point("PATCH", COMMENT, after_start=True, patches=3),
-    "after_finish_record_ok": Point("POST", r"/issues/{n}/labels$", after_start=True, exit_code=0,
-                                    action="complete", outcome="ready"),
-    "after_finish_record_failed": Point("POST", r"/issues/{n}/labels$", after_start=True,
+    # After the ending's one request (ADR 0076: the final record and the outcome label), the
+    # stage label's removal held and dropped: the lock is still on.
+    "after_finish_record_ok": Point("DELETE", r"/issues/{n}/labels/orion-stage-build$", after_start=True,
+                                    exit_code=0, action="complete", outcome="ready"),
+    "after_finish_record_failed": Point("DELETE", r"/issues/{n}/labels/orion-stage-build$", after_start=True,
                                         exit_code=3, action="complete", outcome="failed"),
+    # The REST sequence, where no node id is known.
     "after_ready_label": Point("DELETE", r"/issues/{n}/labels/orion-stage-build$",
-                               after_start=True, exit_code=0, action="complete", outcome="ready"),
+                               after_start=True, exit_code=0, action="complete", outcome="ready", rest=True),
     # The stage label goes before the lock: a crash in between once left the stage label on a
     # finished issue, where no reconcile pass looks (it only visits issues carrying the lock).
     "after_stage_label_removed": Point("DELETE", r"/issues/{n}/labels/orion-working$",
                                        after_start=True, exit_code=0, action="complete",
-                                       outcome="ready"),
+                                       outcome="ready", rest=True),
 }
 # The lease (2/3 of stale_after) plus GitHub's request limit and its whole-second slack.
 IN_DOUBT_S = STALE_AFTER * 2 / 3 + 11.0
@@ -85,6 +91,8 @@ def crash(point: Point, orion: Orion, proxy: Proxy, repo: RepoHandle) -> int:
     """Create a queued issue, run the wrapper on it, SIGKILL it at `point`; nothing is left
     running afterwards (the child dies with the wrapper: PR_SET_PDEATHSIG)."""
     n = repo.create_issue("crash point", ["orion"])
+    if point.rest:
+        repo.api("DELETE", "/labels/orion-ready")
     log, go = orion.workdir / "child.log", orion.workdir / "go"
     path = point.path.format(n=n)
     hold = None if point.after_start else proxy.hold(point.method, path)
@@ -141,6 +149,18 @@ def test_crash_then_reconcile_on_the_same_machine(name, orion, proxy, repo):
     assert_consistent(repo, n, point.outcome)
     if point.outcome == "queued":
         assert_claimable(orion, repo, n)
+
+
+def test_killed_after_a_refused_addition_a_pass_completes(orion, proxy, repo):
+    """ADR 0076 (a): the ending's one request lands its record edit and not its addition, and
+    the holder is killed before its REST addition: the lock is still on beside the finished
+    record, and the next pass completes the run (`ready`), as after any ending cut short."""
+    proxy.refuse_finish_add(1)
+    n = crash(Point("POST", r"/issues/{n}/labels$", after_start=True, exit_code=0), orion, proxy, repo)
+    assert "orion-working" in view(repo, n).labels and "orion-ready" not in view(repo, n).labels
+    plan = orion.reconcile()
+    assert actions_of(plan, n) == ["complete"], plan
+    assert_consistent(repo, n, "ready")
 
 
 # Slow: tests/integration/test_machines.py's reboot test keeps this rule in `make test`.

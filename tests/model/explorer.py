@@ -18,14 +18,18 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from model.world import CLONE, CONFIG, HOSTED, KNOWN_HOLES, MACHINES, InvariantError, World
+from model.world import CLONE, CONFIG, GRAPHQL, HOSTED, KNOWN_HOLES, MACHINES, InvariantError, World
 
 MAX_WORKERS = 6
 MAX_RECONCILERS = 5
 TIMES = (0.5, 1.0, 2.0, 3.0, CONFIG.heartbeat_interval, 25.0, CONFIG.stale_after, CONFIG.stale_after + 5)
 LAGS = (0.0, 1.0, 2.5, 4.0)  # the most a write stays out of listings, per episode (LIST_SETTLE_S = 1)
-WRITES = ("post_comment", "edit_comment", "add_labels", "remove_label", "delete_comment")
-KINDS = ("unavailable", "ambiguous", "lost", "limited", "late")
+WRITES = ("post_comment", "edit_comment", "add_labels", "remove_label", "delete_comment", "finish")
+# With the one-request ending (ORION_MODEL_GRAPHQL=1, ADR 0076), also its partial answers: the
+# record edit landed and the addition refused, or the other way round (on any other request,
+# "unavailable").
+PARTIAL = ("partial", "partial-edit")
+KINDS = ("unavailable", "ambiguous", "lost", "limited", "late") + (PARTIAL if GRAPHQL else ())
 Act = tuple[object, ...]
 
 
@@ -210,6 +214,9 @@ def _choose(world: World, rng: random.Random) -> Act:
         at_write = [a for a in runnable if (world.sched.pending_op(a) or ("",))[0] in WRITES]
         victim = rng.choice(at_write) if at_write and rng.random() < 0.8 else actor
         acts.append((8, ("fail", victim, rng.choice(KINDS), rng.randint(1, 3))))
+        finishing = [a for a in at_write if world.sched.pending_op(a)[0] == "finish"]  # type: ignore[index]
+        if finishing and "partial" in KINDS:  # the one request a partial answer can hit (ADR 0076)
+            acts.append((30, ("fail", rng.choice(finishing), rng.choice(PARTIAL), 1)))
         beats = [a for a in runnable if a.endswith((".beat", ".end"))]
         if beats:  # an incident for one holder: its next requests all fail (the outage path)
             acts.append((3, ("fail", rng.choice(beats), rng.choice(("unavailable", "ambiguous", "late")),

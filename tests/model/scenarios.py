@@ -1654,9 +1654,170 @@ def claimer_resumed_past_a_pass_runs_beside_the_next() -> None:
     finally:
         world.close()
 
+def _node_ids_known(world: World) -> None:
+    """The holders know the node ids, as the trigger check's query tells them, of orion's labels
+    as `orion init` made them (ADR 0076): their endings move the labels in one request."""
+    world.server.node_ids_known = True
+    for name in (LAB.queue, LAB.working, LAB.ready, LAB.failed, LAB.cancel):
+        world.server.labels.setdefault(name, ("ededed", ""))
+
+
+def _finish_answered(world: World, kind: str) -> Worker:
+    """A run ends with exit code 0 and its holder sends its final record and `ready` in one
+    GraphQL request, the lock still on (ADR 0076), which GitHub answers in part: "partial" (the
+    edit landed, the addition refused) or "partial-edit" (the edit refused, the addition
+    landed). Returns the worker, stopped just after that answer."""
+    _node_ids_known(world)
+    w = _running(world, "m1")
+    world.child_exits(w, 0)
+    world.react()
+    end = f"{w.name}.end"
+    _run(world, end, _at(world, end, "finish"))
+    world.fail(end, kind)
+    world.step(end)
+    world.check()
+    labels = world.server.issue(ISSUE).labels
+    assert LAB.working in labels, labels  # the lock stays on until the last write
+    assert (LAB.ready in labels) is (kind == "partial-edit"), labels
+    return w
+
+
+def finish_refused_addition_put_right_by_its_holder() -> None:
+    """ADR 0076 (a): the record edit landed, the addition refused: the holder adds `ready` by
+    REST, then takes the lock off."""
+    world = World()
+    try:
+        w = _finish_answered(world, "partial")
+        _run(world, f"{w.name}.end")
+        labels = world.server.issue(ISSUE).labels
+        assert LAB.ready in labels and LAB.working not in labels, labels
+        _settle(world)
+    finally:
+        world.close()
+
+
+def finish_refused_addition_then_its_holder_killed() -> None:
+    """ADR 0076 (a), the holder killed before its REST addition: the lock is on beside a
+    finished record, and a pass completes the run (`ready`), as after any REST ending cut short."""
+    world = World()
+    try:
+        w = _finish_answered(world, "partial")
+        world.crash(w)
+        _pass(world)
+        labels = world.server.issue(ISSUE).labels
+        assert LAB.ready in labels and LAB.working not in labels, labels
+        _settle(world)
+    finally:
+        world.close()
+
+
+def finish_refused_edit_put_right_by_its_holder() -> None:
+    """ADR 0076 (b): the addition landed, the record edit refused: the lock and `ready` are on
+    beside a record that says `running`; the holder writes the record by REST, then takes the
+    lock off."""
+    world = World()
+    try:
+        w = _finish_answered(world, "partial-edit")
+        _run(world, f"{w.name}.end")
+        labels = world.server.issue(ISSUE).labels
+        assert LAB.ready in labels and LAB.working not in labels, labels
+        _settle(world)
+    finally:
+        world.close()
+
+
+def finish_refused_edit_then_its_holder_killed() -> None:
+    """ADR 0076 (b), the holder killed before its REST record: a pass that presumes it dead
+    requeues the run its record says was running, and takes off the `ready` that record never
+    confirmed (core/plan.py OUTCOME_LABELS): one fate, not two."""
+    world = World()
+    try:
+        w = _finish_answered(world, "partial-edit")
+        world.crash(w)
+        world.advance(CONFIG.stale_after + 1)
+        _pass(world)
+        labels = world.server.issue(ISSUE).labels
+        assert LAB.ready not in labels and LAB.working not in labels, labels
+        _settle(world)
+    finally:
+        world.close()
+
+
+def finish_unanswered_lands_before_the_lock_comes_off() -> None:
+    """ADR 0076 (c): the one request gets no answer and lands late. The holder writes the record
+    and `ready` by REST (idempotent), and takes the lock off only once the late request can no
+    longer land: its `ready` must not land on an issue without the lock, where a person's
+    requeue meanwhile would give it two fates."""
+    world = World()
+    try:
+        _node_ids_known(world)
+        w = _running(world, "m1")
+        world.child_exits(w, 0)
+        world.react()
+        end = f"{w.name}.end"
+        _run(world, end, _at(world, end, "finish"))
+        world.fail(end, "late")
+        world.step(end)
+        _run(world, end, lambda: world.sched.pending_op(end) == ("remove_label", (ISSUE, LAB.working)))
+        in_flight = [d.op for d in world.server.delayed]
+        assert "finish" not in in_flight, f"the lock comes off with the one request in flight: {in_flight}"
+        _run(world, end)
+        labels = world.server.issue(ISSUE).labels
+        assert LAB.ready in labels and LAB.working not in labels, labels
+        _settle(world)
+    finally:
+        world.close()
+
+
+def ready_taken_off_by_a_person_stays_off() -> None:
+    """ADR 0076: a run's ending lands whole; a person takes `ready` off. The issue carries no
+    orion label and its newest claim is a finished record: no pass puts `ready` back."""
+    world = World()
+    _node_ids_known(world)
+    try:
+        w = _running(world, "m1")
+        world.child_exits(w, 0)
+        world.react()
+        _run(world, f"{w.name}.end")
+        world.person_labels(ISSUE, LAB.ready, False)
+        world.advance(CONFIG.stale_after + 1)
+        _pass(world)
+        assert not world.server.issue(ISSUE).labels & {LAB.ready, LAB.queue, LAB.failed}
+    finally:
+        world.close()
+
+
+def cancelled_during_an_outage_stays_cancelled() -> None:
+    """ADR 0076 (found by random search, seed 7 episode 36): a person cancels a running issue;
+    its holder, cut off, records an outage too late to move a label ("the next pass hands the
+    issue back"). A pass finds the lock beside the cancel label and takes it off without
+    requeueing (ADR 0049), and its sweep takes the cancel label off: the issue carries no label
+    and its newest claim is a final record. The cancel during the run says a person acted: no
+    pass puts the queue label back."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.person_cancel(ISSUE)
+        end = _outage(world, w)
+        world.advance(CONFIG.stale_after)  # too late for a label write: the record only
+        _run(world, end)
+        assert LAB.working in world.server.issue(ISSUE).labels, world.server.issue(ISSUE).labels
+        _pass(world)
+        world.advance(CONFIG.stale_after + 1)
+        _pass(world)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
+        cancelled_during_an_outage_stays_cancelled,
+        finish_refused_addition_put_right_by_its_holder, finish_refused_addition_then_its_holder_killed,
+        finish_refused_edit_put_right_by_its_holder, finish_refused_edit_then_its_holder_killed,
+        finish_unanswered_lands_before_the_lock_comes_off,
+        ready_taken_off_by_a_person_stays_off,
         budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
         winner_killed_while_its_unqueue_may_land, pass_unlock_strands_a_claim_that_dies,
         clone_beside_rebooted_origin, outage_retry_after_landed_record, outage_record_put_back_unchanged,

@@ -57,6 +57,11 @@ DISPATCHING = {"dispatch_workflow": WORKFLOW, "dispatch_max_runs": 2}  # over th
 ADAPTIVE_CONFIG = Config(heartbeat_interval=2.0, stale_after=12.0, heartbeat_max_interval=60.0,
                          max_attempts=3, kill_grace=1.0, source="model-adaptive")
 ADAPTIVE = os.environ.get("ORION_MODEL_ADAPTIVE") == "1"
+# The holders' one-request ending (ADR 0076): every client knows the GraphQL node ids, and the
+# repositories have orion's labels as `orion init` makes them. Off by default: the pinned
+# replays of test_known_holes.py depend on the REST request sequence. ORION_MODEL_GRAPHQL=1
+# turns it on for every World (random search over the batched ending).
+GRAPHQL = os.environ.get("ORION_MODEL_GRAPHQL") == "1"
 # ORION_MODEL_STRICT_LOCKS=1 (bench/model_mutations.py only): orion taking a live run's lock off
 # is itself a break, even when the run puts it back (ADR 0065). The put-back heals every stale
 # lock removal a live holder outlives, so a mutation that makes more of them (a late or retried
@@ -264,6 +269,11 @@ class World:
             other._failures = self.server._failures
             other.failed_actors = self.server.failed_actors
             self.servers.append(other)
+        if GRAPHQL:
+            for s in self.servers:
+                s.node_ids_known = True
+                for name in (LAB.queue, LAB.working, LAB.ready, LAB.failed, LAB.cancel):
+                    s.labels.setdefault(name, ("ededed", ""))
         self.repo_of: dict[int, MemoryServer] = {}  # issue -> its repository
         self.sched = Scheduler()
         self.workers: dict[str, Worker] = {}

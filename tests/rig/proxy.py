@@ -19,6 +19,7 @@ comments), the emulator.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import http.client
@@ -36,7 +37,7 @@ from datetime import datetime, timezone
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from . import PATIENCE
 
@@ -119,6 +120,7 @@ class LogEntry:
     status: int | None = None
     action: str = "pending"  # forward | fault | 401 | synthetic | blackhole | drop | cut_off
     conditional: bool = False  # sent with If-None-Match (a 304 to it is free, ADR 0044)
+    mutation: bool = False  # a GraphQL mutation: a content write, however it is sent (ADR 0076)
 
 
 class _Server(ThreadingHTTPServer):
@@ -207,6 +209,8 @@ class Proxy:
         self._next_run = 900_000
         self.log: list[LogEntry] = []
         self._cut_off = self._stopping = False
+        self._refuse_adds = 0  # the next ending mutations whose addition GitHub refuses (ADR 0076)
+        self._refuse_edits = 0  # the next ending mutations whose record edit GitHub refuses
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.port, self.url = 0, ""
@@ -297,6 +301,20 @@ class Proxy:
                 self._rules.remove(rule)
             self._cv.notify_all()
 
+    def refuse_finish_add(self, count: int = 1) -> None:
+        """The next `count` ending mutations (ADR 0076) answer as GitHub does when the label to
+        add cannot be resolved (deleted from the repository meanwhile) or that field fails
+        alone: `add` null with an error; the record edit before it has landed."""
+        with self._cv:
+            self._refuse_adds = count
+
+    def refuse_finish_edit(self, count: int = 1) -> None:
+        """The next `count` ending mutations (ADR 0076) answer with the record edit refused
+        (`edit` null with an error, nothing edited) and the addition, which the error does not
+        stop, landed."""
+        with self._cv:
+            self._refuse_edits = count
+
     def cut_off(self, on: bool = True) -> None:
         """Partition: while on, every request is blackholed (and dropped when it ends)."""
         with self._cv:
@@ -307,6 +325,7 @@ class Proxy:
         """Remove every rule (held requests go on, blackholed ones are dropped) and end a
         cut-off. Workflow runs and the log stay."""
         with self._cv:
+            self._refuse_adds = self._refuse_edits = 0
             for rule in list(self._rules):
                 self.remove(rule)
             self.cut_off(False)
@@ -399,7 +418,8 @@ class Proxy:
         with self._cv:
             name = None if token is None else self.tokens.get(token, "<unknown>")
             entry = LogEntry(h.command, path, query, name, time.time(),
-                             conditional=bool(h.headers.get("If-None-Match")))
+                             conditional=bool(h.headers.get("If-None-Match")),
+                             mutation=path == "/graphql" and _is_mutation(body))
             self.log.append(entry)
             self._cv.notify_all()
             rule = None if self._cut_off else self._match(h.command, path)
@@ -679,7 +699,10 @@ class Proxy:
         every change of its title or body (GitHub's REST has none); the labels an issue was
         opened with are `labeled` events by its author at its creation, as on GitHub. A cursor
         is an item's index."""
-        v = json.loads(body or b"{}").get("variables") or {}
+        sent = json.loads(body or b"{}")
+        v = sent.get("variables") or {}
+        if str(sent.get("query") or "").lstrip().startswith("mutation"):
+            return self._graphql_finish(token, v)
         owner, repo, number = str(v.get("owner")), str(v.get("name")), int(v.get("number") or 0)
         status, issue = self._upstream_get(f"/repos/{owner}/{repo}/issues/{number}", token, helper=True)
         if status == 401:
@@ -726,8 +749,72 @@ class Proxy:
                 "author": {"login": user["login"]} if user else None,
                 "comments": {"totalCount": issue.get("comments", 0)},
                 "labels": {"totalCount": len(labels), "nodes": labels}}
-        read.update(lastEditedAt=stamp, timelineItems=timeline)
-        return 200, {"data": {"repository": {"issue": read}}}
+        read.update(lastEditedAt=stamp, timelineItems=timeline, id=f"I_{owner}:{repo}:{number}")
+        _, repo_labels = self._upstream_get(f"/repos/{owner}/{repo}/labels?per_page=100", token, helper=True)
+        nodes = [{"id": f"LA_{owner}:{repo}:{x['name']}", "name": x["name"]} for x in repo_labels or []]
+        return 200, {"data": {"repository": {"issue": read,
+                                             "labels": {"totalCount": len(nodes), "nodes": nodes}}}}
+
+    def _graphql_finish(self, token: str | None, v: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The holder's one-request ending (ADR 0076): `updateIssueComment` (the final record)
+        then `addLabelsToLabelable` (the outcome label), run in that order on the emulator's
+        REST writes (PATCH of the comment, POST of the labels) as the caller. As GitHub
+        documents it, an error on one field does not stop the next: a label to add that the
+        repository does not have (GraphQL creates none) nulls `add` with an error after the
+        edit landed; `refuse_finish_add` does the same, `refuse_finish_edit` refuses the edit
+        and lets the addition land. The comment's node id is the emulator's own (base64 of
+        `0:IssueComment<id>`, as the POST answered it)."""
+        owner, repo, number = str(v.get("issue", "")).removeprefix("I_").split(":", 2)
+        add = [str(x).split(":", 2)[2] for x in v.get("add") or []]
+        node = str(v.get("comment", ""))
+        try:
+            decoded = base64.b64decode(node + "=" * (-len(node) % 4)).decode()
+        except (ValueError, UnicodeDecodeError):
+            decoded = ""
+        comment = decoded.removeprefix("0:IssueComment") if decoded.startswith("0:IssueComment") else ""
+        base = f"/repos/{owner}/{repo}"
+        with self._cv:
+            refuse_add, refuse_edit = self._refuse_adds > 0, self._refuse_edits > 0
+            self._refuse_adds -= refuse_add
+            self._refuse_edits -= refuse_edit
+        data: dict[str, Any] = {}
+        errors: list[dict[str, Any]] = []
+        edited = (not refuse_edit and comment.isdigit() and self._upstream_write(
+            "PATCH", f"{base}/issues/comments/{comment}", token, {"body": v.get("body")}) == 200)
+        if edited:
+            data["edit"] = {"issueComment": {"id": node}}
+        else:
+            data["edit"] = None
+            errors.append({"type": "NOT_FOUND", "path": ["edit"],
+                           "message": f"Could not resolve to a node with the global id of '{node}'"})
+        missing = [n for n in add
+                   if self._upstream_get(f"{base}/labels/{quote(n, safe='')}", token, helper=True)[0] != 200]
+        if refuse_add or missing:
+            data["add"] = None
+            errors.append({"type": "NOT_FOUND", "path": ["add"], "message":
+                           f"Could not resolve to a node with the global id of 'LA_{owner}:{repo}:"
+                           f"{(missing or add)[0]}'"})
+        else:
+            self._upstream_write("POST", f"{base}/issues/{number}/labels", token, {"labels": add})
+            data["add"] = {"labelable": {"number": int(number)}}
+        return 200, {"data": data, **({"errors": errors} if errors else {})}
+
+    def _upstream_write(self, method: str, path: str, token: str | None, body: Any = None) -> int:
+        """One write to the emulator with the caller's helper alias (the same login, so its
+        events name the caller, as GitHub's would for the mutation; its own rate-limit counter,
+        since GitHub charges GraphQL to GraphQL's budget, not the REST one); the status."""
+        headers = {"Accept": "application/vnd.github+json", "Content-Type": "application/json"}
+        if token is not None:
+            alias = self._helper_tokens.get(token)
+            headers["Authorization"] = f"token {alias or self._up_tokens.get(token, token)}"
+        conn = http.client.HTTPConnection(self._up_host, self._up_port, timeout=60)
+        try:
+            conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
+            resp = conn.getresponse()
+            resp.read()
+            return resp.status
+        finally:
+            conn.close()
 
     def _synthetic_run(self, method: str, path: str) -> dict[str, Any] | None:
         """The run to answer; {} for an attempt that does not exist (404); None: not ours."""
@@ -767,6 +854,14 @@ def _token(header: str | None) -> str | None:
         return None
     match = re.fullmatch(r"\s*(?:token|bearer)\s+(\S+)\s*", header, re.IGNORECASE)
     return match.group(1) if match else header
+
+
+def _is_mutation(body: bytes) -> bool:
+    """Whether a GraphQL request's document is a mutation."""
+    try:
+        return str(json.loads(body or b"{}").get("query") or "").lstrip().startswith("mutation")
+    except (ValueError, AttributeError):
+        return False
 
 
 def _read_body(h: _Handler) -> bytes:

@@ -216,6 +216,26 @@ ROWS = [
     Row("dead claim posted after the last run finished: requeue",
         log(claim(1, "a", State.FINISHED, 0, updated=50), claim(60, "b")), {"b": DEAD},
         Action.REQUEUE, "attempt 1 of 3", add=("orion",), release=("b",), counts=True, holder="b"),
+    # ADR 0076: the ending's one request ran its outcome label's addition and not its record
+    # edit, and the holder died; the record (running) is the word: the label it never confirmed goes
+    Row("outcome label beside the lock, record running, holder dead: requeue, the label goes",
+        log(claim(1, "a")), {"a": DEAD}, Action.REQUEUE, "attempt 1 of 3",
+        on_issue=frozenset({"orion-working", "orion-ready"}), add=("orion",),
+        remove=("orion-working", "orion-ready"), release=("a",), counts=True, holder="a"),
+    Row("outcome label beside the lock, record running, budget spent: give up, ready goes",
+        log(claim(1, "a")), {"a": DEAD}, Action.GIVE_UP, "attempt 1 of 1 failed", max_attempts=1,
+        on_issue=frozenset({"orion-working", "orion-ready"}), add=("orion-failed",),
+        remove=("orion-working", "orion-ready"), release=("a",), counts=True, holder="a"),
+    Row("failed beside the lock, record running, holder dead: requeue, failed goes",
+        log(claim(1, "a")), {"a": DEAD}, Action.REQUEUE, "attempt 1 of 3",
+        on_issue=frozenset({"orion-working", "orion-failed"}), add=("orion",),
+        remove=("orion-working", "orion-failed"), release=("a",), counts=True, holder="a"),
+    Row("outcome label beside the lock, holder alive: kept, nothing moves",
+        log(claim(1, "a")), {"a": ALIVE}, Action.KEEP, "running",
+        on_issue=frozenset({"orion-working", "orion-ready"}), remove=(), holder="a"),
+    Row("its own outcome label beside the lock, record finished: complete, the label stays",
+        log(claim(1, "a", State.FINISHED, 0)), {}, Action.COMPLETE, "exit code 0",
+        on_issue=frozenset({"orion-working", "orion-ready"}), add=("orion-ready",), holder="a"),
     Row("crashed loser before an interrupted record: finish the hand-back",
         log(claim(1, "a", State.INTERRUPTED, updated=50), claim(2, "b", State.CLAIMING)), {"b": DEAD},
         Action.REQUEUE, "hand-back did not finish", add=("orion",), release=("b",), holder="a"),
@@ -285,7 +305,7 @@ def histories(draw):
 
 @settings(max_examples=400, deadline=None)
 @given(histories(), st.booleans(), st.integers(1, 5), st.sets(st.sampled_from(
-    ["orion-working", "orion-stage-a", "orion", "bug", "orion-ready"])))
+    ["orion-working", "orion-stage-a", "orion", "bug", "orion-ready", "orion-failed"])))
 def test_plan_properties(history, is_open, max_attempts, extra) -> None:
     h, verdicts = history
     on_issue = frozenset(extra | {"orion-working"})
@@ -300,11 +320,17 @@ def test_plan_properties(history, is_open, max_attempts, extra) -> None:
         assert all(verdicts[t].liveness is Liveness.DEAD for t in released)
     else:
         assert plan.action is Action.UNLOCK and released == {c.record.token for c in h.open_claims()}
-    # Labels: only the lock and stage labels go; at most one target is added.
+    # Labels: only the lock and stage labels go, and an outcome label other than the target (ADR
+    # 0076); at most one target is added, and no outcome label but the target is left.
     cancelled = plan.holder is not None and plan.holder.record.state is State.CANCELLED
     movable = {"orion-working", "orion-stage-a"} | ({"orion", "orion-cancel"} if cancelled else set())
+    if plan.action is not Action.UNLOCK:
+        movable |= {"orion-ready", "orion-failed"} - set(plan.add_labels)
     assert set(plan.remove_labels) <= movable & on_issue
     assert len(plan.add_labels) <= 1
+    if plan.writes and plan.action is not Action.UNLOCK:
+        after = (on_issue - set(plan.remove_labels)) | set(plan.add_labels)
+        assert after & {"orion-ready", "orion-failed"} <= set(plan.add_labels), after
     if plan.writes and plan.action is not Action.UNLOCK:
         assert "orion-working" in plan.remove_labels and (plan.add_labels or cancelled or "orion" in on_issue)
     if plan.action is Action.GIVE_UP and plan.counts_attempt:

@@ -83,9 +83,13 @@ def test_a_command_that_runs_on_gets_its_first_beat_with_the_pid(
 @pytest.mark.timeout(60)
 def test_a_claim_by_number_reads_the_issue_with_the_trigger_check(monkeypatch: pytest.MonkeyPatch) -> None:
     """ADR 0063: where the trigger check runs, its one query brings the issue, so that `run
-    --issue N` reads nothing before it: every request of a run that does nothing, in order."""
+    --issue N` reads nothing before it; and the node ids, so that the ending writes its final
+    record and outcome label in one GraphQL request, the lock off last (ADR 0076): every request
+    of a run that does nothing, in order (11; 6 of them content writes)."""
     monkeypatch.setattr(wrapper, "FIRST_BEAT_WAIT_S", 60.0)
     s = MemoryServer()
+    for name in (LAB.queue, LAB.working, LAB.ready, LAB.failed):  # as `orion init` made them
+        s.labels[name] = ("ededed", "")
     s.permissions["maintainer"] = "write"
     n = s.create_issue("nothing to do")
     s.add_label(n, LAB.queue, "maintainer")
@@ -100,6 +104,6 @@ def test_a_claim_by_number_reads_the_issue_with_the_trigger_check(monkeypatch: p
     assert [op for op, _ in ops] == [
         "queue_history", "collaborator_permission",  # the issue, who queued it, their access
         "post_comment", "add_labels", "list_comments", "edit_comment", "remove_label",  # the claim
-        "get_issue", "list_comments", "edit_comment", "add_labels", "remove_label",  # the ending
+        "get_issue", "list_comments", "finish", "remove_label",  # the ending: record + ready, lock off
     ]
-    assert LAB.ready in s.issue(n).labels
+    assert s.issue(n).labels == {LAB.ready}
