@@ -1654,93 +1654,78 @@ def claimer_resumed_past_a_pass_runs_beside_the_next() -> None:
     finally:
         world.close()
 
-def _node_ids_known(world: World) -> None:
-    """The holders know the node ids, as the trigger check's query tells them, of orion's labels
-    as `orion init` made them (ADR 0076): their endings move the labels in one request."""
-    world.server.node_ids_known = True
-    for name in (LAB.queue, LAB.working, LAB.ready, LAB.failed, LAB.cancel):
-        world.server.labels.setdefault(name, ("ededed", ""))
-
-
-def _finish_answered(world: World, kind: str) -> Worker:
-    """A run ends with exit code 0 and its holder sends its final record and `ready` in one
-    GraphQL request, the lock still on (ADR 0076), which GitHub answers in part: "partial" (the
-    edit landed, the addition refused) or "partial-edit" (the edit refused, the addition
-    landed). Returns the worker, stopped just after that answer."""
-    _node_ids_known(world)
+def _at_the_finish(world: World) -> Worker:
+    """A run whose holders know the node ids (ADR 0076) ends with exit code 0; its worker, the
+    ending stopped just before the one request that carries its final record and `ready`."""
+    world.know_node_ids()
     w = _running(world, "m1")
     world.child_exits(w, 0)
     world.react()
     end = f"{w.name}.end"
     _run(world, end, _at(world, end, "finish"))
-    world.fail(end, kind)
-    world.step(end)
-    world.check()
-    labels = world.server.issue(ISSUE).labels
-    assert LAB.working in labels, labels  # the lock stays on until the last write
-    assert (LAB.ready in labels) is (kind == "partial-edit"), labels
     return w
+
+
+def _finish_answered_in_part(kind: str, then: Callable[[World, Worker], None], ready: bool) -> None:
+    """The one request answered in part: "partial" (the edit landed, the addition refused) or
+    "partial-edit" (the edit refused, the addition landed); the lock stays on until the last
+    write. `then` goes on from there; afterwards the lock is off and `ready` is on or not, as
+    `ready` says, and the world settles."""
+    world = World()
+    try:
+        w = _at_the_finish(world)
+        end = f"{w.name}.end"
+        world.fail(end, kind)
+        world.step(end)
+        world.check()
+        labels = world.server.issue(ISSUE).labels
+        assert LAB.working in labels, labels  # the lock stays on until the last write
+        assert (LAB.ready in labels) is (kind == "partial-edit"), labels
+        then(world, w)
+        labels = world.server.issue(ISSUE).labels
+        assert (LAB.ready in labels) is ready and LAB.working not in labels, labels
+        _settle(world)
+    finally:
+        world.close()
+
+
+def _its_holder_goes_on(world: World, w: Worker) -> None:
+    _run(world, f"{w.name}.end")
 
 
 def finish_refused_addition_put_right_by_its_holder() -> None:
     """ADR 0076 (a): the record edit landed, the addition refused: the holder adds `ready` by
     REST, then takes the lock off."""
-    world = World()
-    try:
-        w = _finish_answered(world, "partial")
-        _run(world, f"{w.name}.end")
-        labels = world.server.issue(ISSUE).labels
-        assert LAB.ready in labels and LAB.working not in labels, labels
-        _settle(world)
-    finally:
-        world.close()
+    _finish_answered_in_part("partial", _its_holder_goes_on, ready=True)
 
 
 def finish_refused_addition_then_its_holder_killed() -> None:
     """ADR 0076 (a), the holder killed before its REST addition: the lock is on beside a
     finished record, and a pass completes the run (`ready`), as after any REST ending cut short."""
-    world = World()
-    try:
-        w = _finish_answered(world, "partial")
+    def killed(world: World, w: Worker) -> None:
         world.crash(w)
         _pass(world)
-        labels = world.server.issue(ISSUE).labels
-        assert LAB.ready in labels and LAB.working not in labels, labels
-        _settle(world)
-    finally:
-        world.close()
+
+    _finish_answered_in_part("partial", killed, ready=True)
 
 
 def finish_refused_edit_put_right_by_its_holder() -> None:
     """ADR 0076 (b): the addition landed, the record edit refused: the lock and `ready` are on
     beside a record that says `running`; the holder writes the record by REST, then takes the
     lock off."""
-    world = World()
-    try:
-        w = _finish_answered(world, "partial-edit")
-        _run(world, f"{w.name}.end")
-        labels = world.server.issue(ISSUE).labels
-        assert LAB.ready in labels and LAB.working not in labels, labels
-        _settle(world)
-    finally:
-        world.close()
+    _finish_answered_in_part("partial-edit", _its_holder_goes_on, ready=True)
 
 
 def finish_refused_edit_then_its_holder_killed() -> None:
     """ADR 0076 (b), the holder killed before its REST record: a pass that presumes it dead
     requeues the run its record says was running, and takes off the `ready` that record never
-    confirmed (core/plan.py OUTCOME_LABELS): one fate, not two."""
-    world = World()
-    try:
-        w = _finish_answered(world, "partial-edit")
+    confirmed (core/plan.py `_stray_outcomes`): one fate, not two."""
+    def killed(world: World, w: Worker) -> None:
         world.crash(w)
         world.advance(CONFIG.stale_after + 1)
         _pass(world)
-        labels = world.server.issue(ISSUE).labels
-        assert LAB.ready not in labels and LAB.working not in labels, labels
-        _settle(world)
-    finally:
-        world.close()
+
+    _finish_answered_in_part("partial-edit", killed, ready=False)
 
 
 def finish_unanswered_lands_before_the_lock_comes_off() -> None:
@@ -1750,12 +1735,7 @@ def finish_unanswered_lands_before_the_lock_comes_off() -> None:
     requeue meanwhile would give it two fates."""
     world = World()
     try:
-        _node_ids_known(world)
-        w = _running(world, "m1")
-        world.child_exits(w, 0)
-        world.react()
-        end = f"{w.name}.end"
-        _run(world, end, _at(world, end, "finish"))
+        end = f"{_at_the_finish(world).name}.end"
         world.fail(end, "late")
         world.step(end)
         _run(world, end, lambda: world.sched.pending_op(end) == ("remove_label", (ISSUE, LAB.working)))
@@ -1773,7 +1753,7 @@ def ready_taken_off_by_a_person_stays_off() -> None:
     """ADR 0076: a run's ending lands whole; a person takes `ready` off. The issue carries no
     orion label and its newest claim is a finished record: no pass puts `ready` back."""
     world = World()
-    _node_ids_known(world)
+    world.know_node_ids()
     try:
         w = _running(world, "m1")
         world.child_exits(w, 0)

@@ -270,10 +270,7 @@ class World:
             other.failed_actors = self.server.failed_actors
             self.servers.append(other)
         if GRAPHQL:
-            for s in self.servers:
-                s.node_ids_known = True
-                for name in (LAB.queue, LAB.working, LAB.ready, LAB.failed, LAB.cancel):
-                    s.labels.setdefault(name, ("ededed", ""))
+            self.know_node_ids()
         self.repo_of: dict[int, MemoryServer] = {}  # issue -> its repository
         self.sched = Scheduler()
         self.workers: dict[str, Worker] = {}
@@ -340,6 +337,14 @@ class World:
         self.issue_numbers.append(n)
         self.gen[n] = 0
         self.person[n] = []
+
+    def know_node_ids(self) -> None:
+        """The holders know the node ids, as the trigger check's query tells them, of orion's
+        labels as `orion init` makes them (ADR 0076): their endings write in one request."""
+        for s in self.servers:
+            s.node_ids_known = True
+            for name in (LAB.queue, LAB.working, LAB.ready, LAB.failed, LAB.cancel):
+                s.labels.setdefault(name, ("ededed", ""))
 
     def gh_of(self, issue: int) -> MemoryServer:
         """The repository that holds `issue` (issue numbers are unique in the world)."""
