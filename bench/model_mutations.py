@@ -399,8 +399,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # left on until the last write (ADR 0076).
     "a pass leaves an outcome label beside the lock of a run it requeues (ADR 0076)": [(
         "core/plan.py",
-        'OUTCOME_LABELS = ("ready", "failed")',
-        "OUTCOME_LABELS: tuple[str, ...] = ()",
+        "    return tuple(n for n in (labels.ready, labels.failed) if n in on_issue and n != target)",
+        "    return ()",
     )],
     "the lock comes off before the record+outcome request answered (ADR 0076)": [(
         "services/holding.py",

@@ -71,10 +71,10 @@ _QUEUE_HISTORY = (
     "... on UnlabeledEvent { createdAt label { name } actor { __typename login } } "
     "... on RenamedTitleEvent { createdAt } } } } } }"
 )
-# The holder's ending in one request (ADR 0076): the outcome label on, then the others off,
-# run by GitHub in that order; an error on one field does not stop the next
-# (https://docs.github.com/en/graphql/reference/mutations#addlabelstolabelable,
-# https://docs.github.com/en/graphql/reference/mutations#removelabelsfromlabelable).
+# The holder's ending in one request (ADR 0076): the final record, then the outcome label on
+# (the lock comes off later, by REST), run by GitHub in that order; an error on one field does
+# not stop the next (https://docs.github.com/en/graphql/reference/mutations#updateissuecomment,
+# https://docs.github.com/en/graphql/reference/mutations#addlabelstolabelable).
 _FINISH = (
     "mutation($comment: ID!, $body: String!, $issue: ID!, $add: [ID!]!) "
     "{ edit: updateIssueComment(input: {id: $comment, body: $body}) { issueComment { id } } "
@@ -979,8 +979,7 @@ class GitHubRepo:
         add_ids = [self._label_ids.get(n.casefold()) for n in add]
         if issue is None or comment is None or None in add_ids:
             return None
-        if self._record_key is not None and block_kind(body):
-            body = seal(body, self._record_key, self.full_name, number)
+        body = self._sealed(body, lambda: number)
         variables = {"comment": comment, "body": body, "issue": issue, "add": add_ids}
         _, answer = self._request("POST", self._graphql_url, body={"query": _FINISH, "variables": variables},
                                   parse=_an_object)
@@ -1129,18 +1128,27 @@ class GitHubRepo:
         return comment if comment in found else self._trusted_view(comment, number)
 
     def edit_comment(self, comment_id: int, body: str) -> Comment:
-        if self._record_key is not None and block_kind(body):
+        def issue() -> int:
             number = self._issue_of.get(comment_id)
             if number is None:  # not read by this process: GitHub says which issue it is on
                 number = self.get_comment(comment_id)[0].issue
             if number is None:
                 raise GitHubError(f"GitHub did not say which issue comment {comment_id} is on")
-            body = seal(body, self._record_key, self.full_name, number)
+            return number
+
+        body = self._sealed(body, issue)
         _, comment = self._request(
             "PATCH", f"{self._repo_path}/issues/comments/{comment_id}", body={"body": body},
             parse=_one_comment,
         )
         return self._trusted_view(comment)
+
+    def _sealed(self, body: str, issue: Callable[[], int]) -> str:
+        """`body` as orion writes it: a record block sealed for its issue when ORION_RECORD_KEY
+        is set (`issue` is asked only then: it may cost a read)."""
+        if self._record_key is None or not block_kind(body):
+            return body
+        return seal(body, self._record_key, self.full_name, issue())
 
     def _by_id(self, c: Comment) -> Comment:
         """Trusted authors are matched by GitHub's numeric user id (docs/adr/0035): a login

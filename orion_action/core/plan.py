@@ -187,15 +187,6 @@ RULES: Mapping[Fate, Rule] = {
 }
 
 
-# Every row's plan also takes off an outcome label the issue carries beside the lock other than
-# its own target (ADR 0076): the holder's ending puts its outcome label on in one request with
-# its final record, the lock still on, and GitHub may run the addition and refuse the edit. A
-# holder that dies then leaves the lock, the outcome label and a record that still says
-# `running`: the record is the word (the run is presumed dead and requeued or failed), and the
-# label it never confirmed goes, or the issue would carry two fates.
-OUTCOME_LABELS = ("ready", "failed")
-
-
 @dataclass(frozen=True)
 class Fated:
     """A fate, the claim it is about (for display and to release first) and the facts its
@@ -377,8 +368,7 @@ def _apply(
         target = None
         reason, queued = _not_requeued(reason, labels, on_issue)
         extra = (*extra, *queued)
-    outcomes = (getattr(labels, k) for k in OUTCOME_LABELS)
-    extra = (*extra, *(n for n in outcomes if n in on_issue and n != target))
+    extra = (*extra, *_stray_outcomes(labels, on_issue, target))
     return Plan(
         number,
         rule.action,
@@ -393,6 +383,16 @@ def _apply(
         notes=notes,
         for_cancel=for_cancel,
     )
+
+
+def _stray_outcomes(labels: Labels, on_issue: frozenset[str], target: str | None) -> tuple[str, ...]:
+    """The outcome labels every row's plan also takes off: those beside the lock other than its
+    own target (ADR 0076). The holder's ending puts its outcome label on in one request with its
+    final record, the lock still on, and GitHub may run the addition and refuse the edit. A
+    holder that dies then leaves the lock, the outcome label and a record that still says
+    `running`: the record is the word (the run is presumed dead and requeued or failed), and the
+    label it never confirmed goes, or the issue would carry two fates."""
+    return tuple(n for n in (labels.ready, labels.failed) if n in on_issue and n != target)
 
 
 def plan_release(
@@ -581,4 +581,3 @@ def plan_strand(number: int, is_open: bool, on_issue: frozenset[str], log: Issue
         return None
     return replace(plan, reason=f"the issue carried no label (stranded): {plan.reason}",
                    remove_labels=tuple(x for x in plan.remove_labels if x != labels.working))
-
