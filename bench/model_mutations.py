@@ -419,6 +419,13 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "            add = None if done is not None and done.added else outcome.add\n",
         "            add = None if done is not None else outcome.add\n",
     )],
+    # A person's cancel of a dead run, then the lock taken off by hand: the sweep takes the cancel
+    # label off, and only GitHub's record says the stranded issue is cancelled (ADR 0078).
+    "a stranded issue's repair requeues past a person's standing cancel (ADR 0078)": [(
+        "services/reconcile.py",
+        "                               cancel_stands=stands)",
+        "                               cancel_stands=False)",
+    )],
 }
 
 # The environment a mutation runs in, beyond this process's (both the mutated and the reference

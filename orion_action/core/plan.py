@@ -567,11 +567,19 @@ STRAND_FATES = frozenset({Fate.DIED_UNSTARTED, Fate.DIED_RUNNING, Fate.DIED_RUNN
 
 
 def plan_strand(number: int, is_open: bool, on_issue: frozenset[str], log: IssueLog,
-                verdicts: Mapping[str, Verdict], labels: Labels, max_attempts: int) -> Plan | None:
+                verdicts: Mapping[str, Verdict], labels: Labels, max_attempts: int, *,
+                cancel_stands: bool) -> Plan | None:
     """The repair of a stranded issue, or None: the plan a pass makes for an issue carrying the
     lock, when every open claim is provably dead and the issue's fate is a dead run's (a live
     or doubtful holder, or any other fate, is left alone: a person may have taken the labels
-    off a finished run). Nothing is taken off but stage labels; the lock is not there."""
+    off a finished run). Nothing is taken off but stage labels; the lock is not there.
+
+    `cancel_stands`: GitHub's record shows a person's cancel still standing against the latest
+    queueing (`core.cancelled.standing_cancel`). The cancel sweep takes the cancel label off an
+    issue no lock holds, and a person may have taken the lock off a dead holder before it ran:
+    the labels then say nothing, and only the record says the issue is cancelled. Its dead
+    claims are released (a tombstone that unlocks, as under the cancel label, ADR 0049) and no
+    label goes on: a cancelled issue carries none (ADR 0078)."""
     if not is_stranded(is_open, on_issue, labels):
         return None
     plan = plan_issue(number, is_open, on_issue, log, verdicts, labels, max_attempts)
@@ -579,5 +587,9 @@ def plan_strand(number: int, is_open: bool, on_issue: frozenset[str], log: Issue
         return None
     if fate(on_issue, log, verdicts, labels, max_attempts).fate not in STRAND_FATES:
         return None
+    unlocked = tuple(x for x in plan.remove_labels if x != labels.working)
+    if cancel_stands:
+        why = f"the issue carried no label (stranded) after a person's cancel: {plan.reason}; not requeued"
+        return replace(plan, reason=why, add_labels=(), remove_labels=unlocked, for_cancel=True)
     return replace(plan, reason=f"the issue carried no label (stranded): {plan.reason}",
-                   remove_labels=tuple(x for x in plan.remove_labels if x != labels.working))
+                   remove_labels=unlocked)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
 from orion_action.config import Config
-from orion_action.core.cancelled import swept_a_newer_cancel, swept_an_uncancelled_queueing
+from orion_action.core.cancelled import standing_cancel, swept_a_newer_cancel, swept_an_uncancelled_queueing
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict, unqueue_in_flight
 from orion_action.core.plan import (
@@ -232,10 +232,33 @@ class Reconciler:
                 self.log(f"#{n}: could not read an issue that may be stranded ({exc}); the next pass looks")
                 continue
             attempts = self.config.max_attempts
-            plan = plan_strand(n, issue.is_open, issue.labels, s.log, s.verdicts, lab, attempts)
+            stands = self._cancel_stands(n)
+            if stands is None:
+                continue
+            plan = plan_strand(n, issue.is_open, issue.labels, s.log, s.verdicts, lab, attempts,
+                               cancel_stands=stands)
             if plan is not None:
                 found.append(replace(s, plan=plan))
         return found
+
+    def _cancel_stands(self, n: int) -> bool | None:
+        """Whether GitHub's record shows a person's cancel standing against the issue's latest
+        queueing (ADR 0078), for a stranded issue: the cancel sweep may have taken its label
+        off (one GraphQL query, made only for a stranded issue). None when it cannot be read:
+        the next pass looks."""
+        lab = self.config.labels
+        try:
+            history = self.gh.queue_history(n, lab.queue, lab.cancel)
+        except AuthError:
+            raise
+        except GitHubError as exc:
+            self.log(f"#{n}: could not read whether a stranded issue was cancelled ({exc}); "
+                     f"the next pass looks")
+            return None
+        trusted = self.trusted
+        cancel = standing_cancel(history.label_events, lab.queue, lab.cancel,
+                                 lambda login: login.lower() in trusted)
+        return cancel is not None
 
     def execute_strand(self, s: Survey) -> Plan:
         """Release the dead claims of a stranded issue and put its labels on (`plan_strand`).
@@ -266,7 +289,8 @@ class Reconciler:
         issue, _ = self.gh.get_issue(n)
         if not is_stranded(issue.is_open, issue.labels, self.config.labels):
             return replace(keep, reason="the issue was labelled meanwhile; the labels are left as they are")
-        self.gh.add_labels(n, list(plan.add_labels))
+        if plan.add_labels:  # none after a person's cancel (ADR 0078)
+            self.gh.add_labels(n, list(plan.add_labels))
         for name in plan.remove_labels:
             self.gh.remove_label(n, name)
         return plan

@@ -367,6 +367,29 @@ def test_an_issue_a_dead_holder_left_with_no_label_is_requeued(orion: Orion, rep
     assert [a["action"] for a in json.loads(again.stdout)["actions"]] == []
 
 
+def test_a_stranded_issue_a_person_cancelled_is_released_and_not_requeued(orion: Orion, repo, proxy):
+    """As above, but a person cancelled the run and then took its lock off by hand, and the
+    cancel sweep took the cancel label off (no lock held the issue). The labels say nothing;
+    GitHub's record (the cancel label's `labeled` event, which orion's own removal does not
+    withdraw) says the issue is cancelled: the pass releases the dead claim, with a tombstone
+    that unlocks, and puts no label on (ADR 0078)."""
+    n = repo.create_issue("cancelled, then unlocked by hand")
+    post_claim(repo, n, local_holder(), child_pid=exited_pid(), lock=False)
+    repo.add_label(n, "orion-cancel")
+    repo.remove_label(n, "orion-cancel")
+    result = orion.command("reconcile", "--json")
+    assert result.returncode == 0, result.stderr
+    actions = json.loads(result.stdout)["actions"]
+    assert [a["issue"] for a in actions] == [n]
+    assert "after a person's cancel" in actions[0]["reason"] and "not requeued" in actions[0]["reason"]
+    assert labels(repo, n) == set()
+    [tomb] = tombstone_blocks(repo, n)
+    assert tomb.block.action is ReleaseAction.UNLOCK
+    again = orion.command("reconcile", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["actions"] == []
+
+
 def test_cost_of_writes_is_counted_too(orion: Orion, repo, proxy):
     n = queued_issue(repo)
     post_claim(repo, n, local_holder(), child_pid=exited_pid())

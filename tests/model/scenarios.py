@@ -1790,10 +1790,36 @@ def cancelled_during_an_outage_stays_cancelled() -> None:
         world.close()
 
 
+def cancelled_then_unlocked_by_hand_stays_cancelled() -> None:
+    """A person cancels a run whose holder has died, then takes its lock off by hand (found by
+    the GraphQL-mode search, seed 15 episode 8). No lock holds the issue, so the cancel sweep
+    takes the cancel label off, and the issue carries no label while its dead claim is open:
+    the strand look finds it (ADR 0072). Only GitHub's record still says it is cancelled: the
+    dead claim is released and nothing queues it (ADR 0078). A worker that comes for it
+    afterwards by number must run nothing (the cancel-honoured invariant at its beat)."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        world.crash(w0)
+        world.person_cancel(ISSUE)
+        world.advance(CONFIG.stale_after + 5)
+        world.person_unlocks(ISSUE)
+        _pass(world)
+        w1 = world.spawn_worker("m2")
+        _run(world, f"{w1.name}.claim")
+        if w1.child_started:  # it must not have: its first beat breaks the invariant
+            _first_beat(world, w1)
+        _settle(world)
+        left = world.gh_of(ISSUE).issue(ISSUE).labels & {LAB.queue, LAB.working, LAB.cancel}
+        assert not left, f"a cancelled issue carries {sorted(left)}"
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
-        cancelled_during_an_outage_stays_cancelled,
+        cancelled_during_an_outage_stays_cancelled, cancelled_then_unlocked_by_hand_stays_cancelled,
         finish_refused_addition_put_right_by_its_holder, finish_refused_addition_then_its_holder_killed,
         finish_refused_edit_put_right_by_its_holder, finish_refused_edit_then_its_holder_killed,
         finish_unanswered_lands_before_the_lock_comes_off,

@@ -8,20 +8,30 @@ from __future__ import annotations
 from test_plan import ALIVE, DEAD, claim, log, tomb
 
 from orion_action.config import Labels
+from orion_action.core.issue import IssueLog
+from orion_action.core.liveness import Verdict
 from orion_action.core.plan import (
     STRAND_FATES,
     Action,
     Fate,
+    Plan,
     fate,
     is_stranded,
     plan_issue,
     plan_strand,
     strand_candidates,
 )
-from orion_action.core.record import State
+from orion_action.core.record import ReleaseAction, State
 
 LABELS = Labels()
 Q, W, STAGE = LABELS.queue, LABELS.working, "orion-stage-build"
+
+
+def strand(on_issue: frozenset[str], logged: IssueLog, verdicts: dict[str, Verdict], max_attempts: int = 3, *,
+           is_open: bool = True, cancel_stands: bool = False) -> Plan | None:
+    """Issue 7's repair, as `plan_strand` makes it."""
+    return plan_strand(7, is_open, on_issue, logged, verdicts, LABELS, max_attempts,
+                       cancel_stands=cancel_stands)
 
 
 def test_an_open_unnamed_newest_claim_on_an_unlisted_issue_is_a_candidate() -> None:
@@ -64,7 +74,7 @@ def test_the_fates_a_strand_repair_may_have_are_a_dead_runs() -> None:
 
 
 def test_a_dead_run_on_a_stranded_issue_is_requeued_with_its_claim_released() -> None:
-    plan = plan_strand(7, True, frozenset({STAGE}), log(claim(1, "a")), {"a": DEAD}, LABELS, max_attempts=3)
+    plan = strand(frozenset({STAGE}), log(claim(1, "a")), {"a": DEAD})
     assert plan is not None
     assert plan.action is Action.REQUEUE and plan.add_labels == (Q,)
     assert [c.record.token for c in plan.release] == ["a"]
@@ -72,31 +82,48 @@ def test_a_dead_run_on_a_stranded_issue_is_requeued_with_its_claim_released() ->
     assert W not in plan.remove_labels and STAGE in plan.remove_labels  # the lock is not there to take off
 
 
+def test_a_dead_run_on_a_stranded_issue_a_person_cancelled_is_released_and_not_requeued() -> None:
+    """The cancel sweep took the cancel label off (no lock held the issue: a person had taken it
+    off), and GitHub's record says the cancel stands (ADR 0078)."""
+    plan = strand(frozenset({STAGE}), log(claim(1, "a")), {"a": DEAD}, cancel_stands=True)
+    assert plan is not None and plan.add_labels == ()
+    assert [c.record.token for c in plan.release] == ["a"]
+    assert plan.for_cancel and plan.tombstone_action is ReleaseAction.UNLOCK  # no repair reads a requeue
+    assert plan.remove_labels == (STAGE,)
+    assert plan.reason.startswith("the issue carried no label (stranded) after a person's cancel: ")
+    assert plan.reason.endswith("; not requeued")
+
+
+def test_a_cancelled_dead_run_on_its_last_attempt_gets_no_failed_label_either() -> None:
+    plan = strand(frozenset(), log(claim(1, "a")), {"a": DEAD}, max_attempts=1, cancel_stands=True)
+    assert plan is not None and plan.add_labels == () and plan.release
+
+
 def test_a_dead_winner_that_never_started_is_requeued_too() -> None:
     dead = log(claim(1, "a", child_pid=None))
-    plan = plan_strand(7, True, frozenset(), dead, {"a": DEAD}, LABELS, max_attempts=3)
+    plan = strand(frozenset(), dead, {"a": DEAD})
     assert plan is not None and plan.action is Action.REQUEUE and plan.add_labels == (Q,)
 
 
 def test_a_dead_run_on_its_last_attempt_is_given_up() -> None:
-    plan = plan_strand(7, True, frozenset(), log(claim(1, "a")), {"a": DEAD}, LABELS, max_attempts=1)
+    plan = strand(frozenset(), log(claim(1, "a")), {"a": DEAD}, 1)
     assert plan is not None and plan.action is Action.GIVE_UP and plan.add_labels == (LABELS.failed,)
 
 
 def test_no_repair_where_the_issue_is_not_stranded() -> None:
     dead = log(claim(1, "a"))
-    assert plan_strand(7, True, frozenset({W}), dead, {"a": DEAD}, LABELS, 3) is None  # the lock listing's
-    assert plan_strand(7, False, frozenset(), dead, {"a": DEAD}, LABELS, 3) is None  # closed
+    assert strand(frozenset({W}), dead, {"a": DEAD}) is None  # the lock listing's
+    assert strand(frozenset(), dead, {"a": DEAD}, is_open=False) is None  # closed
 
 
 def test_no_repair_for_a_live_holder() -> None:
     """Its next beat puts its lock back (ADR 0065)."""
-    assert plan_strand(7, True, frozenset(), log(claim(1, "a")), {"a": ALIVE}, LABELS, 3) is None
+    assert strand(frozenset(), log(claim(1, "a")), {"a": ALIVE}) is None
 
 
 def test_no_repair_for_a_finished_run_whose_label_a_person_took_off() -> None:
     done = log(claim(1, "a", State.FINISHED, 0))
-    assert plan_strand(7, True, frozenset(), done, {}, LABELS, 3) is None
+    assert strand(frozenset(), done, {}) is None
 
 
 def test_no_repair_for_a_fate_outside_the_strand_fates_though_it_would_write() -> None:
@@ -108,4 +135,4 @@ def test_no_repair_for_a_fate_outside_the_strand_fates_though_it_would_write() -
     assert fate(frozenset(), never, verdicts, LABELS, 3).fate not in STRAND_FATES
     would = plan_issue(7, True, frozenset(), never, verdicts, LABELS, 3)
     assert would.writes and would.release and would.add_labels
-    assert plan_strand(7, True, frozenset(), never, verdicts, LABELS, 3) is None
+    assert strand(frozenset(), never, verdicts) is None
