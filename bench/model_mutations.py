@@ -426,6 +426,12 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "                               cancel_stands=stands)",
         "                               cancel_stands=False)",
     )],
+    # A pass's requeue that lands after a person's cancel was carried out by another pass (ADR 0079).
+    "a pass's late requeue does not ask the record for a cancel carried out meanwhile (ADR 0079)": [(
+        "services/reconcile.py",
+        "            if asks_the_record(plan.add_labels, after, self.config.labels):",
+        "            if False:",
+    )],
 }
 
 # The environment a mutation runs in, beyond this process's (both the mutated and the reference

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,24 @@ def standing_cancel(events: Iterable[LabelEvent], queue: str, cancel: str,
         elif name == c and standing is not None and e.login and not is_orion(e.login):
             standing = None
     return standing
+
+
+def cancelled_before_a_late_requeue(events: Iterable[LabelEvent], queue: str, cancel: str,
+                                    is_orion: Callable[[str], bool], read_at: datetime) -> LabelEvent | None:
+    """After a pass's queue-label addition that landed once someone else had moved the labels
+    (`core.stale_add`'s row `requeued-unlocked`, ADR 0079): the person's cancel that the
+    addition would undo, or None. The pass planned the requeue from its read of the issue at
+    `read_at` (GitHub's time), the lock on and no cancel label. A person who cancelled after that
+    read, carried out by another pass (its release under the cancel label takes the lock off,
+    its sweep the cancel label), leaves no label to see. orion's own queue additions from that
+    read on (ours, or another stale one) are no new queueing; otherwise the cancel that stands
+    (`standing_cancel`) is the word. GitHub's event times are whole seconds: one second before
+    the read counts as after it."""
+    since = read_at - timedelta(seconds=1)
+    q = queue.casefold()
+    kept = [e for e in events
+            if not (e.label.casefold() == q and e.added and e.at >= since and e.login and is_orion(e.login))]
+    return standing_cancel(kept, queue, cancel, is_orion)
 
 
 def swept_a_newer_cancel(on_issue: frozenset[str], events: Iterable[LabelEvent], queue: str, cancel: str,

@@ -11,9 +11,16 @@ Pure: the service writes, this decides.
 | row        | GitHub's answer to the pass's addition                          | decision          |
 |------------|-----------------------------------------------------------------|-------------------|
 | locked     | the lock is still on: the pass's own move goes on               | keep the addition |
-| one-fate   | the lock is gone and only the pass's fate is on (a duplicate of | keep the addition |
-|            | the holder's own move, or nothing else decided)                 |                   |
+| one-fate   | the lock is gone and only the pass's ready or failed label is   | keep the addition |
+|            | on (a duplicate of the holder's own move, or nothing else       |                   |
+|            | decided)                                                        |                   |
 | two-fates  | the lock is gone and another fate is on beside the pass's       | take it off again |
+| requeued-  | the lock is gone and only the pass's queue label is on: the     | ask GitHub's      |
+| unlocked   | holder's own ending or another pass moved the labels, and a     | record            |
+|            | person's cancel they carried out shows on no label (ADR 0079)   |                   |
+
+`asks_the_record` names the last row; `core.cancelled.cancelled_before_a_late_requeue` reads
+the record, and a cancel made since the pass's read takes its queue label off again.
 """
 
 from __future__ import annotations
@@ -33,3 +40,11 @@ def stale_fates(added: Sequence[str], after: frozenset[str], lab: Labels) -> tup
     ours = tuple(x for x in added if x in fates)
     others = (after & fates) - set(ours)
     return ours if ours and others else ()  # rows two-fates / one-fate
+
+
+def asks_the_record(added: Sequence[str], after: frozenset[str], lab: Labels) -> bool:
+    """Row requeued-unlocked: the pass's requeue landed after someone else took the lock off,
+    and only its queue label says what the issue is. Whoever moved the labels may have carried
+    out a person's cancel made since the pass's read (ADR 0079), which no label shows any more."""
+    fates = {lab.queue, lab.ready, lab.failed}
+    return lab.queue in added and lab.working not in after and after & fates == {lab.queue}

@@ -18,7 +18,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
 from orion_action.config import Config
-from orion_action.core.cancelled import standing_cancel, swept_a_newer_cancel, swept_an_uncancelled_queueing
+from orion_action.core.cancelled import (
+    cancelled_before_a_late_requeue,
+    standing_cancel,
+    swept_a_newer_cancel,
+    swept_an_uncancelled_queueing,
+)
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict, unqueue_in_flight
 from orion_action.core.plan import (
@@ -34,7 +39,7 @@ from orion_action.core.plan import (
 )
 from orion_action.core.queue import pick_order_across
 from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
-from orion_action.core.stale_add import stale_fates
+from orion_action.core.stale_add import asks_the_record, stale_fates
 from orion_action.core.survey import QueueRow, Survey, queue_row
 from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError, Unavailable
 from orion_action.ports import ONE_TRY, GitHubPort, RunnerPort, Sight
@@ -424,11 +429,32 @@ class Reconciler:
                 why = (f"the labels were moved while the pass ran ({', '.join(sorted(after))} when its "
                        f"{', '.join(stale)} landed); its addition is taken off again")
                 return replace(plan, action=Action.KEEP, release=(), reason=why)
+            if asks_the_record(plan.add_labels, after, self.config.labels):
+                cancelled = self._cancelled_since(n, s.issue.read_at)
+                if cancelled is not None:
+                    return replace(plan, action=Action.KEEP, release=(), reason=cancelled)
         for name in plan.remove_labels:
             if name != lock:
                 self.gh.remove_label(n, name)
         kept = self._take_lock_off(n, listed, plan, known, set(mine))
         return plan if kept is None else replace(plan, action=Action.KEEP, release=(), reason=kept)
+
+    def _cancelled_since(self, n: int, read_at: datetime) -> str | None:
+        """Why the pass's queue label came off again, or None (ADR 0079): it landed after
+        someone else took the lock off, and GitHub's record shows a person's cancel made since
+        the pass read the issue (`cancelled_before_a_late_requeue`), carried out meanwhile by
+        another pass or the holder's cancelled ending. One GraphQL query, only in that case."""
+        lab = self.config.labels
+        history = self.gh.queue_history(n, lab.queue, lab.cancel)
+        trusted = self.trusted
+        cancel = cancelled_before_a_late_requeue(history.label_events, lab.queue, lab.cancel,
+                                                 lambda login: login.lower() in trusted, read_at)
+        if cancel is None:
+            return None
+        self.gh.remove_label(n, lab.queue)
+        who = cancel.login or "someone"
+        return (f"{who} cancelled the issue while the pass ran, and the cancel was carried out before "
+                f"the pass's {lab.queue} label landed; that label is taken off again")
 
     def _take_lock_off(self, n: int, listed: int | None, plan: Plan, known: set[str],
                        mine: set[int]) -> str | None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from rig import Emulator, RepoHandle, parse_github_output, wait_until
 from rig.harness import (
+    STALE_AFTER,
     Orion,
     exited_pid,
     local_holder,
@@ -29,8 +30,10 @@ from rig.harness import (
     write_config,
 )
 
+from orion_action.config import Config
 from orion_action.core.liveness import MISSED_BEAT_FACTOR
 from orion_action.core.record import ClaimRecord, ReleaseAction, State, Tombstone
+from orion_action.services.holding import LABEL_LANDING_MARGIN_S
 
 WAIT_FILE = 'while [ ! -e "$0" ]; do sleep 0.05; done; exit "$1"'
 
@@ -388,6 +391,32 @@ def test_a_stranded_issue_a_person_cancelled_is_released_and_not_requeued(orion:
     again = orion.command("reconcile", "--json")
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["actions"] == []
+
+
+def test_a_pass_requeue_landing_after_a_cancel_was_carried_out_comes_off_again(orion: Orion, repo, proxy):
+    """Pass A plans to requeue a dead run; its queue-label addition is held (for less than the
+    client's read timeout: an answered write). A person cancels, and pass B finishes A's
+    release under the cancel label (the lock off, not requeued) and sweeps the cancel label
+    off. Then A's addition lands: the labels no longer show the cancel, GitHub's answer shows
+    the lock gone, and A reads the record and takes its queue label off again (ADR 0079)."""
+    n = repo.create_issue("work")
+    post_claim(repo, n, local_holder(), child_pid=exited_pid())
+    # B's sweep leaves the cancel to a later pass while a claim may still add its lock (ADR 0053):
+    # the claim first ages past that window.
+    posted = datetime.fromisoformat(repo.comments(n)[0]["created_at"].replace("Z", "+00:00")).timestamp()
+    window = Config(stale_after=STALE_AFTER).renew_deadline + LABEL_LANDING_MARGIN_S
+    wait_until(lambda: time.time() > posted + window + 1, timeout=window + 5, interval=0.2)
+    held = proxy.hold("POST", rf"/issues/{n}/labels$", count=1)
+    a = orion.spawn(["reconcile", "--config", str(orion.config), "--json"], name="pass-a")
+    held.wait_arrived()
+    repo.add_label(n, "orion-cancel")
+    orion.reconcile()
+    assert labels(repo, n) == set(), "pass B did not carry the cancel out"
+    held.release()
+    assert a.wait() == 0, a.stderr
+    entry = a.json()["actions"][0]  # then its own sweep, which finds the cancel carried out
+    assert entry["action"] == "keep" and "cancelled the issue while the pass ran" in entry["reason"]
+    assert labels(repo, n) == set()
 
 
 def test_cost_of_writes_is_counted_too(orion: Orion, repo, proxy):

@@ -1816,10 +1816,34 @@ def cancelled_then_unlocked_by_hand_stays_cancelled() -> None:
         world.close()
 
 
+def pass_requeue_lands_after_a_cancel_carried_out() -> None:
+    """A pass plans to requeue a dead run and is held just before its queue-label addition; a
+    person cancels; a second pass finishes the release under the cancel label (the lock off,
+    not requeued, ADR 0049) and its sweep takes the cancel label off. Then the first pass's
+    addition lands on an issue whose labels no longer show the cancel (found by the GraphQL-mode
+    search, seed 29 episode 78). GitHub's answer shows the lock gone, so the pass reads the
+    record and takes its queue label off again (ADR 0079); the cancel stands."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        world.crash(w0)
+        world.advance(CONFIG.stale_after + 5)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, _at(world, r, "add_labels"))
+        world.person_cancel(ISSUE)
+        _pass(world)
+        assert not world.gh_of(ISSUE).issue(ISSUE).labels & {LAB.working, LAB.cancel}, "not carried out"
+        _run(world, r)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
         cancelled_during_an_outage_stays_cancelled, cancelled_then_unlocked_by_hand_stays_cancelled,
+        pass_requeue_lands_after_a_cancel_carried_out,
         finish_refused_addition_put_right_by_its_holder, finish_refused_addition_then_its_holder_killed,
         finish_refused_edit_put_right_by_its_holder, finish_refused_edit_then_its_holder_killed,
         finish_unanswered_lands_before_the_lock_comes_off,

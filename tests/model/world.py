@@ -118,12 +118,15 @@ KNOWN_HOLES = {
                     "before its removal landed, replay (18, 58), ADR 0067, and the winner killed while it "
                     "waits for its unanswered removal, trace (5, 207), ADR 0072: a pass holds a dead claim "
                     "that never started in doubt until its lease's writes can no longer land)",
-    "requeue-over-cancel": "a claimer reads the issue as queued, the cancel sweep takes the queue and cancel "
-                           "labels off, then the claimer posts and wins, and its unqueue goes unanswered "
-                           "(the label was gone): its `lost` record must say `unqueued` (it cannot tell the "
-                           "sweep's removal from its own), and a pass requeues. With an answered unqueue "
-                           "the record says it took nothing and the pass only unlocks (scenario "
-                           "claim_posted_after_the_cancel_sweep, ADR 0067); no known trace reaches it",
+    "requeue-over-cancel": (
+        "a pass's queue-label addition lands after another pass (or the holder) carried out a person's "
+        "cancel made since the pass's read. Closed where the pass sees GitHub's answer: the lock gone, it "
+        "reads the record and takes its label off again (ADR 0079, scenario "
+        "pass_requeue_lands_after_a_cancel_carried_out; the GraphQL-mode search found it, seeds 29 and 31). "
+        "Open: the pass killed between its addition and that read (GraphQL-mode seed 2 episode 100: the "
+        "quiesce kills it), or an addition whose answer is lost and that lands late. Also this name: a "
+        "claimer that read the issue queued before the sweep, wins, and whose unqueue goes unanswered (its "
+        "`lost` record says `unqueued`, scenario claim_posted_after_the_cancel_sweep, ADR 0067)"),
     "stale-pass-repair": (
         "a pass's label write, planned before a person's requeue, lands after it (ADR 0054). Closed where "
         "GitHub's answer or record shows it, ADR 0073: a fate the pass adds after someone else moved the "

@@ -9,6 +9,7 @@ import pytest
 
 from orion_action.core.cancelled import (
     LabelEvent,
+    cancelled_before_a_late_requeue,
     standing_cancel,
     swept_a_newer_cancel,
     swept_an_uncancelled_queueing,
@@ -107,3 +108,29 @@ def test_swept_an_uncancelled_queueing(on: frozenset[str], spec: tuple[str, ...]
     found = swept_an_uncancelled_queueing(on, events(*spec), "orion", "orion-cancel", "orion:working",
                                           lambda login: login in ORION)
     assert (found is not None) is back, why
+
+
+# (events, when the pass read the issue (seconds after the first event), whether a cancel made
+# since takes the pass's late queue label off again, why). Event i happens i seconds in.
+LATE_REQUEUE = [
+    (("+q:alice", "-q:orion-bot", "+c:bob", "-c:orion-bot", "+q:orion-bot"), 2, True,
+     "a cancel after the read, carried out before the late requeue"),
+    (("+q:alice", "-q:orion-bot", "+c:bob", "-c:alice", "+q:orion-bot"), 2, False,
+     "the person withdrew that cancel"),
+    (("+q:alice", "-q:orion-bot", "+q:orion-bot"), 2, False, "no cancel: the requeue stands"),
+    (("+q:alice", "-q:orion-bot", "+c:bob", "-c:orion-bot", "+q:carol"), 2, False,
+     "a person queued it again after the cancel (the late addition made no event)"),
+    (("+q:alice", "+c:bob", "-q:orion-bot", "-c:orion-bot", "+q:orion-bot"), 6, False,
+     "orion's requeue before the read is a queueing like any other"),
+    (("+q:alice", "+c:bob", "-c:orion-bot", "+q:orion-bot"), 2, True,
+     "whole seconds: a cancel one second before the read counts as after it"),
+    (("+q:alice", "-q:orion-bot", "+c:bob", "-c:orion-bot", "+q:"), 2, False,
+     "a queueing by no known actor (a deleted account) is not orion's: it queues again"),
+]
+
+
+@pytest.mark.parametrize(("spec", "read", "off", "why"), LATE_REQUEUE, ids=[c[3] for c in LATE_REQUEUE])
+def test_cancelled_before_a_late_requeue(spec: tuple[str, ...], read: int, off: bool, why: str) -> None:
+    found = cancelled_before_a_late_requeue(events(*spec), "orion", "orion-cancel",
+                                            lambda login: login in ORION, T0 + timedelta(seconds=read))
+    assert (found is not None) is off, why
