@@ -316,8 +316,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a pass rewrites a released record its holder wrote since the plan's read (ADR 0073)": [(
         "services/reconcile.py",
-        "                    if fresh.updated_at != entry.updated_at:",
-        "                    if False:",
+        "                if fresh.updated_at != entry.updated_at or parse_block(fresh.body) != entry.record:",
+        "                if False:",
     )],
     "the cancel sweep does not put back a queueing its removal took after its read (ADR 0073)": [(
         "core/cancelled.py",
@@ -425,6 +425,12 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "services/reconcile.py",
         "                               cancel_stands=stands)",
         "                               cancel_stands=False)",
+    )],
+    # A person's release beside the holder's own ending in the same second (ADR 0080).
+    "a release's re-read of a record it rewrites compares whole-second times only (ADR 0080)": [(
+        "services/reconcile.py",
+        "                if fresh.updated_at != entry.updated_at or parse_block(fresh.body) != entry.record:",
+        "                if fresh.updated_at != entry.updated_at:",
     )],
     # A pass's requeue that lands after a person's cancel was carried out by another pass (ADR 0079).
     "a pass's late requeue does not ask the record for a cancel carried out meanwhile (ADR 0079)": [(

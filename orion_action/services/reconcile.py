@@ -38,7 +38,7 @@ from orion_action.core.plan import (
     strand_candidates,
 )
 from orion_action.core.queue import pick_order_across
-from orion_action.core.record import ReleaseAction, Tombstone, render_record, render_tombstone
+from orion_action.core.record import ReleaseAction, Tombstone, parse_block, render_record, render_tombstone
 from orion_action.core.stale_add import asks_the_record, stale_fates
 from orion_action.core.survey import QueueRow, Survey, queue_row
 from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError, Unavailable
@@ -411,7 +411,7 @@ class Reconciler:
                 for cid in mine:
                     self.gh.delete_comment(cid)
                 return replace(plan, action=Action.KEEP, release=(), reason=duplicate)
-            self._no_longer_working(plan.release, plan.reason, presumed=True)
+            self._no_longer_working(plan.release, plan.reason)
         if plan.action is not Action.UNLOCK:
             unseen = self._not_listed_yet(n, listed, plan, known, set(mine))
             if unseen is not None:
@@ -549,23 +549,25 @@ class Reconciler:
             posted_ids.append(posted.id)
         return posted_ids
 
-    def _no_longer_working(self, entries: tuple[ClaimEntry, ...], reason: str,
-                           presumed: bool = False) -> None:
+    def _no_longer_working(self, entries: tuple[ClaimEntry, ...], reason: str) -> None:
         """After a release no claim comment may still read as working: rewrite the visible
         line of each released claim (the tombstone stays the authority; best effort). The body
-        is the record the plan read. A pass's release (`presumed`: it presumed the holder dead)
-        reads the comment again first and leaves it when it changed since: the holder wrote its
-        own account meanwhile (an outage record that spends no attempt, ADR 0019), which the
-        rewrite would undo (ADR 0073). One read per released claim; a holder's write landing
-        between that read and the edit is left to the holder's looks back (ADR 0056). A release
-        by hand rewrites what it listed (ADR 0064)."""
+        is the record the plan read, so each comment is read again first and left when it
+        changed since: its holder wrote its own account meanwhile, which the rewrite would
+        undo. A pass's release must not undo an outage record that spends no attempt (ADR 0019,
+        0073); a person's release must not undo the holder's own ending written while it ran
+        (a `cancelled` record turned back into `running`, ADR 0080), nor put back a body older
+        than the one on GitHub (a listing that lags the holder's edit, ADR 0064). One read per
+        released claim; a holder's write landing between that read and the edit is left to the
+        holder's looks back (ADR 0056)."""
         for entry in entries:
             try:
-                if presumed:
-                    fresh, _ = self.gh.get_comment(entry.comment_id)
-                    if fresh.updated_at != entry.updated_at:
-                        self.log(f"comment {entry.comment_id} changed since the pass read it; left as it is")
-                        continue
+                fresh, _ = self.gh.get_comment(entry.comment_id)
+                # GitHub's times are whole seconds: an edit in the second of the read shows in
+                # the body only.
+                if fresh.updated_at != entry.updated_at or parse_block(fresh.body) != entry.record:
+                    self.log(f"comment {entry.comment_id} changed since it was read; left as it is")
+                    continue
                 self.gh.edit_comment(entry.comment_id, render_record(entry.record, released=reason))
             except GitHubError as exc:
                 self.log(f"could not mark comment {entry.comment_id} as released ({exc})")

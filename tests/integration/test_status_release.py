@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import time
 
 from rig.harness import (
@@ -14,13 +15,14 @@ from rig.harness import (
     local_holder,
     post_claim,
     queued_issue,
+    record_blocks,
     remote_holder,
     snapshots,
     tombstone_blocks,
 )
 
 from orion_action.adapters import machine
-from orion_action.core.record import ReleaseAction
+from orion_action.core.record import ReleaseAction, State
 
 CLAIM_KEYS = ["issue", "verdict", "reason", "host", "pid", "heartbeat_age_s", "stage", "attempt", "progress"]
 
@@ -139,6 +141,30 @@ def test_release_refuses_a_live_holder_then_force_stops_it(orion: Orion, repo):
     (claim,) = [c["body"] for c in repo.comments(n) if c["body"].startswith("<!-- orion-claim")]
     visible = claim.split("-->", 1)[1]
     assert "no longer holds this issue" in visible and "working" not in visible, visible
+
+
+def test_a_forced_release_leaves_the_ending_its_holder_wrote_meanwhile(orion: Orion, repo, proxy):
+    """A person's `release --force` lists a live run's claim, and its tombstone is held at the
+    proxy. Meanwhile the Actions job is cancelled (SIGTERM): the holder records `cancelled`
+    and takes its lock off. Then the tombstone lands, and the release reads the claim again
+    before rewriting it: it leaves the holder's ending, which a rewrite from its listing would
+    have turned back into a working record (ADR 0080). The lock is gone: the labels stay."""
+    n = queued_issue(repo)
+    w = orion.running(n)
+    held = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
+    forced = orion.spawn(["release", "--config", str(orion.config), "--issue", str(n), "--force"],
+                         name="release")
+    held.wait_arrived()
+    w.proc.send_signal(signal.SIGTERM)
+    assert w.wait() == 128 + signal.SIGTERM, w.output()
+    assert labels(repo, n) == set()
+    held.release()
+    assert forced.wait() == 0, forced.stderr
+    (claim,) = record_blocks(repo, n)
+    assert claim.block.state is State.CANCELLED and claim.block.released is None
+    assert "changed since it was read; left as it is" in forced.stderr
+    assert [t.block.by for t in tombstone_blocks(repo, n)] == ["release"]
+    assert labels(repo, n) == set()
 
 
 def test_release_of_a_missing_issue_exits_64(orion: Orion, repo):

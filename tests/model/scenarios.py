@@ -1412,17 +1412,17 @@ def pass_listed_before_an_unqueue_landed() -> None:
 
 
 def release_lists_a_winner_before_its_running_edit() -> None:
-    """The model's seed 43 episode 117 (ADR 0064): w0 and w1 claim the issue; w0 wins and its
-    edit to `running` stays out of listings for 3 s; w1 lists w0's claim and loses before its
-    unqueue (its record says it took no queueing). A person force-releases w0 at once: the
-    release lists w0's record as `claiming`, tombstones it, rewrites its visible line from that
-    (the record on GitHub reads `claiming` again) and dies before its label move. w0 takes the
-    queue label, starts its child and dies before its first beat.
-    The next pass must finish the person's release (requeue), not read the loser's record as
-    the last word (the lock off, nothing on: stranded)."""
+    """The model's seed 43 episode 117 (ADR 0064): w0 and w1 claim the issue; w0 wins, and
+    before its edit to `running` lands, w1 lists w0's claim and loses before its unqueue (its
+    record says it took no queueing), and a person force-releases w0: the release lists w0's
+    record as `claiming`, tombstones it and reads it again (ADR 0080). Then w0's `running` edit
+    lands, and then the release's rewrite, from the record it read: on GitHub w0's record reads
+    `claiming` again. The release dies before its label move; w0 takes the queue label, starts
+    its child and dies before its first beat. The next pass must finish the person's release
+    (requeue), not read the loser's record as the last word (the lock off, nothing on:
+    stranded)."""
     world = World()
     try:
-        world.server.lag_of = None  # lags set by hand below
         w0, w1 = world.spawn_worker("m1"), world.spawn_worker("m2")
         a0, a1 = f"{w0.name}.claim", f"{w1.name}.claim"
         for a in (a0, a0, a1, a1):  # both read the issue as queued
@@ -1430,20 +1430,18 @@ def release_lists_a_winner_before_its_running_edit() -> None:
         _run(world, a0, _at(world, a0, "sleep"))  # w0 posted first and took the lock
         _run(world, a1, _at(world, a1, "sleep"))
         _run(world, a0, _at(world, a0, "edit_comment"))  # w0 won: its `running` edit is next
-        world.server.list_lag = 3.0
-        world.step(a0)
-        world.check()
-        world.server.list_lag = 0.0
         _run(world, a1)
         assert not w1.child_started, f"{w1.name} won too: the scenario lost its interleaving"
         release = world.spawn_forced_release(ISSUE)
-        _run(world, release, _at(world, release, "get_issue"))  # the first read
+        _run(world, release, _at(world, release, "edit_comment"))  # tombstoned, read again
+        world.step(a0)  # w0's `running` edit lands between the release's read and its rewrite
+        world.check()
         world.step(release)
-        _run(world, release, _at(world, release, "get_issue"))  # its tombstone and rewrite sent
+        world.check()
         won, lost = world.issue_log(ISSUE).claims
         assert lost.record.unqueued is False, f"{w1.name} did not lose before its unqueue"
         assert won.record.released is not None and won.record.state.value == "claiming", (
-            "the release did not rewrite the winner's record from a lagging list")
+            "the release's rewrite did not land over the winner's `running` edit")
         world.sched.crash(release)
         _run(world, a0)  # w0 takes the queue label and starts its child; it dies before its beat
         assert w0.child_started and LAB.queue not in world.server.issue(ISSUE).labels
@@ -1839,11 +1837,34 @@ def pass_requeue_lands_after_a_cancel_carried_out() -> None:
         world.close()
 
 
+def forced_release_while_the_holder_ends_cancelled() -> None:
+    """A person's `release --force` reads the issue and lists the claim; then the holder, whose
+    Actions job was cancelled (a signal), writes its `cancelled` ending and takes its lock off;
+    then the release posts its tombstone. Rewriting the record it listed would turn the
+    `cancelled` record back into a working one, and the issue, left with no label (the lock was
+    gone before the release's move), would read as stranded (found by the search, seed 38
+    episode 240). The release reads the record again and leaves the holder's ending (ADR 0080)."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        world.signal(w)
+        _run(world, f"{w.name}.claim")
+        assert w.holding is not None, f"{w.name} did not win"
+        r = world.spawn_forced_release(ISSUE)
+        _run(world, r, _at(world, r, "post_comment"))
+        _run(world, f"{w.name}.end")
+        assert LAB.working not in world.gh_of(ISSUE).issue(ISSUE).labels, "the holder did not end"
+        _run(world, r)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
         cancelled_during_an_outage_stays_cancelled, cancelled_then_unlocked_by_hand_stays_cancelled,
-        pass_requeue_lands_after_a_cancel_carried_out,
+        pass_requeue_lands_after_a_cancel_carried_out, forced_release_while_the_holder_ends_cancelled,
         finish_refused_addition_put_right_by_its_holder, finish_refused_addition_then_its_holder_killed,
         finish_refused_edit_put_right_by_its_holder, finish_refused_edit_then_its_holder_killed,
         finish_unanswered_lands_before_the_lock_comes_off,

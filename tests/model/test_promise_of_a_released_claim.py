@@ -15,11 +15,14 @@ released claim anyway; it now checks only claims that still hold the issue."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from model import explorer, world
 from model.explorer import Setup
 from model.world import InvariantError, World
+from orion_action.core.record import render_record
 
 SETUP = Setup(issues=2, max_lag=2.5, whole_seconds=True, clones=False, lag_seed="44-90", skew=-2.0,
               pauses=False, guardians_die=True, dispatch=False, repos=1, halts=True)
@@ -40,10 +43,20 @@ def adaptive(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _after_the_rewrite() -> World:
+    """The trace, then the rewrite as the release made it from its lagging listing. Since ADR
+    0080 the release reads the comment again before its rewrite and leaves a body newer than
+    its listing, so the trace no longer makes that rewrite itself; a beat landing between
+    that read and the rewrite still can, and this writes what it would leave on GitHub: the
+    record as first claimed (2 s / 12 s), marked released."""
     world = SETUP.world()
     for act in TRACE:
         assert explorer.apply(world, act), act
         world.check()
+    w0 = world.workers["w0"]
+    entry = world.issue_log(N).find(w0.token or "")
+    assert entry is not None and entry.record.released is None, "the release rewrote a newer record"
+    older = replace(entry.record, interval=2.0, stale_after=12.0, beats=0)
+    world.gh_of(N).edit(entry.comment_id, render_record(older, released="released by hand with --force"))
     return world
 
 

@@ -10,7 +10,12 @@ again. r2 dies before its label move, and w3 before its first beat. The next pas
 (`ran` reads the record), ignored the person's tombstone as a release of a claim that never
 ran, and took the loser's record as the last word (QUEUEING_TAKEN): the lock off and nothing
 on, the issue stranded. A person's release now decides whatever its claim's record says
-(core/plan.py `_last_event`): the pass finishes it and the issue is queued again."""
+(core/plan.py `_last_event`): the pass finishes it and the issue is queued again.
+
+Since ADR 0080 the release reads the comment again before its rewrite and leaves a body newer
+than its listing: on this trace w3's record stays `running`. The rule above still decides where
+a write lands between that read and the rewrite (directed scenario
+release_lists_a_winner_before_its_running_edit)."""
 
 from __future__ import annotations
 
@@ -53,16 +58,15 @@ def test_the_trace_breaks_nothing() -> None:
     explorer.run_acts(SETUP, TRACE)
 
 
-def test_the_release_rewrote_the_winner_as_claiming_and_the_pass_requeued() -> None:
-    """The trace still reaches its shape: the winner's record on GitHub reads `claiming` with
-    the release's note, the loser's says it took no queueing, the person's tombstone names the
-    winner, and the issue ends queued, its lock off."""
+def test_the_release_leaves_the_winners_newer_record_and_the_pass_requeues() -> None:
+    """The release listed the winner as `claiming` and read it again as `running` before its
+    rewrite: it leaves that record (ADR 0080). The loser's record says it took no queueing, the
+    person's tombstone names the winner, and the issue ends queued, its lock off."""
     w = _settled()
     try:
         log = w.issue_log(N)
         won, lost = log.claims
-        assert won.record.state is State.CLAIMING and won.record.released is not None
-        assert won.record.child_pid is None
+        assert won.record.state is State.RUNNING and won.record.released is None
         assert w.workers["w3"].child_started, "the winner no longer started its child"
         assert lost.record.state is State.LOST and lost.record.unqueued is False
         named = [t.tombstone.by for t in log.tombstones if t.tombstone.token == won.record.token]
