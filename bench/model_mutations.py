@@ -426,6 +426,18 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "                               cancel_stands=stands)",
         "                               cancel_stands=False)",
     )],
+    # A loser's tidy reads the labels after its listing (ADR 0082).
+    "a loser's tidy reads the labels before it lists the comments (ADR 0082)": [(
+        "services/claiming.py",
+        "            comments, _ = self.gh.list_comments(n)\n            issue, _ = self.gh.get_issue(n)\n",
+        "            issue, _ = self.gh.get_issue(n)\n            comments, _ = self.gh.list_comments(n)\n",
+    )],
+    # The strand look anchored at the previous successful pass (ADR 0081).
+    "the strand look reaches back 2 x stale_after however long ago the previous pass ran (ADR 0081)": [(
+        "core/plan.py",
+        "    if previous is None:\n        return unanchored",
+        "    if True:\n        return unanchored",
+    )],
     # A person's release beside the holder's own ending in the same second (ADR 0080).
     "a release's re-read of a record it rewrites compares whole-second times only (ADR 0080)": [(
         "services/reconcile.py",

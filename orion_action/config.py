@@ -92,6 +92,12 @@ class Config:
         presume it dead (stale_after)."""
         return self.stale_after * 2 / 3
 
+    @property
+    def longest_stale_after(self) -> float:
+        """The longest stale_after a record may promise: a beat stretched to
+        heartbeat.max_interval stretches stale_after by the same factor (ADR 0045)."""
+        return self.heartbeat_max_interval * self.stale_after / self.heartbeat_interval
+
     def __post_init__(self) -> None:
         """heartbeat.max_interval unset (ADR 0045): beats stretch up to DEFAULT_MAX_INTERVAL at
         the default heartbeat, and not at all when the operator chose the heartbeat: a tuned
@@ -334,8 +340,7 @@ def _max_interval_range(
 ) -> None:
     """A stretched beat stretches stale_after by the same factor (ADR 0045): both must stay
     within what a duration may be."""
-    longest = config.heartbeat_max_interval * config.stale_after / config.heartbeat_interval
-    if config.heartbeat_max_interval < config.heartbeat_interval or longest > MAX_DURATION:
+    if config.heartbeat_max_interval < config.heartbeat_interval or config.longest_stale_after > MAX_DURATION:
         raise fail(
             "heartbeat.max_interval",
             f"must be at least heartbeat.interval ({config.heartbeat_interval:g}s), and stretch "

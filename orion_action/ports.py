@@ -43,6 +43,7 @@ class WorkflowRun:
     id: int
     status: str
     title: str = ""
+    started_at: datetime | None = None  # `run_started_at` (its latest attempt's start)
 
 
 @dataclass(frozen=True)
@@ -170,8 +171,9 @@ class GitHubPort(Protocol):
 
     def workflow_run_status(self, run_id: int) -> str | None: ...
 
-    def list_workflow_runs(self, workflow: str, status: str) -> list[WorkflowRun]:
-        """Runs of the workflow file `workflow` in `status`, newest first (up to 100)."""
+    def list_workflow_runs(self, workflow: str, status: str, limit: int = 100) -> list[WorkflowRun]:
+        """Runs of the workflow file `workflow` in `status` (a status, or a conclusion such as
+        `success`), newest first (up to `limit`, at most 100: one request)."""
         ...
 
     def dispatch_workflow(self, workflow: str, inputs: dict[str, str]) -> None:
@@ -307,6 +309,11 @@ class RunnerPort(Protocol):
 
     def error(self, message: str, file: str | None = None, line: int | None = None) -> None:
         """An error annotation, on `file` at `line` when given (printed, in Actions only)."""
+        ...
+
+    def this_workflow(self) -> tuple[str, str] | None:
+        """The repository (owner/name) and the workflow file this job runs from
+        (`GITHUB_WORKFLOW_REF`); None outside Actions."""
         ...
 
 

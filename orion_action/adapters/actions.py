@@ -15,6 +15,21 @@ def in_actions(env: Mapping[str, str]) -> bool:
     return env.get("GITHUB_ACTIONS") == "true"
 
 
+def this_workflow(env: Mapping[str, str]) -> tuple[str, str] | None:
+    """(owner/name, workflow file) from `GITHUB_WORKFLOW_REF`
+    (`octo/repo/.github/workflows/reconcile.yml@refs/heads/main`); None outside Actions or
+    when the variable is not of that shape."""
+    if not in_actions(env):
+        return None
+    ref = env.get("GITHUB_WORKFLOW_REF", "").partition("@")[0]
+    owner, _, rest = ref.partition("/")
+    name, _, path = rest.partition("/")
+    folder, _, file = path.rpartition("/")
+    if not (owner and name and folder == ".github/workflows" and file):
+        return None
+    return f"{owner}/{name}", file
+
+
 def _escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -123,3 +138,6 @@ class ActionsRunner:
         annotation = error(self.env, message, file=file, line=line)
         if annotation:
             print(annotation, flush=True)
+
+    def this_workflow(self) -> tuple[str, str] | None:
+        return this_workflow(self.env)

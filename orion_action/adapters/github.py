@@ -462,8 +462,11 @@ def _workflow_runs(data: Any, headers: dict[str, Any]) -> list[WorkflowRun]:
     found = []
     for r in _array(runs, "a workflow run listing's runs"):
         run = _object(r, "a workflow run")
+        started = run.get("run_started_at") or run.get("created_at")
         found.append(WorkflowRun(_whole(run, "id", "a workflow run"), _text(run, "status", "a workflow run"),
-                                 _text(run, "display_title", "a workflow run")))
+                                 _text(run, "display_title", "a workflow run"),
+                                 _time(run, "run_started_at" if run.get("run_started_at") else "created_at",
+                                       "a workflow run") if started else None))
     return found
 
 
@@ -1242,11 +1245,12 @@ class GitHubRepo:
 
     # -- workflow runs (immediate pickup) -------------------------------------------------------
 
-    def list_workflow_runs(self, workflow: str, status: str) -> list[WorkflowRun]:
-        """Runs of the workflow file `workflow` in `status` (queued, in_progress, ...), newest
-        first: one request for up to 100."""
+    def list_workflow_runs(self, workflow: str, status: str, limit: int = 100) -> list[WorkflowRun]:
+        """Runs of the workflow file `workflow` in `status` (queued, in_progress, ... or a
+        conclusion: success), newest first: one request for up to `limit` (at most 100)."""
         path = f"{self._repo_path}/actions/workflows/{quote(workflow, safe='')}/runs"
-        _, runs = self._request("GET", path, {"status": status, "per_page": 100}, parse=_workflow_runs)
+        query = {"status": status, "per_page": max(1, min(limit, 100))}
+        _, runs = self._request("GET", path, query, parse=_workflow_runs)
         return runs
 
     def dispatch_workflow(self, workflow: str, inputs: dict[str, str]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import Enum
 
 from orion_action.config import Labels
@@ -535,6 +535,45 @@ def _notes(log: IssueLog) -> tuple[str, ...]:
 
 
 # -- an issue a dead holder left with no label (ADR 0072) -------------------------------------
+
+
+# How far back a pass looks for stranded issues, in stale_after, when it cannot tell when the
+# previous pass ran (outside GitHub Actions): a claim that died just before one pass could judge
+# it is judged by the next, while passes come at least every stale_after.
+STRAND_LOOKBACK = 2.0
+# The furthest back any pass looks (ADR 0081): a week of the repository's updated comments.
+STRAND_LOOKBACK_MAX_S = 7 * 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class PreviousPass:
+    """When the previous successful run of this reconcile workflow began (GitHub's
+    `run_started_at`); `started_at` None: the workflow has no successful run yet."""
+
+    started_at: datetime | None
+
+
+def strand_since(now: datetime, stale_after: float, longest_promise: float, previous: PreviousPass | None,
+                 margin: float) -> datetime:
+    """The update time from which a pass at `now` lists the repository's comments to find
+    stranded issues (ADR 0081). A stranded claim is found only by a pass that begins once it can
+    be judged dead (its last write plus the stale_after its record promises, at most
+    `longest_promise`) and still lists it.
+
+    - `previous` None (outside Actions: the previous pass is unknown): `STRAND_LOOKBACK`
+      stale_after back, which holds while passes come at least every stale_after.
+    - Anchored at the previous successful pass's start: every claim it could not yet judge dead
+      (its last write less than `longest_promise` before that start) is listed now, however
+      late this pass comes (GitHub delays scheduled runs by hours under load, or drops them).
+    - No successful pass yet: `STRAND_LOOKBACK_MAX_S` back, the bound of every case."""
+    unanchored = now - timedelta(seconds=STRAND_LOOKBACK * stale_after + margin)
+    furthest = now - timedelta(seconds=STRAND_LOOKBACK_MAX_S)
+    if previous is None:
+        return unanchored
+    if previous.started_at is None:
+        return furthest
+    anchored = previous.started_at - timedelta(seconds=longest_promise + margin)
+    return max(furthest, min(unanchored, anchored))
 
 
 def strand_candidates(recent: Mapping[int, IssueLog], listed: Collection[int]) -> list[int]:

@@ -507,12 +507,14 @@ class Claimer:
         same label, and a later claim may not be listed yet while the issue's comment count
         runs ahead of the listing, ADR 0049), and the issue keeps a label that a claimer or a
         person acts on. Anything else is left to a reconcile pass. A loser never touches the
-        queue label."""
+        queue label. The comments are listed before the issue is read (ADR 0082): labels read
+        first could predate what the listing shows (the winner took the queue label, ran, and
+        gave up its lease in between), and then no label would be left but our removal's."""
         lab = self.config.labels
         n = claim.number
         try:
-            issue, _ = self.gh.get_issue(n)
             comments, _ = self.gh.list_comments(n)
+            issue, _ = self.gh.get_issue(n)
             if issue.comments > len(comments):
                 return
             log = read_log(comments, claim.trusted)

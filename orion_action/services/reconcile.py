@@ -27,8 +27,10 @@ from orion_action.core.cancelled import (
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict, unqueue_in_flight
 from orion_action.core.plan import (
+    STRAND_LOOKBACK,
     Action,
     Plan,
+    PreviousPass,
     is_stranded,
     keep_on_fresh_beat,
     plan_cancel,
@@ -36,6 +38,7 @@ from orion_action.core.plan import (
     plan_release,
     plan_strand,
     strand_candidates,
+    strand_since,
 )
 from orion_action.core.queue import pick_order_across
 from orion_action.core.record import ReleaseAction, Tombstone, parse_block, render_record, render_tombstone
@@ -58,10 +61,6 @@ RECENT_MARGIN_S = 5.0
 # How many times a pass tries its lock removal, looking at the issue again between tries
 # (ADR 0054): about what the client's own retries give a write under a flaky API.
 LOCK_TRIES = 5
-# How far back a pass looks for an issue a dead holder left with no label (ADR 0072), in
-# stale_after: a claim that died just before one pass could judge it is judged by the next,
-# while passes come at least every stale_after.
-STRAND_LOOKBACK = 2.0
 # A `since` no comment reaches: the listing answers one empty page and GitHub's time.
 _NO_COMMENT_YET = datetime(9000, 1, 1, tzinfo=timezone.utc)
 
@@ -91,7 +90,10 @@ class Reconciler:
         # Whether this pass looks for issues a dead holder left with no label (ADR 0072): the
         # reconcile pass does, `status` and `release` do not.
         self.strands = False
-        # The repository-wide listing `survey` made, reaching back `_strand_window` ("unmade":
+        # When the previous successful pass of this reconcile workflow began, if known (ADR
+        # 0081): how far back the strand look reaches.
+        self.previous_pass: PreviousPass | None = None
+        # The repository-wide listing `survey` made, reaching back `_strand_since` ("unmade":
         # no open issue carried the lock; None: it failed).
         self._strand_listing: tuple[list[Comment], datetime] | None | str = "unmade"
 
@@ -151,8 +153,9 @@ class Reconciler:
         window = MISSED_BEAT_FACTOR * self.config.heartbeat_max_interval + RECENT_MARGIN_S
         oldest = min(i.read_at for i in held)
         since = oldest - timedelta(seconds=window)
+        reach = min(since, self._strand_since(oldest)) if self.strands else since
         try:
-            comments, now = self.gh.list_repo_comments(min(since, oldest - self._strand_window))
+            comments, now = self.gh.list_repo_comments(reach)
         except AuthError:
             raise
         except GitHubError as exc:
@@ -166,11 +169,11 @@ class Reconciler:
                 by_issue.setdefault(c.issue, []).append(c)
         return by_issue, now
 
-    @property
-    def _strand_window(self) -> timedelta:
-        """How far back a pass looks for stranded issues (none when it does not look)."""
-        return timedelta(seconds=STRAND_LOOKBACK * self.config.stale_after + RECENT_MARGIN_S if self.strands
-                         else 0.0)
+    def _strand_since(self, now: datetime) -> datetime:
+        """From which update time a pass at `now` lists comments for stranded issues: back to
+        what the previous successful pass could not judge yet, when it is known (ADR 0081)."""
+        c = self.config
+        return strand_since(now, c.stale_after, c.longest_stale_after, self.previous_pass, RECENT_MARGIN_S)
 
     def _kept_on_fresh_beat(
         self, issue: Issue, recent: tuple[dict[int, list[Comment]], datetime] | None
@@ -198,7 +201,8 @@ class Reconciler:
 
     def survey_strands(self, listed: set[int]) -> list[Survey]:
         """Issues a dead holder left with no label, which no label listing shows (ADR 0072):
-        the repository's comments updated within `STRAND_LOOKBACK` stale_after (the survey's
+        the repository's comments updated since `strand_since` (ADR 0081: back to what the
+        previous successful pass could not judge yet, or `STRAND_LOOKBACK` stale_after; the survey's
         repository-wide listing reaching further back, its pages beyond the first the only extra
         cost; when no open issue carried the lock, one empty page for GitHub's time and the
         listing, ceil(C/100)); an issue whose newest claim there is open and not in `listed`
@@ -211,7 +215,7 @@ class Reconciler:
         if isinstance(listing, str):
             try:  # no open issue carried the lock: one empty page for GitHub's time, then the listing
                 _, now = self.gh.list_repo_comments(_NO_COMMENT_YET)
-                listing = self.gh.list_repo_comments(now - self._strand_window)
+                listing = self.gh.list_repo_comments(self._strand_since(now))
             except AuthError:
                 raise
             except GitHubError as exc:
@@ -669,12 +673,15 @@ class PassResult:
 
 
 def reconcile_pass(gh: GitHubPort, config: Config, log: Log, here: Machine, sight: Sight, *,
-                   dry_run: bool, runner: RunnerPort | None = None) -> PassResult:
+                   dry_run: bool, runner: RunnerPort | None = None,
+                   previous: PreviousPass | None = None) -> PassResult:
     """One pass over one repository: survey, execute each plan, sweep the cancel label,
     dispatch workers for requeued issues, and keep the dashboard. A write that fails turns its
-    plan into `report`; the next pass retries it."""
+    plan into `report`; the next pass retries it. `previous`: when this reconcile workflow's
+    previous successful pass began (`previous_pass`), which anchors the strand look."""
     r = Reconciler(gh, config, log, here, sight)
     r.strands = True
+    r.previous_pass = previous
     surveys = r.survey()
     done: list[Plan] = []
     for s in surveys:
@@ -718,15 +725,40 @@ class RepoPass:
     error: OrionError | None = None
 
 
+def previous_pass(repos: Sequence[GitHubPort], runner: RunnerPort | None, log: Log) -> PreviousPass | None:
+    """When the previous successful run of the reconcile workflow this job runs in began (ADR
+    0081): one request, the newest successful run of that workflow file (this run is still in
+    progress). None, and the strand look reaches `STRAND_LOOKBACK` stale_after back, outside
+    Actions, for a workflow in a repository this pass does not reconcile, or when GitHub does
+    not say (the token needs `actions: read`)."""
+    here = runner.this_workflow() if runner is not None else None
+    if here is None:
+        return None
+    repo, workflow = here
+    gh = next((g for g in repos if g.full_name.lower() == repo.lower()), None)
+    if gh is None:
+        return None
+    try:
+        runs = gh.list_workflow_runs(workflow, "success", limit=1)
+    except GitHubError as exc:
+        log(f"could not read when the previous reconcile pass ran ({exc}); the look for stranded issues "
+            f"reaches back {STRAND_LOOKBACK:g} x stale_after only")
+        return None
+    started = [run.started_at for run in runs if run.started_at is not None]
+    return PreviousPass(max(started, default=None))
+
+
 def reconcile_repos(repos: Sequence[GitHubPort], config: Config, log: Log, here: Machine, sight: Sight, *,
                     dry_run: bool, runner: RunnerPort | None = None) -> list[RepoPass]:
     """One pass over every repository in turn (one repository is a fleet of one). With
     several, a repository whose pass fails (GitHub, a bad token for it) is reported and the
     others still run (ADR 0021); alone, its failure is the command's."""
     passes = []
+    previous = previous_pass(repos, runner, log)
     for gh in repos:
         try:
-            result = reconcile_pass(gh, config, log, here, sight, dry_run=dry_run, runner=runner)
+            result = reconcile_pass(gh, config, log, here, sight, dry_run=dry_run, runner=runner,
+                                    previous=previous)
             passes.append(RepoPass(gh, result))
         except OrionError as exc:
             if len(repos) == 1:

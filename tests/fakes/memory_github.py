@@ -173,6 +173,8 @@ class MemoryServer:
         self.workflow_runs: dict[int, str] = {}  # run id -> queued/in_progress/completed
         self.workflows: dict[str, str] = {}  # workflow files that accept workflow_dispatch -> run name
         self.run_info: dict[int, tuple[str, str]] = {}  # dispatched run id -> (workflow file, title)
+        self.run_conclusions: dict[int, str] = {}  # completed run id -> success, failure, ...
+        self.run_started: dict[int, datetime] = {}  # run id -> run_started_at
         self.dispatches: list[dict[str, object]] = []  # every workflow_dispatch accepted, in order
         self.labels: dict[str, tuple[str, str]] = {}  # repository labels: name -> (color, description)
         self.spent: dict[str, int] = {}  # requests per login, for the rate-limit budget
@@ -269,6 +271,20 @@ class MemoryServer:
             return sorted(self._lagging)
 
     # -- person actions: applied at once, no hook, no request counted -------------------------
+
+    def start_run(self, workflow: str, title: str = "") -> int:
+        """A run of the workflow file `workflow` begins now (not by workflow_dispatch: a
+        scheduled reconcile pass, say): in progress until `end_run`."""
+        self.workflows.setdefault(workflow, workflow)
+        run_id = 900_001 + len(self.run_info)
+        self.workflow_runs[run_id] = "in_progress"
+        self.run_info[run_id] = (workflow, title or workflow)
+        self.run_started[run_id] = self.clock.stamp()
+        return run_id
+
+    def end_run(self, run_id: int, conclusion: str = "success") -> None:
+        self.workflow_runs[run_id] = "completed"
+        self.run_conclusions[run_id] = conclusion
 
     def create_issue(self, title: str = "an issue", labels: tuple[str, ...] | list[str] = (),
                      body: str = "", *, pull_request: bool = False) -> int:
@@ -757,17 +773,19 @@ class MemoryGitHub:
 
         return self._request("finish", number, comment_id, body, tuple(add), apply=both, partial=partly)
 
-    def list_workflow_runs(self, workflow: str, status: str) -> list[WorkflowRun]:
+    def list_workflow_runs(self, workflow: str, status: str, limit: int = 100) -> list[WorkflowRun]:
+        """GitHub's `status` filter matches a run's status or its conclusion (`success`)."""
         server = self.server
 
         def listed() -> list[WorkflowRun]:
             if workflow not in server.workflows:
                 raise NotFound(f"not found: workflow {workflow}", 404)
             return [
-                WorkflowRun(rid, server.workflow_runs[rid], title)
+                WorkflowRun(rid, server.workflow_runs[rid], title, server.run_started.get(rid))
                 for rid, (file, title) in sorted(server.run_info.items(), reverse=True)
-                if file == workflow and server.workflow_runs.get(rid) == status
-            ][:PAGE]
+                if file == workflow
+                and status in (server.workflow_runs.get(rid), server.run_conclusions.get(rid))
+            ][:min(limit, PAGE)]
 
         return self._request("list_workflow_runs", workflow, status, apply=listed)
 

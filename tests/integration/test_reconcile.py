@@ -419,6 +419,42 @@ def test_a_pass_requeue_landing_after_a_cancel_was_carried_out_comes_off_again(o
     assert labels(repo, n) == set()
 
 
+def test_in_actions_a_pass_looks_back_to_what_the_previous_pass_could_not_judge(orion: Orion, repo, proxy,
+                                                                                tmp_path):
+    """A stranded issue whose dead claim last wrote longer ago than the strand look's 2 x
+    stale_after + 5 s: a pass outside Actions, which cannot tell when the previous pass ran,
+    misses it. In Actions the pass reads when the previous successful run of its own workflow
+    began (one request; a run at the proxy, begun as the claim last wrote, so it could not judge
+    it yet) and looks back to that: it finds the claim and requeues (ADR 0081)."""
+    n = repo.create_issue("stranded")
+    post_claim(repo, n, local_holder(), child_pid=exited_pid(), lock=False)
+    claim = repo.comments(n)[0]
+    owner, name = repo.full_name.split("/")
+    proxy.add_workflow(owner, name, "orion-reconcile.yml")
+    proxy.set_workflow_run(owner, name, 7001, "completed", conclusion="success",
+                           path=".github/workflows/orion-reconcile.yml", run_started_at=claim["updated_at"])
+    written = datetime.fromisoformat(claim["updated_at"].replace("Z", "+00:00")).timestamp()
+    unanchored = 2 * STALE_AFTER + 5
+    wait_until(lambda: time.time() > written + unanchored + 1, timeout=unanchored + 10, interval=0.2)
+
+    outside = orion.command("reconcile", "--json")
+    assert outside.returncode == 0, outside.stderr
+    assert json.loads(outside.stdout)["actions"] == []  # past its look: the issue stays stranded
+    assert labels(repo, n) == set()
+
+    outputs = tmp_path / "output.txt"
+    env = {**orion.env, "GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(outputs),
+           "GITHUB_WORKFLOW_REF": f"{repo.full_name}/.github/workflows/orion-reconcile.yml@refs/heads/main"}
+    runs_read = proxy.count("GET", r"/actions/workflows/orion-reconcile\.yml/runs$")
+    inside = orion.command("reconcile", env=env)
+    assert inside.returncode == 0, inside.stderr
+    plan = json.loads(parse_github_output(outputs.read_text())["plan"])
+    assert [(a["issue"], a["action"]) for a in plan["actions"]] == [(n, "requeue")]
+    assert "carried no label" in plan["actions"][0]["reason"]
+    assert labels(repo, n) == {"orion"}
+    assert proxy.count("GET", r"/actions/workflows/orion-reconcile\.yml/runs$") == runs_read + 1
+
+
 def test_cost_of_writes_is_counted_too(orion: Orion, repo, proxy):
     n = queued_issue(repo)
     post_claim(repo, n, local_holder(), child_pid=exited_pid())

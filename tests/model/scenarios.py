@@ -635,19 +635,44 @@ def pass_unlock_strands_a_claim_that_dies() -> None:
     (ADR 0072)."""
     world = World()
     try:
-        w0 = _running(world, "m1")
-        world.crash(w0)
-        world.advance(CONFIG.stale_after + 5)
-        r = world.spawn_reconciler(HOSTED)
-        _run(world, r, _at(world, r, "remove_label"))  # the queue label is on, the lock still on
-        _run(world, world.spawn_forced_release(ISSUE))
-        w1 = world.spawn_worker("m2")
-        _run(world, f"{w1.name}.claim")
-        assert w1.child_started, f"{w1.name} did not win"
-        world.step(r)  # the pass's lock removal lands on w1's lock
-        world.check()
-        world.crash(w1)
-        assert not world.gh_of(ISSUE).issue(ISSUE).labels & {LAB.queue, LAB.working}, "not stranded"
+        _stranded_by_a_stale_pass(world)
+        _settle(world)
+    finally:
+        world.close()
+
+
+def _stranded_by_a_stale_pass(world: World) -> str:
+    """`pass_unlock_strands_a_claim_that_dies` up to the strand; returns the stale pass, held
+    right after its lock removal."""
+    w0 = _running(world, "m1")
+    world.crash(w0)
+    world.advance(CONFIG.stale_after + 5)
+    r = world.spawn_reconciler(HOSTED)
+    _run(world, r, _at(world, r, "remove_label"))  # the queue label is on, the lock still on
+    _run(world, world.spawn_forced_release(ISSUE))
+    w1 = world.spawn_worker("m2")
+    _run(world, f"{w1.name}.claim")
+    assert w1.child_started, f"{w1.name} did not win"
+    world.step(r)  # the pass's lock removal lands on w1's lock
+    world.check()
+    world.crash(w1)
+    assert not world.gh_of(ISSUE).issue(ISSUE).labels & {LAB.queue, LAB.working}, "not stranded"
+    return r
+
+
+def strand_found_after_a_long_gap_between_passes() -> None:
+    """The strand of `pass_unlock_strands_a_claim_that_dies`; the stale pass then finishes (a
+    successful run of the reconcile workflow, begun before w1's claim), and no pass comes for
+    longer than a pass looks back without knowing when the previous one ran (2 x stale_after:
+    GitHub delays scheduled runs by hours under load, or drops them). The next pass looks back
+    to what that successful pass could not judge yet, finds w1's open claim and requeues
+    (ADR 0081; the trace (9, 9) of `stale-unlock-strand`)."""
+    world = World()
+    try:
+        r = _stranded_by_a_stale_pass(world)
+        _run(world, r)
+        assert world.server.run_conclusions, "the stale pass did not succeed"
+        world.advance(2 * CONFIG.stale_after + 60)
         _settle(world)
     finally:
         world.close()
@@ -1411,6 +1436,19 @@ def pass_listed_before_an_unqueue_landed() -> None:
         world.close()
 
 
+def _two_claims_posted(world: World) -> tuple[Worker, Worker, str, str]:
+    """w0 (m1) and w1 (m2) both read issue 1 as queued, then each posts its claim and takes the
+    lock, w0 first; each is held at its settle before arbitrating. Returns both workers and
+    their claimers' actor names."""
+    w0, w1 = world.spawn_worker("m1"), world.spawn_worker("m2")
+    a0, a1 = f"{w0.name}.claim", f"{w1.name}.claim"
+    for a in (a0, a0, a1, a1):
+        world.step(a)
+    _run(world, a0, _at(world, a0, "sleep"))
+    _run(world, a1, _at(world, a1, "sleep"))
+    return w0, w1, a0, a1
+
+
 def release_lists_a_winner_before_its_running_edit() -> None:
     """The model's seed 43 episode 117 (ADR 0064): w0 and w1 claim the issue; w0 wins, and
     before its edit to `running` lands, w1 lists w0's claim and loses before its unqueue (its
@@ -1423,12 +1461,7 @@ def release_lists_a_winner_before_its_running_edit() -> None:
     stranded)."""
     world = World()
     try:
-        w0, w1 = world.spawn_worker("m1"), world.spawn_worker("m2")
-        a0, a1 = f"{w0.name}.claim", f"{w1.name}.claim"
-        for a in (a0, a0, a1, a1):  # both read the issue as queued
-            world.step(a)
-        _run(world, a0, _at(world, a0, "sleep"))  # w0 posted first and took the lock
-        _run(world, a1, _at(world, a1, "sleep"))
+        w0, w1, a0, a1 = _two_claims_posted(world)
         _run(world, a0, _at(world, a0, "edit_comment"))  # w0 won: its `running` edit is next
         _run(world, a1)
         assert not w1.child_started, f"{w1.name} won too: the scenario lost its interleaving"
@@ -1860,6 +1893,35 @@ def forced_release_while_the_holder_ends_cancelled() -> None:
         world.close()
 
 
+def loser_tidies_after_the_winner_gave_up_its_lease() -> None:
+    """w0 and w1 claim the issue; w0 (the lower) wins, and w1 loses and begins its tidy (ADR
+    0049: take its own lock off again where nothing can be undone). Between the tidy's two
+    reads, w0 takes the queue label, starts its child, never beats, and gives up at its renew
+    deadline (its record says `lost`). Were the tidy to read the labels first and the comments
+    second (seed 69 episode 87), it would see the queue label and no open claim, and take off
+    the only label left: a run that ended so is requeued by a pass from the lock, and without it
+    the issue is stranded. The tidy lists first and reads the labels after (ADR 0082)."""
+    world = World()
+    try:
+        w0, w1, a0, a1 = _two_claims_posted(world)
+        _run(world, a0, _at(world, a0, "remove_label"))  # w0 won: its unqueue is next
+        _run(world, a1, _at(world, a1, "edit_comment"))  # w1 listed w0's claim and lost
+        world.step(a1)  # its `lost` record
+        world.check()
+        world.step(a1)  # the tidy's first read
+        world.check()
+        _run(world, a0)
+        assert w0.child_started, f"{w0.name} did not start its child"
+        world.advance(CONFIG.renew_deadline + 1)  # no beat: the lease runs out
+        world.react()
+        _run(world, f"{w0.name}.end")
+        assert world.issue_log(ISSUE).claims[0].record.state.value == "lost", "w0 kept its lease"
+        _run(world, a1)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -1871,6 +1933,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         ready_taken_off_by_a_person_stays_off,
         budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
         winner_killed_while_its_unqueue_may_land, pass_unlock_strands_a_claim_that_dies,
+        strand_found_after_a_long_gap_between_passes, loser_tidies_after_the_winner_gave_up_its_lease,
         clone_beside_rebooted_origin, outage_retry_after_landed_record, outage_record_put_back_unchanged,
         late_label_write_near_presumption, release_after_deletions_shift_pages, release_beside_a_deletion,
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,

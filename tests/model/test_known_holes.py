@@ -122,17 +122,17 @@ ACT_CASES = [
      "labels say queued). Found by `simulate.py --seed 31` once ADR 0066 moved that episode's claims. "
      "Still open in this exact shape: the quiesce kills the pass right after its removal, before the "
      "look at GitHub's record that puts the cancel back (ADR 0073); two steps more close it (CLOSED)"),
-    (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="9-9"),
-     [*_STRAND_9_9, ("time", 65.0)],
-     "stale-unlock-strand",
-     "(9, 9), as simulate.py shrinks it since ADR 0072: the strand of the closed trace, then 65 s "
-     "without a pass; the quiesce's first pass comes 138 s after the dead claim's last write, past the "
-     "125 s a pass looks back (2 x stale_after + 5 s), and no label listing shows the issue"),
 ]
 
 
 # Exact traces of holes since closed: each must break nothing.
 CLOSED_ACT_CASES = [
+    (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="9-9"),
+     [*_STRAND_9_9, ("time", 65.0)],
+     "(9, 9) stale-unlock-strand, as simulate.py shrank it after ADR 0072: the strand, then 65 s without "
+     "a pass; the quiesce's first pass came 138 s after the dead claim's last write, past the 125 s a pass "
+     "looked back (2 x stale_after + 5 s). A pass now looks back to what the previous successful pass "
+     "could not judge yet (ADR 0081)"),
     (explorer.Setup(issues=3, max_lag=4.0, whole_seconds=True, lag_seed="11-186", skew=-30.0, pauses=True,
                     halts=True),
      [("worker", "m1", 1, False), ("worker", "m1", None, False), ("worker", "m1", 2, False),

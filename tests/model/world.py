@@ -38,17 +38,19 @@ from orion_action.core.beat import renew_deadline
 from orion_action.core.ending import cancelled, ending_due, finished, handed_back, signalled, timed_out
 from orion_action.core.issue import ClaimEntry, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine, ProcessSighting
+from orion_action.core.plan import PreviousPass, strand_since
 from orion_action.core.record import CLAIM_MARK, END_STATES, HOLDER_END, Holder, ReleaseAction, State
 from orion_action.errors import GitHubError, NotFound, OrionError
 from orion_action.services.claiming import LIST_SETTLE_S, Claim, Claimer
 from orion_action.services.dispatch import dispatch_after_pass
 from orion_action.services.fleet import claim_next_across
 from orion_action.services.holding import Holding, outage_bound
-from orion_action.services.reconcile import RECENT_MARGIN_S, STRAND_LOOKBACK, Action, Reconciler
+from orion_action.services.reconcile import RECENT_MARGIN_S, Action, Reconciler
 from orion_action.services.trigger import refuse_if_cancelled
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, kill_grace=1.0, source="model")
 WORKFLOW = "orion-worker.yml"  # the worker workflow passes dispatch (World.dispatch)
+RECONCILE_WORKFLOW = "orion-reconcile.yml"  # the passes' own workflow: its runs anchor the strand look
 DISPATCHING = {"dispatch_workflow": WORKFLOW, "dispatch_max_runs": 2}  # over the world's config
 # Adaptive beats (ADR 0045), the switch: a fast base beat that the holders stretch at once
 # (two live claims already ask for 18 s against the 2 s base), so each record's promise is
@@ -100,17 +102,11 @@ class InvariantError(AssertionError):
 # lock orion's own stale write took off (ADR 0065); and `repair-undoes-cancel` (ADR 0025's
 # repair put the queue label back after the cancel sweep took it): the repair reads GitHub's
 # record and leaves a cancelled queueing (ADR 0073). The world still names them when they break.
-# Narrowed by ADR 0072: `stale-unlock-strand` (that put-back's residue: the holder died before
-# its first beat, the issue left with no label; a later pass finds the open claim and requeues,
-# if passes come at least every stale_after).
+# And `stale-unlock-strand` (that put-back's residue: the holder died before its first beat, the
+# issue left with no label): a later pass finds the open claim and requeues (ADR 0072), looking
+# back to what the previous successful pass could not judge yet (ADR 0081; outside Actions, where
+# that pass is unknown, only while passes come at least every stale_after).
 KNOWN_HOLES = {
-    "stale-unlock-strand": "stale-pass-unlock's residue (ADR 0065): a pass's lock removal planned before a "
-                           "claim lands on that claim's lock, the claim's unqueue takes the queue label, and "
-                           "its holder dies before a beat of its own puts the lock back: the issue has no "
-                           "label. A later pass finds the open claim in its repository-wide comment listing "
-                           "and requeues (ADR 0072), if one begins within 2 x stale_after of the claim's "
-                           "last write once it can be judged dead; passes further apart than stale_after "
-                           "leave it (seed 9 episode 9: no pass for 138 s, stale_after 60)",
     "late-unqueue": "audit finding 3's residue: a winner's unqueue lands after a requeue (a pass's, or a "
                     "release by hand) and the winner cannot repair it: killed after its child started but "
                     "before its first beat (seed 28, episode 208), or its repair's read fails (seed 18, "
@@ -251,6 +247,7 @@ class Pass:
     # issue -> its last listing missed a comment beside the queue label (ADR 0054: it waits)
     unlisted: dict[int, bool] = field(default_factory=dict)
     cancels_read: dict[int, int] = field(default_factory=dict)  # issue -> a person's cancels at its listing
+    previous: PreviousPass | None = None  # when the last successful pass began, as it read it (ADR 0081)
 
 
 class World:
@@ -538,6 +535,17 @@ class World:
         dispatching = replace(self.config, **DISPATCHING)
 
         def run_pass() -> None:
+            # The pass's run of the reconcile workflow, and when its last successful run began
+            # (ADR 0081), as `previous_pass` reads them: taken from the server, not as a step of
+            # its own, so that the anchor moved no recorded trace.
+            run_id = self.server.start_run(RECONCILE_WORKFLOW)
+            server = self.server
+            succeeded = [server.run_started[r] for r, c in server.run_conclusions.items()
+                         if c == "success" and server.run_info[r][0] == RECONCILE_WORKFLOW]
+            previous = PreviousPass(max(succeeded, default=None))
+            self.passes[name].previous = previous
+            for reconciler in reconcilers:
+                reconciler.previous_pass = previous
             for reconciler in reconcilers:  # one repository after the other, as reconcile_repos does
                 requeued = []
                 surveys = reconciler.survey()
@@ -556,6 +564,7 @@ class World:
                 if self.dispatch and reconciler is reconcilers[0]:  # the first repository's workflow only
                     # as reconcile_pass does; the model approves every issue
                     dispatch_after_pass(reconciler.gh, dispatching, requeued, self.log.append, lambda _: True)
+            self.server.end_run(run_id)  # a pass that raised or was killed never succeeds
 
         self.passes[name] = Pass(machine=machine, boot=self.boots[machine])
         self.sched.spawn(name, run_pass)
@@ -994,18 +1003,23 @@ class World:
 
     def _strand_unvisited(self, n: int) -> bool:
         """No pass began while the newest open claim of issue n could be judged dead by its
-        heartbeat and was still within the window a pass looks back for stranded issues (ADR
-        0072: `STRAND_LOOKBACK` stale_after after its last write, less the few seconds a pass
-        takes to reach its listing): a later pass cannot see it (passes further apart than
-        stale_after)."""
+        heartbeat and still listed it in its look for stranded issues (ADR 0072; how far back,
+        `strand_since`, ADR 0081, less the few seconds a pass takes to reach its listing)."""
         open_claims = self.issue_log(n).open_claims()
         if not open_claims:
             return False
         c = max(open_claims, key=lambda e: e.comment_id)
-        last = self.server_stamp_monotonic(c.updated_at)
-        lo = last + max(self.config.stale_after, c.record.stale_after)
-        hi = last + STRAND_LOOKBACK * self.config.stale_after + RECENT_MARGIN_S - 15.0
-        return not any(p.began is not None and lo <= p.began <= hi for p in self.passes.values())
+        lo = self.server_stamp_monotonic(c.updated_at) + max(self.config.stale_after, c.record.stale_after)
+        cfg = self.config
+
+        def sees(p: Pass) -> bool:
+            if p.forced or p.began is None or p.began_at is None or p.began < lo:
+                return False
+            since = strand_since(p.began_at, cfg.stale_after, cfg.longest_stale_after, p.previous,
+                                 RECENT_MARGIN_S)
+            return c.updated_at >= since + timedelta(seconds=15.0)
+
+        return not any(sees(p) for p in self.passes.values())
 
     def _unqueued_after_requeue(self, n: int) -> bool:
         """Whether a winner's queue-label removal came after a pass or a person's release took

@@ -30,7 +30,7 @@ PATIENCE = 60.0
 # that sets them explicitly.
 ACTIONS_VARS = ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_RUN_ID",
                 "GITHUB_RUN_ATTEMPT", "GITHUB_ENV", "GITHUB_STATE", "GITHUB_PATH",
-                "GITHUB_EVENT_PATH", "GITHUB_EVENT_NAME", "RUNNER_NAME")
+                "GITHUB_EVENT_PATH", "GITHUB_EVENT_NAME", "RUNNER_NAME", "GITHUB_WORKFLOW_REF")
 
 
 def wait_until(predicate: Callable[[], T], timeout: float = PATIENCE, interval: float = 0.05,

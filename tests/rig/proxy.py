@@ -375,10 +375,15 @@ class Proxy:
                 self._cv.notify_all()
                 return 204, None
             if what == "runs" and method == "GET":
-                status = parse_qs(query).get("status", [None])[0]
+                # GitHub's `status` filter takes a status or a conclusion ("success"), and
+                # `per_page` bounds the page (default 30): https://docs.github.com/rest/actions/
+                # workflow-runs#list-workflow-runs-for-a-workflow
+                args = parse_qs(query)
+                status = args.get("status", [None])[0]
                 found = [(rid, run) for (o, r, rid), run in sorted(self._runs.items(), reverse=True)
                          if (o, r) == key[:2] and run.get("path") == f".github/workflows/{file}"
-                         and status in (None, run["status"])]
+                         and status in (None, run["status"], run.get("conclusion"))]
+                found = found[:int(args.get("per_page", ["30"])[0])]
                 runs = [self._synthetic_run("GET", f"/repos/{owner}/{repo}/actions/runs/{rid}")
                         for rid, _ in found]
                 return 200, {"total_count": len(runs), "workflow_runs": runs}

@@ -49,6 +49,9 @@ class Runner:
     def error(self, message: str, file: str | None = None, line: int | None = None) -> None:
         raise AssertionError("no command error expected here")
 
+    def this_workflow(self) -> tuple[str, str] | None:
+        return None  # a workflow in no repository of these passes: no anchor (ADR 0081)
+
 
 class Refused(MemoryGitHub):
     """A repository whose token GitHub refuses."""
