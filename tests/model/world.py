@@ -306,6 +306,7 @@ class World:
         self.stale_uncancel: dict[int, bool] = {}  # issue -> its cancel label's last removal was a sweep's
         # planned (its listing of the cancel label) before a person's latest cancel
         self.label_writes: dict[int, list[tuple[str, str, str, float]]] = {}  # issue -> (actor, op, label, t)
+        self.released_by: dict[int, set[str]] = {}  # issue -> the passes that posted a tombstone there
         self.landed_late: set[str] = set()  # actors whose late write landed
         self.listed_at: dict[str, datetime] = {}  # claimer -> when it last listed the comments
         self.overlap_notes: list[str] = []
@@ -903,6 +904,8 @@ class World:
             self.lock_removed_by[int(args[0])] = (actor, self.clock.monotonic())  # type: ignore[call-overload]
             if self.strict_locks:
                 self._note_lock_taken(actor, int(args[0]))  # type: ignore[call-overload]
+        elif op == "post_comment" and actor in self.passes:
+            self.released_by.setdefault(int(args[0]), set()).add(actor)  # type: ignore[call-overload]
         elif op == "post_comment" and actor.endswith(".claim"):
             w = self.workers.get(actor.partition(".")[0])
             if w is not None and CLAIM_MARK in str(args[1]):  # `--next` posts one claim per issue it tries
@@ -1293,6 +1296,11 @@ class World:
             if LAB.working not in self.gh_of(n).issue(n).labels or self.disrupted(n):
                 continue
             if p.unlisted.get(n):  # its last listing missed a comment, maybe a claim (ADR 0054)
+                continue
+            if any(a != name and (not self.sched.result(a).done or a in self.server.failed_actors)
+                   for a in self.released_by.get(n, ())):
+                # another pass's tombstone came first, and this one left it the labels (ADR 0006):
+                # that pass is still at work, or met a failure (the next pass finishes its move)
                 continue
             ws = [w for w in self.workers.values() if w.number == n]
             if any(self.child_alive(w) or not (w.done or w.crashed or self.frozen(w)) for w in ws):
