@@ -326,8 +326,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a holder's repair requeues an issue cancelled since its release (ADR 0073)": [(
         "services/claiming.py",
-        "        if standing_cancel(record, lab.queue, lab.cancel,",
-        "        if False and standing_cancel(record, lab.queue, lab.cancel,",
+        "        if standing_cancel_since(record, lab.queue, lab.cancel,",
+        "        if False and standing_cancel_since(record, lab.queue, lab.cancel,",
     )],
     "a pass keeps a fate it added after someone else moved the labels (ADR 0073)": [(
         "core/stale_add.py",
@@ -425,6 +425,12 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "services/reconcile.py",
         "                               cancel_stands=stands)",
         "                               cancel_stands=False)",
+    )],
+    # A released holder's repair does not count a stale queue addition as a requeue (ADR 0083).
+    "a released holder's repair counts orion's stale queue addition as a new queueing (ADR 0083)": [(
+        "services/claiming.py",
+        "                                 claim.issue.read_at):",
+        "                                 claim.issue.read_at.replace(year=9999)):",
     )],
     # A loser's tidy reads the labels after its listing (ADR 0082).
     "a loser's tidy reads the labels before it lists the comments (ADR 0082)": [(

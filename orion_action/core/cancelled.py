@@ -48,21 +48,25 @@ def standing_cancel(events: Iterable[LabelEvent], queue: str, cancel: str,
     return standing
 
 
-def cancelled_before_a_late_requeue(events: Iterable[LabelEvent], queue: str, cancel: str,
-                                    is_orion: Callable[[str], bool], read_at: datetime) -> LabelEvent | None:
-    """After a pass's queue-label addition that landed once someone else had moved the labels
-    (`core.stale_add`'s row `requeued-unlocked`, ADR 0079): the person's cancel that the
-    addition would undo, or None. The pass planned the requeue from its read of the issue at
-    `read_at` (GitHub's time), the lock on and no cancel label. A person who cancelled after that
-    read, carried out by another pass (its release under the cancel label takes the lock off,
-    its sweep the cancel label), leaves no label to see. orion's own queue additions from that
-    read on (ours, or another stale one) are no new queueing; otherwise the cancel that stands
-    (`standing_cancel`) is the word. GitHub's event times are whole seconds: one second before
-    the read counts as after it."""
-    since = read_at - timedelta(seconds=1)
+def standing_cancel_since(events: Iterable[LabelEvent], queue: str, cancel: str,
+                          is_orion: Callable[[str], bool], since: datetime) -> LabelEvent | None:
+    """The cancel that stands (`standing_cancel`) once orion's own queue additions from `since`
+    on are set aside, or None: a queue label orion adds after a person's cancel is a stale
+    write, never a new queueing by a person. Two readers, each with the time from which orion's
+    additions cannot be a person's wish:
+
+    - a pass whose queue addition landed after someone else took the lock off (`core.stale_add`
+      row `requeued-unlocked`, ADR 0079), from its read of the issue: another pass or the holder
+      may have carried out a cancel made since, which leaves no label to see;
+    - a holder putting back a queue label its late unqueue took (`restore_queue`, ADR 0083),
+      from its claim's read of the issue: a stale pass's queue addition after a person's cancel
+      must not make the cancel look withdrawn.
+
+    GitHub's event times are whole seconds: one second before `since` counts as after it."""
+    after = since - timedelta(seconds=1)
     q = queue.casefold()
     kept = [e for e in events
-            if not (e.label.casefold() == q and e.added and e.at >= since and e.login and is_orion(e.login))]
+            if not (e.label.casefold() == q and e.added and e.at >= after and e.login and is_orion(e.login))]
     return standing_cancel(kept, queue, cancel, is_orion)
 
 

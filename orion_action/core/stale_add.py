@@ -19,7 +19,7 @@ Pure: the service writes, this decides.
 | unlocked   | holder's own ending or another pass moved the labels, and a     | record            |
 |            | person's cancel they carried out shows on no label (ADR 0079)   |                   |
 
-`asks_the_record` names the last row; `core.cancelled.cancelled_before_a_late_requeue` reads
+`asks_the_record` names the last row; `core.cancelled.standing_cancel_since` reads
 the record, and a cancel made since the pass's read takes its queue label off again.
 """
 

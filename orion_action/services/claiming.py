@@ -28,7 +28,7 @@ from orion_action.core.arbitration import (
     winner,
 )
 from orion_action.core.beat import Bounds, Load, refusal
-from orion_action.core.cancelled import standing_cancel
+from orion_action.core.cancelled import standing_cancel_since
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine
 from orion_action.core.queue import FIRST_PICK_SPREAD, first_pick, next_pick, pick_order, relist
@@ -550,9 +550,11 @@ def restore_queue(gh: GitHubPort, config: Config, claim: Claim, log: Log) -> boo
             return False
         # The cancel sweep takes the queue label off too, by the same login: a cancel a person
         # made after that requeue, standing in GitHub's record, says the removal was the
-        # sweep's, and the issue stays out of the queue (`repair-undoes-cancel`, ADR 0073).
+        # sweep's, and the issue stays out of the queue (`repair-undoes-cancel`, ADR 0073). A
+        # stale pass's queue addition after that cancel does not withdraw it (ADR 0083).
         record = gh.queue_history(n, lab.queue, lab.cancel).label_events
-        if standing_cancel(record, lab.queue, lab.cancel, lambda login: login.lower() in claim.trusted):
+        if standing_cancel_since(record, lab.queue, lab.cancel, lambda login: login.lower() in claim.trusted,
+                                 claim.issue.read_at):
             log(f"#{n}: the issue was cancelled after it was released back to the queue: not queued again")
             return False
         gh.add_labels(n, [lab.queue])

@@ -19,8 +19,8 @@ from datetime import datetime, timedelta, timezone
 
 from orion_action.config import Config
 from orion_action.core.cancelled import (
-    cancelled_before_a_late_requeue,
     standing_cancel,
+    standing_cancel_since,
     swept_a_newer_cancel,
     swept_an_uncancelled_queueing,
 )
@@ -446,12 +446,12 @@ class Reconciler:
     def _cancelled_since(self, n: int, read_at: datetime) -> str | None:
         """Why the pass's queue label came off again, or None (ADR 0079): it landed after
         someone else took the lock off, and GitHub's record shows a person's cancel made since
-        the pass read the issue (`cancelled_before_a_late_requeue`), carried out meanwhile by
+        the pass read the issue (`standing_cancel_since`), carried out meanwhile by
         another pass or the holder's cancelled ending. One GraphQL query, only in that case."""
         lab = self.config.labels
         history = self.gh.queue_history(n, lab.queue, lab.cancel)
         trusted = self.trusted
-        cancel = cancelled_before_a_late_requeue(history.label_events, lab.queue, lab.cancel,
+        cancel = standing_cancel_since(history.label_events, lab.queue, lab.cancel,
                                                  lambda login: login.lower() in trusted, read_at)
         if cancel is None:
             return None

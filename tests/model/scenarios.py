@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from model import explorer
 from model.world import CLONE, CONFIG, HOSTED, IDLE_TIMEOUT, ISSUE, LAB, Worker, World
 
 
@@ -1922,6 +1923,26 @@ def loser_tidies_after_the_winner_gave_up_its_lease() -> None:
         world.close()
 
 
+def released_holder_ends_after_a_stale_requeue_over_a_cancel() -> None:
+    """The GraphQL-mode search's seed 139 episode 67, shrunk (it breaks the same with the
+    default world): a person force-releases w2's run (a tombstone that requeues); a pass that
+    planned a requeue before w2's claim adds the queue label just after a person's cancel, and
+    its cancel sweep later carries the cancel out (both labels off). w2's child then exits and
+    its ending, finding its claim released back to the queue and the issue bare, would put the
+    queue label back (ADR 0025's repair) if the stale addition counted as a new queueing after
+    the cancel. orion's queue additions since the claim read the issue are set aside (ADR 0083)."""
+    setup = explorer.Setup(issues=1, max_lag=0.0, whole_seconds=True, lag_seed="139-67")
+    explorer.run_acts(setup, [
+        ("worker", "m2", 1, True), ("step", "w0.claim"), ("reconciler", "m2"), ("step", "w0.claim"),
+        ("step", "w0.claim"), ("step", "w0.claim"), ("time", 60.0), ("reconciler", "hosted"),
+        ("worker", "m1", 1, True), ("person", "force", 1), ("race", 3), ("burst", "r0", 9),
+        ("worker", "m2", 1, True), ("burst", "w2.claim", 10), ("burst", "r2", 6), ("step", "r1"),
+        ("step", "r1"), ("step", "r1"), ("step", "w2.beat"), ("person", "cancel", 1), ("step", "w2.beat"),
+        ("stall", "w2"), ("burst", "r1", 6), ("exit", "w2", 1), ("fail", "r1", "limited", 3),
+        ("step", "r1"), ("step", "r1"), ("time", 65.0), ("stall", "w2"), ("step", "r1"), ("burst", "r1", 8),
+        ("burst", "w2.end", 9)])
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -1934,6 +1955,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
         winner_killed_while_its_unqueue_may_land, pass_unlock_strands_a_claim_that_dies,
         strand_found_after_a_long_gap_between_passes, loser_tidies_after_the_winner_gave_up_its_lease,
+        released_holder_ends_after_a_stale_requeue_over_a_cancel,
         clone_beside_rebooted_origin, outage_retry_after_landed_record, outage_record_put_back_unchanged,
         late_label_write_near_presumption, release_after_deletions_shift_pages, release_beside_a_deletion,
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,

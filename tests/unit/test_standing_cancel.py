@@ -9,8 +9,8 @@ import pytest
 
 from orion_action.core.cancelled import (
     LabelEvent,
-    cancelled_before_a_late_requeue,
     standing_cancel,
+    standing_cancel_since,
     swept_a_newer_cancel,
     swept_an_uncancelled_queueing,
 )
@@ -130,7 +130,7 @@ LATE_REQUEUE = [
 
 
 @pytest.mark.parametrize(("spec", "read", "off", "why"), LATE_REQUEUE, ids=[c[3] for c in LATE_REQUEUE])
-def test_cancelled_before_a_late_requeue(spec: tuple[str, ...], read: int, off: bool, why: str) -> None:
-    found = cancelled_before_a_late_requeue(events(*spec), "orion", "orion-cancel",
+def test_standing_cancel_since(spec: tuple[str, ...], read: int, off: bool, why: str) -> None:
+    found = standing_cancel_since(events(*spec), "orion", "orion-cancel",
                                             lambda login: login in ORION, T0 + timedelta(seconds=read))
     assert (found is not None) is off, why
