@@ -1943,6 +1943,35 @@ def released_holder_ends_after_a_stale_requeue_over_a_cancel() -> None:
         ("burst", "w2.end", 9)])
 
 
+def release_rewrite_lands_after_the_next_claim() -> None:
+    """The v0.1 livelock's order, directed: a pass releases w0's dead run (its tombstone), and
+    its rewrite of w0's record goes unanswered and lands late, after the pass requeued and w1
+    claimed; w1 dies before its command starts. w0's comment is then the most recently updated
+    on the issue, though its tombstone and w1's claim came after it: the next pass must order
+    events by comment id (a record's rewrite is no new event), or it takes w0's run for the last
+    word and charges an attempt for w1, which never ran."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        world.crash(w0)
+        world.advance(CONFIG.stale_after + 5)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, _at(world, r, "edit_comment"))  # tombstone posted, the record read again
+        world.fail(r, "late", 1)
+        _run(world, r)  # the rewrite lands later; the pass requeues
+        w1 = world.spawn_worker("m2")
+        claim = f"{w1.name}.claim"
+        _run(world, claim, _at(world, claim, "remove_label"))  # won; its unqueue and child next
+        world.crash(w1)
+        assert world.delayed(), "the rewrite landed already"
+        world.land(0)
+        world.check()
+        world.advance(CONFIG.stale_after + 5)
+        _settle(world)
+    finally:
+        world.close()
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
@@ -1955,7 +1984,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         budget_spent_by_time_limits, released_before_arbitration, claimer_paused_past_stale,
         winner_killed_while_its_unqueue_may_land, pass_unlock_strands_a_claim_that_dies,
         strand_found_after_a_long_gap_between_passes, loser_tidies_after_the_winner_gave_up_its_lease,
-        released_holder_ends_after_a_stale_requeue_over_a_cancel,
+        released_holder_ends_after_a_stale_requeue_over_a_cancel, release_rewrite_lands_after_the_next_claim,
         clone_beside_rebooted_origin, outage_retry_after_landed_record, outage_record_put_back_unchanged,
         late_label_write_near_presumption, release_after_deletions_shift_pages, release_beside_a_deletion,
         lower_claim_seen_late, ending_after_a_lower_claim_won, stopped_after_a_lost_beat,
