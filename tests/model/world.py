@@ -900,6 +900,13 @@ class World:
         elif op == "remove_label" and args[1] == LAB.cancel:
             p, n = self.passes.get(actor), int(args[0])  # type: ignore[call-overload]
             self.stale_uncancel[n] = p is not None and p.cancels_read.get(n, 0) < self._cancels(n)
+        elif op == "remove_label" and args[1] == LAB.queue and actor.endswith(".claim"):
+            # The unqueue takes the queueing that is on the issue when it lands (ADR 0048): a
+            # claim posted before a requeue (a person's forced release) runs the new one. (One
+            # that lands on no queue label took nothing, and its claimer gives up.)
+            w, n = self.workers.get(actor.partition(".")[0]), int(args[0])  # type: ignore[call-overload]
+            if w is not None and w.number == n:
+                w.gen = self.gen[n]
         elif op == "remove_label" and args[1] == LAB.working:
             self.lock_removed_by[int(args[0])] = (actor, self.clock.monotonic())  # type: ignore[call-overload]
             if self.strict_locks:
