@@ -64,7 +64,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "orion_action/core/plan.py": ("test_plan_fates.py", "test_plan.py", "test_plan_cancel.py",
                                   "test_plan_release.py", "test_fresh_beat.py",
                                   "test_cancel_means_cancel.py", "test_outage_attempts.py",
-                                  "test_drain_identity.py", "test_plan_strand.py"),
+                                  "test_drain_identity.py", "test_plan_strand.py", "test_strand_lookback.py"),
     "orion_action/core/queue.py": ("test_queue_order.py",),
     "orion_action/core/record.py": ("test_record.py", "test_visible_line.py", "test_issue_log.py",
                                     "test_trusted_records.py"),

@@ -124,6 +124,10 @@ LATE_REQUEUE = [
      "orion's requeue before the read is a queueing like any other"),
     (("+q:alice", "+c:bob", "-c:orion-bot", "+q:orion-bot"), 2, True,
      "whole seconds: a cancel one second before the read counts as after it"),
+    (("+q:alice", "+c:bob", "+q:orion-bot"), 3, True,
+     "whole seconds: orion's addition in the second before the read is set aside too"),
+    (("+q:alice", "+c:bob", "+q:orion-bot"), 4, False,
+     "orion's addition two seconds before the read is a queueing like any other"),
     (("+q:alice", "-q:orion-bot", "+c:bob", "-c:orion-bot", "+q:"), 2, False,
      "a queueing by no known actor (a deleted account) is not orion's: it queues again"),
 ]

@@ -10,12 +10,13 @@ import pytest
 from fakes.memory_github import MemoryServer
 
 from orion_action.adapters.actions import ActionsRunner, this_workflow
-from orion_action.core.plan import STRAND_LOOKBACK_MAX_S, PreviousPass, strand_since
+from orion_action.core.plan import PreviousPass, strand_since
 from orion_action.errors import Unavailable
 from orion_action.services.reconcile import previous_pass
 
 NOW = datetime(2026, 12, 5, 12, 0, tzinfo=timezone.utc)
 SA, LONGEST, MARGIN = 600.0, 1800.0, 5.0
+WEEK = 7 * 24 * 3600.0  # WEEK, written out: a test of the constant too
 
 
 def ago(seconds: float) -> datetime:
@@ -25,13 +26,13 @@ def ago(seconds: float) -> datetime:
 CASES = [
     # (the previous pass, the longest promise, the answer in seconds before NOW, why)
     (None, LONGEST, 2 * SA + MARGIN, "outside Actions: 2 x stale_after back"),
-    (PreviousPass(None), LONGEST, STRAND_LOOKBACK_MAX_S, "no successful pass yet: as far as any pass looks"),
+    (PreviousPass(None), LONGEST, WEEK, "no successful pass yet: as far as any pass looks"),
     (PreviousPass(ago(60)), SA, 2 * SA + MARGIN,
      "a pass a minute after the previous one, no stretched beats: never less than 2 x stale_after"),
     (PreviousPass(ago(300)), LONGEST, 300 + LONGEST + MARGIN,
      "five minutes after the previous one: back to its start less the longest promise a record makes"),
     (PreviousPass(ago(6 * 3600)), LONGEST, 6 * 3600 + LONGEST + MARGIN, "a pass six hours late"),
-    (PreviousPass(ago(30 * 24 * 3600)), LONGEST, STRAND_LOOKBACK_MAX_S, "a month without a pass: a week"),
+    (PreviousPass(ago(30 * 24 * 3600)), LONGEST, WEEK, "a month without a pass: a week"),
 ]
 
 
