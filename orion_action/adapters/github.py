@@ -462,11 +462,10 @@ def _workflow_runs(data: Any, headers: dict[str, Any]) -> list[WorkflowRun]:
     found = []
     for r in _array(runs, "a workflow run listing's runs"):
         run = _object(r, "a workflow run")
-        started = run.get("run_started_at") or run.get("created_at")
+        began = "run_started_at" if run.get("run_started_at") else "created_at"
         found.append(WorkflowRun(_whole(run, "id", "a workflow run"), _text(run, "status", "a workflow run"),
                                  _text(run, "display_title", "a workflow run"),
-                                 _time(run, "run_started_at" if run.get("run_started_at") else "created_at",
-                                       "a workflow run") if started else None))
+                                 _time(run, began, "a workflow run") if run.get(began) else None))
     return found
 
 

@@ -103,6 +103,11 @@ class Reconciler:
             self._trusted = trusted_set(self.gh.own_login(), self.config.trusted_authors)
         return self._trusted
 
+    def _is_orion(self, login: str) -> bool:
+        """Whether a label event's actor is orion (its token's login or a trusted author): its
+        removals carry a cancel out, they never withdraw one (ADR 0061)."""
+        return login.lower() in self.trusted
+
     # -- reading --------------------------------------------------------------------------
 
     def survey_issue(self, issue: Issue) -> Survey:
@@ -264,10 +269,7 @@ class Reconciler:
             self.log(f"#{n}: could not read whether a stranded issue was cancelled ({exc}); "
                      f"the next pass looks")
             return None
-        trusted = self.trusted
-        cancel = standing_cancel(history.label_events, lab.queue, lab.cancel,
-                                 lambda login: login.lower() in trusted)
-        return cancel is not None
+        return standing_cancel(history.label_events, lab.queue, lab.cancel, self._is_orion) is not None
 
     def execute_strand(self, s: Survey) -> Plan:
         """Release the dead claims of a stranded issue and put its labels on (`plan_strand`).
@@ -330,10 +332,8 @@ class Reconciler:
             if lab.working in issue.labels:
                 reason = f"a run took the issue meanwhile; its holder stops at the {lab.cancel} label"
                 return replace(plan, action=Action.KEEP, reason=reason)
-            trusted = self.trusted
             requeued = swept_an_uncancelled_queueing(issue.labels, history.label_events, lab.queue,
-                                                     lab.cancel, lab.working,
-                                                     lambda login: login.lower() in trusted)
+                                                     lab.cancel, lab.working, self._is_orion)
             if requeued is not None:
                 # A queueing made after the cancel was carried out (by another pass), taken by
                 # our removal planned before it: put it back (ADR 0073).
@@ -356,9 +356,8 @@ class Reconciler:
         lab = self.config.labels
         history = self.gh.queue_history(n, lab.queue, lab.cancel)
         issue = history.issue if history.issue is not None else self.gh.get_issue(n)[0]
-        trusted = self.trusted
         newer = swept_a_newer_cancel(issue.labels, history.label_events, lab.queue, lab.cancel, lab.working,
-                                     lambda login: login.lower() in trusted)
+                                     self._is_orion)
         if newer is None:
             return None
         self.gh.add_labels(n, [lab.cancel])
@@ -450,9 +449,7 @@ class Reconciler:
         another pass or the holder's cancelled ending. One GraphQL query, only in that case."""
         lab = self.config.labels
         history = self.gh.queue_history(n, lab.queue, lab.cancel)
-        trusted = self.trusted
-        cancel = standing_cancel_since(history.label_events, lab.queue, lab.cancel,
-                                                 lambda login: login.lower() in trusted, read_at)
+        cancel = standing_cancel_since(history.label_events, lab.queue, lab.cancel, self._is_orion, read_at)
         if cancel is None:
             return None
         self.gh.remove_label(n, lab.queue)

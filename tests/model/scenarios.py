@@ -42,6 +42,14 @@ def _running(world: World, machine: str) -> Worker:
     return w
 
 
+def _pass_over_a_dead_run(world: World) -> str:
+    """A run on m1 that claimed issue 1, started its child and beat once, then crashed; once it
+    is stale, a hosted pass is spawned (not stepped yet). Returns the pass."""
+    world.crash(_running(world, "m1"))
+    world.advance(CONFIG.stale_after + 5)
+    return world.spawn_reconciler(HOSTED)
+
+
 def _first_beat(world: World, w: Worker) -> None:
     """The worker's beat thread beats at once after its claim won, up to its first sleep."""
     beat = f"{w.name}.beat"
@@ -645,10 +653,7 @@ def pass_unlock_strands_a_claim_that_dies() -> None:
 def _stranded_by_a_stale_pass(world: World) -> str:
     """`pass_unlock_strands_a_claim_that_dies` up to the strand; returns the stale pass, held
     right after its lock removal."""
-    w0 = _running(world, "m1")
-    world.crash(w0)
-    world.advance(CONFIG.stale_after + 5)
-    r = world.spawn_reconciler(HOSTED)
+    r = _pass_over_a_dead_run(world)
     _run(world, r, _at(world, r, "remove_label"))  # the queue label is on, the lock still on
     _run(world, world.spawn_forced_release(ISSUE))
     w1 = world.spawn_worker("m2")
@@ -1153,10 +1158,7 @@ def pass_lock_removal_answer_lost() -> None:
     new run's lock off."""
     world = World()
     try:
-        w0 = _running(world, "m1")
-        world.crash(w0)
-        world.advance(CONFIG.stale_after + 5)
-        r = world.spawn_reconciler(HOSTED)
+        r = _pass_over_a_dead_run(world)
         _run(world, r, lambda: world.sched.pending_op(r) == ("remove_label", (ISSUE, LAB.working)))
         world.fail(r, "lost")
         world.step(r)
@@ -1857,10 +1859,7 @@ def pass_requeue_lands_after_a_cancel_carried_out() -> None:
     record and takes its queue label off again (ADR 0079); the cancel stands."""
     world = World()
     try:
-        w0 = _running(world, "m1")
-        world.crash(w0)
-        world.advance(CONFIG.stale_after + 5)
-        r = world.spawn_reconciler(HOSTED)
+        r = _pass_over_a_dead_run(world)
         _run(world, r, _at(world, r, "add_labels"))
         world.person_cancel(ISSUE)
         _pass(world)
@@ -1952,10 +1951,7 @@ def release_rewrite_lands_after_the_next_claim() -> None:
     word and charges an attempt for w1, which never ran."""
     world = World()
     try:
-        w0 = _running(world, "m1")
-        world.crash(w0)
-        world.advance(CONFIG.stale_after + 5)
-        r = world.spawn_reconciler(HOSTED)
+        r = _pass_over_a_dead_run(world)
         _run(world, r, _at(world, r, "edit_comment"))  # tombstone posted, the record read again
         world.fail(r, "late", 1)
         _run(world, r)  # the rewrite lands later; the pass requeues
