@@ -326,8 +326,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a holder's repair requeues an issue cancelled since its release (ADR 0073)": [(
         "services/claiming.py",
-        "        if standing_cancel_since(record, lab.queue, lab.cancel,",
-        "        if False and standing_cancel_since(record, lab.queue, lab.cancel,",
+        "        if cancel_against_a_persons_queueing(record, lab.queue, lab.cancel,",
+        "        if False and cancel_against_a_persons_queueing(record, lab.queue, lab.cancel,",
     )],
     "a pass keeps a fate it added after someone else moved the labels (ADR 0073)": [(
         "core/stale_add.py",
@@ -429,8 +429,10 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # A released holder's repair does not count a stale queue addition as a requeue (ADR 0083).
     "a released holder's repair counts orion's stale queue addition as a new queueing (ADR 0083)": [(
         "services/claiming.py",
-        "                                 claim.issue.read_at):",
-        "                                 claim.issue.read_at.replace(year=9999)):",
+        "        if cancel_against_a_persons_queueing(record, lab.queue, lab.cancel,\n"
+        "                                             lambda login: login.lower() in claim.trusted):",
+        "        if __import__('orion_action.core.cancelled', fromlist=['_']).standing_cancel(\n"
+        "                record, lab.queue, lab.cancel, lambda login: login.lower() in claim.trusted):",
     )],
     # A loser's tidy reads the labels after its listing (ADR 0082).
     "a loser's tidy reads the labels before it lists the comments (ADR 0082)": [(
@@ -456,6 +458,31 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "            if asks_the_record(plan.add_labels, after, self.config.labels):",
         "            if False:",
     )],
+    # The next pass looks at the queued issues a cancel still stands against (ADR 0085).
+    "a pass does not look at the queued issues a cancel still stands against (ADR 0085)": [(
+        "services/reconcile.py",
+        "        done += [self._carried_out(p, dry_run, lambda p=p: self.execute_cancelled_queue(p), "
+        "\"cancel\")\n                 for p in self.survey_cancelled_queue()]\n",
+        "",
+    )],
+    # The next pass queues again an issue a released claim's late unqueue stranded (ADR 0086).
+    "a pass does not put back a requeue a released claim's late unqueue took (ADR 0086)": [(
+        "services/reconcile.py",
+        "                 for p in self.survey_late_unqueues(locked | self._queued)]\n",
+        "                 for p in ()]\n",
+    )],
+    "a pass does not put back a queueing a claim that gave up after its unqueue took (ADR 0086)": [(
+        "core/requeue.py",
+        "    if isinstance(last, ClaimEntry) and last.record.state is State.LOST and last.record.unqueued:",
+        "    if False:",
+    )],
+    # A claim looks past orion's own queue labels to a person's (ADR 0085).
+    "the trigger check counts orion's own queue label as a new queueing (ADR 0085)": [(
+        "services/trigger.py",
+        "    cancel = cancel_against_a_persons_queueing(events, lab.queue, lab.cancel, is_orion)",
+        "    cancel = __import__('orion_action.core.cancelled', fromlist=['_']).standing_cancel(\n"
+        "        events[queue[-1]:], lab.queue, lab.cancel, is_orion)",
+    )],
 }
 
 # The environment a mutation runs in, beyond this process's (both the mutated and the reference
@@ -479,6 +506,15 @@ ENVIRONMENTS.update({name: STRICT for name in (
     "a pass unlocks beside the queue label whatever its listing lags (ADR 0054)",
     # its ending's label writes take the next run's lock; ADRs 0065 and 0076 repair what follows
     "the label-write bound counts on the boot clock alone (ADR 0055)",
+)})
+
+# Rules whose break is a stale queue label on a cancelled issue: since ADR 0085 the next pass's
+# look at the queued issues takes it off, so they are judged without that look (world.QUEUE_LOOK).
+NO_QUEUE_LOOK = {"ORION_MODEL_NO_QUEUE_LOOK": "1"}
+ENVIRONMENTS.update({name: NO_QUEUE_LOOK for name in (
+    "a holder's repair requeues an issue cancelled since its release (ADR 0073)",
+    "a released holder's repair counts orion's stale queue addition as a new queueing (ADR 0083)",
+    "a pass's late requeue does not ask the record for a cancel carried out meanwhile (ADR 0079)",
 )})
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which
@@ -514,11 +550,13 @@ for seed in json.loads(sys.argv[4]):
         broken = f"seed {seed} episode {failure.episode}: " + last
         break
 if broken is None:  # the directed scenarios (tests/model/scenarios.py): the code as it is passes them all
-    from model.scenarios import SCENARIOS, STALE_LOCK_REMOVALS
-    from model.world import STRICT_LOCKS
+    from model.scenarios import NEEDS_THE_QUEUE_LOOK, SCENARIOS, STALE_LOCK_REMOVALS
+    from model.world import QUEUE_LOOK, STRICT_LOCKS
     for name, scenario in SCENARIOS.items():
         if STRICT_LOCKS and name in STALE_LOCK_REMOVALS:
             continue  # the code as it is takes a live run's lock off there: strict mode breaks it
+        if not QUEUE_LOOK and name in NEEDS_THE_QUEUE_LOOK:
+            continue  # the code as it is leaves a stale label there only the look takes off
         try:
             scenario()
         except Exception as exc:

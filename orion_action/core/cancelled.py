@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 
 @dataclass(frozen=True)
@@ -48,26 +48,31 @@ def standing_cancel(events: Iterable[LabelEvent], queue: str, cancel: str,
     return standing
 
 
-def standing_cancel_since(events: Iterable[LabelEvent], queue: str, cancel: str,
-                          is_orion: Callable[[str], bool], since: datetime) -> LabelEvent | None:
-    """The cancel that stands (`standing_cancel`) once orion's own queue additions from `since`
-    on are set aside, or None: a queue label orion adds after a person's cancel is a stale
-    write, never a new queueing by a person. Two readers, each with the time from which orion's
-    additions cannot be a person's wish:
+def cancel_against_a_persons_queueing(events: Iterable[LabelEvent], queue: str, cancel: str,
+                                      is_orion: Callable[[str], bool]) -> LabelEvent | None:
+    """The cancel that stands against the latest queueing a person made, every queue label orion
+    added set aside, or None (ADR 0085). orion adds the queue label only to hand back a run it
+    took or to requeue a dead one, never as a wish of its own, and it never requeues a run a
+    person cancelled (ADR 0049): a queue label it adds after a cancel is a stale write (a pass's
+    requeue planned before the cancel and landing after another pass or the holder carried the
+    cancel out; the model's `requeue-over-cancel`). As the trigger check passes orion's own
+    queueings back to the person before it (ADR 0033), the cancel check looks past them to the
+    person's: a cancel stands until a person queues the issue again or takes the cancel label
+    off. Its readers:
 
+    - every claim (the trigger check, ADR 0061);
+    - every pass, for the queued issues that changed since the previous pass (ADR 0085): a stale
+      write whose writer died before it could look back is still caught;
     - a pass whose queue addition landed after someone else took the lock off (`core.stale_add`
-      row `requeued-unlocked`, ADR 0079), from its read of the issue: another pass or the holder
-      may have carried out a cancel made since, which leaves no label to see;
-    - a holder putting back a queue label its late unqueue took (`restore_queue`, ADR 0083),
-      from its claim's read of the issue: a stale pass's queue addition after a person's cancel
-      must not make the cancel look withdrawn.
-
-    GitHub's event times are whole seconds: one second before `since` counts as after it."""
-    after = since - timedelta(seconds=1)
+      row `requeued-unlocked`, ADR 0079): another pass or the holder may have carried out a
+      cancel made since, which leaves no label to see;
+    - a holder putting back a queue label its late unqueue took (`restore_queue`, ADR 0083): a
+      stale pass's queue addition after a person's cancel must not make the cancel look
+      withdrawn."""
     q = queue.casefold()
-    kept = [e for e in events
-            if not (e.label.casefold() == q and e.added and e.at >= after and e.login and is_orion(e.login))]
-    return standing_cancel(kept, queue, cancel, is_orion)
+    persons = [e for e in events
+               if not (e.label.casefold() == q and e.added and e.login and is_orion(e.login))]
+    return standing_cancel(persons, queue, cancel, is_orion)
 
 
 def swept_a_newer_cancel(on_issue: frozenset[str], events: Iterable[LabelEvent], queue: str, cancel: str,

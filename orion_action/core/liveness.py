@@ -226,6 +226,12 @@ def _finished_reason(record: ClaimRecord) -> str:
 LEASE_SHARE = 2 / 3
 
 
+def writes_land_within(record: ClaimRecord, stale_after: float, landing_margin: float) -> float:
+    """Seconds after its claim's post by which every write of a claim has landed: its lease (a
+    share of the stale_after it promises, or ours if longer) plus `landing_margin`."""
+    return max(stale_after, record.stale_after) * LEASE_SHARE + landing_margin
+
+
 def unqueue_in_flight(
     record: ClaimRecord,
     posted_at: datetime,
@@ -243,7 +249,7 @@ def unqueue_in_flight(
     unstarted = record.state is State.RUNNING and record.child_pid is None
     if verdict.liveness is not Liveness.DEAD or not unstarted:
         return verdict
-    window = max(stale_after, record.stale_after) * LEASE_SHARE + landing_margin
+    window = writes_land_within(record, stale_after, landing_margin)
     age = (now - posted_at).total_seconds()
     if age >= window:
         return verdict

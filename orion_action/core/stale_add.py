@@ -19,8 +19,9 @@ Pure: the service writes, this decides.
 | unlocked   | holder's own ending or another pass moved the labels, and a     | record            |
 |            | person's cancel they carried out shows on no label (ADR 0079)   |                   |
 
-`asks_the_record` names the last row; `core.cancelled.standing_cancel_since` reads
-the record, and a cancel made since the pass's read takes its queue label off again.
+`asks_the_record` names the last row; `core.cancelled.cancel_against_a_persons_queueing` reads
+the record, and a cancel standing there (orion's own queue additions set aside: its late
+addition is one) takes its queue label off again.
 """
 
 from __future__ import annotations

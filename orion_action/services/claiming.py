@@ -28,11 +28,12 @@ from orion_action.core.arbitration import (
     winner,
 )
 from orion_action.core.beat import Bounds, Load, refusal
-from orion_action.core.cancelled import standing_cancel_since
+from orion_action.core.cancelled import cancel_against_a_persons_queueing
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
 from orion_action.core.liveness import Machine
 from orion_action.core.queue import FIRST_PICK_SPREAD, first_pick, next_pick, pick_order, relist
-from orion_action.core.record import ActionsRun, ClaimRecord, Holder, ReleaseAction, State, render_record
+from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State, render_record
+from orion_action.core.requeue import last_requeue
 from orion_action.errors import GitHubError, NotClaimed, Unavailable
 from orion_action.ports import Clock, GitHubPort, Policy, QueueHistory, Sight
 from orion_action.services.observe import judge_entry
@@ -49,8 +50,6 @@ MAX_NEXT_CANDIDATES = 10
 # An unanswered unqueue has landed, or never will, this long after it was sent (GitHub's
 # processing limit, plus its whole-second slack).
 UNQUEUE_LANDED_S = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S
-# The releases that put an issue back in the queue (the others close, fail or cancel it).
-REQUEUES = (ReleaseAction.REQUEUE, ReleaseAction.RELEASE)
 
 
 def is_queued(issue: Issue, config: Config) -> bool:
@@ -541,20 +540,16 @@ def restore_queue(gh: GitHubPort, config: Config, claim: Claim, log: Log) -> boo
         if not issue.is_open or issue.labels & acted_on:
             return False
         comments, _ = gh.list_comments(n)
-        history = read_log(comments, claim.trusted)
-        events = [c.comment_id for c in history.claims] + [t.comment_id for t in history.tombstones]
-        last = next((t for t in history.tombstones if t.comment_id == max(events, default=0)), None)
+        last = last_requeue(read_log(comments, claim.trusted))
         if last is None or last.tombstone.token != claim.record.token:
-            return False
-        if last.tombstone.action not in REQUEUES:
             return False
         # The cancel sweep takes the queue label off too, by the same login: a cancel a person
         # made after that requeue, standing in GitHub's record, says the removal was the
         # sweep's, and the issue stays out of the queue (`repair-undoes-cancel`, ADR 0073). A
         # stale pass's queue addition after that cancel does not withdraw it (ADR 0083).
         record = gh.queue_history(n, lab.queue, lab.cancel).label_events
-        if standing_cancel_since(record, lab.queue, lab.cancel, lambda login: login.lower() in claim.trusted,
-                                 claim.issue.read_at):
+        if cancel_against_a_persons_queueing(record, lab.queue, lab.cancel,
+                                             lambda login: login.lower() in claim.trusted):
             log(f"#{n}: the issue was cancelled after it was released back to the queue: not queued again")
             return False
         gh.add_labels(n, [lab.queue])

@@ -19,13 +19,19 @@ from datetime import datetime, timedelta, timezone
 
 from orion_action.config import Config
 from orion_action.core.cancelled import (
+    cancel_against_a_persons_queueing,
     standing_cancel,
-    standing_cancel_since,
     swept_a_newer_cancel,
     swept_an_uncancelled_queueing,
 )
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
-from orion_action.core.liveness import MISSED_BEAT_FACTOR, Machine, Verdict, unqueue_in_flight
+from orion_action.core.liveness import (
+    MISSED_BEAT_FACTOR,
+    Machine,
+    Verdict,
+    unqueue_in_flight,
+    writes_land_within,
+)
 from orion_action.core.plan import (
     STRAND_LOOKBACK,
     Action,
@@ -42,6 +48,12 @@ from orion_action.core.plan import (
 )
 from orion_action.core.queue import pick_order_across
 from orion_action.core.record import ReleaseAction, Tombstone, parse_block, render_record, render_tombstone
+from orion_action.core.requeue import (
+    queueing_at_risk,
+    refused_since,
+    requeue_candidates,
+    taken_by_a_late_unqueue,
+)
 from orion_action.core.stale_add import asks_the_record, stale_fates
 from orion_action.core.survey import QueueRow, Survey, queue_row
 from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError, Unavailable
@@ -96,6 +108,8 @@ class Reconciler:
         # The repository-wide listing `survey` made, reaching back `_strand_since` ("unmade":
         # no open issue carried the lock; None: it failed).
         self._strand_listing: tuple[list[Comment], datetime] | None | str = "unmade"
+        # The open issues the queue listing showed (`survey_cancelled_queue`), if it was made.
+        self._queued: set[int] = set()
 
     @property
     def trusted(self) -> frozenset[str]:
@@ -214,24 +228,10 @@ class Reconciler:
         (the lock listing) is read (one request), and, carrying none of orion's labels, surveyed
         in full (one more) and planned by `plan_strand`. None in the steady state: every open
         claim's issue carries the lock."""
-        listing = self._strand_listing
-        if listing is None or not self.strands:
-            return []  # the survey's listing failed: the next pass looks
-        if isinstance(listing, str):
-            try:  # no open issue carried the lock: one empty page for GitHub's time, then the listing
-                _, now = self.gh.list_repo_comments(_NO_COMMENT_YET)
-                listing = self.gh.list_repo_comments(self._strand_since(now))
-            except AuthError:
-                raise
-            except GitHubError as exc:
-                self.log(f"the listing that looks for stranded issues failed ({exc}); the next pass looks")
-                return []
-        comments = listing[0]
-        by_issue: dict[int, list[Comment]] = {}
-        for c in comments:
-            if c.issue is not None:
-                by_issue.setdefault(c.issue, []).append(c)
-        logs = {n: read_log(cs, self.trusted) for n, cs in by_issue.items()}
+        recent = self._recent_by_issue()
+        if recent is None:
+            return []
+        logs = {n: read_log(cs, self.trusted) for n, cs in recent.items()}
         found = []
         lab = self.config.labels
         for n in strand_candidates(logs, listed):
@@ -254,6 +254,83 @@ class Reconciler:
             if plan is not None:
                 found.append(replace(s, plan=plan))
         return found
+
+    def _recent_by_issue(self) -> dict[int, list[Comment]] | None:
+        """The repository's comments updated since `strand_since`, by issue: the survey's
+        listing, or (no open issue carried the lock) one empty page for GitHub's time and the
+        listing, made once a pass. None when it failed or this is no reconcile pass."""
+        listing = self._strand_listing
+        if listing is None or not self.strands:
+            return None  # the survey's listing failed: the next pass looks
+        if isinstance(listing, str):
+            try:
+                _, now = self.gh.list_repo_comments(_NO_COMMENT_YET)
+                listing = self.gh.list_repo_comments(self._strand_since(now))
+            except AuthError:
+                raise
+            except GitHubError as exc:
+                self.log(f"the listing that looks for stranded issues failed ({exc}); the next pass looks")
+                self._strand_listing = None
+                return None
+            self._strand_listing = listing
+        by_issue: dict[int, list[Comment]] = {}
+        for c in listing[0]:
+            if c.issue is not None:
+                by_issue.setdefault(c.issue, []).append(c)
+        return by_issue
+
+    def survey_late_unqueues(self, listed: set[int]) -> list[Plan]:
+        """Issues a claim's late unqueue left with no label (ADR 0086): among the recently
+        updated comments, those whose last orion event puts a queueing at risk (a release back
+        to the queue, or a claim's `lost` record saying it sent its unqueue:
+        `core.requeue.queueing_at_risk`) and that no label listing shows (`listed`: the lock's
+        and the queue's) are read (one request each; in the steady state none: a requeued issue
+        is queued or claimed again). One carrying none of orion's labels, that no claim's
+        trigger check refused since, and whose queue label GitHub's record (one GraphQL query)
+        shows taken off by orion after that event while the claim's writes could still land,
+        and no cancel standing, gets its queue label back."""
+        recent = self._recent_by_issue()
+        if recent is None:
+            return []
+        logs = {n: read_log(cs, self.trusted) for n, cs in recent.items()}
+        lab = self.config.labels
+        found = []
+        for n in requeue_candidates(logs, listed):
+            risk = queueing_at_risk(logs[n])
+            if risk is None:
+                continue
+            if refused_since(recent[n], self.trusted, risk.comment_id):
+                continue  # a claim's trigger check took the label off, and meant it
+            try:
+                issue, _ = self.gh.get_issue(n)
+                if not is_stranded(issue.is_open, issue.labels, lab):
+                    continue
+                events = self.gh.queue_history(n, lab.queue, lab.cancel).label_events
+            except AuthError:
+                raise
+            except GitHubError as exc:
+                self.log(f"#{n}: could not read an issue a late unqueue may have stranded ({exc}); "
+                         f"the next pass looks")
+                continue
+            window = writes_land_within(risk.claim.record, self.config.stale_after, LABEL_LANDING_MARGIN_S)
+            lands_by = risk.claim.created_at + timedelta(seconds=window)
+            if not taken_by_a_late_unqueue(events, lab.queue, self._is_orion, risk.since, lands_by):
+                continue
+            if cancel_against_a_persons_queueing(events, lab.queue, lab.cancel, self._is_orion):
+                continue  # the issue was cancelled since: it carries no label (ADR 0078)
+            why = (f"the issue carried no label: after {risk.what}, that claim's late {lab.queue} label "
+                   f"removal took the queueing; queued again")
+            found.append(Plan(n, Action.REQUEUE, why, add_labels=(lab.queue,)))
+        return found
+
+    def execute_late_unqueue(self, plan: Plan) -> Plan:
+        """Put the queue label back on an issue `survey_late_unqueues` found stranded, unless
+        it was labelled meanwhile (a person's call)."""
+        issue, _ = self.gh.get_issue(plan.issue)
+        if not is_stranded(issue.is_open, issue.labels, self.config.labels):
+            return replace(plan, action=Action.KEEP, reason="the issue was labelled meanwhile; left as it is")
+        self.gh.add_labels(plan.issue, list(plan.add_labels))
+        return plan
 
     def _cancel_stands(self, n: int) -> bool | None:
         """Whether GitHub's record shows a person's cancel standing against the issue's latest
@@ -305,6 +382,35 @@ class Reconciler:
         for name in plan.remove_labels:
             self.gh.remove_label(n, name)
         return plan
+
+    def pass_over(self, dry_run: bool) -> tuple[list[Survey], list[Plan]]:
+        """A pass's reads and writes, in order: the locked issues (`survey`, `execute`), the
+        cancel sweep, the queued issues a cancel still stands against (ADR 0085), the stranded
+        issues. A write that fails turns its plan into `report`; the next pass retries it."""
+        surveys = self.survey()
+        done = [self._carried_out(s.plan, dry_run, lambda s=s: self.execute(s), s.plan.action.value)
+                for s in surveys]
+        done += [self._carried_out(p, dry_run, lambda p=p: self.execute_cancel(p), "cancel")
+                 for p in self.survey_cancels()]
+        done += [self._carried_out(p, dry_run, lambda p=p: self.execute_cancelled_queue(p), "cancel")
+                 for p in self.survey_cancelled_queue()]
+        locked = {s.issue.number for s in surveys}
+        done += [self._carried_out(s.plan, dry_run, lambda s=s: self.execute_strand(s),
+                                   "the repair of a stranded issue")
+                 for s in self.survey_strands(locked)]
+        done += [self._carried_out(p, dry_run, lambda p=p: self.execute_late_unqueue(p),
+                                   "the repair of a stranded issue")
+                 for p in self.survey_late_unqueues(locked | self._queued)]
+        return surveys, done
+
+    def _carried_out(self, plan: Plan, dry_run: bool, execute: Callable[[], Plan], what: str) -> Plan:
+        if dry_run:
+            return plan
+        try:
+            return execute()
+        except GitHubError as exc:
+            self.log(f"#{plan.issue}: {what} failed: {exc}; the next pass will retry")
+            return replace(plan, action=Action.REPORT, reason=f"{plan.reason}; the write failed: {exc}")
 
     # -- writing --------------------------------------------------------------------------
 
@@ -364,6 +470,73 @@ class Reconciler:
         who = newer.login or "someone"
         return (f"{who} cancelled the issue again while the sweep ran, and the sweep's removal took that "
                 f"cancel off; the {lab.cancel} label is back and the next pass finishes")
+
+    def survey_cancelled_queue(self) -> list[Plan]:
+        """Queued issues whose latest queueing by a person was cancelled although the cancel
+        label is gone (ADR 0085): a stale write whose writer died before it could look back at
+        GitHub's record (a pass's requeue landing after the cancel was carried out, ADR 0079; a
+        sweep's removal taking a newer cancel off, ADR 0073). The next pass looks for it: the
+        queue listing (one request per 100), then GitHub's record (one GraphQL query) of each
+        queued issue neither held nor carrying the cancel label (the holder's and the sweep's)
+        that changed since what the previous pass could judge (`strand_since`, ADR 0081). A
+        listing or a read that fails is logged and left to the next pass."""
+        lab = self.config.labels
+        try:
+            queued = self.gh.list_issues(lab.queue)
+        except AuthError:
+            raise
+        except GitHubError as exc:
+            self.log(f"the queue listing failed ({exc}); the next pass looks for cancels it should carry out")
+            return []
+        self._queued = {i.number for i in queued}
+        found = []
+        for issue in queued:
+            if lab.cancel in issue.labels or lab.working in issue.labels or issue.updated_at is None:
+                continue
+            if issue.updated_at < self._strand_since(issue.read_at):
+                continue  # the previous pass looked at it as it is
+            try:
+                history = self.gh.queue_history(issue.number, lab.queue, lab.cancel)
+            except AuthError:
+                raise
+            except GitHubError as exc:
+                self.log(f"#{issue.number}: could not read whether a cancel stands ({exc}); the next pass "
+                         f"looks")
+                continue
+            cancel = cancel_against_a_persons_queueing(history.label_events, lab.queue, lab.cancel,
+                                                       self._is_orion)
+            if cancel is not None:
+                who = cancel.login or "someone"
+                why = (f"cancelled: {who} added the {lab.cancel} label after the issue was last queued by a "
+                       f"person, and orion's own {lab.queue} label came back after it was carried out; "
+                       f"add {lab.queue} to run it again")
+                found.append(Plan(issue.number, Action.CANCEL, why, remove_labels=(lab.queue,)))
+        return found
+
+    def execute_cancelled_queue(self, plan: Plan) -> Plan:
+        """Take the queue label off an issue `survey_cancelled_queue` found cancelled: not while
+        a claim may be in flight (ADR 0053), and then, since labels have no compare-and-swap,
+        look at GitHub's record once more: a person who queued the issue again meanwhile, whose
+        queueing the removal took, gets it back."""
+        lab = self.config.labels
+        n = plan.issue
+        issue, _ = self.gh.get_issue(n)
+        if lab.queue not in issue.labels or lab.cancel in issue.labels or lab.working in issue.labels:
+            return replace(plan, action=Action.KEEP, reason="the labels changed meanwhile; nothing to cancel")
+        in_flight = self._claim_in_flight(issue)
+        if in_flight is not None:
+            return replace(plan, action=Action.KEEP, reason=in_flight)
+        self.gh.remove_label(n, lab.queue)
+        history = self.gh.queue_history(n, lab.queue, lab.cancel)
+        after = history.issue if history.issue is not None else self.gh.get_issue(n)[0]
+        if lab.queue in after.labels or lab.working in after.labels:
+            return plan
+        if cancel_against_a_persons_queueing(history.label_events, lab.queue, lab.cancel,
+                                             self._is_orion) is not None:
+            return plan
+        self.gh.add_labels(n, [lab.queue])
+        why = f"a person queued the issue again while the pass ran; the {lab.queue} label is back"
+        return replace(plan, action=Action.KEEP, reason=why)
 
     def _claim_in_flight(self, issue: Issue) -> str | None:
         """Why the cancel sweep must leave the labels to a later pass, or None (ADR 0053). A
@@ -433,7 +606,7 @@ class Reconciler:
                        f"{', '.join(stale)} landed); its addition is taken off again")
                 return replace(plan, action=Action.KEEP, release=(), reason=why)
             if asks_the_record(plan.add_labels, after, self.config.labels):
-                cancelled = self._cancelled_since(n, s.issue.read_at)
+                cancelled = self._cancelled_meanwhile(n)
                 if cancelled is not None:
                     return replace(plan, action=Action.KEEP, release=(), reason=cancelled)
         for name in plan.remove_labels:
@@ -442,14 +615,16 @@ class Reconciler:
         kept = self._take_lock_off(n, listed, plan, known, set(mine))
         return plan if kept is None else replace(plan, action=Action.KEEP, release=(), reason=kept)
 
-    def _cancelled_since(self, n: int, read_at: datetime) -> str | None:
+    def _cancelled_meanwhile(self, n: int) -> str | None:
         """Why the pass's queue label came off again, or None (ADR 0079): it landed after
-        someone else took the lock off, and GitHub's record shows a person's cancel made since
-        the pass read the issue (`standing_cancel_since`), carried out meanwhile by
-        another pass or the holder's cancelled ending. One GraphQL query, only in that case."""
+        someone else took the lock off, and GitHub's record shows a person's cancel standing
+        (`cancel_against_a_persons_queueing`: the pass's own addition is no queueing), carried
+        out meanwhile by another pass or the holder's cancelled ending. One GraphQL query, only
+        in that case."""
         lab = self.config.labels
         history = self.gh.queue_history(n, lab.queue, lab.cancel)
-        cancel = standing_cancel_since(history.label_events, lab.queue, lab.cancel, self._is_orion, read_at)
+        events = history.label_events
+        cancel = cancel_against_a_persons_queueing(events, lab.queue, lab.cancel, self._is_orion)
         if cancel is None:
             return None
         self.gh.remove_label(n, lab.queue)
@@ -679,32 +854,7 @@ def reconcile_pass(gh: GitHubPort, config: Config, log: Log, here: Machine, sigh
     r = Reconciler(gh, config, log, here, sight)
     r.strands = True
     r.previous_pass = previous
-    surveys = r.survey()
-    done: list[Plan] = []
-    for s in surveys:
-        if dry_run:
-            done.append(s.plan)
-            continue
-        try:
-            done.append(r.execute(s))
-        except GitHubError as exc:
-            log(f"#{s.plan.issue}: {s.plan.action.value} failed: {exc}; the next pass will retry")
-            done.append(
-                replace(s.plan, action=Action.REPORT, reason=f"{s.plan.reason}; the write failed: {exc}")
-            )
-    for plan in r.survey_cancels():
-        try:
-            done.append(plan if dry_run else r.execute_cancel(plan))
-        except GitHubError as exc:
-            log(f"#{plan.issue}: cancel failed: {exc}; the next pass will retry")
-            done.append(replace(plan, action=Action.REPORT, reason=f"{plan.reason}; the write failed: {exc}"))
-    for s in r.survey_strands({s.issue.number for s in surveys}):
-        try:
-            done.append(s.plan if dry_run else r.execute_strand(s))
-        except GitHubError as exc:
-            log(f"#{s.plan.issue}: the repair of a stranded issue failed: {exc}; the next pass will retry")
-            failed = f"{s.plan.reason}; the write failed: {exc}"
-            done.append(replace(s.plan, action=Action.REPORT, reason=failed))
+    surveys, done = r.pass_over(dry_run)
     requeued = [p.issue for p in done if p.action is Action.REQUEUE]
     approved = trigger_check(gh, config, log)
     dispatched = [] if dry_run else dispatch_after_pass(gh, config, requeued, log, approved, runner)

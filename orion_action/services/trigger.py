@@ -7,8 +7,8 @@ queue label and checks that person's access against `trigger.permission`; and be
 label approves what that person read, the title and body must not have changed since
 (docs/adr/0033-every-claim-checks-who-queued-it.md, docs/adr/0034-the-label-approves-the-text.md).
 
-It also refuses an issue whose latest queueing a person cancelled, even if the cancel label is
-gone since (ADR 0061).
+It also refuses an issue whose latest queueing by a person was cancelled, even if the cancel
+label is gone since (ADR 0061) or orion's own queue label came back after it (ADR 0085).
 
 Cost: one GraphQL query (the `labeled`, `unlabeled` and `renamed` timeline events and the body's last edit;
 one more per 100 such events, docs/adr/0046) and the collaborator permission: two requests per
@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import NoReturn
 
 from orion_action.config import PERMISSIONS, Config
-from orion_action.core.cancelled import standing_cancel
+from orion_action.core.cancelled import cancel_against_a_persons_queueing
 from orion_action.core.issue import trusted_set
 from orion_action.errors import GitHubError, NotClaimed, UsageError
 from orion_action.ports import GitHubPort, Queued, QueueHistory
@@ -107,10 +107,11 @@ def approve(
 def refuse_if_cancelled(gh: GitHubPort, config: Config, n: int, history: QueueHistory,
                         own: Callable[[], str | None]) -> None:
     """Raise NotClaimed (exit 75) when a cancel still stands against the issue's latest
-    queueing in GitHub's record, even if the cancel label is gone (a cancel sweep that paused
-    between its two label removals can take off a cancel a person added since: ADR 0061), and
-    leave the queue as the sweep would, without the queue label. The token's login is asked
-    only when a cancel label was added after the queue label and removed since."""
+    queueing by a person in GitHub's record, even if the cancel label is gone (a cancel sweep
+    that paused between its two label removals can take off a cancel a person added since: ADR
+    0061) or orion queued the issue since (a stale requeue: ADR 0085), and leave the queue as
+    the sweep would, without the queue label. The token's login is asked only when a cancel
+    label was ever added."""
     lab = config.labels
     events = history.label_events
     if not any(e.added and e.label.casefold() == lab.cancel.casefold() for e in events):
@@ -121,7 +122,6 @@ def refuse_if_cancelled(gh: GitHubPort, config: Config, n: int, history: QueueHi
         # lags a requeue, and an older cancel must not take that queueing. Ask again later.
         raise NotClaimed(f"trigger: GitHub's label events of #{n} do not show its {lab.queue!r} label yet; "
                          "not running")
-    since = events[queue[-1]:]
     orion: frozenset[str] | None = None
 
     def is_orion(login: str) -> bool:
@@ -130,7 +130,7 @@ def refuse_if_cancelled(gh: GitHubPort, config: Config, n: int, history: QueueHi
             orion = trusted_set(own(), config.trusted_authors)
         return login.lower() in orion
 
-    cancel = standing_cancel(since, lab.queue, lab.cancel, is_orion)
+    cancel = cancel_against_a_persons_queueing(events, lab.queue, lab.cancel, is_orion)
     if cancel is None:
         return
     gh.remove_label(n, lab.queue)

@@ -419,6 +419,72 @@ def test_a_pass_requeue_landing_after_a_cancel_was_carried_out_comes_off_again(o
     assert labels(repo, n) == set()
 
 
+def test_a_stale_requeue_over_a_cancel_its_writer_never_looked_back_at_comes_off(orion: Orion, repo, proxy):
+    """A person queues and cancels an issue; orion carries the cancel out (both labels off); then
+    a pass's requeue planned before the cancel lands, and its writer is killed before it can look
+    at GitHub's record (the model's `requeue-over-cancel` residue). The labels say queued. The next
+    pass looks at the queued issues changed since the previous pass: the record shows the cancel
+    standing against the person's latest queueing, orion's own addition set aside, and the queue
+    label comes off; the pass after finds nothing to do (ADR 0085)."""
+    n = repo.create_issue("cancelled, then requeued by a stale write")
+    person = Emulator.OUTSIDER_TOKEN
+    repo.api("POST", f"/issues/{n}/labels", token=person, json={"labels": ["orion"]})
+    repo.api("POST", f"/issues/{n}/labels", token=person, json={"labels": ["orion-cancel"]})
+    repo.remove_label(n, "orion")  # orion carries the cancel out
+    repo.remove_label(n, "orion-cancel")
+    repo.add_label(n, "orion")  # the stale requeue, as orion
+    queued_untouched = repo.create_issue("queued by a person, never cancelled")
+    repo.api("POST", f"/issues/{queued_untouched}/labels", token=person, json={"labels": ["orion"]})
+    before = proxy.count("POST", r"^/graphql$")
+    result = orion.command("reconcile", "--json")
+    assert result.returncode == 0, result.stderr
+    actions = json.loads(result.stdout)["actions"]
+    assert [(a["issue"], a["action"]) for a in actions] == [(n, "cancel")]
+    assert "mallory added the orion-cancel label" in actions[0]["reason"]
+    assert labels(repo, n) == set() and labels(repo, queued_untouched) == {"orion"}
+    # Each queued issue changed since the previous pass: one record read; the cancel carried
+    # out: one more look at the record after the removal.
+    assert proxy.count("POST", r"^/graphql$") - before == 3
+    again = orion.command("reconcile", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["actions"] == []
+    assert labels(repo, queued_untouched) == {"orion"}
+
+
+@pytest.mark.parametrize("remover", ["orion", "a person"])
+def test_a_forced_release_a_late_unqueue_undid_is_queued_again_by_the_next_pass(orion: Orion, repo, proxy,
+                                                                               remover: str):
+    """A person force-releases a claim whose winner's queue-label removal is still on the way;
+    the removal lands after the release (the label was still on: the release's addition made no
+    event) and the winner is dead: no label is left, and the strand look does not take up a
+    released claim. The next pass finds the release among the recently updated comments, and
+    GitHub's record shows orion's removal after it, within the released claim's lease: it queues
+    the issue again, once (ADR 0086). A person's removal is theirs: nothing is put back."""
+    n = queued_issue(repo)
+    # A long promise, so the claim's writes may land for minutes: no race with a loaded machine.
+    post_claim(repo, n, local_holder(), child_pid=exited_pid(), stale_after=600)
+    released = orion.command("release", "--issue", str(n), "--force")
+    assert released.returncode == 0, released.stderr
+    assert labels(repo, n) == {"orion"}
+    if remover == "orion":
+        repo.remove_label(n, "orion")  # the winner's late unqueue, by orion's login
+    else:
+        repo.api("DELETE", f"/issues/{n}/labels/orion", token=Emulator.OUTSIDER_TOKEN)
+    assert labels(repo, n) == set()
+    result = orion.command("reconcile", "--json")
+    assert result.returncode == 0, result.stderr
+    actions = json.loads(result.stdout)["actions"]
+    if remover == "a person":
+        assert actions == [] and labels(repo, n) == set()
+        return
+    assert [(a["issue"], a["action"]) for a in actions] == [(n, "requeue")]
+    assert "late orion label removal" in actions[0]["reason"]
+    assert labels(repo, n) == {"orion"}
+    again = orion.command("reconcile", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["actions"] == []
+
+
 def test_in_actions_a_pass_looks_back_to_what_the_previous_pass_could_not_judge(orion: Orion, repo, proxy,
                                                                                 tmp_path):
     """A stranded issue whose dead claim last wrote longer ago than the strand look's 2 x

@@ -112,21 +112,26 @@ ACT_CASES = [
      "(13, 197), the residue: the pass reads the released record again just before its rewrite (ADR "
      "0073) and finds it still `running`; only then does the holder write its outage record and look back "
      "twice, and the pass's rewrite lands after the looks (ADR 0056's residual)"),
-    (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="31-110", skew=-30.0, pauses=True,
-                    halts=True),
-     _SWEEP_31_110,
-     "stale-sweep-uncancel",
-     "(31, 110), shrunk: no claim at all; a pass's cancel sweep reads the cancelled issue, the person "
-     "requeues and cancels again between its two removals, and its cancel-label removal takes the new "
-     "cancel off, leaving the new queue label (a claim refuses it from GitHub's record, ADR 0061, but the "
-     "labels say queued). Found by `simulate.py --seed 31` once ADR 0066 moved that episode's claims. "
-     "Still open in this exact shape: the quiesce kills the pass right after its removal, before the "
-     "look at GitHub's record that puts the cancel back (ADR 0073); two steps more close it (CLOSED)"),
 ]
 
 
 # Exact traces of holes since closed: each must break nothing.
 CLOSED_ACT_CASES = [
+    (explorer.Setup(issues=1, max_lag=4.0, whole_seconds=True, clones=True, lag_seed="36-52", skew=-2.0),
+     [("worker", "m2", 1, False), ("step", "w0.claim"), ("step", "w0.claim"), ("fail", "w0.claim", "lost", 1),
+      ("burst", "w0.claim", 10), ("step", "w0.beat"), ("step", "w0.beat"), ("burst", "w0.beat", 10),
+      ("person", "delete", 1, 745)],
+     "(36, 52) the model's own: w0's claim POST lost its answer and was sent again (two comments, one "
+     "token); a person deleted the copy w0 beats on, and the world judged w0's lease by the orphan copy's "
+     "first record. A run whose claim comment a person deleted has no promise left: it stops at its next "
+     "beat (ADR 0068)"),
+    (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="31-110", skew=-30.0, pauses=True,
+                    halts=True),
+     _SWEEP_31_110,
+     "(31, 110) stale-sweep-uncancel, the pass killed: its cancel-label removal took the person's new cancel "
+     "off, leaving the new queue label, and the quiesce killed it before its look at GitHub's record. The "
+     "next pass looks at the queued issues changed since the previous pass, finds the cancel standing in "
+     "the record and takes the queue label off (ADR 0085)"),
     (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="9-9"),
      [*_STRAND_9_9, ("time", 65.0)],
      "(9, 9) stale-unlock-strand, as simulate.py shrank it after ADR 0072: the strand, then 65 s without "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from model import world
-from model.scenarios import SCENARIOS, STALE_LOCK_REMOVALS
+from model.scenarios import NEEDS_THE_QUEUE_LOOK, SCENARIOS, STALE_LOCK_REMOVALS
 from model.world import InvariantError
 
 
@@ -32,4 +32,22 @@ def test_every_other_scenario_holds_in_strict_mode(name: str, monkeypatch: pytes
     and runs every other one, so a scenario whose code as it is takes a live run's lock off, left
     out of the list, would credit every strict-mode mutation with a kill it did not make."""
     monkeypatch.setattr(world, "STRICT_LOCKS", True)
+    SCENARIOS[name]()
+
+
+@pytest.mark.parametrize("name", sorted(NEEDS_THE_QUEUE_LOOK))
+def test_without_the_queue_look_a_stale_requeue_stays(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the pass's look at the queued issues (the mutation bench's mode for the rules it
+    mends, ADR 0085) these scenarios break: the look is what takes their stale label off."""
+    monkeypatch.setattr(world, "QUEUE_LOOK", False)
+    with pytest.raises((InvariantError, AssertionError)):
+        SCENARIOS[name]()
+
+
+@pytest.mark.parametrize("name", sorted(set(SCENARIOS) - NEEDS_THE_QUEUE_LOOK))
+def test_every_other_scenario_holds_without_the_queue_look(name: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """NEEDS_THE_QUEUE_LOOK is complete: the mutation bench skips those scenarios without the
+    look and runs every other one, so one left out would credit every such mutation with a kill."""
+    monkeypatch.setattr(world, "QUEUE_LOOK", False)
     SCENARIOS[name]()

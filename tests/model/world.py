@@ -70,6 +70,11 @@ GRAPHQL = os.environ.get("ORION_MODEL_GRAPHQL") == "1"
 # label write, a pass acting on a stale plan) would otherwise go unseen: judged against the
 # unmutated code on the same actions, as every mutation is (ADR 0047).
 STRICT_LOCKS = os.environ.get("ORION_MODEL_STRICT_LOCKS") == "1"
+# ORION_MODEL_NO_QUEUE_LOOK=1 (bench/model_mutations.py only): the passes skip their look at the
+# queued issues changed since the previous pass (ADR 0085). That look repairs what a writer's
+# own look back at GitHub's record missed (ADRs 0073, 0079, 0083), so a mutation of one of those
+# would otherwise go unseen: it is judged without the look, against the unmutated code without it.
+QUEUE_LOOK = os.environ.get("ORION_MODEL_NO_QUEUE_LOOK") != "1"
 # Every holder runs with run.idle_timeout: only a child the driver stopped (SIGSTOP) is ever
 # silent, so it changes nothing for the others (World.child_halts).
 IDLE_TIMEOUT = 90.0
@@ -119,10 +124,13 @@ KNOWN_HOLES = {
         "cancel made since the pass's read. Closed where the pass sees GitHub's answer: the lock gone, it "
         "reads the record and takes its label off again (ADR 0079, scenario "
         "pass_requeue_lands_after_a_cancel_carried_out; the GraphQL-mode search found it, seeds 29 and 31). "
-        "Open: the pass killed between its addition and that read (GraphQL-mode seed 2 episode 100: the "
-        "quiesce kills it), or an addition whose answer is lost and that lands late. Also this name: a "
-        "claimer that read the issue queued before the sweep, wins, and whose unqueue goes unanswered (its "
-        "`lost` record says `unqueued`, scenario claim_posted_after_the_cancel_sweep, ADR 0067)"),
+        "Where it does not (the pass killed between its addition and that read, GraphQL-mode seed 2 episode "
+        "100, or an addition whose answer is lost and that lands late), the next pass looks at the queued "
+        "issues changed since the previous one and takes the label off, and a claim in between refuses the "
+        "issue: orion's own queue label is no person's queueing (ADR 0085, scenarios "
+        "pass_killed_after_its_requeue_lands_*). Also this name: a claimer that read the issue queued "
+        "before the sweep, wins, and whose unqueue goes unanswered (its `lost` record says `unqueued`, "
+        "scenario claim_posted_after_the_cancel_sweep, ADR 0067)"),
     "stale-pass-repair": (
         "a pass's label write, planned before a person's requeue, lands after it (ADR 0054). Closed where "
         "GitHub's answer or record shows it, ADR 0073: a fate the pass adds after someone else moved the "
@@ -135,12 +143,13 @@ KNOWN_HOLES = {
                                  "open: the holder's write landing between that read and the rewrite, and "
                                  "the rewrite landing after the holder's looks (trace (13, 197), residue)",
     "stale-sweep-uncancel": (
-        "a cancel sweep planned before a person's requeue and new cancel takes the new cancel label off and "
-        "leaves the new queue label (trace (31, 110)). The sweep now reads GitHub's record after its removal "
-        "and puts a cancel standing there back (ADR 0073: scenario cancel_made_after_the_sweeps_read); open: "
-        "the pass killed between its removal and that read. The labels then say queued; a claim refuses the "
-        "issue from the record (ADR 0061) unless trigger.permission is none, and a holder made before the "
-        "new cancel runs on"),
+        "a cancel sweep planned before a person's requeue and new cancel takes the new cancel label "
+        "off and leaves the new queue label (trace (31, 110)). The sweep now reads GitHub's record after "
+        "its removal and puts a cancel standing there back (ADR 0073: scenario "
+        "cancel_made_after_the_sweeps_read); killed between its removal and that read, it leaves the "
+        "labels saying queued, and the next pass takes the queue label off from the record (ADR 0085; "
+        "trace (31, 110) closed). Open: the holder side, a holder made before the new cancel, whose beat "
+        "never sees the label, runs on"),
 }
 
 
@@ -533,6 +542,8 @@ class World:
                                   sight=self.sight(machine)) for s in self.servers]
         for reconciler in reconcilers:
             reconciler.strands = True  # as reconcile_pass does (ADR 0072)
+            if not QUEUE_LOOK:
+                reconciler.survey_cancelled_queue = list  # type: ignore[method-assign]
         dispatching = replace(self.config, **DISPATCHING)
 
         def run_pass() -> None:
@@ -548,20 +559,8 @@ class World:
             for reconciler in reconcilers:
                 reconciler.previous_pass = previous
             for reconciler in reconcilers:  # one repository after the other, as reconcile_repos does
-                requeued = []
-                surveys = reconciler.survey()
-                listed = {s.issue.number for s in surveys}
-                for s in surveys:
-                    with contextlib.suppress(GitHubError):
-                        if reconciler.execute(s).action is Action.REQUEUE:
-                            requeued.append(s.plan.issue)
-                for plan in reconciler.survey_cancels():
-                    with contextlib.suppress(GitHubError):
-                        reconciler.execute_cancel(plan)
-                for strand in reconciler.survey_strands(listed):
-                    with contextlib.suppress(GitHubError):
-                        if reconciler.execute_strand(strand).action is Action.REQUEUE:
-                            requeued.append(strand.plan.issue)
+                _, done = reconciler.pass_over(dry_run=False)
+                requeued = [p.issue for p in done if p.action is Action.REQUEUE]
                 if self.dispatch and reconciler is reconcilers[0]:  # the first repository's workflow only
                     # as reconcile_pass does; the model approves every issue
                     dispatch_after_pass(reconciler.gh, dispatching, requeued, self.log.append, lambda _: True)
@@ -1249,10 +1248,15 @@ class World:
         whole-second rounding. Only of a claim that still holds the issue: once a tombstone
         names it, no judge goes by its promise (IssueLog.open_claims leaves it out), and the
         releaser's rewrite of its visible line may restate an older promise from the record as
-        it listed it (ADR 0064)."""
+        it listed it (ADR 0064). Nor of a run whose claim comment a person deleted: its promise
+        went with the comment (a duplicate its lost POST left, ADR 0049, may still show the token
+        with the claimer's first record), and it stops at its next beat (`_check_taken_over`,
+        ADR 0068; seed 36 episode 52)."""
         released = log.released_tokens()
         for w in live:
             h = w.holding
+            if self.taken_over(w):
+                continue
             entry = log.find(w.token) if h is not None and w.token else None
             if h is None or entry is None or not entry.record.state.is_open or w.token in released:
                 continue

@@ -9,8 +9,8 @@ import pytest
 
 from orion_action.core.cancelled import (
     LabelEvent,
+    cancel_against_a_persons_queueing,
     standing_cancel,
-    standing_cancel_since,
     swept_a_newer_cancel,
     swept_an_uncancelled_queueing,
 )
@@ -20,13 +20,13 @@ ORION = {"orion-bot", "trusted-author"}
 
 
 def events(*spec: str) -> list[LabelEvent]:
-    """`+q:alice` adds the queue label as alice, `-c:orion-bot` removes the cancel label as
-    orion's login; `-c:` removes it with no actor known."""
+    """`+q:alice` adds the queue label as alice (`+Q`: spelt in capitals), `-c:orion-bot`
+    removes the cancel label as orion's login; `-c:` removes it with no actor known."""
     out = []
     for i, s in enumerate(spec):
         sign, label, login = s[0], s[1], s.partition(":")[2]
-        out.append(LabelEvent({"q": "orion", "c": "orion-cancel", "x": "bug"}[label], sign == "+", login,
-                              T0 + timedelta(seconds=i)))
+        name = {"q": "orion", "Q": "ORION", "c": "orion-cancel", "x": "bug"}[label]
+        out.append(LabelEvent(name, sign == "+", login, T0 + timedelta(seconds=i)))
     return out
 
 
@@ -110,31 +110,31 @@ def test_swept_an_uncancelled_queueing(on: frozenset[str], spec: tuple[str, ...]
     assert (found is not None) is back, why
 
 
-# (events, when the pass read the issue (seconds after the first event), whether a cancel made
-# since takes the pass's late queue label off again, why). Event i happens i seconds in.
-LATE_REQUEUE = [
-    (("+q:alice", "-q:orion-bot", "+c:bob", "-c:orion-bot", "+q:orion-bot"), 2, True,
-     "a cancel after the read, carried out before the late requeue"),
-    (("+q:alice", "-q:orion-bot", "+c:bob", "-c:alice", "+q:orion-bot"), 2, False,
+# (events, whether the cancel stands with orion's own queue additions set aside, why): the rule
+# of every claim, of the pass's look at the queued issues, of a pass's late requeue and of a
+# holder's put-back (ADR 0085; ADRs 0079 and 0083 read it too).
+PERSONS_QUEUEING = [
+    (("+q:alice", "-q:orion-bot", "+c:bob", "-c:orion-bot", "+q:orion-bot"), True,
+     "a cancel carried out, then orion's late requeue"),
+    (("+q:alice", "-q:orion-bot", "+c:bob", "-c:alice", "+q:orion-bot"), False,
      "the person withdrew that cancel"),
-    (("+q:alice", "-q:orion-bot", "+q:orion-bot"), 2, False, "no cancel: the requeue stands"),
-    (("+q:alice", "-q:orion-bot", "+c:bob", "-c:orion-bot", "+q:carol"), 2, False,
-     "a person queued it again after the cancel (the late addition made no event)"),
-    (("+q:alice", "+c:bob", "-q:orion-bot", "-c:orion-bot", "+q:orion-bot"), 6, False,
-     "orion's requeue before the read is a queueing like any other"),
-    (("+q:alice", "+c:bob", "-c:orion-bot", "+q:orion-bot"), 2, True,
-     "whole seconds: a cancel one second before the read counts as after it"),
-    (("+q:alice", "+c:bob", "+q:orion-bot"), 3, True,
-     "whole seconds: orion's addition in the second before the read is set aside too"),
-    (("+q:alice", "+c:bob", "+q:orion-bot"), 4, False,
-     "orion's addition two seconds before the read is a queueing like any other"),
-    (("+q:alice", "-q:orion-bot", "+c:bob", "-c:orion-bot", "+q:"), 2, False,
+    (("+q:alice", "-q:orion-bot", "+q:orion-bot"), False, "no cancel: the requeue stands"),
+    (("+q:alice", "-q:orion-bot", "+c:bob", "-c:orion-bot", "+q:carol"), False,
+     "a person queued it again after the cancel"),
+    (("+q:alice", "+c:bob", "-q:orion-bot", "-c:orion-bot", "+q:orion-bot", "+q:trusted-author"), True,
+     "a trusted author is orion: its queueing is no person's either"),
+    (("+q:alice", "+c:bob", "+q:orion-bot"), True, "orion's addition beside the cancel label"),
+    (("+q:alice", "+q:orion-bot", "+c:bob"), True, "a cancel after orion's requeue: the person's queueing"),
+    (("+q:alice", "-q:orion-bot", "+c:bob", "-c:orion-bot", "+q:"), False,
      "a queueing by no known actor (a deleted account) is not orion's: it queues again"),
+    (("+c:bob", "-c:orion-bot", "+q:orion-bot"), True,
+     "no person ever queued it: a cancel stands against orion's queue label alone"),
+    (("+Q:orion-bot", "+c:bob"), True, "labels compare case-insensitively"),
 ]
 
 
-@pytest.mark.parametrize(("spec", "read", "off", "why"), LATE_REQUEUE, ids=[c[3] for c in LATE_REQUEUE])
-def test_standing_cancel_since(spec: tuple[str, ...], read: int, off: bool, why: str) -> None:
-    found = standing_cancel_since(events(*spec), "orion", "orion-cancel",
-                                            lambda login: login in ORION, T0 + timedelta(seconds=read))
-    assert (found is not None) is off, why
+@pytest.mark.parametrize(("spec", "stands", "why"), PERSONS_QUEUEING, ids=[c[2] for c in PERSONS_QUEUEING])
+def test_cancel_against_a_persons_queueing(spec: tuple[str, ...], stands: bool, why: str) -> None:
+    found = cancel_against_a_persons_queueing(events(*spec), "orion", "orion-cancel",
+                                              lambda login: login in ORION)
+    assert (found is not None) is stands, why

@@ -271,14 +271,49 @@ def test_a_cancel_a_person_withdrew_does_not_stand() -> None:
     assert "orion" in s.issue(n).labels
 
 
-def test_a_cancel_before_the_latest_queueing_does_not_stand_and_asks_no_login() -> None:
+def test_a_cancel_before_a_persons_latest_queueing_does_not_stand_and_asks_the_login_once() -> None:
+    """Whether the latest queueing is a person's takes orion's login (ADR 0085): asked once, and
+    only for an issue that was ever cancelled."""
     s, gh, n = _cancelled_world(BOT)
     s.add_label(n, "orion", "maintainer")  # already on: GitHub records nothing
     s.remove_label(n, "orion", "maintainer")
     s.add_label(n, "orion", "maintainer")
     asked: list[str] = []
     approve(gh, WRITE, n, s.clock.now, None, print, lambda: asked.append("own") or BOT)  # type: ignore[func-returns-value]
+    assert asked == ["own"] and "orion" in s.issue(n).labels
+
+
+def test_a_never_cancelled_issue_asks_no_login() -> None:
+    s = MemoryServer()
+    s.permissions["maintainer"] = "write"
+    n = s.create_issue("Fix a typo", [])
+    s.add_label(n, "orion", "maintainer")
+    gh = MemoryGitHub(s)
+    asked: list[str] = []
+    approve(gh, WRITE, n, s.clock.now, None, print, lambda: asked.append("own") or BOT)  # type: ignore[func-returns-value]
     assert asked == []
+
+
+def test_orions_requeue_after_a_cancel_it_carried_out_leaves_the_cancel_standing() -> None:
+    """ADR 0085 (`requeue-over-cancel`): a pass's requeue, planned before the cancel, lands after
+    another pass carried the cancel out. orion's queue label is no person's wish: no run, the
+    label comes off, and the line names the cancel."""
+    s, gh, n = _cancelled_world(BOT)
+    s.remove_label(n, "orion", BOT)
+    s.add_label(n, "orion", BOT)
+    with pytest.raises(NotClaimed, match=r"#1 was cancelled: `alice` added the 'orion-cancel' lab") as caught:
+        approve(gh, WRITE, n, s.clock.now, None, print, lambda: BOT)
+    assert not isinstance(caught.value, Refused) and "orion" not in s.issue(n).labels
+
+
+def test_a_persons_queueing_after_orions_stale_requeue_runs() -> None:
+    s, gh, n = _cancelled_world(BOT)
+    s.remove_label(n, "orion", BOT)
+    s.add_label(n, "orion", BOT)
+    s.remove_label(n, "orion", "maintainer")
+    s.add_label(n, "orion", "maintainer")
+    approve(gh, WRITE, n, s.clock.now, None, print, lambda: BOT)
+    assert "orion" in s.issue(n).labels
 
 
 def test_a_record_that_lags_the_requeue_decides_nothing_and_the_label_stays() -> None:

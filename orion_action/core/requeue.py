@@ -1,0 +1,93 @@
+"""A release back to the queue that a released claim's late unqueue undid (ADR 0086). Pure.
+
+A claimer that won sends its queue-label removal; a pass that judged it dead, or a person's
+`release --force`, may release its claim and requeue the issue before that removal lands, and
+labels have no compare-and-swap: the removal then takes the requeue's label, and the issue
+carries no label any pass lists (`late-unqueue`). The claimer puts the label back itself when it
+looks (`restore_queue`, ADR 0025); one killed first leaves the issue stranded with its claim
+released, which the strand look (ADR 0072) does not take up. So does a claimer whose unqueue
+went unanswered and that gave up (`lost`, `unqueued`, ADR 0067) after a release that listed no
+claim took the lock off. The next pass looks: among the recently updated comments, an issue whose
+last orion event is one of these (`queueing_at_risk`), that carries none of orion's labels, and
+whose queue label GitHub's record shows taken off by orion after that event, while the claim's
+writes could still land, gets its label back (unless a claim's trigger check refused it, or a
+person's cancel stands).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from orion_action.core.cancelled import LabelEvent
+from orion_action.core.issue import ClaimEntry, Comment, IssueLog, TombstoneEntry
+from orion_action.core.record import ReleaseAction, State
+
+# The releases that put an issue back in the queue (a pass's requeue, a release by hand); the
+# others close, fail or cancel it.
+REQUEUES = (ReleaseAction.REQUEUE, ReleaseAction.RELEASE)
+# The comment a claim's trigger check leaves when it takes the queue label off (services/trigger.py).
+REFUSAL_MARK = "<!-- orion-refused-"
+
+
+def last_requeue(log: IssueLog) -> TombstoneEntry | None:
+    """The release back to the queue that is the issue's last orion event (by comment id), or
+    None: a claim after it, or a release of another kind, says what happened next."""
+    last = max([*log.claims, *log.tombstones], key=lambda e: e.comment_id, default=None)
+    return last if isinstance(last, TombstoneEntry) and last.tombstone.action in REQUEUES else None
+
+
+@dataclass(frozen=True)
+class AtRisk:
+    """An issue's last orion event after which a claim's unqueue, still on the way, may take the
+    queueing nothing will run: a release back to the queue of that claim, or the claim's own
+    `lost` record saying it sent its unqueue (ADR 0067, the queueing it owes)."""
+
+    comment_id: int  # the event's comment
+    since: datetime  # the event's post: orion's removal of the queue label after it is the claim's
+    claim: ClaimEntry  # the claim whose writes may still land
+    what: str  # for the reason
+
+
+def queueing_at_risk(log: IssueLog) -> AtRisk | None:
+    """The event, when the issue's last orion event (by comment id) is one (`AtRisk`), and the
+    claim it concerns is listed."""
+    last = max([*log.claims, *log.tombstones], key=lambda e: e.comment_id, default=None)
+    if isinstance(last, TombstoneEntry) and last.tombstone.action in REQUEUES:
+        claim = log.find(last.tombstone.token)
+        what = f"its release back to the queue (comment {last.comment_id})"
+        return AtRisk(last.comment_id, last.created_at, claim, what) if claim is not None else None
+    if isinstance(last, ClaimEntry) and last.record.state is State.LOST and last.record.unqueued:
+        what = f"the claim in comment {last.comment_id}, which gave up after sending its unqueue"
+        return AtRisk(last.comment_id, last.created_at, last, what)
+    return None
+
+
+def requeue_candidates(recent: Mapping[int, IssueLog], listed: Collection[int]) -> list[int]:
+    """The issues among the recently updated comments (`recent`, by issue) whose queueing a late
+    unqueue may have taken (`queueing_at_risk`), and that no label listing (`listed`: the lock's
+    and the queue's) shows: each is read, to see whether it carries any label at all."""
+    return [n for n, log in sorted(recent.items()) if n not in listed and queueing_at_risk(log) is not None]
+
+
+def refused_since(comments: Iterable[Comment], trusted: frozenset[str], after: int) -> bool:
+    """Whether a claim's trigger check refused the issue after comment `after`: its removal of
+    the queue label is orion's too, and meant."""
+    return any(c.id > after and c.author.lower() in trusted and c.body.startswith(REFUSAL_MARK)
+               for c in comments)
+
+
+def taken_by_a_late_unqueue(events: Iterable[LabelEvent], queue: str, is_orion: Callable[[str], bool],
+                            since: datetime, writes_land_by: datetime) -> bool:
+    """Whether GitHub's record (`events`, oldest first) shows the queue label's last event to be
+    orion's removal, made no earlier than `since` (the event at risk's post) and no later than
+    `writes_land_by` (the claim's post plus its lease and the landing margin): the claimer's
+    late removal, which nothing meant. The requeue may have found the
+    label still on, and GitHub records no event for a label added twice. A removal by a person
+    is theirs; one outside the window, another writer's. GitHub's times are whole seconds."""
+    q = queue.casefold()
+    last = next((e for e in reversed(list(events)) if e.label.casefold() == q), None)
+    second = timedelta(seconds=1)
+    return (last is not None and not last.added and since - second <= last.at <= writes_land_by + second
+            and bool(last.login) and is_orion(last.login))

@@ -1,0 +1,122 @@
+"""core.requeue: the rules a pass uses to queue again an issue a released claim's late unqueue
+left with no label (ADR 0086): which issues it reads (`requeue_candidates`, `last_requeue`), a
+trigger check's refusal (`refused_since`), and GitHub's record (`taken_by_a_late_unqueue`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+from test_plan import T0, claim, log, tomb
+
+from orion_action.core.cancelled import LabelEvent
+from orion_action.core.issue import Comment
+from orion_action.core.record import ReleaseAction, State
+from orion_action.core.requeue import (
+    last_requeue,
+    queueing_at_risk,
+    refused_since,
+    requeue_candidates,
+    taken_by_a_late_unqueue,
+)
+
+ORION = {"orion-bot"}
+
+
+def test_the_last_event_a_release_back_to_the_queue_makes_a_candidate() -> None:
+    recent = {
+        7: log(claim(1, "a"), tomb(2, "a")),  # a pass's requeue
+        8: log(claim(1, "a"), tomb(2, "a", ReleaseAction.RELEASE)),  # a release by hand
+        9: log(claim(1, "a"), tomb(2, "a"), claim(3, "b")),  # claimed again since
+        10: log(claim(1, "a"), tomb(2, "a", ReleaseAction.GIVE_UP)),  # failed, not requeued
+        11: log(claim(1, "a"), tomb(2, "a", ReleaseAction.UNLOCK)),  # under a cancel
+        12: log(claim(1, "a", State.FINISHED, 0)),
+        13: log(claim(1, "a"), tomb(2, "a")),
+    }
+    assert requeue_candidates(recent, listed={13}) == [7, 8]
+
+
+def test_a_claim_that_gave_up_after_sending_its_unqueue_makes_a_candidate() -> None:
+    """ADR 0067's `lost` record with `unqueued`: its removal may have taken the queueing after a
+    release that listed no claim took the lock off; one that never sent it took nothing."""
+    sent = claim(1, "a", State.LOST, child_pid=None)
+    sent = replace(sent, record=sent.record.with_changes(unqueued=True))
+    unsent = replace(sent, record=sent.record.with_changes(unqueued=False))
+    unknown = replace(sent, record=sent.record.with_changes(unqueued=None))
+    given_up = log(sent, tomb(2, "a", ReleaseAction.GIVE_UP))
+    recent = {7: log(sent), 8: log(unsent), 9: log(unknown), 10: given_up}
+    assert requeue_candidates(recent, listed=()) == [7]
+    risk = queueing_at_risk(log(sent))
+    assert risk is not None and risk.claim is sent and risk.since == sent.created_at
+    assert "gave up" in risk.what
+
+
+def test_a_release_whose_claim_is_not_listed_puts_nothing_at_risk() -> None:
+    """The claim's post bounds when its writes can land: without it nothing is known."""
+    assert queueing_at_risk(log(tomb(2, "a"))) is None
+    risk = queueing_at_risk(log(claim(1, "a"), tomb(2, "a")))
+    assert risk is not None and risk.comment_id == 2 and risk.since == T0 + timedelta(seconds=2)
+
+
+def test_the_last_requeue_is_by_comment_id_not_by_kind() -> None:
+    assert last_requeue(log(tomb(3, "a"), claim(2, "a"))) is not None
+    assert last_requeue(log(tomb(1, "a"), claim(2, "b"))) is None
+    assert last_requeue(log()) is None
+
+
+def _comment(cid: int, author: str, body: str) -> Comment:
+    return Comment(cid, author, body, T0, T0, 7)
+
+
+@pytest.mark.parametrize(("comment", "refused"), [
+    (_comment(5, "orion-bot", "<!-- orion-refused-LE_1 -->\n**orion did not start a run**"), True),
+    (_comment(5, "Orion-Bot", "<!-- orion-refused-LE_1 -->\n"), True),
+    (_comment(5, "mallory", "<!-- orion-refused-LE_1 -->\n"), False),  # anyone can write the text
+    (_comment(2, "orion-bot", "<!-- orion-refused-LE_1 -->\n"), False),  # before the release
+    (_comment(3, "orion-bot", "<!-- orion-refused-LE_1 -->\n"), False),  # the release's own id: not after it
+    (_comment(5, "orion-bot", "a word about <!-- orion-refused- -->"), False),
+])
+def test_a_refusal_since_the_release(comment: Comment, refused: bool) -> None:
+    assert refused_since([comment], frozenset(ORION), after=3) is refused
+
+
+RELEASED_AT = T0 + timedelta(seconds=10)
+LANDS_BY = T0 + timedelta(seconds=50)
+
+
+def ev(label: str, added: bool, login: str, at: int) -> LabelEvent:
+    return LabelEvent(label, added, login, T0 + timedelta(seconds=at))
+
+
+# (events, whether they show the released claim's late unqueue, why)
+RECORDS = [
+    ((ev("orion", True, "alice", 0), ev("orion", False, "orion-bot", 12)), True,
+     "the requeue found the label on (no event); orion took it off after the release"),
+    ((ev("orion", True, "alice", 0), ev("orion", False, "orion-bot", 9), ev("orion", True, "orion-bot", 10),
+      ev("orion", False, "orion-bot", 11)), True, "the requeue added it, the late unqueue took it"),
+    ((ev("orion", True, "alice", 0), ev("orion", False, "alice", 12)), False, "a person dequeued it"),
+    ((ev("orion", True, "alice", 0), ev("orion", False, "", 12)), False, "a removal by no known actor"),
+    ((ev("orion", True, "alice", 0), ev("orion", False, "orion-bot", 8)), False,
+     "taken off before the release: the release found it off and its addition would show"),
+    ((ev("orion", True, "alice", 0), ev("orion", False, "orion-bot", 9)), True,
+     "whole seconds: one second before the release counts"),
+    ((ev("orion", True, "alice", 0), ev("orion", False, "orion-bot", 51)), True,
+     "whole seconds: one second after the window counts"),
+    ((ev("orion", True, "alice", 0), ev("orion", False, "orion-bot", 52)), False,
+     "after the released claim's writes can land: another writer's"),
+    ((ev("orion", True, "alice", 0), ev("orion", False, "orion-bot", 12), ev("orion", True, "alice", 13)),
+     False, "queued again since"),
+    ((ev("orion", True, "alice", 0), ev("orion", False, "orion-bot", 12),
+      ev("orion-cancel", True, "bob", 13)),
+     True, "other labels do not hide the removal (a cancel is asked for separately)"),
+    ((ev("ORION", True, "alice", 0), ev("Orion", False, "orion-bot", 12)), True,
+     "labels compare case-insensitively"),
+    ((), False, "no record"),
+]
+
+
+@pytest.mark.parametrize(("events", "taken", "why"), RECORDS, ids=[r[2] for r in RECORDS])
+def test_taken_by_a_late_unqueue(events: tuple[LabelEvent, ...], taken: bool, why: str) -> None:
+    found = taken_by_a_late_unqueue(events, "orion", lambda login: login in ORION, RELEASED_AT, LANDS_BY)
+    assert found is taken, why
