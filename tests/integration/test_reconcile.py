@@ -240,9 +240,10 @@ def _kept_quick(stdout: str) -> int:
 def test_a_pass_over_live_holders_costs_the_same_for_one_or_three(orion: Orion, repo, proxy, tmp_path):
     """The flat cost (docs/adr/0018): holders that beat on time are kept from one listing of
     the repository's recent comments, not one read per issue. Every pass's requests are
-    accounted for exactly: 4 fixed (GET /user, the lock listing, the recent-comments listing,
-    the cancel listing) plus one full read per issue the listing could not clear; a pass in
-    which every holder had beaten on time costs 4 whatever the number of claims."""
+    accounted for exactly: 5 fixed (GET /user, the lock listing, the recent-comments listing,
+    the cancel listing, the queue listing of ADR 0085) plus one full read per issue the listing
+    could not clear; a pass in which every holder had beaten on time costs 5 whatever the number
+    of claims."""
     orion.config = write_config(tmp_path, interval=2, stale_after=30)
     numbers = [queued_issue(repo, f"i{k}") for k in range(3)]
     wrappers = [orion.running(n) for n in numbers]
@@ -255,14 +256,14 @@ def test_a_pass_over_live_holders_costs_the_same_for_one_or_three(orion: Orion, 
         before = proxy.count(path=listings)
         result = orion.command("reconcile")
         assert result.returncode == 0, result.stderr
-        assert proxy.count(path=listings) - before == 4
+        assert proxy.count(path=listings) - before == 5
         quick = _kept_quick(result.stdout)
         spent = _used(result.stderr)
-        assert spent == 4 + (len(numbers) - quick), result.stdout
+        assert spent == 5 + (len(numbers) - quick), result.stdout
         assert "3 keep" in result.stdout, result.stdout
         return spent if quick == len(numbers) else None
 
-    assert wait_until(a_pass, interval=0.2) == 4
+    assert wait_until(a_pass, interval=0.2) == 5
     assert [w.proc.poll() for w in wrappers] == [None, None, None]
     assert all(labels(repo, n) == {"orion-working"} and tombstone_blocks(repo, n) == [] for n in numbers)
 
@@ -304,8 +305,9 @@ def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, prox
             # GET /user, one page of issues, one page of recently updated comments, then one
             # list per claim (frozen, they missed a beat: no shortcut); status also lists the
             # queue and reads the pause label (and, its queue being empty, checks that the queue
-            # label exists, to say "run init" if not), a pass also lists the cancel label's issues.
-            assert spent == 1 + 1 + 1 + 2 + (3 if command == "status" else 1), command
+            # label exists, to say "run init" if not), a pass also lists the cancel label's issues
+            # and the queue's (ADR 0085: empty here, so no record is read).
+            assert spent == 1 + 1 + 1 + 2 + (3 if command == "status" else 2), command
             assert "2 live claim(s) heartbeat every 1s (as their records promise): about 14400 " \
                 "requests/hour" in result.stderr
             assert "7200 comment edits/hour" in result.stderr
