@@ -507,9 +507,9 @@ class Reconciler:
                                                        self._is_orion)
             if cancel is not None:
                 who = cancel.login or "someone"
-                why = (f"cancelled: {who} added the {lab.cancel} label after the issue was last queued by a "
-                       f"person, and orion's own {lab.queue} label came back after it was carried out; "
-                       f"add {lab.queue} to run it again")
+                why = (f"cancelled: {who} added the {lab.cancel} label after a person last queued the issue "
+                       f"and no person has taken it off since, though the labels said queued (a stale "
+                       f"write); add {lab.queue} to run it again")
                 found.append(Plan(issue.number, Action.CANCEL, why, remove_labels=(lab.queue,)))
         return found
 
