@@ -521,3 +521,58 @@ def test_status_writes_the_tables_to_the_step_summary(tmp_path: Path) -> None:
     assert issues_in(section(text, "Queue")) == [queued]
     assert row(section(text, "Failed"), failed)[-2] == "the command exited with code 2 (attempt 1)"
     assert "_No issue is held._" in section(text, "Working")
+
+
+def _stale_requeue_over_a_cancel(s: MemoryServer) -> int:
+    """A person queued and cancelled the issue, orion carried the cancel out, and a pass's stale
+    requeue landed after (its pass killed before it looked back): the labels say queued."""
+    n = s.create_issue("cancelled, then requeued by a stale write", [])
+    s.add_label(n, LAB.queue, OUTSIDER)
+    s.add_label(n, LAB.cancel, OUTSIDER)
+    s.remove_label(n, LAB.queue, BOT)
+    s.remove_label(n, LAB.cancel, BOT)
+    s.add_label(n, LAB.queue, BOT)
+    return n
+
+
+def test_a_pass_takes_a_stale_requeue_over_a_cancel_off(capsys: pytest.CaptureFixture[str]) -> None:
+    """ADR 0085: the queued issue changed since the previous pass; GitHub's record shows the
+    person's cancel standing once orion's own queue label is set aside."""
+    s = MemoryServer()
+    n = _stale_requeue_over_a_cancel(s)
+    entry = action(s, capsys, n)
+    assert entry["action"] == "cancel" and f"{OUTSIDER} added the {LAB.cancel} label" in entry["reason"]
+    assert labels(s, n) == set()
+    assert plan_of(s, capsys)["actions"] == []
+
+
+def test_a_queued_issue_unchanged_since_the_previous_pass_could_look_is_not_read(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The look reaches back as the strand look does (2 x stale_after + 5 s outside Actions):
+    an issue unchanged since then was the previous pass's to look at, and costs no query."""
+    s = MemoryServer()
+    n = _stale_requeue_over_a_cancel(s)
+    s.clock.advance(2 * CONFIG.stale_after + 6)
+    asked: list[str] = []
+    s.on_call = lambda op, args: asked.append(op)  # type: ignore[assignment, func-returns-value]
+    assert plan_of(s, capsys)["actions"] == []
+    assert "queue_history" not in asked and labels(s, n) == {LAB.queue}
+
+
+def test_a_persons_requeue_the_cancels_removal_took_is_put_back(capsys: pytest.CaptureFixture[str]) -> None:
+    """Labels have no compare-and-swap: the person queues the issue again (the label off and on)
+    just before the pass's removal lands, which takes that queueing. The pass's look at GitHub's
+    record after its removal finds the person's queueing after the cancel, and puts it back."""
+    s = MemoryServer()
+    n = _stale_requeue_over_a_cancel(s)
+
+    def requeue_first(op: str, args: tuple[object, ...]) -> None:
+        if op == "remove_label" and args[:2] == (n, LAB.queue):
+            s.on_call = None
+            s.remove_label(n, LAB.queue, OUTSIDER)
+            s.add_label(n, LAB.queue, OUTSIDER)
+
+    s.on_call = requeue_first  # type: ignore[assignment]
+    entry = action(s, capsys, n)
+    assert entry["action"] == "keep" and "a person queued the issue again" in entry["reason"]
+    assert labels(s, n) == {LAB.queue}
