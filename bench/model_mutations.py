@@ -461,7 +461,7 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # The next pass looks at the queued issues a cancel still stands against (ADR 0085).
     "a pass does not look at the queued issues a cancel still stands against (ADR 0085)": [(
         "services/reconcile.py",
-        "        done += [self._carried_out(p, dry_run, lambda p=p: self.execute_cancelled_queue(p), "
+        "        done += [self._carried_out(p, dry_run, partial(self.execute_cancelled_queue, p), "
         "\"cancel\")\n                 for p in self.survey_cancelled_queue()]\n",
         "",
     )],
@@ -551,7 +551,8 @@ for seed in json.loads(sys.argv[4]):
         break
 if broken is None:  # the directed scenarios (tests/model/scenarios.py): the code as it is passes them all
     from model.scenarios import NEEDS_THE_QUEUE_LOOK, SCENARIOS, STALE_LOCK_REMOVALS
-    from model.world import QUEUE_LOOK, STRICT_LOCKS
+    from model.scheduler import SchedulerError
+    from model.world import QUEUE_LOOK, STRICT_LOCKS, InvariantError
     for name, scenario in SCENARIOS.items():
         if STRICT_LOCKS and name in STALE_LOCK_REMOVALS:
             continue  # the code as it is takes a live run's lock off there: strict mode breaks it
@@ -559,7 +560,11 @@ if broken is None:  # the directed scenarios (tests/model/scenarios.py): the cod
             continue  # the code as it is leaves a stale label there only the look takes off
         try:
             scenario()
-        except Exception as exc:
+        except SchedulerError:
+            # The mutated code makes other requests than the scenario scripts (a step it expects
+            # is not there): that shows no unsafe act, so it kills nothing.
+            continue
+        except (InvariantError, AssertionError) as exc:
             lines = str(exc).strip().splitlines() or [type(exc).__name__]
             broken = f"directed scenario {name}: {lines[0]}"
             break

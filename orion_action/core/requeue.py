@@ -34,7 +34,8 @@ REFUSAL_MARK = "<!-- orion-refused-"
 def last_requeue(log: IssueLog) -> TombstoneEntry | None:
     """The release back to the queue that is the issue's last orion event (by comment id), or
     None: a claim after it, or a release of another kind, says what happened next."""
-    last = max([*log.claims, *log.tombstones], key=lambda e: e.comment_id, default=None)
+    events: list[ClaimEntry | TombstoneEntry] = [*log.claims, *log.tombstones]
+    last = max(events, key=lambda e: e.comment_id, default=None)
     return last if isinstance(last, TombstoneEntry) and last.tombstone.action in REQUEUES else None
 
 
@@ -53,7 +54,8 @@ class AtRisk:
 def queueing_at_risk(log: IssueLog) -> AtRisk | None:
     """The event, when the issue's last orion event (by comment id) is one (`AtRisk`), and the
     claim it concerns is listed."""
-    last = max([*log.claims, *log.tombstones], key=lambda e: e.comment_id, default=None)
+    events: list[ClaimEntry | TombstoneEntry] = [*log.claims, *log.tombstones]
+    last = max(events, key=lambda e: e.comment_id, default=None)
     if isinstance(last, TombstoneEntry) and last.tombstone.action in REQUEUES:
         claim = log.find(last.tombstone.token)
         what = f"its release back to the queue (comment {last.comment_id})"

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
+from functools import partial
 
 from orion_action.config import Config
 from orion_action.core.cancelled import (
@@ -388,18 +389,17 @@ class Reconciler:
         cancel sweep, the queued issues a cancel still stands against (ADR 0085), the stranded
         issues. A write that fails turns its plan into `report`; the next pass retries it."""
         surveys = self.survey()
-        done = [self._carried_out(s.plan, dry_run, lambda s=s: self.execute(s), s.plan.action.value)
+        repair = "the repair of a stranded issue"
+        done = [self._carried_out(s.plan, dry_run, partial(self.execute, s), s.plan.action.value)
                 for s in surveys]
-        done += [self._carried_out(p, dry_run, lambda p=p: self.execute_cancel(p), "cancel")
+        done += [self._carried_out(p, dry_run, partial(self.execute_cancel, p), "cancel")
                  for p in self.survey_cancels()]
-        done += [self._carried_out(p, dry_run, lambda p=p: self.execute_cancelled_queue(p), "cancel")
+        done += [self._carried_out(p, dry_run, partial(self.execute_cancelled_queue, p), "cancel")
                  for p in self.survey_cancelled_queue()]
         locked = {s.issue.number for s in surveys}
-        done += [self._carried_out(s.plan, dry_run, lambda s=s: self.execute_strand(s),
-                                   "the repair of a stranded issue")
+        done += [self._carried_out(s.plan, dry_run, partial(self.execute_strand, s), repair)
                  for s in self.survey_strands(locked)]
-        done += [self._carried_out(p, dry_run, lambda p=p: self.execute_late_unqueue(p),
-                                   "the repair of a stranded issue")
+        done += [self._carried_out(p, dry_run, partial(self.execute_late_unqueue, p), repair)
                  for p in self.survey_late_unqueues(locked | self._queued)]
         return surveys, done
 
