@@ -117,6 +117,19 @@ ACT_CASES = [
 
 # Exact traces of holes since closed: each must break nothing.
 CLOSED_ACT_CASES = [
+    (explorer.Setup(issues=3, max_lag=4.0, whole_seconds=True, clones=True, lag_seed="172-89", skew=30.0,
+                    pauses=True),
+     [('worker', 'm1-clone', 1, False), ('step', 'w0.claim'), ('step', 'w0.claim'), ('step', 'w0.claim'),
+      ('reconciler', 'm2'), ('worker', 'm1', 2, False), ('reconciler', 'hosted'), ('person', 'force', 2),
+      ('race', 2), ('time', 60.0), ('worker', 'm1', 1, False), ('worker', 'm1', 3, False), ('step', 'r1'),
+      ('step', 'r1'), ('step', 'r1'), ('step', 'r1'), ('step', 'r1'), ('step', 'r1'),
+      ('worker', 'm2', None, False), ('step', 'r1'), ('burst', 'w4.claim', 4), ('person', 'force', 3),
+      ('step', 'w4.claim'), ('burst', 'w4.claim', 5), ('step', 'r3'), ('step', 'r3'), ('step', 'r3'),
+      ('step', 'w4.claim'), ('step', 'r3'), ('step', 'w4.claim'), ('step', 'w4.claim'), ('step', 'w4.claim'),
+      ('burst', 'w4.claim', 2), ('step', 'r3'), ('signal', 'w4'), ('step', 'r3'), ('step', 'r3')],
+     "(172, 89) the model's own, GraphQL world: a person force-released issue 3 while w4's claim was not "
+     "listed yet, so the release posted no tombstone but requeued; w4's Actions job was then cancelled "
+     "(a signal). A person's forced release decides over the cancelled ending, tombstone or not (ADR 0077)"),
     (explorer.Setup(issues=1, max_lag=4.0, whole_seconds=True, clones=True, lag_seed="36-52", skew=-2.0),
      [("worker", "m2", 1, False), ("step", "w0.claim"), ("step", "w0.claim"), ("fail", "w0.claim", "lost", 1),
       ("burst", "w0.claim", 10), ("step", "w0.beat"), ("step", "w0.beat"), ("burst", "w0.beat", 10),

@@ -1425,11 +1425,15 @@ class World:
                              if c.record.state not in (State.LOST, State.CLAIMING)), None)
             requeued = self.requeued_at.get(n)
             # A release decides instead: a pass's of a holder it judged dead before the holder
-            # wrote its end (a stall), or a person's by force, which requeues (ADR 0049).
-            released = ran_last is not None and any(
+            # wrote its end (a stall), or a person's by force, which requeues (ADR 0049), even
+            # one that listed no claim yet and so posted no tombstone (GraphQL-mode seed 172
+            # episode 89: the person's release took the lock off and left the queue label).
+            released = ran_last is not None and (any(
                 (t.tombstone.token == ran_last.record.token and t.tombstone.by != HOLDER_END)
                 or (t.tombstone.by == "release" and t.comment_id > ran_last.comment_id)
-                for t in log.tombstones)
+                for t in log.tombstones) or any(
+                w.token == ran_last.record.token and w.posted_at is not None
+                and self._person_since(n, w.posted_at, ("release",)) for w in self.workers.values()))
             by_signal = ran_last is not None and any(  # the world knows why the run ended
                 w.token == ran_last.record.token and w.ending == "signal" for w in self.workers.values())
             cancelled = ran_last is not None and (
