@@ -476,6 +476,12 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "    if isinstance(last, ClaimEntry) and last.record.state is State.LOST and last.record.unqueued:",
         "    if False:",
     )],
+    # The strand look reads past a loser's claim to the winner's (ADR 0072, seed 151 episode 87).
+    "the strand look takes a newer lost claim for the issue's story (ADR 0072)": [(
+        "core/plan.py",
+        "        standing = [c for c in log.claims if c.record.state is not State.LOST]",
+        "        standing = list(log.claims)",
+    )],
     # A claim looks past orion's own queue labels to a person's (ADR 0085).
     "the trigger check counts orion's own queue label as a new queueing (ADR 0085)": [(
         "services/trigger.py",

@@ -578,17 +578,23 @@ def strand_since(now: datetime, stale_after: float, longest_promise: float, prev
 
 def strand_candidates(recent: Mapping[int, IssueLog], listed: Collection[int]) -> list[int]:
     """The issues a pass reads in full although no label listing shows them: those whose
-    newest claim among the recently updated comments (`recent`, by issue) is still open and
-    named by no tombstone there, and that are not in the lock listing (`listed`). A claim that
+    newest claim that did not lose, among the recently updated comments (`recent`, by issue),
+    is still open and named by no tombstone there, and that are not in the lock listing
+    (`listed`). A claim that
     is open on an issue without the lock is either in flight (a claimer adds its lock after
     posting), put back by its live holder at its next beat (ADR 0065), or dead with the issue
     stranded: a late or stale label write took the lock or the queue label after its last
     writer could look (`stale-unlock-strand`). In the steady state there is none."""
     found = []
     for n, log in sorted(recent.items()):
-        if n in listed or not log.claims:
+        # A claim that lost (arbitration, or its lease before it won) took nothing and ends no
+        # story: an older winner may hold the issue (seed 151 episode 87: the loser posted after
+        # the winner, whose lock a late tidy took off). One that sent its unqueue first is
+        # `core.requeue`'s (ADR 0086).
+        standing = [c for c in log.claims if c.record.state is not State.LOST]
+        if n in listed or not standing:
             continue
-        newest = max(log.claims, key=lambda c: c.comment_id)
+        newest = max(standing, key=lambda c: c.comment_id)
         named = any(t.tombstone.token == newest.record.token for t in log.tombstones)
         if newest.record.state.is_open and not named:
             found.append(n)

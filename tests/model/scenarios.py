@@ -2048,6 +2048,27 @@ def release_without_a_claim_listed_then_the_claimer_gives_up() -> None:
         ("burst", "w2.claim", 3), ("fail", "w2.claim", "late", 2), ("burst", "w2.claim", 8)])
 
 
+def loser_posts_after_a_winner_a_late_tidy_unlocked() -> None:
+    """The GraphQL-mode search's seed 151 episode 87, shrunk (it breaks the default world too):
+    w0 claims and stalls; a pass releases its claim back to the queue; w0 wakes, writes `lost`
+    and tidies its lock off, a removal that waits out a 429 and lands after w1 and w2 both
+    claimed and took the lock: it takes w1's lock. w1 (the lower claim) wins and unqueues, w2
+    loses, and w1 dies before its first beat, whose put-back (ADR 0065) would have repaired it.
+    The issue carries no label. The strand look must read it: its newest claim is w2's `lost`
+    one, which took nothing, and w1's open claim before it is what counts (ADR 0072)."""
+    setup = explorer.Setup(issues=1, max_lag=1.0, whole_seconds=False, clones=True, lag_seed="151-87",
+                           guardians_die=True)
+    explorer.run_acts(setup, [
+        ('worker', 'm1-clone', 1, False), ('step', 'w0.claim'), ('step', 'w0.claim'), ('step', 'w0.claim'),
+        ('fail', 'w0.claim', 'lost', 1), ('step', 'w0.claim'), ('stall', 'w0'), ('time', 25.0),
+        ('time', 25.0), ('worker', 'm1', 1, False), ('time', 25.0), ('reconciler', 'm1'),
+        ('reconciler', 'm1'), ('worker', 'm1-clone', 1, False), ('stall', 'w0'), ('race', 1),
+        ('burst', 'r1', 8), ('burst', 'r0', 2), ('time', 0.5), ('step', 'w0.claim'), ('step', 'w0.claim'),
+        ('step', 'w0.claim'), ('burst', 'r0', 5), ('fail', 'w0.claim', 'limited', 3), ('race', 4),
+        ('time', 3.0), ('race', 4),
+    ])
+
+
 def release_rewrite_lands_after_the_next_claim() -> None:
     """The v0.1 livelock's order, directed: a pass releases w0's dead run (its tombstone), and
     its rewrite of w0's record goes unanswered and lands late, after the pass requeued and w1
@@ -2095,6 +2116,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         release_finished_by_the_next_pass, release_before_the_unqueue_lands,
         release_before_the_unqueue_lands_and_the_winner_dies,
         release_without_a_claim_listed_then_the_claimer_gives_up,
+        loser_posts_after_a_winner_a_late_tidy_unlocked,
         unanswered_unqueue_lands_after_a_requeue, ending_resumed_past_presumption,
         late_beat_over_an_outage_record, beat_lands_late_over_an_outage_record,
         outage_try_beside_a_later_claim,
@@ -2144,7 +2166,8 @@ SCENARIOS: dict[str, Callable[[], None]] = {
 # Scenarios in which the code as it is takes a live run's lock off (and the run puts it back,
 # ADR 0065): the world's strict mode (ORION_MODEL_STRICT_LOCKS, the mutation bench's) breaks them.
 STALE_LOCK_REMOVALS = frozenset({"two_passes_release_within_the_lag", "pass_unlock_strands_a_claim_that_dies",
-                                 "strand_found_after_a_long_gap_between_passes"})
+                                 "strand_found_after_a_long_gap_between_passes",
+                                 "loser_posts_after_a_winner_a_late_tidy_unlocked"})
 
 # Scenarios whose code as it is leaves a stale queue label only the next pass's look at the queued
 # issues takes off (ADR 0085): the world without that look (ORION_MODEL_NO_QUEUE_LOOK, the mutation

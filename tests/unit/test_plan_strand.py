@@ -55,6 +55,14 @@ def test_only_the_newest_claim_counts() -> None:
     assert strand_candidates({7: ended_last, 8: open_last}, listed=()) == [8]
 
 
+def test_a_newer_lost_claim_does_not_hide_an_older_open_one() -> None:
+    """A loser posts after the winner and takes nothing (seed 151 episode 87): the winner's open
+    claim is what the issue's story turns on. Only lost claims leave nothing to read."""
+    loser_after = log(claim(1, "a"), claim(2, "b", State.LOST, child_pid=None))
+    only_lost = log(claim(1, "a", State.LOST, child_pid=None))
+    assert strand_candidates({7: loser_after, 8: only_lost}, listed=()) == [7]
+
+
 def test_a_claim_a_tombstone_names_is_no_candidate_one_naming_another_is() -> None:
     named = log(claim(1, "a"), tomb(2, "a"))
     other = log(claim(1, "a"), tomb(2, "zz"))
