@@ -482,6 +482,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        standing = [c for c in log.claims if c.record.state is not State.LOST]",
         "        standing = list(log.claims)",
     )],
+    "a claim that took nothing hides the release a late unqueue undid (ADR 0086)": [(
+        "core/requeue.py",
+        "    events: list[ClaimEntry | TombstoneEntry] = [*(c for c in log.claims if not took_nothing(c)),",
+        "    events: list[ClaimEntry | TombstoneEntry] = [*(c for c in log.claims if True),",
+    )],
     # A claim looks past orion's own queue labels to a person's (ADR 0085).
     "the trigger check counts orion's own queue label as a new queueing (ADR 0085)": [(
         "services/trigger.py",

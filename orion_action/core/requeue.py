@@ -31,14 +31,6 @@ REQUEUES = (ReleaseAction.REQUEUE, ReleaseAction.RELEASE)
 REFUSAL_MARK = "<!-- orion-refused-"
 
 
-def last_requeue(log: IssueLog) -> TombstoneEntry | None:
-    """The release back to the queue that is the issue's last orion event (by comment id), or
-    None: a claim after it, or a release of another kind, says what happened next."""
-    events: list[ClaimEntry | TombstoneEntry] = [*log.claims, *log.tombstones]
-    last = max(events, key=lambda e: e.comment_id, default=None)
-    return last if isinstance(last, TombstoneEntry) and last.tombstone.action in REQUEUES else None
-
-
 @dataclass(frozen=True)
 class AtRisk:
     """An issue's last orion event after which a claim's unqueue, still on the way, may take the
@@ -51,11 +43,32 @@ class AtRisk:
     what: str  # for the reason
 
 
+def took_nothing(claim: ClaimEntry) -> bool:
+    """A claim that never sent its unqueue: still `claiming` (a claimer writes `running` before
+    it sends one), or `lost` saying it did not. It tells nothing of the issue's queueing."""
+    state = claim.record.state
+    return state is State.CLAIMING or (state is State.LOST and not claim.record.unqueued)
+
+
+def _last_event(log: IssueLog) -> ClaimEntry | TombstoneEntry | None:
+    """The issue's last orion event by comment id; a claim that took nothing is none (default
+    seed 170 episode 131: a stalled `--next` claimer posted after the release)."""
+    events: list[ClaimEntry | TombstoneEntry] = [*(c for c in log.claims if not took_nothing(c)),
+                                                 *log.tombstones]
+    return max(events, key=lambda e: e.comment_id, default=None)
+
+
+def last_requeue(log: IssueLog) -> TombstoneEntry | None:
+    """The release back to the queue that is the issue's last orion event (`_last_event`), or
+    None: a claim after it, or a release of another kind, says what happened next."""
+    last = _last_event(log)
+    return last if isinstance(last, TombstoneEntry) and last.tombstone.action in REQUEUES else None
+
+
 def queueing_at_risk(log: IssueLog) -> AtRisk | None:
-    """The event, when the issue's last orion event (by comment id) is one (`AtRisk`), and the
+    """The event, when the issue's last orion event (`_last_event`) is one (`AtRisk`), and the
     claim it concerns is listed."""
-    events: list[ClaimEntry | TombstoneEntry] = [*log.claims, *log.tombstones]
-    last = max(events, key=lambda e: e.comment_id, default=None)
+    last = _last_event(log)
     if isinstance(last, TombstoneEntry) and last.tombstone.action in REQUEUES:
         claim = log.find(last.tombstone.token)
         what = f"its release back to the queue (comment {last.comment_id})"

@@ -2069,6 +2069,24 @@ def loser_posts_after_a_winner_a_late_tidy_unlocked() -> None:
     ])
 
 
+def stalled_claim_posted_after_a_release_a_late_unqueue_undid() -> None:
+    """The default search's seed 170 episode 131, shrunk: w2 claims issue 2 and a person
+    force-releases it (a tombstone, the queue label on); w2's unqueue lands after and takes the
+    label; then w0, a `--next` claimer stalled since it read issue 2 queued, posts its claim and
+    dies while `claiming`. Its claim took nothing, so the release is still the issue's last
+    event that counts, and the next pass puts the queue label back (ADR 0086)."""
+    setup = explorer.Setup(issues=2, max_lag=0.0, whole_seconds=True, clones=True, lag_seed="170-131",
+                           skew=30.0)
+    explorer.run_acts(setup, [
+        ('worker', 'm1-clone', None, False), ('step', 'w0.claim'), ('step', 'w0.claim'), ('time', 10.0),
+        ('stall', 'w0'), ('time', 2.0), ('reconciler', 'hosted'), ('time', 25.0),
+        ('worker', 'm2', 1, True), ('step', 'w1.claim'), ('worker', 'm2', None, True),
+        ('step', 'w1.claim'), ('step', 'w2.claim'), ('race', 4), ('person', 'force', 2), ('race', 3),
+        ('burst', 'r1', 8), ('step', 'r1'), ('step', 'w2.claim'), ('step', 'r1'), ('stall', 'w0'),
+        ('race', 1), ('step', 'w0.claim'),
+    ])
+
+
 def release_rewrite_lands_after_the_next_claim() -> None:
     """The v0.1 livelock's order, directed: a pass releases w0's dead run (its tombstone), and
     its rewrite of w0's record goes unanswered and lands late, after the pass requeued and w1
@@ -2117,6 +2135,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         release_before_the_unqueue_lands_and_the_winner_dies,
         release_without_a_claim_listed_then_the_claimer_gives_up,
         loser_posts_after_a_winner_a_late_tidy_unlocked,
+        stalled_claim_posted_after_a_release_a_late_unqueue_undid,
         unanswered_unqueue_lands_after_a_requeue, ending_resumed_past_presumption,
         late_beat_over_an_outage_record, beat_lands_late_over_an_outage_record,
         outage_try_beside_a_later_claim,

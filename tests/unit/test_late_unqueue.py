@@ -59,6 +59,20 @@ def test_a_release_whose_claim_is_not_listed_puts_nothing_at_risk() -> None:
     assert risk is not None and risk.comment_id == 2 and risk.since == T0 + timedelta(seconds=2)
 
 
+def test_a_claim_that_took_nothing_after_the_release_hides_nothing() -> None:
+    """Seed 170 episode 131: a stalled `--next` claimer posts after the release and dies while
+    `claiming`; a loser that never sent its unqueue is the same. Neither ends the release's story."""
+    claiming = claim(3, "c", State.CLAIMING)
+    lost = claim(3, "c", State.LOST, child_pid=None)
+    lost = replace(lost, record=lost.record.with_changes(unqueued=False))
+    won = claim(3, "c", State.RUNNING, child_pid=None)
+    for after in (claiming, lost):
+        risk = queueing_at_risk(log(claim(1, "a"), tomb(2, "a"), after))
+        assert risk is not None and risk.comment_id == 2
+        assert last_requeue(log(claim(1, "a"), tomb(2, "a"), after)) is not None
+    assert queueing_at_risk(log(claim(1, "a"), tomb(2, "a"), won)) is None  # it won: it unqueued
+
+
 def test_the_last_requeue_is_by_comment_id_not_by_kind() -> None:
     assert last_requeue(log(tomb(3, "a"), claim(2, "a"))) is not None
     assert last_requeue(log(tomb(1, "a"), claim(2, "b"))) is None
