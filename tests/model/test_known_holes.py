@@ -112,6 +112,19 @@ ACT_CASES = [
      "(13, 197), the residue: the pass reads the released record again just before its rewrite (ADR "
      "0073) and finds it still `running`; only then does the holder write its outage record and look back "
      "twice, and the pass's rewrite lands after the looks (ADR 0056's residual)"),
+    (explorer.Setup(issues=1, max_lag=2.5, whole_seconds=True, lag_seed="163-103", halts=True),
+     [('person', 'cancel', 1), ('person', 'force', 1), ('person', 'comment', 1),
+      ('worker', 'm1', 1, False), ('reconciler', 'm2'), ('reconciler', 'm1'), ('burst', 'r2', 7),
+      ('worker', 'm2', 1, False), ('worker', 'm1', 1, True), ('worker', 'm2', 1, False),
+      ('fail', 'r2', 'lost', 2), ('step', 'r2'), ('step', 'r2'), ('step', 'r2'), ('person', 'requeue', 1),
+      ('race', 3), ('fail', 'r2', 'late', 3), ('worker', 'm2', 1, False), ('burst', 'w4.claim', 8),
+      ('burst', 'r2', 4), ('step', 'w4.claim'), ('race', 3), ('burst', 'w4.claim', 2),
+      ('person', 'cancel', 1), ('land', 2), ('step', 'w4.beat'), ('burst', 'w4.beat', 7)],
+     "stale-sweep-uncancel",
+     "(163, 103), the GraphQL-mode search's, shrunk (it breaks the default world too): the holder side. A "
+     "pass's cancel sweep, whose removal of the cancel label goes unanswered and lands late, takes off the "
+     "cancel a person made after w4 claimed the requeued issue; w4's beats never see the label and it runs "
+     "on. The sweep's look at GitHub's record puts it back only while the pass lives (ADR 0073)"),
 ]
 
 

@@ -110,27 +110,13 @@ class InvariantError(AssertionError):
 # And `stale-unlock-strand` (that put-back's residue: the holder died before its first beat, the
 # issue left with no label): a later pass finds the open claim and requeues (ADR 0072), looking
 # back to what the previous successful pass could not judge yet (ADR 0081; outside Actions, where
-# that pass is unknown, only while passes come at least every stale_after).
+# that pass is unknown, only while passes come at least every stale_after). And, once the next
+# pass looks back where a writer died before it could: `requeue-over-cancel` (a stale requeue
+# over a cancel carried out; every reader sets orion's own queue labels aside and each pass
+# looks at the queued issues changed since the previous one, ADR 0085) and `late-unqueue` (a
+# claim's unqueue landing after a release back to the queue: the pass puts the label back, ADR
+# 0086, and the strand look reads past a loser's claim to the winner's).
 KNOWN_HOLES = {
-    "late-unqueue": "audit finding 3's residue: a winner's unqueue lands after a requeue (a pass's, or a "
-                    "release by hand) and the winner cannot repair it: killed after its child started but "
-                    "before its first beat (seed 28, episode 208), or its repair's read fails (seed 18, "
-                    "episode 224) (ADRs 0025, 0055, 0067; closed: the shape where it gave up and repaired "
-                    "before its removal landed, replay (18, 58), ADR 0067, and the winner killed while it "
-                    "waits for its unanswered removal, trace (5, 207), ADR 0072: a pass holds a dead claim "
-                    "that never started in doubt until its lease's writes can no longer land)",
-    "requeue-over-cancel": (
-        "a pass's queue-label addition lands after another pass (or the holder) carried out a person's "
-        "cancel made since the pass's read. Closed where the pass sees GitHub's answer: the lock gone, it "
-        "reads the record and takes its label off again (ADR 0079, scenario "
-        "pass_requeue_lands_after_a_cancel_carried_out; the GraphQL-mode search found it, seeds 29 and 31). "
-        "Where it does not (the pass killed between its addition and that read, GraphQL-mode seed 2 episode "
-        "100, or an addition whose answer is lost and that lands late), the next pass looks at the queued "
-        "issues changed since the previous one and takes the label off, and a claim in between refuses the "
-        "issue: orion's own queue label is no person's queueing (ADR 0085, scenarios "
-        "pass_killed_after_its_requeue_lands_*). Also this name: a claimer that read the issue queued "
-        "before the sweep, wins, and whose unqueue goes unanswered (its `lost` record says `unqueued`, "
-        "scenario claim_posted_after_the_cancel_sweep, ADR 0067)"),
     "stale-pass-repair": (
         "a pass's label write, planned before a person's requeue, lands after it (ADR 0054). Closed where "
         "GitHub's answer or record shows it, ADR 0073: a fate the pass adds after someone else moved the "
@@ -149,7 +135,7 @@ KNOWN_HOLES = {
         "cancel_made_after_the_sweeps_read); killed between its removal and that read, it leaves the "
         "labels saying queued, and the next pass takes the queue label off from the record (ADR 0085; "
         "trace (31, 110) closed). Open: the holder side, a holder made before the new cancel, whose beat "
-        "never sees the label, runs on"),
+        "never sees the label, runs on (trace (163, 103): the removal lands late, after the pass gave up)"),
 }
 
 
