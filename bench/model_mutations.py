@@ -479,13 +479,18 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # The strand look reads past a loser's claim to the winner's (ADR 0072, seed 151 episode 87).
     "the strand look takes a newer lost claim for the issue's story (ADR 0072)": [(
         "core/plan.py",
-        "        standing = [c for c in log.claims if c.record.state is not State.LOST]",
+        "        standing = [c for c in log.claims if not took_nothing(c)]",
         "        standing = list(log.claims)",
     )],
     "a claim that took nothing hides the release a late unqueue undid (ADR 0086)": [(
         "core/requeue.py",
         "    events: list[ClaimEntry | TombstoneEntry] = [*(c for c in log.claims if not took_nothing(c)),",
         "    events: list[ClaimEntry | TombstoneEntry] = [*(c for c in log.claims if True),",
+    )],
+    "the strand look leaves a run that lost its lease to the lock it no longer has (ADR 0086)": [(
+        "core/plan.py",
+        "        stopped = newest.record.state is State.LOST and ran(newest)",
+        "        stopped = False",
     )],
     # A claim looks past orion's own queue labels to a person's (ADR 0085).
     "the trigger check counts orion's own queue label as a new queueing (ADR 0085)": [(
@@ -519,13 +524,23 @@ ENVIRONMENTS.update({name: STRICT for name in (
     "the label-write bound counts on the boot clock alone (ADR 0055)",
 )})
 
-# Rules whose break is a stale queue label on a cancelled issue: since ADR 0085 the next pass's
-# look at the queued issues takes it off, so they are judged without that look (world.QUEUE_LOOK).
-NO_QUEUE_LOOK = {"ORION_MODEL_NO_QUEUE_LOOK": "1"}
-ENVIRONMENTS.update({name: NO_QUEUE_LOOK for name in (
+# Rules whose break is a stale queue label on a cancelled issue, or a queueing a late unqueue took:
+# since ADRs 0085 and 0086 the next pass repairs both, so they are judged without those looks
+# (world.NEXT_PASS_LOOKS).
+NO_NEXT_PASS_LOOKS = {"ORION_MODEL_NO_NEXT_PASS_LOOKS": "1"}
+ENVIRONMENTS.update({name: NO_NEXT_PASS_LOOKS for name in (
     "a holder's repair requeues an issue cancelled since its release (ADR 0073)",
     "a released holder's repair counts orion's stale queue addition as a new queueing (ADR 0083)",
     "a pass's late requeue does not ask the record for a cancel carried out meanwhile (ADR 0079)",
+    "a released winner leaves the strand its late unqueue made (ADR 0025)",
+    "a winner looks for its unanswered unqueue's strand at once (ADR 0055)",
+    "the cancel sweep removes what it planned from its listing (ADR 0053)",
+    "a winner whose unqueue went unanswered writes `lost` before its wait (ADR 0067)",
+    "a pass unlocks as queued again although the queue label went meanwhile (ADR 0067)",
+    "a pass requeues beside a claim that says it took no queueing (ADR 0067)",
+    "a pass requeues a dead claim that never started while its unqueue may still land (ADR 0072)",
+    "a stranded issue's repair requeues past a person's standing cancel (ADR 0078)",
+    "a release's re-read of a record it rewrites compares whole-second times only (ADR 0080)",
 )})
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which
@@ -561,14 +576,14 @@ for seed in json.loads(sys.argv[4]):
         broken = f"seed {seed} episode {failure.episode}: " + last
         break
 if broken is None:  # the directed scenarios (tests/model/scenarios.py): the code as it is passes them all
-    from model.scenarios import NEEDS_THE_QUEUE_LOOK, SCENARIOS, STALE_LOCK_REMOVALS
+    from model.scenarios import NEEDS_THE_NEXT_PASS_LOOKS, SCENARIOS, STALE_LOCK_REMOVALS
     from model.scheduler import SchedulerError
-    from model.world import QUEUE_LOOK, STRICT_LOCKS, InvariantError
+    from model.world import NEXT_PASS_LOOKS, STRICT_LOCKS, InvariantError
     for name, scenario in SCENARIOS.items():
         if STRICT_LOCKS and name in STALE_LOCK_REMOVALS:
             continue  # the code as it is takes a live run's lock off there: strict mode breaks it
-        if not QUEUE_LOOK and name in NEEDS_THE_QUEUE_LOOK:
-            continue  # the code as it is leaves a stale label there only the look takes off
+        if not NEXT_PASS_LOOKS and name in NEEDS_THE_NEXT_PASS_LOOKS:
+            continue  # the code as it is leaves labels there only the next pass's looks repair
         try:
             scenario()
         except SchedulerError:

@@ -16,6 +16,7 @@ from orion_action.core.arbitration import ended_before, ran
 from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
 from orion_action.core.liveness import MISSED_BEAT_FACTOR, Liveness, Verdict
 from orion_action.core.record import END_STATES, HOLDER_END, ReleaseAction, State
+from orion_action.core.requeue import took_nothing
 
 
 class Action(str, Enum):
@@ -587,16 +588,19 @@ def strand_candidates(recent: Mapping[int, IssueLog], listed: Collection[int]) -
     writer could look (`stale-unlock-strand`). In the steady state there is none."""
     found = []
     for n, log in sorted(recent.items()):
-        # A claim that lost (arbitration, or its lease before it won) took nothing and ends no
-        # story: an older winner may hold the issue (seed 151 episode 87: the loser posted after
-        # the winner, whose lock a late tidy took off). One that sent its unqueue first is
+        # A claim that took nothing (a loser, `core.requeue.took_nothing`) ends no story: an
+        # older winner may hold the issue (seed 151 episode 87: the loser posted after the
+        # winner, whose lock a late tidy took off). One that sent its unqueue and gave up is
         # `core.requeue`'s (ADR 0086).
-        standing = [c for c in log.claims if c.record.state is not State.LOST]
+        standing = [c for c in log.claims if not took_nothing(c)]
         if n in listed or not standing:
             continue
         newest = max(standing, key=lambda c: c.comment_id)
         named = any(t.tombstone.token == newest.record.token for t in log.tombstones)
-        if newest.record.state.is_open and not named:
+        # An open claim, or a run that lost its lease (`lost` after it started: its holder
+        # leaves the labels to a pass, which the lock would have shown).
+        stopped = newest.record.state is State.LOST and ran(newest)
+        if (newest.record.state.is_open or stopped) and not named:
             found.append(n)
     return found
 
@@ -607,8 +611,10 @@ def is_stranded(is_open: bool, on_issue: frozenset[str], labels: Labels) -> bool
     return is_open and not (on_issue & ours)
 
 
-# The fates a pass repairs on a stranded issue: a run (or a won claim) whose holder died.
-STRAND_FATES = frozenset({Fate.DIED_UNSTARTED, Fate.DIED_RUNNING, Fate.DIED_RUNNING_SPENT})
+# The fates a pass repairs on a stranded issue: a run (or a won claim) whose holder died, or
+# whose lease ran out (`lost` after it started: nothing to release, the labels are the pass's).
+STRAND_FATES = frozenset({Fate.DIED_UNSTARTED, Fate.DIED_RUNNING, Fate.DIED_RUNNING_SPENT, Fate.STOPPED,
+                          Fate.STOPPED_SPENT})
 
 
 def plan_strand(number: int, is_open: bool, on_issue: frozenset[str], log: IssueLog,
@@ -628,9 +634,10 @@ def plan_strand(number: int, is_open: bool, on_issue: frozenset[str], log: Issue
     if not is_stranded(is_open, on_issue, labels):
         return None
     plan = plan_issue(number, is_open, on_issue, log, verdicts, labels, max_attempts)
-    if not plan.writes or not plan.release or not plan.add_labels:
+    if not plan.writes or not plan.add_labels:
         return None
-    if fate(on_issue, log, verdicts, labels, max_attempts).fate not in STRAND_FATES:
+    found = fate(on_issue, log, verdicts, labels, max_attempts).fate
+    if found not in STRAND_FATES or (not plan.release and found not in (Fate.STOPPED, Fate.STOPPED_SPENT)):
         return None
     unlocked = tuple(x for x in plan.remove_labels if x != labels.working)
     if cancel_stands:

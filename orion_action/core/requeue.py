@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from orion_action.core.arbitration import ran
 from orion_action.core.cancelled import LabelEvent
 from orion_action.core.issue import ClaimEntry, Comment, IssueLog, TombstoneEntry
 from orion_action.core.record import ReleaseAction, State
@@ -45,9 +46,10 @@ class AtRisk:
 
 def took_nothing(claim: ClaimEntry) -> bool:
     """A claim that never sent its unqueue: still `claiming` (a claimer writes `running` before
-    it sends one), or `lost` saying it did not. It tells nothing of the issue's queueing."""
+    it sends one), or `lost` before it ran, saying it did not. It tells nothing of the issue's
+    queueing. (A run that lost its lease is `lost` too, and took it.)"""
     state = claim.record.state
-    return state is State.CLAIMING or (state is State.LOST and not claim.record.unqueued)
+    return state is State.CLAIMING or (state is State.LOST and not ran(claim) and not claim.record.unqueued)
 
 
 def _last_event(log: IssueLog) -> ClaimEntry | TombstoneEntry | None:

@@ -2087,6 +2087,26 @@ def stalled_claim_posted_after_a_release_a_late_unqueue_undid() -> None:
     ])
 
 
+def run_loses_its_lease_after_a_late_tidy_unlocked() -> None:
+    """The GraphQL-mode search's seed 151 episode 87 on the code with the loser rule, shrunk (it
+    breaks the default world too): as `loser_posts_after_a_winner_a_late_tidy_unlocked`, but the
+    winner w5 starts its child, never beats, and its lease runs out: it writes `lost` and leaves
+    the labels to a pass, which the lock would have shown, and a late tidy took it. The strand
+    look takes a run that lost its lease too, and queues the issue again (nothing to release)."""
+    setup = explorer.Setup(issues=1, max_lag=1.0, whole_seconds=False, clones=True, lag_seed="151-87",
+                           guardians_die=True)
+    explorer.run_acts(setup, [
+        ('worker', 'm1-clone', 1, False), ('step', 'w0.claim'), ('step', 'w0.claim'), ('step', 'w0.claim'),
+        ('fail', 'w0.claim', 'lost', 1), ('step', 'w0.claim'), ('stall', 'w0'), ('time', 25.0),
+        ('time', 25.0), ('worker', 'm1', 1, False), ('worker', 'm1', 1, True), ('worker', 'm2', 1, False),
+        ('race', 1), ('worker', 'm1-clone', 1, False), ('time', 25.0), ('reconciler', 'm1'),
+        ('reconciler', 'm1'), ('worker', 'm1-clone', 1, False), ('stall', 'w0'), ('step', 'w4.claim'),
+        ('race', 1), ('burst', 'r1', 8), ('burst', 'r0', 2), ('time', 25.0), ('step', 'w0.claim'),
+        ('step', 'w0.claim'), ('step', 'w0.claim'), ('burst', 'r0', 5), ('fail', 'w0.claim', 'limited', 3),
+        ('race', 4), ('time', 3.0), ('race', 4), ('time', 65.0), ('step', 'w5.end'), ('step', 'w5.end'),
+    ])
+
+
 def release_rewrite_lands_after_the_next_claim() -> None:
     """The v0.1 livelock's order, directed: a pass releases w0's dead run (its tombstone), and
     its rewrite of w0's record goes unanswered and lands late, after the pass requeued and w1
@@ -2136,6 +2156,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         release_without_a_claim_listed_then_the_claimer_gives_up,
         loser_posts_after_a_winner_a_late_tidy_unlocked,
         stalled_claim_posted_after_a_release_a_late_unqueue_undid,
+        run_loses_its_lease_after_a_late_tidy_unlocked,
         unanswered_unqueue_lands_after_a_requeue, ending_resumed_past_presumption,
         late_beat_over_an_outage_record, beat_lands_late_over_an_outage_record,
         outage_try_beside_a_later_claim,
@@ -2186,12 +2207,16 @@ SCENARIOS: dict[str, Callable[[], None]] = {
 # ADR 0065): the world's strict mode (ORION_MODEL_STRICT_LOCKS, the mutation bench's) breaks them.
 STALE_LOCK_REMOVALS = frozenset({"two_passes_release_within_the_lag", "pass_unlock_strands_a_claim_that_dies",
                                  "strand_found_after_a_long_gap_between_passes",
-                                 "loser_posts_after_a_winner_a_late_tidy_unlocked"})
+                                 "loser_posts_after_a_winner_a_late_tidy_unlocked",
+                                 "run_loses_its_lease_after_a_late_tidy_unlocked"})
 
-# Scenarios whose code as it is leaves a stale queue label only the next pass's look at the queued
-# issues takes off (ADR 0085): the world without that look (ORION_MODEL_NO_QUEUE_LOOK, the mutation
-# bench's for the rules that look mends) breaks them.
-NEEDS_THE_QUEUE_LOOK = frozenset({"pass_killed_after_its_requeue_lands_then_a_pass_looks"})
+# Scenarios whose code as it is leaves labels only the next pass's looks repair (ADRs 0085, 0086):
+# the world without them (ORION_MODEL_NO_NEXT_PASS_LOOKS, the mutation bench's for the rules they
+# mend) breaks them.
+NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then_a_pass_looks",
+                                       "release_before_the_unqueue_lands_and_the_winner_dies",
+                                       "release_without_a_claim_listed_then_the_claimer_gives_up",
+                                       "stalled_claim_posted_after_a_release_a_late_unqueue_undid"})
 
 # A scenario of a hole still open (KNOWN_HOLES) goes in test_known_holes.py as an exact trace
 # (ACT_CASES, xfail strict, attributed to its hole); ADR 0073 closed the last open scenario.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from model import world
-from model.scenarios import NEEDS_THE_QUEUE_LOOK, SCENARIOS, STALE_LOCK_REMOVALS
+from model.scenarios import NEEDS_THE_NEXT_PASS_LOOKS, SCENARIOS, STALE_LOCK_REMOVALS
 from model.world import InvariantError
 
 
@@ -35,19 +35,19 @@ def test_every_other_scenario_holds_in_strict_mode(name: str, monkeypatch: pytes
     SCENARIOS[name]()
 
 
-@pytest.mark.parametrize("name", sorted(NEEDS_THE_QUEUE_LOOK))
-def test_without_the_queue_look_a_stale_requeue_stays(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without the pass's look at the queued issues (the mutation bench's mode for the rules it
-    mends, ADR 0085) these scenarios break: the look is what takes their stale label off."""
-    monkeypatch.setattr(world, "QUEUE_LOOK", False)
+@pytest.mark.parametrize("name", sorted(NEEDS_THE_NEXT_PASS_LOOKS))
+def test_without_the_next_pass_looks_it_breaks(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the next pass's looks (the mutation bench's mode for the rules they mend, ADRs
+    0085 and 0086) these scenarios break: the looks are what repair their labels."""
+    monkeypatch.setattr(world, "NEXT_PASS_LOOKS", False)
     with pytest.raises((InvariantError, AssertionError)):
         SCENARIOS[name]()
 
 
-@pytest.mark.parametrize("name", sorted(set(SCENARIOS) - NEEDS_THE_QUEUE_LOOK))
-def test_every_other_scenario_holds_without_the_queue_look(name: str,
+@pytest.mark.parametrize("name", sorted(set(SCENARIOS) - NEEDS_THE_NEXT_PASS_LOOKS))
+def test_every_other_scenario_holds_without_the_next_pass_looks(name: str,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """NEEDS_THE_QUEUE_LOOK is complete: the mutation bench skips those scenarios without the
-    look and runs every other one, so one left out would credit every such mutation with a kill."""
-    monkeypatch.setattr(world, "QUEUE_LOOK", False)
+    """NEEDS_THE_NEXT_PASS_LOOKS is complete: the mutation bench skips those scenarios without the
+    looks and runs every other one, so one left out would credit every such mutation with a kill."""
+    monkeypatch.setattr(world, "NEXT_PASS_LOOKS", False)
     SCENARIOS[name]()

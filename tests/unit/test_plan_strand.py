@@ -35,8 +35,32 @@ def strand(on_issue: frozenset[str], logged: IssueLog, verdicts: dict[str, Verdi
 
 
 def test_an_open_unnamed_newest_claim_on_an_unlisted_issue_is_a_candidate() -> None:
-    recent = {7: log(claim(1, "a")), 3: log(claim(2, "b", State.CLAIMING))}
-    assert strand_candidates(recent, listed=()) == [3, 7]  # in issue order
+    recent = {7: log(claim(1, "a")), 3: log(claim(2, "b", State.CLAIMING, child_pid=None), claim(3, "c")),
+              5: log(claim(4, "d"))}
+    assert strand_candidates(recent, listed=()) == [3, 5, 7]  # in issue order
+
+
+def test_a_run_that_lost_its_lease_with_its_attempts_spent_gives_up() -> None:
+    spent = log(claim(1, "a"), tomb(2, "a"), claim(3, "b", State.LOST, child_pid=4243))  # 1 attempt spent
+    plan = strand(frozenset(), spent, {}, max_attempts=1)
+    assert plan is not None and plan.action is Action.GIVE_UP and plan.add_labels == (LABELS.failed,)
+    assert not plan.release
+
+
+def test_a_claim_still_claiming_took_nothing_and_is_no_candidate() -> None:
+    """A claimer writes `running` before it sends its unqueue: one still `claiming` took no
+    queueing, and its issue's repair would have nothing to decide (a claim that never ran)."""
+    assert strand_candidates({3: log(claim(2, "b", State.CLAIMING, child_pid=None))}, listed=()) == []
+
+
+def test_a_run_that_lost_its_lease_is_a_candidate_and_requeued() -> None:
+    """A holder whose lease ran out writes `lost` and leaves the labels to a pass, which the lock
+    shows; a stale removal of that lock strands the issue (GraphQL-mode seed 151 episode 87's
+    second shape). Nothing is left to release: the repair is the label."""
+    stopped = log(claim(1, "a", State.LOST, child_pid=4243))  # its child started: it ran
+    assert strand_candidates({7: stopped}, listed=()) == [7]
+    plan = strand(frozenset(), stopped, {})
+    assert plan is not None and plan.action is Action.REQUEUE and plan.add_labels == (Q,) and not plan.release
 
 
 def test_an_issue_in_the_lock_listing_is_no_candidate() -> None:
@@ -78,7 +102,8 @@ def test_stranded_means_open_and_carrying_none_of_orions_labels() -> None:
 
 
 def test_the_fates_a_strand_repair_may_have_are_a_dead_runs() -> None:
-    assert frozenset({Fate.DIED_UNSTARTED, Fate.DIED_RUNNING, Fate.DIED_RUNNING_SPENT}) == STRAND_FATES
+    assert frozenset({Fate.DIED_UNSTARTED, Fate.DIED_RUNNING, Fate.DIED_RUNNING_SPENT, Fate.STOPPED,
+                      Fate.STOPPED_SPENT}) == STRAND_FATES
 
 
 def test_a_dead_run_on_a_stranded_issue_is_requeued_with_its_claim_released() -> None:
