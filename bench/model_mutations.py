@@ -524,9 +524,9 @@ ENVIRONMENTS.update({name: STRICT for name in (
     "the label-write bound counts on the boot clock alone (ADR 0055)",
 )})
 
-# Rules whose break is a stale queue label on a cancelled issue, or a queueing a late unqueue took:
-# since ADRs 0085 and 0086 the next pass repairs both, so they are judged without those looks
-# (world.NEXT_PASS_LOOKS).
+# Rules whose break is a stale queue label on a cancelled issue, a queueing a late unqueue took,
+# or an issue left with no label: the next pass repairs each (ADRs 0085, 0086, 0072), so they are
+# judged without those looks (world.NEXT_PASS_LOOKS).
 NO_NEXT_PASS_LOOKS = {"ORION_MODEL_NO_NEXT_PASS_LOOKS": "1"}
 ENVIRONMENTS.update({name: NO_NEXT_PASS_LOOKS for name in (
     "a holder's repair requeues an issue cancelled since its release (ADR 0073)",
@@ -541,6 +541,13 @@ ENVIRONMENTS.update({name: NO_NEXT_PASS_LOOKS for name in (
     "a pass requeues a dead claim that never started while its unqueue may still land (ADR 0072)",
     "a stranded issue's repair requeues past a person's standing cancel (ADR 0078)",
     "a release's re-read of a record it rewrites compares whole-second times only (ADR 0080)",
+    "a claimer's lost record says nothing of its unqueue (ADR 0067)",
+)})
+# And those the strand look mends (ADR 0072): judged without it, and without the other two.
+NO_STRAND_LOOK = {**NO_NEXT_PASS_LOOKS, "ORION_MODEL_NO_STRAND_LOOK": "1"}
+ENVIRONMENTS.update({name: NO_STRAND_LOOK for name in (
+    "a loser's tidy reads the labels before it lists the comments (ADR 0082)",
+    "a release by hand unlocks a queued lock with no claim listed, not queueing it (ADR 0052)",
 )})
 
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which
@@ -576,19 +583,22 @@ for seed in json.loads(sys.argv[4]):
         broken = f"seed {seed} episode {failure.episode}: " + last
         break
 if broken is None:  # the directed scenarios (tests/model/scenarios.py): the code as it is passes them all
-    from model.scenarios import NEEDS_THE_NEXT_PASS_LOOKS, SCENARIOS, STALE_LOCK_REMOVALS
+    from model.scenarios import (NEEDS_THE_NEXT_PASS_LOOKS, NEEDS_THE_STRAND_LOOK, SCENARIOS,
+                                 STALE_LOCK_REMOVALS, Unplayable)
     from model.scheduler import SchedulerError
-    from model.world import NEXT_PASS_LOOKS, STRICT_LOCKS, InvariantError
+    from model.world import NEXT_PASS_LOOKS, STRAND_LOOK, STRICT_LOCKS, InvariantError
     for name, scenario in SCENARIOS.items():
         if STRICT_LOCKS and name in STALE_LOCK_REMOVALS:
             continue  # the code as it is takes a live run's lock off there: strict mode breaks it
-        if not NEXT_PASS_LOOKS and name in NEEDS_THE_NEXT_PASS_LOOKS:
+        if (not NEXT_PASS_LOOKS and name in NEEDS_THE_NEXT_PASS_LOOKS) or (
+                not STRAND_LOOK and name in NEEDS_THE_STRAND_LOOK):
             continue  # the code as it is leaves labels there only the next pass's looks repair
         try:
             scenario()
-        except SchedulerError:
+        except (SchedulerError, Unplayable):
             # The mutated code makes other requests than the scenario scripts (a step it expects
-            # is not there): that shows no unsafe act, so it kills nothing.
+            # is not there, a claim it expects to win loses): that shows no unsafe act, so it
+            # kills nothing.
             continue
         except (InvariantError, AssertionError) as exc:
             lines = str(exc).strip().splitlines() or [type(exc).__name__]

@@ -2217,6 +2217,11 @@ NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then
                                        "release_before_the_unqueue_lands_and_the_winner_dies",
                                        "release_without_a_claim_listed_then_the_claimer_gives_up",
                                        "stalled_claim_posted_after_a_release_a_late_unqueue_undid"})
+# And those only the strand look repairs (ORION_MODEL_NO_STRAND_LOOK).
+NEEDS_THE_STRAND_LOOK = frozenset({"loser_posts_after_a_winner_a_late_tidy_unlocked",
+                                   "pass_unlock_strands_a_claim_that_dies",
+                                   "run_loses_its_lease_after_a_late_tidy_unlocked",
+                                   "strand_found_after_a_long_gap_between_passes"})
 
 # A scenario of a hole still open (KNOWN_HOLES) goes in test_known_holes.py as an exact trace
 # (ACT_CASES, xfail strict, attributed to its hole); ADR 0073 closed the last open scenario.

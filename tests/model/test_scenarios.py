@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from model import world
-from model.scenarios import NEEDS_THE_NEXT_PASS_LOOKS, SCENARIOS, STALE_LOCK_REMOVALS
+from model.scenarios import NEEDS_THE_NEXT_PASS_LOOKS, NEEDS_THE_STRAND_LOOK, SCENARIOS, STALE_LOCK_REMOVALS
 from model.world import InvariantError
 
 
@@ -50,4 +50,19 @@ def test_every_other_scenario_holds_without_the_next_pass_looks(name: str,
     """NEEDS_THE_NEXT_PASS_LOOKS is complete: the mutation bench skips those scenarios without the
     looks and runs every other one, so one left out would credit every such mutation with a kill."""
     monkeypatch.setattr(world, "NEXT_PASS_LOOKS", False)
+    SCENARIOS[name]()
+
+
+@pytest.mark.parametrize("name", sorted(NEEDS_THE_STRAND_LOOK))
+def test_without_the_strand_look_it_breaks(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(world, "STRAND_LOOK", False)
+    with pytest.raises((InvariantError, AssertionError)):
+        SCENARIOS[name]()
+
+
+@pytest.mark.parametrize("name", sorted(set(SCENARIOS) - NEEDS_THE_STRAND_LOOK))
+def test_every_other_scenario_holds_without_the_strand_look(name: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """NEEDS_THE_STRAND_LOOK is complete (as NEEDS_THE_NEXT_PASS_LOOKS is)."""
+    monkeypatch.setattr(world, "STRAND_LOOK", False)
     SCENARIOS[name]()

@@ -72,11 +72,13 @@ GRAPHQL = os.environ.get("ORION_MODEL_GRAPHQL") == "1"
 STRICT_LOCKS = os.environ.get("ORION_MODEL_STRICT_LOCKS") == "1"
 # ORION_MODEL_NO_NEXT_PASS_LOOKS=1 (bench/model_mutations.py only): the passes skip their looks
 # at what a writer that died left: the queued issues a cancel still stands against (ADR 0085)
-# and the queueings a late unqueue took (ADR 0086). Those looks repair what a writer's own look
-# back missed (ADRs 0025, 0053, 0055, 0067, 0072, 0073, 0078-0080, 0083), so a mutation of one
-# of those would otherwise go unseen: it is judged without them, against the unmutated code
-# without them, as ADR 0065's put-back has its strict mode.
+# and the queueings a late unqueue took (ADR 0086); ORION_MODEL_NO_STRAND_LOOK=1, the stranded
+# issues (ADR 0072). Those looks repair what a writer's own look back missed (ADRs 0025, 0052,
+# 0053, 0055, 0067, 0072, 0073, 0079, 0080, 0082, 0083), so a mutation of one of those would
+# otherwise go unseen: it is judged without them, against the unmutated code without them, as
+# ADR 0065's put-back has its strict mode.
 NEXT_PASS_LOOKS = os.environ.get("ORION_MODEL_NO_NEXT_PASS_LOOKS") != "1"
+STRAND_LOOK = os.environ.get("ORION_MODEL_NO_STRAND_LOOK") != "1"
 # Every holder runs with run.idle_timeout: only a child the driver stopped (SIGSTOP) is ever
 # silent, so it changes nothing for the others (World.child_halts).
 IDLE_TIMEOUT = 90.0
@@ -533,6 +535,8 @@ class World:
             if not NEXT_PASS_LOOKS:
                 reconciler.survey_cancelled_queue = list  # type: ignore[method-assign]
                 reconciler.survey_late_unqueues = lambda _listed: []  # type: ignore[method-assign]
+            if not STRAND_LOOK:
+                reconciler.survey_strands = lambda _listed: []  # type: ignore[method-assign]
         dispatching = replace(self.config, **DISPATCHING)
 
         def run_pass() -> None:
