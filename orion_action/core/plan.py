@@ -634,8 +634,8 @@ def plan_strand(number: int, is_open: bool, on_issue: frozenset[str], log: Issue
     if not is_stranded(is_open, on_issue, labels):
         return None
     plan = plan_issue(number, is_open, on_issue, log, verdicts, labels, max_attempts)
-    if not plan.writes or not plan.add_labels:
-        return None
+    # Every STRAND_FATES row writes and puts a label on; a live or doubtful holder's plan (keep,
+    # report) releases nothing, and only a run that lost its lease has nothing to release.
     found = fate(on_issue, log, verdicts, labels, max_attempts).fate
     if found not in STRAND_FATES or (not plan.release and found not in (Fate.STOPPED, Fate.STOPPED_SPENT)):
         return None
