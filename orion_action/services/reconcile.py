@@ -111,6 +111,8 @@ class Reconciler:
         self._strand_listing: tuple[list[Comment], datetime] | None | str = "unmade"
         # The open issues the queue listing showed (`survey_cancelled_queue`), if it was made.
         self._queued: set[int] = set()
+        # `_recent_by_issue`'s answer, once made.
+        self._recent: tuple[dict[int, list[Comment]], dict[int, IssueLog]] | None = None
 
     @property
     def trusted(self) -> frozenset[str]:
@@ -156,6 +158,7 @@ class Reconciler:
         _ = self.trusted  # one GET /user up front, not in the middle of the pass
         issues = self.gh.list_issues(self.config.labels.working, state="all")
         self._strand_listing = "unmade"
+        self._recent = None
         recent = self._recent_comments(issues)
         return [self._kept_on_fresh_beat(i, recent) or self.survey_issue(i) for i in issues]
 
@@ -232,7 +235,7 @@ class Reconciler:
         recent = self._recent_by_issue()
         if recent is None:
             return []
-        logs = {n: read_log(cs, self.trusted) for n, cs in recent.items()}
+        _, logs = recent
         found = []
         lab = self.config.labels
         for n in strand_candidates(logs, listed):
@@ -256,10 +259,13 @@ class Reconciler:
                 found.append(replace(s, plan=plan))
         return found
 
-    def _recent_by_issue(self) -> dict[int, list[Comment]] | None:
-        """The repository's comments updated since `strand_since`, by issue: the survey's
-        listing, or (no open issue carried the lock) one empty page for GitHub's time and the
-        listing, made once a pass. None when it failed or this is no reconcile pass."""
+    def _recent_by_issue(self) -> tuple[dict[int, list[Comment]], dict[int, IssueLog]] | None:
+        """The repository's comments updated since `strand_since`, by issue, and each issue's
+        log read from them: the survey's listing, or (no open issue carried the lock) one empty
+        page for GitHub's time and the listing, made and read once a pass (the strand look and
+        the late-unqueue look share it). None when it failed or this is no reconcile pass."""
+        if self._recent is not None:
+            return self._recent
         listing = self._strand_listing
         if listing is None or not self.strands:
             return None  # the survey's listing failed: the next pass looks
@@ -278,7 +284,8 @@ class Reconciler:
         for c in listing[0]:
             if c.issue is not None:
                 by_issue.setdefault(c.issue, []).append(c)
-        return by_issue
+        self._recent = by_issue, {n: read_log(cs, self.trusted) for n, cs in by_issue.items()}
+        return self._recent
 
     def survey_late_unqueues(self, listed: set[int]) -> list[Plan]:
         """Issues a claim's late unqueue left with no label (ADR 0086): among the recently
@@ -293,14 +300,14 @@ class Reconciler:
         recent = self._recent_by_issue()
         if recent is None:
             return []
-        logs = {n: read_log(cs, self.trusted) for n, cs in recent.items()}
+        comments, logs = recent
         lab = self.config.labels
         found = []
         for n in requeue_candidates(logs, listed):
             risk = queueing_at_risk(logs[n])
             if risk is None:
                 continue
-            if refused_since(recent[n], self.trusted, risk.comment_id):
+            if refused_since(comments[n], self.trusted, risk.comment_id):
                 continue  # a claim's trigger check took the label off, and meant it
             try:
                 issue, _ = self.gh.get_issue(n)
