@@ -476,6 +476,27 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "    if isinstance(last, ClaimEntry) and last.record.state is State.LOST and last.record.unqueued:",
         "    if False:",
     )],
+    # The next pass puts back a person's queueing a stale removal took (ADR 0088).
+    "a pass does not put back a queueing a pass's stale removal took (ADR 0088)": [(
+        "services/reconcile.py",
+        "                 for p in self.survey_taken_queueings(locked | self._queued | repaired)]\n",
+        "                 for p in ()]\n",
+    )],
+    "a lock since the queueing hides a stale removal though every claim took nothing (ADR 0088)": [(
+        "core/requeue.py",
+        "    if locks and not (since_then and all(map(gave_up_taking_nothing, since_then))",
+        "    if locks and not (since_then and all(map(gave_up_taking_nothing, since_then)) and False",
+    )],
+    "orion's put-back of a cancel counts as a person's cancel (ADR 0088)": [(
+        "core/cancelled.py",
+        "            if put_back:\n                continue",
+        "            if False:\n                continue",
+    )],
+    "the sweep leaves orion's stale cancel label on after putting a queueing back (ADR 0088)": [(
+        "services/reconcile.py",
+        "                if lab.cancel in issue.labels:\n                    # orion's own put-back",
+        "                if False:\n                    # orion's own put-back",
+    )],
     # The strand look reads past a loser's claim to the winner's (ADR 0072, seed 151 episode 87).
     "the strand look takes a newer lost claim for the issue's story (ADR 0072)": [(
         "core/plan.py",

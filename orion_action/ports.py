@@ -103,19 +103,22 @@ class GitHubPort(Protocol):
         """`login`'s access level to the repository ("none" for an outsider)."""
         ...
 
-    def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "", lock: str = "") -> QueueHistory:
         """Who added `label` to the issue and when, and when its title or body last changed;
-        with `cancel`, also every event of `label` and `cancel`, added or removed; and the
-        issue as the same query read it, where it could (`QueueHistory.issue`)."""
+        with `cancel`, also every event of `label` and `cancel`, added or removed (and of
+        `lock`, when given); and the issue as the same query read it, where it could
+        (`QueueHistory.issue`)."""
         ...
 
     def get_issue(self, number: int) -> tuple[Issue, datetime]:
         """The issue and GitHub's time; NotFound for a missing issue or a pull request."""
         ...
 
-    def list_issues(self, label: str, state: str = "open", since: datetime | None = None) -> list[Issue]:
-        """Issues (not pull requests) carrying exactly `label`, oldest first; state is
-        "open", "closed" or "all"; `since`: only those updated at or after it."""
+    def list_issues(self, label: str | None, state: str = "open",
+                    since: datetime | None = None) -> list[Issue]:
+        """Issues (not pull requests) carrying exactly `label` (None: any labels or none),
+        oldest first; state is "open", "closed" or "all"; `since`: only those updated at or
+        after it."""
         ...
 
     def create_issue(self, title: str, body: str, labels: list[str], marker: str | None = None) -> Issue:

@@ -887,16 +887,16 @@ class GitHubRepo:
             return role
         return _LEGACY_PERMISSION.get(str(data.get("permission") or ""), "none")
 
-    def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "", lock: str = "") -> QueueHistory:
         """Who added `label` to the issue and when its title or body last changed
         (docs/adr/0034-the-label-approves-the-text.md), in one GraphQL query (ADR 0046): the
         `LabeledEvent`s with their actor, the title's `RenamedTitleEvent`s, and the body's
         `lastEditedAt`; and, in the same query, the `labeled` and `unlabeled` events of `label`
-        and `cancel` (ADR 0061). More than 100 such events take one more query per 100, up to
-        MAX_EVENT_PAGES. An answer that cannot be read raises GitHubError: no information means
-        no run."""
+        and `cancel` (ADR 0061), and of `lock` when given (ADR 0088). More than 100 such events
+        take one more query per 100, up to MAX_EVENT_PAGES. An answer that cannot be read raises
+        GitHubError: no information means no run."""
         owner, name = self.full_name.split("/", 1)
-        wanted = {label.casefold(), cancel.casefold()} if cancel else set()
+        wanted = {name.casefold() for name in (label, cancel, lock) if name} if cancel else set()
         labelled: list[Queued] = []
         events: list[LabelEvent] = []
         renamed: datetime | None = None
@@ -1013,10 +1013,13 @@ class GitHubRepo:
             raise NotFound(f"#{number} in {self.full_name} is a pull request, not an issue", 404)
         return issue, self.server_time(headers)
 
-    def list_issues(self, label: str, state: str = "open", since: datetime | None = None) -> list[Issue]:
-        """Issues (not pull requests) carrying `label`, oldest first (`since`: only those
-        updated at or after it)."""
-        params = {"labels": label, "state": state, "sort": "created", "direction": "asc"}
+    def list_issues(self, label: str | None, state: str = "open",
+                    since: datetime | None = None) -> list[Issue]:
+        """Issues (not pull requests) carrying `label` (None: any labels or none), oldest first
+        (`since`: only those updated at or after it)."""
+        params = {"state": state, "sort": "created", "direction": "asc"}
+        if label is not None:
+            params["labels"] = label
         if since is not None:
             params["since"] = since.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         found: list[Issue] = []

@@ -58,7 +58,10 @@ def cancel_against_a_persons_queueing(events: Iterable[LabelEvent], queue: str, 
     cancel out; the model's `requeue-over-cancel`). As the trigger check passes orion's own
     queueings back to the person before it (ADR 0033), the cancel check looks past them to the
     person's: a cancel stands until a person queues the issue again or takes the cancel label
-    off. Its readers:
+    off. orion puts back a person's cancel its own stale removal took (ADR 0073), and that cancel
+    is in the record: such put-backs are set aside too (`without_put_backs`), so one that lands
+    after the person queued again cancels nothing (default seed 48 episode 37, ADR 0088). Its
+    readers:
 
     - every claim (the trigger check, ADR 0061);
     - every pass, for the queued issues that changed since the previous pass (ADR 0085): a stale
@@ -70,9 +73,31 @@ def cancel_against_a_persons_queueing(events: Iterable[LabelEvent], queue: str, 
       stale pass's queue addition after a person's cancel must not make the cancel look
       withdrawn."""
     q = queue.casefold()
-    persons = [e for e in events
+    persons = [e for e in without_put_backs(events, cancel, is_orion)
                if not (e.label.casefold() == q and e.added and e.login and is_orion(e.login))]
     return standing_cancel(persons, queue, cancel, is_orion)
+
+
+def without_put_backs(events: Iterable[LabelEvent], cancel: str,
+                      is_orion: Callable[[str], bool]) -> list[LabelEvent]:
+    """`events` without orion's put-backs of a cancel (ADR 0073): an addition of the cancel label
+    by orion right after orion's own removal of it restores the cancel before that removal,
+    which is in the record already, and may land late: after the person queued the issue again
+    (default seed 48 episode 37, ADR 0088). Any other addition counts, whoever made it (a person
+    may share orion's login)."""
+    c = cancel.casefold()
+    kept: list[LabelEvent] = []
+    previous: LabelEvent | None = None  # the cancel label's previous event
+    for e in events:
+        if e.label.casefold() == c:
+            put_back = (e.added and previous is not None and not previous.added
+                        and bool(e.login) and is_orion(e.login) and bool(previous.login)
+                        and is_orion(previous.login))
+            previous = e
+            if put_back:
+                continue
+        kept.append(e)
+    return kept
 
 
 def swept_a_newer_cancel(on_issue: frozenset[str], events: Iterable[LabelEvent], queue: str, cancel: str,
@@ -101,15 +126,17 @@ def swept_an_uncancelled_queueing(on_issue: frozenset[str], events: Iterable[Lab
     cancel out meanwhile and a person requeued the issue (the cancel label off, the queue label
     on), and the removal took the new queueing. In GitHub's record the queue label's last event
     is then orion's removal of a queueing that was added while the cancel label was off, with no
-    cancel label added since: the label goes back. A queueing added beside the cancel label is
-    no wish to run (ADR 0053), and a record that does not show the removal yet says nothing."""
+    cancel label added since (orion's put-backs of a cancel set aside: the cancel each restores
+    is in the record, ADR 0088): the label goes back. A queueing added beside the cancel
+    label is no wish to run (ADR 0053), and a record that does not show the removal yet says
+    nothing."""
     if queue in on_issue or lock in on_issue:
         return None
     q, c = queue.casefold(), cancel.casefold()
     cancel_on = False
     queued: LabelEvent | None = None  # the latest queueing, while no cancel is against it
     last: LabelEvent | None = None  # the queue label's latest event
-    for e in events:
+    for e in without_put_backs(events, cancel, is_orion):
         name = e.label.casefold()
         if name == c:
             cancel_on = e.added

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from orion_action.core.arbitration import ran
-from orion_action.core.cancelled import LabelEvent
+from orion_action.core.cancelled import LabelEvent, cancel_against_a_persons_queueing
 from orion_action.core.issue import ClaimEntry, Comment, IssueLog, TombstoneEntry
 from orion_action.core.record import ReleaseAction, State
 
@@ -30,6 +30,8 @@ from orion_action.core.record import ReleaseAction, State
 REQUEUES = (ReleaseAction.REQUEUE, ReleaseAction.RELEASE)
 # The comment a claim's trigger check leaves when it takes the queue label off (services/trigger.py).
 REFUSAL_MARK = "<!-- orion-refused-"
+# GitHub's times are whole seconds: a comparison across two of its stamps allows one.
+_SECOND = timedelta(seconds=1)
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,14 @@ def took_nothing(claim: ClaimEntry) -> bool:
     queueing. (A run that lost its lease is `lost` too, and took it.)"""
     state = claim.record.state
     return state is State.CLAIMING or (state is State.LOST and not ran(claim) and not claim.record.unqueued)
+
+
+def gave_up_taking_nothing(claim: ClaimEntry) -> bool:
+    """A claim whose final record says it took nothing: `lost` before it ran, not having sent its
+    unqueue. A claim still `claiming` may have moved on since a lagging listing read it (default
+    seed 6 episode 243: listed `claiming`, it had run and been cancelled), and `lost` is final."""
+    record = claim.record
+    return record.state is State.LOST and not ran(claim) and not record.unqueued
 
 
 def _last_event(log: IssueLog) -> ClaimEntry | TombstoneEntry | None:
@@ -103,8 +113,69 @@ def taken_by_a_late_unqueue(events: Iterable[LabelEvent], queue: str, is_orion: 
     late removal, which nothing meant. The requeue may have found the
     label still on, and GitHub records no event for a label added twice. A removal by a person
     is theirs; one outside the window, another writer's. GitHub's times are whole seconds."""
+    last = orion_took_the_queue_label(events, queue, is_orion)
+    return last is not None and since - _SECOND <= last.at <= writes_land_by + _SECOND
+
+
+def refused_after(comments: Iterable[Comment], trusted: frozenset[str], at: datetime) -> bool:
+    """Whether a claim's trigger check refused the issue at or after `at` (whole seconds): its
+    comment follows its removal of the queue label, which it meant."""
+    return any(c.created_at >= at - _SECOND and c.author.lower() in trusted
+               and c.body.startswith(REFUSAL_MARK) for c in comments)
+
+
+def orion_took_the_queue_label(events: Iterable[LabelEvent], queue: str,
+                                is_orion: Callable[[str], bool]) -> LabelEvent | None:
+    """The queue label's last event in GitHub's record (`events`, oldest first), when it is
+    orion's removal (a known actor: a removal by no known actor is nobody's to undo), or None."""
     q = queue.casefold()
     last = next((e for e in reversed(list(events)) if e.label.casefold() == q), None)
-    second = timedelta(seconds=1)
-    return (last is not None and not last.added and since - second <= last.at <= writes_land_by + second
-            and bool(last.login) and is_orion(last.login))
+    if last is None or last.added or not last.login or not is_orion(last.login):
+        return None
+    return last
+
+
+def queueing_a_stale_removal_took(events: Iterable[LabelEvent], queue: str, cancel: str, lock: str,
+                                  is_orion: Callable[[str], bool], since: datetime,
+                                  claims: Iterable[ClaimEntry]) -> LabelEvent | None:
+    """A person's queueing that orion's removal of the queue label took although nothing meant it,
+    or None (ADR 0088). Read from GitHub's record (`events`: the queue, cancel and lock labels'
+    events, oldest first) of an open issue that carries none of orion's labels, and its claims.
+
+    orion takes a queue label off for a cause the record shows, or a comment does: a claim (the
+    lock added since the queueing; the strand look and the late-unqueue look judge claims), a
+    cancel standing against the person's queueing when the removal landed (the sweep, ADR 0085's
+    look, a claim's cancel check), or the trigger check's refusal (its comment: the caller's).
+    A lock added since the queueing tells of no cause when every claim posted since the queueing
+    gave up taking nothing (`gave_up_taking_nothing`): one whose own unqueue found the label
+    already gone (default seed 5 episode 172: a stale sweep's removal landed between the claim's
+    lock and its unqueue).
+    A removal with none of these was planned before a person's act and landed after it: a cancel
+    sweep that read the issue cancelled, whose removal landed after the person took the cancel
+    off again (`stale-pass-repair`), its writer killed before its look back (ADR 0073) or its
+    answer lost. The queueing is the queue label's latest addition, by a person (orion's own are
+    the other looks'); the removal is the label's last event, made at or after `since` (the
+    furthest any pass looks back: older history is left as it is), and no cancel stands now (a
+    cancel made after the removal is honoured: the issue stays out)."""
+    found = list(events)
+    removal = orion_took_the_queue_label(found, queue, is_orion)
+    if removal is None or removal.at < since - _SECOND:
+        return None
+    q, lk = queue.casefold(), lock.casefold()
+    at = max(i for i, e in enumerate(found) if e.label.casefold() == q)  # the removal's
+    added = max((i for i, e in enumerate(found) if e.label.casefold() == q and e.added), default=None)
+    if added is None:
+        return None
+    queueing = found[added]
+    if not queueing.login or is_orion(queueing.login):
+        return None
+    locks = [e for e in found[added:at] if e.label.casefold() == lk]
+    since_then = [c for c in claims if c.created_at >= queueing.at - _SECOND]
+    if locks and not (since_then and all(map(gave_up_taking_nothing, since_then))
+                      and min(c.created_at for c in since_then) <= locks[0].at + _SECOND):
+        return None  # a claim took it
+    if cancel_against_a_persons_queueing(found[:at], queue, cancel, is_orion) is not None:
+        return None  # the removal carried out a cancel
+    if cancel_against_a_persons_queueing(found, queue, cancel, is_orion) is not None:
+        return None
+    return queueing

@@ -35,6 +35,7 @@ from orion_action.core.liveness import (
 )
 from orion_action.core.plan import (
     STRAND_LOOKBACK,
+    STRAND_LOOKBACK_MAX_S,
     Action,
     Plan,
     PreviousPass,
@@ -50,7 +51,10 @@ from orion_action.core.plan import (
 from orion_action.core.queue import pick_order_across
 from orion_action.core.record import ReleaseAction, Tombstone, parse_block, render_record, render_tombstone
 from orion_action.core.requeue import (
+    orion_took_the_queue_label,
+    queueing_a_stale_removal_took,
     queueing_at_risk,
+    refused_after,
     refused_since,
     requeue_candidates,
     taken_by_a_late_unqueue,
@@ -74,6 +78,10 @@ RECENT_MARGIN_S = 5.0
 # How many times a pass tries its lock removal, looking at the issue again between tries
 # (ADR 0054): about what the client's own retries give a write under a flaky API.
 LOCK_TRIES = 5
+# The most records a pass reads for issues a stale removal may have left with no label (ADR
+# 0088): one GraphQL query each, for the open issues without orion's labels changed since the
+# previous pass; past it, the most recently updated are read and the count is logged.
+TAKEN_LOOK_READS = 100
 # A `since` no comment reaches: the listing answers one empty page and GitHub's time.
 _NO_COMMENT_YET = datetime(9000, 1, 1, tzinfo=timezone.utc)
 
@@ -331,9 +339,70 @@ class Reconciler:
             found.append(Plan(n, Action.REQUEUE, why, add_labels=(lab.queue,)))
         return found
 
-    def execute_late_unqueue(self, plan: Plan) -> Plan:
-        """Put the queue label back on an issue `survey_late_unqueues` found stranded, unless
-        it was labelled meanwhile (a person's call)."""
+    def survey_taken_queueings(self, listed: set[int]) -> list[Plan]:
+        """Issues a pass's stale removal of the queue label left with no label (ADR 0088): a
+        removal planned before a person's act (the cancel sweep read the issue cancelled, and
+        the person took the cancel off again) that landed after it, its writer killed before it
+        could look back (ADR 0073) or its answer lost. Nothing lists such an issue, so the pass
+        lists the open issues updated since what the previous pass could not judge yet
+        (`strand_since`, ADR 0081; one request per 100), and reads GitHub's record (one GraphQL
+        query) of each one carrying none of orion's labels that no other look took up
+        (`listed`), at most `TAKEN_LOOK_READS`, the most recently updated first. Where the queue
+        label's last event is orion's removal, the issue's comments are listed (one request per
+        100: its claims, and a refusal) and the issue read again (one more: a comment the
+        listing does not show yet may be a claim, and the next pass looks): a person's queueing
+        that removal took with no cause (`core.requeue.queueing_a_stale_removal_took`) is put
+        back."""
+        listing = self._strand_listing
+        if self._recent_by_issue() is None or not isinstance(listing, tuple):
+            return []  # the comment listing failed: the next pass looks
+        lab = self.config.labels
+        now = listing[1]
+        try:
+            changed = self.gh.list_issues(None, since=self._strand_since(now))
+        except AuthError:
+            raise
+        except GitHubError as exc:
+            self.log(f"the listing of recently updated issues failed ({exc}); the next pass looks")
+            return []
+        bare = [i for i in changed if i.number not in listed and is_stranded(i.is_open, i.labels, lab)]
+        bare.sort(key=lambda i: i.updated_at or i.created_at, reverse=True)
+        if len(bare) > TAKEN_LOOK_READS:
+            self.log(f"{len(bare)} open issues without orion's labels changed since the previous pass; "
+                     f"reading the {TAKEN_LOOK_READS} most recently updated")
+        oldest = now - timedelta(seconds=STRAND_LOOKBACK_MAX_S)
+        found = []
+        for issue in bare[:TAKEN_LOOK_READS]:
+            n = issue.number
+            try:
+                events = self.gh.queue_history(n, lab.queue, lab.cancel, lab.working).label_events
+                if orion_took_the_queue_label(events, lab.queue, self._is_orion) is None:
+                    continue
+                comments, _ = self.gh.list_comments(n)
+                read, _ = self.gh.get_issue(n)  # after the listing (ADR 0082)
+            except AuthError:
+                raise
+            except GitHubError as exc:
+                self.log(f"#{n}: could not read whether a stale removal took its queueing ({exc}); "
+                         f"the next pass looks")
+                continue
+            if read.comments > len(comments) or not is_stranded(read.is_open, read.labels, lab):
+                continue  # a claim not listed yet (default seed 10 episode 21), or labelled since
+            claims = read_log(comments, self.trusted).claims
+            taken = queueing_a_stale_removal_took(events, lab.queue, lab.cancel, lab.working, self._is_orion,
+                                                  oldest, claims)
+            if taken is None or refused_after(comments, self.trusted, taken.at):
+                continue
+            who = taken.login or "someone"
+            why = (f"the issue carried no label: {who} queued it, and a pass's {lab.queue} label removal "
+                   f"planned before that landed after it and took the queueing; queued again")
+            found.append(Plan(n, Action.REQUEUE, why, add_labels=(lab.queue,)))
+        return found
+
+    def execute_put_back(self, plan: Plan) -> Plan:
+        """Put the queue label back on an issue `survey_late_unqueues` or
+        `survey_taken_queueings` found stranded, unless it was labelled meanwhile (a person's
+        call)."""
         issue, _ = self.gh.get_issue(plan.issue)
         if not is_stranded(issue.is_open, issue.labels, self.config.labels):
             return replace(plan, action=Action.KEEP, reason="the issue was labelled meanwhile; left as it is")
@@ -406,8 +475,11 @@ class Reconciler:
         locked = {s.issue.number for s in surveys}
         done += [self._carried_out(s.plan, dry_run, partial(self.execute_strand, s), repair)
                  for s in self.survey_strands(locked)]
-        done += [self._carried_out(p, dry_run, partial(self.execute_late_unqueue, p), repair)
+        done += [self._carried_out(p, dry_run, partial(self.execute_put_back, p), repair)
                  for p in self.survey_late_unqueues(locked | self._queued)]
+        repaired = {p.issue for p in done}
+        done += [self._carried_out(p, dry_run, partial(self.execute_put_back, p), repair)
+                 for p in self.survey_taken_queueings(locked | self._queued | repaired)]
         return surveys, done
 
     def _carried_out(self, plan: Plan, dry_run: bool, execute: Callable[[], Plan], what: str) -> Plan:
@@ -454,6 +526,12 @@ class Reconciler:
                 who = requeued.login or "someone"
                 why = (f"{who} queued the issue again after its cancel was carried out, and the sweep's "
                        f"removal took that queueing; the {lab.queue} label is back")
+                if lab.cancel in issue.labels:
+                    # orion's own put-back of a cancel the person's queueing came after (ADR 0088):
+                    # it cancels nothing, and left on, every pass would sweep the queue again.
+                    self.gh.remove_label(n, lab.cancel)
+                    restored = self._newer_cancel_put_back(n)
+                    why = why if restored is None else restored
                 return replace(plan, action=Action.KEEP, reason=why)
         self.gh.remove_label(n, lab.cancel)
         restored = self._newer_cancel_put_back(n)

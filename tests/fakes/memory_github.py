@@ -381,13 +381,13 @@ class MemoryServer:
         self._touch(number)
         return True
 
-    def history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
+    def history(self, number: int, label: str, cancel: str = "", lock: str = "") -> QueueHistory:
         """What the trigger check's GraphQL query answers (adapters/github.py queue_history)."""
         self._issue(number, pulls=False)
         labelled = tuple(Queued(login, None, at, f"LE_{event_id}")  # a node id, as GraphQL gives
                          for event_id, (n, name, login, at) in enumerate(self.labelled)
                          if n == number and name == label)
-        wanted = {label, cancel} if cancel else set()
+        wanted = {label, cancel, *([lock] if lock else [])} if cancel else set()
         events = tuple(LabelEvent(name, added, login, at)
                        for n, name, login, at, added in self.label_events if n == number and name in wanted)
         return QueueHistory(labelled, self.text_changed.get(number), events)
@@ -600,13 +600,14 @@ class MemoryGitHub:
 
         return self._request("get_issue", number, apply=get, validator=_issue_etag)
 
-    def list_issues(self, label: str, state: str = "open", since: datetime | None = None) -> list[Issue]:
-        """Exact (case-sensitive) label match, state open/closed/all, oldest first (`since`: only
-        those updated at or after it, as GitHub's parameter)."""
+    def list_issues(self, label: str | None, state: str = "open",
+                    since: datetime | None = None) -> list[Issue]:
+        """Exact (case-sensitive) label match (None: every issue), state open/closed/all,
+        oldest first (`since`: only those updated at or after it, as GitHub's parameter)."""
 
         def matching() -> list[Issue]:
             found = [i for i in self.server._issues.values()
-                     if not i.is_pull_request and label in i.labels
+                     if not i.is_pull_request and (label is None or label in i.labels)
                      and (state == "all" or i.is_open == (state == "open"))
                      and (since is None or (i.updated_at or i.created_at) >= since)]
             found.sort(key=lambda i: (i.created_at, i.number))
@@ -636,14 +637,14 @@ class MemoryGitHub:
         return self._request("collaborator_permission", login,
                              apply=lambda: self.server.permissions.get(login, "none"))
 
-    def queue_history(self, number: int, label: str, cancel: str = "") -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "", lock: str = "") -> QueueHistory:
         """With the issue, as the adapter's one GraphQL query reads it (ADR 0063)."""
 
         def history() -> QueueHistory:
             read = self.server._issue(number, pulls=False).freeze(self._date(), self.server.labels)
             self._node_ids.add(number)  # the query reads the node ids too (ADR 0076)
             self._label_ids.update(self.server.labels)
-            return replace(self.server.history(number, label, cancel), issue=read)
+            return replace(self.server.history(number, label, cancel, lock), issue=read)
 
         return self._request("queue_history", number, label, apply=history)
 

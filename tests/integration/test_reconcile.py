@@ -240,10 +240,10 @@ def _kept_quick(stdout: str) -> int:
 def test_a_pass_over_live_holders_costs_the_same_for_one_or_three(orion: Orion, repo, proxy, tmp_path):
     """The flat cost (docs/adr/0018): holders that beat on time are kept from one listing of
     the repository's recent comments, not one read per issue. Every pass's requests are
-    accounted for exactly: 5 fixed (GET /user, the lock listing, the recent-comments listing,
-    the cancel listing, the queue listing of ADR 0085) plus one full read per issue the listing
-    could not clear; a pass in which every holder had beaten on time costs 5 whatever the number
-    of claims."""
+    accounted for exactly: 6 fixed (GET /user, the lock listing, the recent-comments listing,
+    the cancel listing, the queue listing of ADR 0085, the listing of issues changed since the
+    previous pass of ADR 0088) plus one full read per issue the listing could not clear; a pass in
+    which every holder had beaten on time costs 6 whatever the number of claims."""
     orion.config = write_config(tmp_path, interval=2, stale_after=30)
     numbers = [queued_issue(repo, f"i{k}") for k in range(3)]
     wrappers = [orion.running(n) for n in numbers]
@@ -256,14 +256,14 @@ def test_a_pass_over_live_holders_costs_the_same_for_one_or_three(orion: Orion, 
         before = proxy.count(path=listings)
         result = orion.command("reconcile")
         assert result.returncode == 0, result.stderr
-        assert proxy.count(path=listings) - before == 5
+        assert proxy.count(path=listings) - before == 6
         quick = _kept_quick(result.stdout)
         spent = _used(result.stderr)
-        assert spent == 5 + (len(numbers) - quick), result.stdout
+        assert spent == 6 + (len(numbers) - quick), result.stdout
         assert "3 keep" in result.stdout, result.stdout
         return spent if quick == len(numbers) else None
 
-    assert wait_until(a_pass, interval=0.2) == 5
+    assert wait_until(a_pass, interval=0.2) == 6
     assert [w.proc.poll() for w in wrappers] == [None, None, None]
     assert all(labels(repo, n) == {"orion-working"} and tombstone_blocks(repo, n) == [] for n in numbers)
 
@@ -306,8 +306,9 @@ def test_cost_is_reported_and_checked_against_the_proxy(orion: Orion, repo, prox
             # list per claim (frozen, they missed a beat: no shortcut); status also lists the
             # queue and reads the pause label (and, its queue being empty, checks that the queue
             # label exists, to say "run init" if not), a pass also lists the cancel label's issues
-            # and the queue's (ADR 0085: empty here, so no record is read).
-            assert spent == 1 + 1 + 1 + 2 + (3 if command == "status" else 2), command
+            # and the queue's (ADR 0085: empty here, so no record is read), and the issues changed
+            # since the previous pass (ADR 0088: both carry the lock, so no record is read).
+            assert spent == 1 + 1 + 1 + 2 + (3 if command == "status" else 3), command
             assert "2 live claim(s) heartbeat every 1s (as their records promise): about 14400 " \
                 "requests/hour" in result.stderr
             assert "7200 comment edits/hour" in result.stderr
@@ -451,6 +452,47 @@ def test_a_stale_requeue_over_a_cancel_its_writer_never_looked_back_at_comes_off
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["actions"] == []
     assert labels(repo, queued_untouched) == {"orion"}
+
+
+@pytest.mark.parametrize("withdrawn", [True, False])
+def test_a_queueing_a_stale_sweep_removal_took_is_put_back_by_the_next_pass(orion: Orion, repo, proxy,
+                                                                           withdrawn: bool):
+    """A person queues and cancels an issue; a pass's sweep reads it cancelled and plans the queue
+    label's removal; the person takes the cancel label off again; the removal lands after that, and
+    its writer is killed before it can look at GitHub's record (or its answer is lost): the
+    model's `stale-pass-repair`, default seed 15 episode 125. No label is left and no listing shows
+    the issue. The next pass lists the open issues updated since the previous pass and reads the
+    record of each one carrying none of orion's labels: orion's removal of a person's queueing with
+    no cancel standing and no claim since: the label goes back, once (ADR 0088). A cancel still
+    standing when the removal landed was carried out: nothing is put back."""
+    n = repo.create_issue("queued, cancelled, the cancel withdrawn")
+    person = Emulator.OUTSIDER_TOKEN
+    repo.api("POST", f"/issues/{n}/labels", token=person, json={"labels": ["orion"]})
+    repo.api("POST", f"/issues/{n}/labels", token=person, json={"labels": ["orion-cancel"]})
+    if withdrawn:
+        repo.api("DELETE", f"/issues/{n}/labels/orion-cancel", token=person)
+    repo.remove_label(n, "orion")  # the sweep's stale removal, as orion
+    if not withdrawn:
+        repo.remove_label(n, "orion-cancel")  # the sweep carried the cancel out
+    assert labels(repo, n) == set()
+    untouched = repo.create_issue("an issue orion never queued")
+    repo.api("POST", f"/issues/{untouched}/comments", token=person, json={"body": "a person's word"})
+    before = proxy.count("POST", r"^/graphql$")
+    result = orion.command("reconcile", "--json")
+    assert result.returncode == 0, result.stderr
+    actions = json.loads(result.stdout)["actions"]
+    # The two bare issues changed since the previous pass: one record read each.
+    assert proxy.count("POST", r"^/graphql$") - before == 2
+    assert labels(repo, untouched) == set()
+    if not withdrawn:
+        assert actions == [] and labels(repo, n) == set()
+        return
+    assert [(a["issue"], a["action"]) for a in actions] == [(n, "requeue")]
+    assert "mallory queued it" in actions[0]["reason"]
+    assert labels(repo, n) == {"orion"}
+    again = orion.command("reconcile", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["actions"] == []
 
 
 @pytest.mark.parametrize("remover", ["orion", "a person"])

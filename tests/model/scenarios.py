@@ -1407,6 +1407,63 @@ def requeued_between_two_sweeps() -> None:
         world.close()
 
 
+def _stale_sweep_removal_lands(world: World, before: Callable[[], None] = lambda: None) -> str:
+    """`requeued_between_two_sweeps` up to the late sweep's removal: planned from its read of the
+    cancelled issue, it lands after the other sweep carried the cancel out and the person queued
+    the issue again (`before` runs just before it lands). Returns the late pass."""
+    world.person_cancel(ISSUE)
+    late = world.spawn_reconciler("m1")
+    _run(world, late, _ops(world, late, "remove_label"))
+    _pass(world, "m2")
+    _given(not world.server.issue(ISSUE).labels & {LAB.queue, LAB.cancel}, "the other sweep did not finish")
+    world.person_requeue(ISSUE)
+    before()
+    world.step(late)  # the stale removal lands
+    world.check()
+    return late
+
+
+def sweep_killed_after_its_stale_removal_then_a_pass_looks() -> None:
+    """As `requeued_between_two_sweeps`, but the late pass is killed the moment its removal
+    lands, before its look at GitHub's record (the exact trace (13, 64); its answer lost is the
+    same, default seed 15 episode 125). The issue carries no label and nothing lists it. The next
+    pass lists the issues updated since the previous one and reads the record of each carrying
+    none of orion's labels: orion's removal of a person's queueing, with no cancel standing and no
+    claim since, took it, and the label goes back (ADR 0088)."""
+    world = World()
+    try:
+        world.sched.crash(_stale_sweep_removal_lands(world))
+        _given(not world.server.issue(ISSUE).labels, "the stale removal did not take the queueing")
+        _pass(world)
+        assert LAB.queue in world.server.issue(ISSUE).labels, "the next pass left the queueing taken"
+        _settle(world)
+    finally:
+        world.close()
+
+
+def stale_sweep_removal_lands_between_a_claims_lock_and_its_unqueue() -> None:
+    """As above, while a claim of the requeued issue has added its lock and not yet sent its
+    unqueue (default seed 5 episode 172): the claim's removal finds the label gone, and it gives up
+    saying it took nothing (`lost`, not `unqueued`); its lock comes off. A lock since the queueing
+    hides no cause when every claim since took nothing: the next pass puts the queueing back
+    (ADR 0088)."""
+    world = World()
+    try:
+        claims: list[str] = []
+
+        def claim_to_its_unqueue() -> None:
+            w = world.spawn_worker("m2")
+            claims.append(f"{w.name}.claim")
+            _run(world, claims[0], _ops(world, claims[0], "remove_label"))
+            _given(LAB.working in world.server.issue(ISSUE).labels, "the claim did not lock")
+
+        world.sched.crash(_stale_sweep_removal_lands(world, claim_to_its_unqueue))
+        _run(world, claims[0])
+        _settle(world)
+    finally:
+        world.close()
+
+
 def claim_locked_after_a_cancel() -> None:
     """A claimer reads the issue as queued and posts its claim; a person cancels the issue just
     before the claimer's lock lands. The lock write's answer lists the cancel label: the claim
@@ -2029,6 +2086,43 @@ def released_holder_ends_after_a_stale_requeue_over_a_cancel() -> None:
         ("burst", "w2.end", 9)])
 
 
+def stale_cancel_put_back_lands_after_a_requeue() -> None:
+    """The default search's seed 48 episode 37, shrunk: a person cancels, requeues and cancels
+    again while two passes' sweeps run. One sweep's removal of the cancel label takes the newer
+    cancel, and its look at GitHub's record (ADR 0073) decides to put that cancel back; the other
+    sweep's stale queue removal takes the person's queueing; the person queues once more; then
+    the put-back lands. The labels say queued and cancelled, and each later sweep took the
+    person's last queueing as cancelled by orion's own addition: the issue was left with no
+    label. orion's cancel additions are set aside (the person's cancel is in the record): the
+    sweep puts the queueing back and takes orion's stale cancel label off (ADR 0088)."""
+    setup = explorer.Setup(issues=1, max_lag=2.5, whole_seconds=False, lag_seed="48-37", skew=30.0)
+    explorer.run_acts(setup, [
+        ("reconciler", "m1"), ("step", "r0"), ("reconciler", "m1"), ("step", "r1"), ("step", "r1"),
+        ("step", "r1"), ("person", "cancel", 1), ("burst", "r1", 3), ("step", "r1"), ("step", "r0"),
+        ("step", "r1"), ("person", "requeue", 1), ("fail", "r1", "lost", 1), ("step", "r1"),
+        ("person", "cancel", 1), ("step", "r1"), ("step", "r1"), ("burst", "r0", 5), ("step", "r0"),
+        ("step", "r0"), ("person", "requeue", 1), ("step", "r1")])
+
+
+def cancelled_run_behind_a_lagging_listing_is_not_queued_again() -> None:
+    """The default search's seed 10 episode 21, shrunk, on ADR 0088's first version: a `--next`
+    claim of issue 1 locks, pauses past its lease, gives up taking nothing and takes its lock
+    off; w1 claims the issue and runs, and its Actions job is cancelled (the labels all off).
+    The next pass found orion's removal of the person's queueing with locks since, and a comment
+    listing that did not show w1's claim as it was: only claims that took nothing, so it queued
+    the cancelled run again. Only a final `lost` record that took nothing
+    hides a lock now (`gave_up_taking_nothing`); a comment the listing does not show at all is
+    caught by the issue's comment count, read after the listing (ADR 0088)."""
+    setup = explorer.Setup(issues=2, max_lag=4.0, whole_seconds=True, lag_seed="10-21", skew=2.0)
+    explorer.run_acts(setup, [
+        ("reconciler", "m1"), ("reconciler", "m1"), ("worker", "m1", None, False), ("burst", "w0.claim", 7),
+        ("time", 60.0), ("step", "w0.claim"), ("step", "w0.claim"), ("step", "w0.claim"),
+        ("reconciler", "m1"), ("step", "w0.claim"), ("step", "w0.claim"), ("worker", "m2", 1, False),
+        ("step", "r2"), ("time", 25.0), ("step", "r2"), ("step", "r2"), ("step", "w0.claim"),
+        ("burst", "w1.claim", 9), ("step", "w1.beat"), ("step", "w1.beat"), ("step", "r2"), ("signal", "w1"),
+        ("step", "w1.end"), ("burst", "w1.end", 5), ("burst", "r2", 7), ("step", "r2"), ("step", "r2")])
+
+
 def release_without_a_claim_listed_then_the_claimer_gives_up() -> None:
     """The default search's seed 18 episode 8, shrunk (repository two, a drain): a person's
     `release --force` reads the issue locked by w2's claim and lists no claim yet (lag), so it
@@ -2140,6 +2234,10 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         pass_requeue_lands_after_a_cancel_carried_out, forced_release_while_the_holder_ends_cancelled,
         pass_killed_after_its_requeue_lands_over_a_carried_out_cancel,
         pass_killed_after_its_requeue_lands_then_a_pass_looks,
+        sweep_killed_after_its_stale_removal_then_a_pass_looks,
+        stale_cancel_put_back_lands_after_a_requeue,
+        cancelled_run_behind_a_lagging_listing_is_not_queued_again,
+        stale_sweep_removal_lands_between_a_claims_lock_and_its_unqueue,
         finish_refused_addition_put_right_by_its_holder, finish_refused_addition_then_its_holder_killed,
         finish_refused_edit_put_right_by_its_holder, finish_refused_edit_then_its_holder_killed,
         finish_unanswered_lands_before_the_lock_comes_off,
@@ -2216,7 +2314,9 @@ STALE_LOCK_REMOVALS = frozenset({"two_passes_release_within_the_lag", "pass_unlo
 NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then_a_pass_looks",
                                        "release_before_the_unqueue_lands_and_the_winner_dies",
                                        "release_without_a_claim_listed_then_the_claimer_gives_up",
-                                       "stalled_claim_posted_after_a_release_a_late_unqueue_undid"})
+                                       "stalled_claim_posted_after_a_release_a_late_unqueue_undid",
+                                       "stale_sweep_removal_lands_between_a_claims_lock_and_its_unqueue",
+                                       "sweep_killed_after_its_stale_removal_then_a_pass_looks"})
 # And those only the strand look repairs (ORION_MODEL_NO_STRAND_LOOK).
 NEEDS_THE_STRAND_LOOK = frozenset({"loser_posts_after_a_winner_a_late_tidy_unlocked",
                                    "pass_unlock_strands_a_claim_that_dies",

@@ -18,10 +18,11 @@ from model.world import InvariantError, World
 SETUP = Setup(issues=1, max_lag=0.0, whole_seconds=True, lag_seed="849015474-49", dispatch=True)
 # The shrunk trace `simulate.py --seed 849015474 --no-random` printed before this ADR; r0 steps
 # twice more since a pass with no issue locked looks for stranded issues (two requests, ADR 0072),
-# and twice more since it looks at the queued issues changed since (a listing and a record, ADR 0085).
+# twice more since it looks at the queued issues changed since (a listing and a record, ADR 0085),
+# and once more for its listing of the issues changed since (ADR 0088).
 TRACE: list[explorer.Act] = [
     ("worker", "m1", 1, True), ("fail", "w0.claim", "late", 3), ("burst", "w0.claim", 4),
-    ("reconciler", "m1"), ("burst", "r0", 5), *[("step", "r0")] * 8, ("drain-next", "w0"),
+    ("reconciler", "m1"), ("burst", "r0", 5), *[("step", "r0")] * 9, ("drain-next", "w0"),
     ("burst", "w1.claim", 7),
     ("worker", "m2", 1, False), ("step", "w2.claim"), ("worker", "m2", 1, False), ("worker", "m1", 1, False),
     ("race", 1), ("person", "delete", 1, 336), ("person", "unlock", 1), ("pickup", "m1"), ("crash", "w3"),

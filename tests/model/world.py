@@ -71,10 +71,11 @@ GRAPHQL = os.environ.get("ORION_MODEL_GRAPHQL") == "1"
 # unmutated code on the same actions, as every mutation is (ADR 0047).
 STRICT_LOCKS = os.environ.get("ORION_MODEL_STRICT_LOCKS") == "1"
 # ORION_MODEL_NO_NEXT_PASS_LOOKS=1 (bench/model_mutations.py only): the passes skip their looks
-# at what a writer that died left: the queued issues a cancel still stands against (ADR 0085)
-# and the queueings a late unqueue took (ADR 0086); ORION_MODEL_NO_STRAND_LOOK=1, the stranded
-# issues (ADR 0072). Those looks repair what a writer's own look back missed (ADRs 0025, 0052,
-# 0053, 0055, 0067, 0072, 0073, 0079, 0080, 0082, 0083), so a mutation of one of those would
+# at what a writer that died left: the queued issues a cancel still stands against (ADR 0085),
+# the queueings a late unqueue took (ADR 0086) and those a stale removal took (ADR 0088);
+# ORION_MODEL_NO_STRAND_LOOK=1, the stranded issues (ADR 0072). Those looks repair what a
+# writer's own look back missed (ADRs 0025, 0052, 0053, 0055, 0067, 0072, 0073, 0079, 0080,
+# 0082, 0083), so a mutation of one of those would
 # otherwise go unseen: it is judged without them, against the unmutated code without them, as
 # ADR 0065's put-back has its strict mode.
 NEXT_PASS_LOOKS = os.environ.get("ORION_MODEL_NO_NEXT_PASS_LOOKS") != "1"
@@ -125,8 +126,10 @@ KNOWN_HOLES = {
         "a pass's label write, planned before a person's requeue, lands after it (ADR 0054). Closed where "
         "GitHub's answer or record shows it, ADR 0073: a fate the pass adds after someone else moved the "
         "labels comes off again (scenario pass_completes_beside_the_holders_label_move), and the cancel "
-        "sweep puts back a queueing its removal took (scenario requeued_between_two_sweeps). Open: the pass "
-        "killed right after such a write (trace (13, 64)), or a write whose answer is lost"),
+        "sweep puts back a queueing its removal took (scenario requeued_between_two_sweeps); the pass killed "
+        "right after such a removal, or its answer lost, leaves the issue with no label, and the next pass "
+        "puts the queueing back from GitHub's record (ADR 0088: trace (13, 64) closed). Open: a stale "
+        "addition whose writer died before its look (two fates, a cancel undone)"),
     "outage-record-overwritten": "a pass's rewrite of a released record, sent after the holder's looks back, "
                                  "undoes an outage record (ADR 0056). The pass now reads the record again "
                                  "just before its rewrite and leaves what its holder wrote since (ADR 0073); "
@@ -535,6 +538,7 @@ class World:
             if not NEXT_PASS_LOOKS:
                 reconciler.survey_cancelled_queue = list  # type: ignore[method-assign]
                 reconciler.survey_late_unqueues = lambda _listed: []  # type: ignore[method-assign]
+                reconciler.survey_taken_queueings = lambda _listed: []  # type: ignore[method-assign]
             if not STRAND_LOOK:
                 reconciler.survey_strands = lambda _listed: []  # type: ignore[method-assign]
         dispatching = replace(self.config, **DISPATCHING)
@@ -1378,6 +1382,10 @@ class World:
         if LAB.working in labels:
             raise InvariantError(f"the lock is still on issue {n} after every holder died: {sorted(labels)}",
                                  self._duplicate(n))
+        if LAB.cancel in labels:
+            # Every pass's sweep carries a cancel out: one still on after the quiesce's passes
+            # was left by orion (ADR 0088: its stale put-back, swept again at every pass).
+            raise InvariantError(f"issue {n} keeps the cancel label after every pass: {sorted(labels)}")
         log = self.issue_log(n)
         fates = labels & {LAB.queue, LAB.ready, LAB.failed}
         cancelled_last = self.last_person.get(n) == "cancel"
@@ -1409,7 +1417,7 @@ class World:
             if not cancelled_last and (last is None or self.ended_as(log, last) is not State.CANCELLED):
                 raise InvariantError(f"stranded: open issue {n} has none of queue/ready/failed: "
                                      f"{sorted(labels)}",
-                                     self._strand_cause(n) or stale)
+                                     self._strand_cause(n))
         if LAB.queue in labels and not cancelled_last:
             # A run that ended cancelled (a cancelled Actions job, run.on_signal: cancel, or the
             # cancel label) stays out of the queue until a person puts it back (ADR 0043, ADR
@@ -1441,7 +1449,7 @@ class World:
             worked = [c for c in log.claims if c.created_at >= since and ran(c)]
             if not worked:
                 raise InvariantError(f"a person's requeue of issue {n} was lost: {sorted(labels)}",
-                                     stale or self._late_claim_unqueue(n))
+                                     self._late_claim_unqueue(n))
         for w in self.workers.values():
             if w.outage_recorded and w.number == n and w.token is not None:
                 entry = log.find(w.token)

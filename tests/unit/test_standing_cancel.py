@@ -98,6 +98,15 @@ AFTER_QUEUE_REMOVAL = [
     (frozenset({"orion:working"}), ("+q:alice", "-q:orion-bot"), False, "a claim took it: its lock is on"),
     (frozenset(), ("+q:alice", "+c:bob", "-c:alice", "-q:orion-bot"), False,
      "a cancel was made against this queueing (withdrawn later): the sweep read it"),
+    (frozenset({"orion-cancel"}),
+     ("+c:alice", "-q:orion-bot", "-c:alice", "+q:alice", "+c:alice", "-c:orion-bot", "-q:orion-bot",
+      "+q:alice", "+c:orion-bot", "-q:orion-bot"), True,
+     "orion's stale put-back of a cancel landed after the person queued again: it cancels nothing "
+     "(default seed 48 episode 37, ADR 0088)"),
+    (frozenset({"orion-cancel"}),
+     ("+q:alice", "+c:alice", "-q:orion-bot", "-c:orion-bot", "+q:alice", "+c:alice", "-c:orion-bot",
+      "+c:orion-bot", "-q:orion-bot"), False,
+     "orion put back the person's newer cancel (ADR 0073): the person's cancel is in the record"),
 ]
 
 
@@ -110,7 +119,7 @@ def test_swept_an_uncancelled_queueing(on: frozenset[str], spec: tuple[str, ...]
     assert (found is not None) is back, why
 
 
-# (events, whether the cancel stands with orion's own queue additions set aside, why): the rule
+# (events, whether the cancel stands with orion's own queue and cancel additions set aside, why): the rule
 # of every claim, of the pass's look at the queued issues, of a pass's late requeue and of a
 # holder's put-back (ADR 0085; ADRs 0079 and 0083 read it too).
 PERSONS_QUEUEING = [
@@ -130,6 +139,14 @@ PERSONS_QUEUEING = [
     (("+c:bob", "-c:orion-bot", "+q:orion-bot"), True,
      "no person ever queued it: a cancel stands against orion's queue label alone"),
     (("+Q:orion-bot", "+c:bob"), True, "labels compare case-insensitively"),
+    (("+q:alice", "+c:alice", "-c:orion-bot", "+q:alice", "+c:orion-bot"), False,
+     "orion's put-back of a cancel, landing after the person queued again, cancels nothing (ADR 0088)"),
+    (("+q:alice", "+c:alice", "-c:orion-bot", "+c:orion-bot"), True,
+     "orion's put-back of the person's cancel: the person's cancel stands"),
+    (("+q:alice", "+c:orion-bot"), True,
+     "a cancel by orion's login that puts nothing back counts: a person may share the login"),
+    (("+q:alice", "+c:alice", "-c:alice", "+c:orion-bot"), True,
+     "an addition after a person's removal puts nothing back: it counts"),
 ]
 
 
