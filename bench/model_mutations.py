@@ -497,6 +497,12 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "                if lab.cancel in issue.labels:\n                    # orion's own put-back",
         "                if False:\n                    # orion's own put-back",
     )],
+    # A claim posted after the pass's tombstone came after its release (ADR 0089).
+    "a pass takes its release back for a claim posted after it (ADR 0089)": [(
+        "services/reconcile.py",
+        "            duplicate = self._beaten_to_it(fresh_log, plan, set(mine), known, before_mine=True)",
+        "            duplicate = self._beaten_to_it(fresh_log, plan, set(mine), known)",
+    )],
     # The strand look reads past a loser's claim to the winner's (ADR 0072, seed 151 episode 87).
     "the strand look takes a newer lost claim for the issue's story (ADR 0072)": [(
         "core/plan.py",

@@ -445,12 +445,16 @@ class Reconciler:
         known = {c.record.token for c in s.log.claims}
         mine = self._post_tombstones(n, plan.release, plan.tombstone_action, plan.reason, plan.counts_attempt)
         comments, _ = self.gh.list_comments(n)
-        duplicate = self._beaten_to_it(read_log(comments, self.trusted), plan, set(mine), known)
+        fresh_log = read_log(comments, self.trusted)
+        duplicate = self._beaten_to_it(fresh_log, plan, set(mine), known, before_mine=True)
         if duplicate:
             for cid in mine:
                 self.gh.delete_comment(cid)
             return replace(keep, reason=duplicate)
         self._no_longer_working(plan.release, plan.reason)
+        after = self._claimed_after_ours(fresh_log, plan, set(mine), known)
+        if after is not None:
+            return replace(keep, reason=after)
         issue, _ = self.gh.get_issue(n)
         if not is_stranded(issue.is_open, issue.labels, self.config.labels):
             return replace(keep, reason="the issue was labelled meanwhile; the labels are left as they are")
@@ -667,12 +671,15 @@ class Reconciler:
             comments, _ = self.gh.list_comments(n)
             listed = len(comments)
             fresh_log = read_log(comments, self.trusted)
-            duplicate = self._beaten_to_it(fresh_log, plan, set(mine), known)
+            duplicate = self._beaten_to_it(fresh_log, plan, set(mine), known, before_mine=True)
             if duplicate:
                 for cid in mine:
                     self.gh.delete_comment(cid)
                 return replace(plan, action=Action.KEEP, release=(), reason=duplicate)
             self._no_longer_working(plan.release, plan.reason)
+            after = self._claimed_after_ours(fresh_log, plan, set(mine), known)
+            if after is not None:
+                return replace(plan, action=Action.KEEP, release=(), reason=after)
         if plan.action is not Action.UNLOCK:
             unseen = self._not_listed_yet(n, listed, plan, known, set(mine))
             if unseen is not None:
@@ -834,18 +841,38 @@ class Reconciler:
                 self.log(f"could not mark comment {entry.comment_id} as released ({exc})")
 
     @staticmethod
-    def _beaten_to_it(log: IssueLog, plan: Plan, mine: set[int], known: set[str]) -> str | None:
+    def _beaten_to_it(log: IssueLog, plan: Plan, mine: set[int], known: set[str],
+                      before_mine: bool = False) -> str | None:
         """Another release of the same claim landed first, or a new claim appeared. `known`
         are the tokens the plan was made from: an open claim among them that the plan does not
-        release (a loser that crashed before an earlier run finished) is not new."""
+        release (a loser that crashed before an earlier run finished) is not new. With
+        `before_mine`, only a claim posted before our tombstones counts (`_claimed_after_ours`
+        says what one after them means)."""
         released = {e.record.token for e in plan.release}
         for t in log.tombstones if mine else ():
             if t.tombstone.token in released and t.comment_id not in mine and t.comment_id < min(mine):
                 return f"another reconciler released the claim first (comment {t.comment_id})"
-        newer = [c for c in log.open_claims() if c.record.token not in released | known]
+        newer = [c for c in log.open_claims() if c.record.token not in released | known
+                 and not (before_mine and mine and c.comment_id > min(mine))]
         if newer:
             return f"a new claim (comment {newer[0].comment_id}) appeared while the pass ran"
         return None
+
+    @staticmethod
+    def _claimed_after_ours(log: IssueLog, plan: Plan, mine: set[int], known: set[str]) -> str | None:
+        """Why the pass keeps its tombstones but moves no label, or None: a new claim was posted
+        after them. It came after our release, so someone moved the labels meanwhile (another
+        pass finishing our release, or a person), and a claimer took the queue label: taking our
+        tombstones back would undo the release that let it in (default seed 14 episode 107: the
+        claimed issue was left with a dead holder's claim open), and a label move of ours now
+        could take its lock off."""
+        released = {e.record.token for e in plan.release}
+        after = [c for c in log.open_claims() if c.record.token not in released | known
+                 and mine and c.comment_id > min(mine)]
+        if not after:
+            return None
+        return (f"a claim (comment {after[0].comment_id}) came after this pass's release, which stands; "
+                f"the labels were moved meanwhile and are left to that claim")
 
     def release(self, number: int, force: bool) -> Plan:
         """Release by hand: refuses a holder judged alive or unknown unless `force`."""

@@ -2123,6 +2123,28 @@ def cancelled_run_behind_a_lagging_listing_is_not_queued_again() -> None:
         ("step", "w1.end"), ("burst", "w1.end", 5), ("burst", "r2", 7), ("step", "r2"), ("step", "r2")])
 
 
+def claim_after_a_release_another_pass_finished() -> None:
+    """The default search's seed 14 episode 107, shrunk (it broke the code before ADR 0088 too:
+    ADR 0088's listing changed the passes' requests and the search reached it): w0, a `--next`
+    drain on a cloned machine, runs issue 1 and its Actions job is cancelled (a signal), but it
+    stalls before its ending. Two passes judge it dead: r1 posts its tombstone (a requeue) and
+    stalls; r0 finds that tombstone and finishes the release (the queue label on, the lock off);
+    w2 claims the issue. Then r1 lists the comments, sees w2's claim it did not know, took it for a
+    claim that appeared while it ran and deleted its tombstone: the release that let w2 in was
+    gone, and w0's cancelled run read as queued again with nothing releasing it. A claim posted
+    after the pass's tombstone came after its release: the tombstone stays and the pass moves no
+    label (ADR 0089)."""
+    setup = explorer.Setup(issues=3, max_lag=4.0, whole_seconds=True, clones=True, lag_seed="14-107",
+                           guardians_die=True, halts=True)
+    explorer.run_acts(setup, [
+        ("worker", "m1-clone", None, False), ("step", "w0.claim"), ("burst", "w0.claim", 5),
+        ("step", "w0.claim"), ("step", "w0.claim"), ("step", "w0.beat"), ("signal", "w0"),
+        ("worker", "m1-clone", None, False), ("time", 65.0), ("reconciler", "m2"), ("burst", "w1.claim", 6),
+        ("reconciler", "hosted"), ("burst", "r1", 8), ("burst", "w0.beat", 9), ("burst", "r0", 10),
+        ("worker", "m2", None, True), ("time", 65.0), ("step", "w2.claim"), ("step", "w2.claim"), ("race", 1),
+        ("burst", "r1", 6)])
+
+
 def release_without_a_claim_listed_then_the_claimer_gives_up() -> None:
     """The default search's seed 18 episode 8, shrunk (repository two, a drain): a person's
     `release --force` reads the issue locked by w2's claim and lists no claim yet (lag), so it
@@ -2237,6 +2259,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         sweep_killed_after_its_stale_removal_then_a_pass_looks,
         stale_cancel_put_back_lands_after_a_requeue,
         cancelled_run_behind_a_lagging_listing_is_not_queued_again,
+        claim_after_a_release_another_pass_finished,
         stale_sweep_removal_lands_between_a_claims_lock_and_its_unqueue,
         finish_refused_addition_put_right_by_its_holder, finish_refused_addition_then_its_holder_killed,
         finish_refused_edit_put_right_by_its_holder, finish_refused_edit_then_its_holder_killed,

@@ -106,20 +106,6 @@ ACT_CASES = [
      "(13, 197), the residue: the pass reads the released record again just before its rewrite (ADR "
      "0073) and finds it still `running`; only then does the holder write its outage record and look back "
      "twice, and the pass's rewrite lands after the looks (ADR 0056's residual)"),
-    (explorer.Setup(issues=3, max_lag=4.0, whole_seconds=True, clones=True, lag_seed="14-107",
-                    guardians_die=True, halts=True),
-     [("worker", "m1-clone", None, False), ("step", "w0.claim"), ("burst", "w0.claim", 5),
-      ("step", "w0.claim"), ("step", "w0.claim"), ("step", "w0.beat"), ("signal", "w0"),
-      ("worker", "m1-clone", None, False), ("time", 65.0), ("reconciler", "m2"), ("burst", "w1.claim", 6),
-      ("reconciler", "hosted"), ("burst", "r1", 8),
-      ("burst", "w0.beat", 9), ("burst", "r0", 10), ("worker", "m2", None, True), ("time", 65.0),
-      ("step", "w2.claim"), ("step", "w2.claim"), ("race", 1), ("burst", "r1", 6)],
-     None,
-     "(14, 107), the default search's, shrunk, unattributed and not yet understood: two passes judge a "
-     "`--next` drain's run on a cloned machine dead after its Actions job was cancelled (a signal); one "
-     "posts a duplicate release it then deletes, and the issue ends queued although the run ended "
-     "cancelled. It breaks the same on 5b9b9d9, before ADR 0088: the search reached it once ADR 0088's "
-     "listing changed the passes' request sequence (SLOW_SEEDS seed 14)"),
     (explorer.Setup(issues=1, max_lag=2.5, whole_seconds=True, lag_seed="163-103", halts=True),
      [('person', 'cancel', 1), ('person', 'force', 1), ('person', 'comment', 1),
       ('worker', 'm1', 1, False), ('reconciler', 'm2'), ('reconciler', 'm1'), ('burst', 'r2', 7),

@@ -576,3 +576,35 @@ def test_a_persons_requeue_the_cancels_removal_took_is_put_back(capsys: pytest.C
     entry = action(s, capsys, n)
     assert entry["action"] == "keep" and "a person queued the issue again" in entry["reason"]
     assert labels(s, n) == {LAB.queue}
+
+
+def test_a_claim_posted_after_the_passs_tombstone_keeps_the_release(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The pass posts its tombstone for a dead holder; before it lists the comments again,
+    another pass finishes that release (the queue label on, the lock off) and a claimer takes the
+    issue. That claim came after our release: the tombstone stays (taking it back would undo the
+    release that let the claim in, default seed 14 episode 107) and the pass moves no label, which
+    could take the new claim's lock off (ADR 0089). A claim posted before the tombstone is one
+    that appeared while the pass ran: the tombstone is taken back
+    (integration/test_reconcile.py)."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    _, dead = post_claim(s, n, here_holder(4301), child_pid=4242)
+    posted: list[int] = []
+
+    def hook(op: str, args: tuple[object, ...]) -> None:
+        if op == "post_comment":
+            posted.append(1)
+        elif op == "list_comments" and posted and len(posted) == 1:
+            posted.append(2)
+            s.add_label(n, LAB.queue, BOT)  # another pass finishes our release
+            s.remove_label(n, LAB.working, BOT)
+            post_claim(s, n, here_holder(4302), stale_after=600)  # and a claimer takes the issue
+
+    s.on_call = hook
+    entry = action(s, capsys, n)
+    s.on_call = None
+    assert entry["action"] == "keep", entry
+    assert "came after this pass's release, which stands" in entry["reason"]
+    assert [t.token for t in tombstones(s, n)] == [dead.token]
+    assert labels(s, n) == {LAB.working}
