@@ -320,7 +320,7 @@ class Bench:
             by_log, by_counter = len(proxy.log), before - after - 1
             spent = self._own_count(orion)
             # Issue 10, docs/design.md section 10: flat in N (ADR 0018).
-            target = 2 * math.ceil(size / 100) + 3
+            target = 2 * math.ceil(size / 100) + 4  # + the listing of changed issues (ADR 0088)
             out[str(size)] = {"requests_by_proxy_log": by_log, "requests_by_rate_limit_counter": by_counter,
                               "requests_reported_by_the_command": spent, "target": target,
                               "read_in_full": plan.get("read_in_full"),
@@ -346,7 +346,7 @@ class Bench:
             figures[name] = {"requests": len(log),
                              "dashboard_writes": sum(1 for e in log if e.method == "PATCH")}
         self.results["reconcile_pass_with_dashboard"] = {"claims": size, **figures}
-        base = 2 * math.ceil(size / 100) + 3
+        base = 2 * math.ceil(size / 100) + 4
         for name, f in figures.items():
             writes = f["dashboard_writes"]
             self.row(f"reconcile pass + dashboard, N={size}, {name}: requests / writes",
@@ -671,7 +671,7 @@ def main() -> int:
               "targets": {"heartbeat_requests": 2, "claim_requests": 6, "trigger_check_requests": 2,
                           "noop_run": {"charged_requests": 11, "content_writes": 6},
                           "throughput_issues_per_minute": 100, "contended_over_uncontended": 1.5,
-                          "reconcile_pass_requests": "2 * ceil(N/100) + 3",
+                          "reconcile_pass_requests": "2 * ceil(N/100) + 4",
                           "wrapper_rss_mb": 60, "wrapper_cpu_share": 0.01,
                           "sigkill_to_running_again":
                               "stale_after + one reconcile period + dispatch latency (schedule share)"},

@@ -503,6 +503,18 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "            duplicate = self._beaten_to_it(fresh_log, plan, set(mine), known, before_mine=True)",
         "            duplicate = self._beaten_to_it(fresh_log, plan, set(mine), known)",
     )],
+    # A pass rewrites only the record of a holder it saw gone (ADR 0090).
+    "a pass rewrites the record of a holder judged dead by its silence (ADR 0090)": [(
+        "services/reconcile.py",
+        "                 if (v := s.verdicts.get(e.record.token)) is not None and v.holder_gone)",
+        "                 if (v := s.verdicts.get(e.record.token)) is not None)",
+    )],
+    # A pass that could not make every read or write does not anchor the next (ADR 0091).
+    "an incomplete pass counts as the previous successful pass (ADR 0091)": [(
+        "services/reconcile.py",
+        "        self.incomplete.append(why)\n",
+        "",
+    )],
     # The strand look reads past a loser's claim to the winner's (ADR 0072, seed 151 episode 87).
     "the strand look takes a newer lost claim for the issue's story (ADR 0072)": [(
         "core/plan.py",

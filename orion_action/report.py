@@ -177,6 +177,7 @@ def reconcile(passes: Sequence[RepoPass], config: Config, log: Log, runner: Runn
             counts += result.counts
             if runner.in_actions:
                 runner.add_summary(pass_markdown(result, config, heading="#####"))
+            code = code or _incomplete(result, runner, log, prefix=f"{name}: ")
         entry.update(requests=gh.requests, not_modified=gh.not_modified,
                      budget_left=gh.budget.remaining, budget=gh.budget.limit)
         per_repo.append(entry)
@@ -204,7 +205,20 @@ def _reconcile_one(gh: GitHubPort, result: PassResult, config: Config, log: Log,
     runner.set_outputs(pass_outputs(result.counts, result.document()))
     if runner.in_actions:
         runner.add_summary(pass_markdown(result, config))
-    return int(ExitCode.OK)
+    return _incomplete(result, runner, log)
+
+
+def _incomplete(result: PassResult, runner: RunnerPort, log: Log, prefix: str = "") -> int:
+    """69 when the pass could not make every read or write it meant to (ADR 0091), with one
+    line and an annotation saying so: its workflow run then fails, and does not count as the
+    previous successful pass the next one looks back from. 0 otherwise."""
+    if not result.incomplete:
+        return int(ExitCode.OK)
+    why = (f"{prefix}the pass is incomplete ({len(result.incomplete)} read(s) or write(s) failed, first: "
+           f"{result.incomplete[0]}); the next pass looks back from the previous complete one")
+    log(why)
+    runner.warning(why)
+    return int(ExitCode.UNAVAILABLE)
 
 
 # -- status -----------------------------------------------------------------------------------

@@ -39,6 +39,9 @@ class Liveness(str, Enum):
 class Verdict:
     liveness: Liveness
     reason: str
+    # Dead because the judge saw the holder's process gone (its own process table, a reboot),
+    # not only silent: a silent holder may be cut off and still write its own account (ADR 0090).
+    holder_gone: bool = False
 
     @property
     def is_dead(self) -> bool:
@@ -190,14 +193,14 @@ def judge(
         elif not wrapper_runs:
             if p.wrapper_start is not None:
                 return Verdict(
-                    Liveness.DEAD, f"pid {h.pid} now belongs to another process (the wrapper is gone)"
+                    Liveness.DEAD, f"pid {h.pid} now belongs to another process (the wrapper is gone)", True
                 )
-            return Verdict(Liveness.DEAD, f"wrapper pid {h.pid} is not running on this machine")
+            return Verdict(Liveness.DEAD, f"wrapper pid {h.pid} is not running on this machine", True)
         # Else the wrapper runs on and this claim's command is gone, but no beat was missed yet
         # (a run that is ending): the heartbeat decides.
     if rebooted(h, seen.machine) and age > MISSED_BEAT_FACTOR * record.interval:
         return Verdict(
-            Liveness.DEAD, f"host {h.host} rebooted since the claim (new boot id) and missed a beat"
+            Liveness.DEAD, f"host {h.host} rebooted since the claim (new boot id) and missed a beat", True
         )
     if record.actions and seen.run_status == "completed" and age > record.stale_after:
         # Not before the holder's own promise has run out: a partitioned self-hosted runner's

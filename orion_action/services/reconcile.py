@@ -93,6 +93,18 @@ def _holder_line(entry: ClaimEntry | None) -> str:
     return f"runner {h.host}, pid {h.pid}, comment {entry.comment_id}"
 
 
+def _seen_gone(s: Survey, entries: tuple[ClaimEntry, ...]) -> tuple[ClaimEntry, ...]:
+    """The released claims whose holder the pass saw gone (ADR 0090): its process missing from
+    its own machine's process table, or its machine rebooted. A holder judged dead only by its
+    silence may be cut off from GitHub and write its outage record ("interrupted", no attempt
+    spent) once it is back; the pass's rewrite, planned from its earlier read, could land after
+    that record and after the holder's looks back, and undo the account (the model's
+    `outage-record-overwritten`, trace (13, 197)). Its record is left as it is: the tombstone
+    says it is released."""
+    return tuple(e for e in entries
+                 if (v := s.verdicts.get(e.record.token)) is not None and v.holder_gone)
+
+
 class Reconciler:
     def __init__(
         self,
@@ -121,6 +133,8 @@ class Reconciler:
         self._queued: set[int] = set()
         # `_recent_by_issue`'s answer, once made.
         self._recent: tuple[dict[int, list[Comment]], dict[int, IssueLog]] | None = None
+        # Why the pass could not make every read or write it meant to (`_looked_short`).
+        self.incomplete: list[str] = []
 
     @property
     def trusted(self) -> frozenset[str]:
@@ -190,7 +204,8 @@ class Reconciler:
         except AuthError:
             raise
         except GitHubError as exc:
-            self.log(f"the repository-wide comment listing failed ({exc}); reading every issue in full")
+            self._looked_short(f"the repository-wide comment listing failed ({exc}); "
+                               f"reading every issue in full")
             self._strand_listing = None
             return None
         self._strand_listing = (comments, now)
@@ -199,6 +214,14 @@ class Reconciler:
             if c.issue is not None and c.updated_at >= since:
                 by_issue.setdefault(c.issue, []).append(c)
         return by_issue, now
+
+    def _looked_short(self, why: str) -> None:
+        """A read or a write of the pass failed (logged with `why`): the pass is incomplete
+        (`incomplete`, ADR 0091). Its looks start from what changed since the previous
+        successful pass, so one that could not look must not count as successful, or the next
+        pass would start after what it missed (default seed 29 episode 215)."""
+        self.incomplete.append(why)
+        self.log(f"{why}; this pass is incomplete, and the next looks back from the previous complete one")
 
     def _strand_since(self, now: datetime) -> datetime:
         """From which update time a pass at `now` lists comments for stranded issues: back to
@@ -255,7 +278,7 @@ class Reconciler:
             except AuthError:
                 raise
             except GitHubError as exc:
-                self.log(f"#{n}: could not read an issue that may be stranded ({exc}); the next pass looks")
+                self._looked_short(f"#{n}: could not read an issue that may be stranded ({exc})")
                 continue
             attempts = self.config.max_attempts
             stands = self._cancel_stands(n)
@@ -284,7 +307,7 @@ class Reconciler:
             except AuthError:
                 raise
             except GitHubError as exc:
-                self.log(f"the listing that looks for stranded issues failed ({exc}); the next pass looks")
+                self._looked_short(f"the listing that looks for stranded issues failed ({exc})")
                 self._strand_listing = None
                 return None
             self._strand_listing = listing
@@ -325,8 +348,7 @@ class Reconciler:
             except AuthError:
                 raise
             except GitHubError as exc:
-                self.log(f"#{n}: could not read an issue a late unqueue may have stranded ({exc}); "
-                         f"the next pass looks")
+                self._looked_short(f"#{n}: could not read an issue a late unqueue may have stranded ({exc})")
                 continue
             window = writes_land_within(risk.claim.record, self.config.stale_after, LABEL_LANDING_MARGIN_S)
             lands_by = risk.claim.created_at + timedelta(seconds=window)
@@ -363,7 +385,7 @@ class Reconciler:
         except AuthError:
             raise
         except GitHubError as exc:
-            self.log(f"the listing of recently updated issues failed ({exc}); the next pass looks")
+            self._looked_short(f"the listing of recently updated issues failed ({exc})")
             return []
         bare = [i for i in changed if i.number not in listed and is_stranded(i.is_open, i.labels, lab)]
         bare.sort(key=lambda i: i.updated_at or i.created_at, reverse=True)
@@ -383,8 +405,7 @@ class Reconciler:
             except AuthError:
                 raise
             except GitHubError as exc:
-                self.log(f"#{n}: could not read whether a stale removal took its queueing ({exc}); "
-                         f"the next pass looks")
+                self._looked_short(f"#{n}: could not read whether a stale removal took its queueing ({exc})")
                 continue
             if read.comments > len(comments) or not is_stranded(read.is_open, read.labels, lab):
                 continue  # a claim not listed yet (default seed 10 episode 21), or labelled since
@@ -420,8 +441,7 @@ class Reconciler:
         except AuthError:
             raise
         except GitHubError as exc:
-            self.log(f"#{n}: could not read whether a stranded issue was cancelled ({exc}); "
-                     f"the next pass looks")
+            self._looked_short(f"#{n}: could not read whether a stranded issue was cancelled ({exc})")
             return None
         return standing_cancel(history.label_events, lab.queue, lab.cancel, self._is_orion) is not None
 
@@ -451,10 +471,10 @@ class Reconciler:
             for cid in mine:
                 self.gh.delete_comment(cid)
             return replace(keep, reason=duplicate)
-        self._no_longer_working(plan.release, plan.reason)
-        after = self._claimed_after_ours(fresh_log, plan, set(mine), known)
-        if after is not None:
-            return replace(keep, reason=after)
+        self._no_longer_working(_seen_gone(s, plan.release), plan.reason)
+        claimed = self._claimed_after_ours(fresh_log, plan, set(mine), known)
+        if claimed is not None:
+            return replace(keep, reason=claimed)
         issue, _ = self.gh.get_issue(n)
         if not is_stranded(issue.is_open, issue.labels, self.config.labels):
             return replace(keep, reason="the issue was labelled meanwhile; the labels are left as they are")
@@ -492,7 +512,7 @@ class Reconciler:
         try:
             return execute()
         except GitHubError as exc:
-            self.log(f"#{plan.issue}: {what} failed: {exc}; the next pass will retry")
+            self._looked_short(f"#{plan.issue}: {what} failed: {exc}; the next pass will retry")
             return replace(plan, action=Action.REPORT, reason=f"{plan.reason}; the write failed: {exc}")
 
     # -- writing --------------------------------------------------------------------------
@@ -575,7 +595,7 @@ class Reconciler:
         except AuthError:
             raise
         except GitHubError as exc:
-            self.log(f"the queue listing failed ({exc}); the next pass looks for cancels it should carry out")
+            self._looked_short(f"the queue listing failed ({exc}); no look for cancels it should carry out")
             return []
         self._queued = {i.number for i in queued}
         found = []
@@ -589,8 +609,7 @@ class Reconciler:
             except AuthError:
                 raise
             except GitHubError as exc:
-                self.log(f"#{issue.number}: could not read whether a cancel stands ({exc}); the next pass "
-                         f"looks")
+                self._looked_short(f"#{issue.number}: could not read whether a cancel stands ({exc})")
                 continue
             cancel = cancel_against_a_persons_queueing(history.label_events, lab.queue, lab.cancel,
                                                        self._is_orion)
@@ -676,10 +695,10 @@ class Reconciler:
                 for cid in mine:
                     self.gh.delete_comment(cid)
                 return replace(plan, action=Action.KEEP, release=(), reason=duplicate)
-            self._no_longer_working(plan.release, plan.reason)
-            after = self._claimed_after_ours(fresh_log, plan, set(mine), known)
-            if after is not None:
-                return replace(plan, action=Action.KEEP, release=(), reason=after)
+            self._no_longer_working(_seen_gone(s, plan.release), plan.reason)
+            claimed = self._claimed_after_ours(fresh_log, plan, set(mine), known)
+            if claimed is not None:
+                return replace(plan, action=Action.KEEP, release=(), reason=claimed)
         if plan.action is not Action.UNLOCK:
             unseen = self._not_listed_yet(n, listed, plan, known, set(mine))
             if unseen is not None:
@@ -818,8 +837,9 @@ class Reconciler:
         return posted_ids
 
     def _no_longer_working(self, entries: tuple[ClaimEntry, ...], reason: str) -> None:
-        """After a release no claim comment may still read as working: rewrite the visible
-        line of each released claim (the tombstone stays the authority; best effort). The body
+        """After a release no claim comment should still read as working: rewrite the visible
+        line of each released claim (the tombstone stays the authority; best effort). A pass
+        rewrites only the records of holders it saw gone (`_seen_gone`, ADR 0090). The body
         is the record the plan read, so each comment is read again first and left when it
         changed since: its holder wrote its own account meanwhile, which the rewrite would
         undo. A pass's release must not undo an outage record that spends no attempt (ADR 0019,
@@ -934,6 +954,9 @@ class PassResult:
     surveys: list[Survey]
     done: list[Plan]
     dispatched: list[int]
+    # Why the pass could not make every read or write it meant to (ADR 0091): it exits 69, so
+    # its workflow run does not count as the previous successful pass.
+    incomplete: tuple[str, ...] = ()
 
     @property
     def counts(self) -> Counter[str]:
@@ -972,7 +995,7 @@ def reconcile_pass(gh: GitHubPort, config: Config, log: Log, here: Machine, sigh
     dispatched = [] if dry_run else dispatch_after_pass(gh, config, requeued, log, approved, runner)
     if not dry_run:
         dashboard.update(gh, config, surveys, log, runner.server_url if runner else "https://github.com")
-    return PassResult(gh.full_name, dry_run, surveys, done, dispatched)
+    return PassResult(gh.full_name, dry_run, surveys, done, dispatched, tuple(r.incomplete))
 
 
 @dataclass(frozen=True)

@@ -650,13 +650,16 @@ def test_a_pass_killed_between_tombstone_and_labels_is_finished_by_the_next(orio
 
 def test_without_the_repository_listing_every_issue_is_read_in_full(orion: Orion, repo, proxy):
     """A GitHub without GET /issues/comments (emulate 0.11.2, an old GitHub Enterprise): the
-    pass says so in one line and reads each issue in full; the verdicts are the same."""
+    pass says so in one line and reads each issue in full; the verdicts are the same. It cannot
+    look for what a dead writer left (those looks start from that listing), so it exits 69 and
+    says so: its run does not anchor the next pass (ADR 0091)."""
     alive, dead = queued_issue(repo, "alive"), queued_issue(repo, "dead")
     w = orion.running(alive)
     post_claim(repo, dead, local_holder(), child_pid=exited_pid())
     proxy.fail("GET", r"/issues/comments$", 404)
     result = orion.command("reconcile", "--json")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 69, result.stderr
+    assert "the pass is incomplete" in result.stderr
     plan = json.loads(result.stdout)
     assert {a["issue"]: a["action"] for a in plan["actions"]} == {alive: "keep", dead: "requeue"}
     assert plan["read_in_full"] == 2

@@ -2145,6 +2145,41 @@ def claim_after_a_release_another_pass_finished() -> None:
         ("burst", "r1", 6)])
 
 
+def outage_record_then_a_late_release_rewrite() -> None:
+    """The exact trace (13, 197), the residue ADR 0073 left: w0's beats go unanswered past its
+    lease; a hosted pass judges it dead by its silence, posts its tombstone and reads the record
+    again (still `running`); only then does w0 write its outage record ("interrupted", no attempt
+    spent) and look back twice, and the pass's rewrite of the released record, from its read,
+    lands after the looks: the attempt was spent. A pass now rewrites only the record of a holder
+    it saw gone; a silent holder's account stands (ADR 0090)."""
+    setup = explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, clones=True, lag_seed="13-197",
+                           skew=30.0, dispatch=True)
+    explorer.run_acts(setup, [
+        ("worker", "m2", 1, True), ("step", "w0.claim"), ("burst", "w0.claim", 6), ("step", "w0.claim"),
+        ("step", "w0.beat"), ("step", "w0.beat"), ("time", 60.0), ("step", "w0.end"), ("reconciler", "m2"),
+        ("reconciler", "hosted"), ("burst", "w0.beat", 3), ("burst", "r1", 7), ("step", "r1"), ("step", "r1"),
+        ("burst", "w0.end", 7), *[("step", "r1")] * 4])
+
+
+def incomplete_pass_does_not_anchor_the_next() -> None:
+    """The default search's seed 29 episode 215, shrunk, on ADR 0088's first version: a person
+    cancels issue 1; one pass's sweep carries the cancel out, the person queues the issue again,
+    and another sweep's stale removal takes that queueing and the pass is killed. The next pass
+    (r3) gets no answer to its repository-wide comment listing, so it cannot look for what the
+    dead writer left, yet it counted as a successful pass: the passes after it looked back only to
+    its start, past the stranded issue. A pass that could not make every read or write it meant
+    to exits 69 and anchors nothing; the next looks back from the previous complete one (ADR
+    0091)."""
+    setup = explorer.Setup(issues=2, max_lag=1.0, whole_seconds=False, lag_seed="29-215", skew=30.0,
+                           dispatch=True)
+    explorer.run_acts(setup, [
+        ("person", "cancel", 1), ("reconciler", "m1"), *[("step", "r0")] * 6, ("reconciler", "hosted"),
+        ("step", "r1"), ("person", "force", 2), ("step", "r1"), ("burst", "r1", 5), ("person", "requeue", 1),
+        ("step", "r0"), ("time", 25.0), ("time", 2.0), ("time", 10.0), ("time", 25.0), ("time", 0.5),
+        ("time", 3.0), ("reconciler", "m2"), *[("step", "r3")] * 6, ("fail", "r3", "unavailable", 2),
+        ("step", "r3"), ("step", "r3")])
+
+
 def release_without_a_claim_listed_then_the_claimer_gives_up() -> None:
     """The default search's seed 18 episode 8, shrunk (repository two, a drain): a person's
     `release --force` reads the issue locked by w2's claim and lists no claim yet (lag), so it
@@ -2229,10 +2264,13 @@ def release_rewrite_lands_after_the_next_claim() -> None:
     claimed; w1 dies before its command starts. w0's comment is then the most recently updated
     on the issue, though its tombstone and w1's claim came after it: the next pass must order
     events by comment id (a record's rewrite is no new event), or it takes w0's run for the last
-    word and charges an attempt for w1, which never ran."""
+    word and charges an attempt for w1, which never ran. The pass runs on w0's machine, where it
+    sees w0's process gone: only such a pass rewrites a released record (ADR 0090)."""
     world = World()
     try:
-        r = _pass_over_a_dead_run(world)
+        world.crash(_running(world, "m1"))
+        world.advance(CONFIG.stale_after + 5)
+        r = world.spawn_reconciler("m1")
         _run(world, r, _at(world, r, "edit_comment"))  # tombstone posted, the record read again
         world.fail(r, "late", 1)
         _run(world, r)  # the rewrite lands later; the pass requeues
@@ -2260,6 +2298,8 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         stale_cancel_put_back_lands_after_a_requeue,
         cancelled_run_behind_a_lagging_listing_is_not_queued_again,
         claim_after_a_release_another_pass_finished,
+        outage_record_then_a_late_release_rewrite,
+        incomplete_pass_does_not_anchor_the_next,
         stale_sweep_removal_lands_between_a_claims_lock_and_its_unqueue,
         finish_refused_addition_put_right_by_its_holder, finish_refused_addition_then_its_holder_killed,
         finish_refused_edit_put_right_by_its_holder, finish_refused_edit_then_its_holder_killed,
@@ -2339,7 +2379,8 @@ NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then
                                        "release_without_a_claim_listed_then_the_claimer_gives_up",
                                        "stalled_claim_posted_after_a_release_a_late_unqueue_undid",
                                        "stale_sweep_removal_lands_between_a_claims_lock_and_its_unqueue",
-                                       "sweep_killed_after_its_stale_removal_then_a_pass_looks"})
+                                       "sweep_killed_after_its_stale_removal_then_a_pass_looks",
+                                       "incomplete_pass_does_not_anchor_the_next"})
 # And those only the strand look repairs (ORION_MODEL_NO_STRAND_LOOK).
 NEEDS_THE_STRAND_LOOK = frozenset({"loser_posts_after_a_winner_a_late_tidy_unlocked",
                                    "pass_unlock_strands_a_claim_that_dies",

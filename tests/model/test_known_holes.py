@@ -100,12 +100,6 @@ _SWEEP_31_110 = [("person", "cancel", 1), ("reconciler", "hosted"), ("reconciler
                  ("reconciler", "m2"), ("reconciler", "m1"), ("burst", "r3", 6), ("step", "r3"),
                  ("person", "requeue", 1), ("step", "r3"), ("person", "cancel", 1), ("step", "r3")]
 ACT_CASES = [
-    (_SETUP_13_197,
-     [*_OUTAGE_13_197, ("step", "r1"), ("step", "r1"), ("burst", "w0.end", 7), *[("step", "r1")] * 4],
-     "outage-record-overwritten",
-     "(13, 197), the residue: the pass reads the released record again just before its rewrite (ADR "
-     "0073) and finds it still `running`; only then does the holder write its outage record and look back "
-     "twice, and the pass's rewrite lands after the looks (ADR 0056's residual)"),
     (explorer.Setup(issues=1, max_lag=2.5, whole_seconds=True, lag_seed="163-103", halts=True),
      [('person', 'cancel', 1), ('person', 'force', 1), ('person', 'comment', 1),
       ('worker', 'm1', 1, False), ('reconciler', 'm2'), ('reconciler', 'm1'), ('burst', 'r2', 7),
@@ -176,6 +170,12 @@ CLOSED_ACT_CASES = [
      "(13, 64) stale-pass-repair in the sweep, the pass alive: its queue-label removal took a person's "
      "requeue made after another sweep carried the cancel out; it reads GitHub's record with its look for a "
      "lock and puts the queueing back (ADR 0073)"),
+    (_SETUP_13_197,
+     [*_OUTAGE_13_197, ("step", "r1"), ("step", "r1"), ("burst", "w0.end", 7), *[("step", "r1")] * 4],
+     "(13, 197) outage-record-overwritten, the residue: the pass read the released record again just before "
+     "its rewrite and found it still `running`; only then did the holder write its outage record and look "
+     "back twice, and the pass's rewrite landed after the looks. A pass now rewrites only the record of a "
+     "holder it saw gone; a silent one may still write its own account (ADR 0090)"),
     (_SETUP_13_197, [*_OUTAGE_13_197, ("burst", "w0.end", 7), ("step", "r1"), ("step", "r1")],
      "(13, 197) outage-record-overwritten: a pass posts its tombstone, the holder writes its outage record "
      "and looks twice, then the pass rewrote the record from the `running` it read. The pass now reads the "

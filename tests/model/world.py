@@ -120,7 +120,10 @@ class InvariantError(AssertionError):
 # over a cancel carried out; every reader sets orion's own queue labels aside and each pass
 # looks at the queued issues changed since the previous one, ADR 0085) and `late-unqueue` (a
 # claim's unqueue landing after a release back to the queue: the pass puts the label back, ADR
-# 0086, and the strand look reads past a loser's claim to the winner's).
+# 0086, and the strand look reads past a loser's claim to the winner's). And
+# `outage-record-overwritten` (a pass's rewrite of a released record landing after the holder's
+# outage record and its looks back): a pass rewrites only the record of a holder it saw gone
+# (ADR 0090).
 KNOWN_HOLES = {
     "stale-pass-repair": (
         "a pass's label write, planned before a person's requeue, lands after it (ADR 0054). Closed where "
@@ -130,11 +133,6 @@ KNOWN_HOLES = {
         "right after such a removal, or its answer lost, leaves the issue with no label, and the next pass "
         "puts the queueing back from GitHub's record (ADR 0088: trace (13, 64) closed). Open: a stale "
         "addition whose writer died before its look (two fates, a cancel undone)"),
-    "outage-record-overwritten": "a pass's rewrite of a released record, sent after the holder's looks back, "
-                                 "undoes an outage record (ADR 0056). The pass now reads the record again "
-                                 "just before its rewrite and leaves what its holder wrote since (ADR 0073); "
-                                 "open: the holder's write landing between that read and the rewrite, and "
-                                 "the rewrite landing after the holder's looks (trace (13, 197), residue)",
     "stale-sweep-uncancel": (
         "a cancel sweep planned before a person's requeue and new cancel takes the new cancel label "
         "off and leaves the new queue label (trace (31, 110)). The sweep now reads GitHub's record after "
@@ -561,7 +559,10 @@ class World:
                 if self.dispatch and reconciler is reconcilers[0]:  # the first repository's workflow only
                     # as reconcile_pass does; the model approves every issue
                     dispatch_after_pass(reconciler.gh, dispatching, requeued, self.log.append, lambda _: True)
-            self.server.end_run(run_id)  # a pass that raised or was killed never succeeds
+            # A pass that raised or was killed never succeeds; nor does one that could not make
+            # every read or write it meant to (it exits 69, ADR 0091).
+            incomplete = any(reconciler.incomplete for reconciler in reconcilers)
+            self.server.end_run(run_id, "failure" if incomplete else "success")
 
         self.passes[name] = Pass(machine=machine, boot=self.boots[machine])
         self.sched.spawn(name, run_pass)

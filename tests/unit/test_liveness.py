@@ -57,6 +57,7 @@ class Row:
     age: float | None = 5.0  # seconds between the comment's updated_at and GitHub's Date
     stale_after: float = 60.0  # the judge's configured value
     seen: Observations = field(default_factory=Observations)
+    gone: bool = False  # dead because the holder was seen gone, not only silent (ADR 0090)
 
 
 def obs(machine: Machine | None = None, processes: ProcessSighting | None = None,
@@ -89,18 +90,18 @@ ROWS = [
         Liveness.ALIVE, "last heartbeat 15s ago", age=15, seen=obs(SAME, ProcessSighting(HOLDER.pid_start))),
     Row("same table, pid gone: dead at once", Liveness.DEAD,
         "wrapper pid 4242 is not running on this machine",
-        age=0, seen=obs(SAME, GONE)),
+        age=0, seen=obs(SAME, GONE), gone=True),
     Row("same table, pid reused (start time differs): dead", Liveness.DEAD,
-        "pid 4242 now belongs to another process", seen=obs(SAME, REUSED)),
+        "pid 4242 now belongs to another process", seen=obs(SAME, REUSED), gone=True),
     Row("same table, start time just beyond tolerance: dead", Liveness.DEAD, "belongs to another process",
-        seen=obs(SAME, ProcessSighting(HOLDER.pid_start - START_TIME_TOLERANCE_S * 1.5))),
+        seen=obs(SAME, ProcessSighting(HOLDER.pid_start - START_TIME_TOLERANCE_S * 1.5)), gone=True),
     Row("same table, ticks match though the wall clock was stepped: alive", Liveness.ALIVE, "is running",
         record=replace(RECORD, holder=replace(HOLDER, pid_start_ticks=607359)),
         seen=obs(SAME, ProcessSighting(HOLDER.pid_start + 30, True, wrapper_start_ticks=607359))),
     Row("same table, ticks differ though start times agree: reused pid, dead", Liveness.DEAD,
         "belongs to another process",
         record=replace(RECORD, holder=replace(HOLDER, pid_start_ticks=607359)),
-        seen=obs(SAME, ProcessSighting(HOLDER.pid_start, wrapper_start_ticks=607360))),
+        seen=obs(SAME, ProcessSighting(HOLDER.pid_start, wrapper_start_ticks=607360)), gone=True),
     Row("same table, record without ticks (older wrapper): start times decide", Liveness.ALIVE, "is running",
         seen=obs(SAME, ProcessSighting(HOLDER.pid_start, True, wrapper_start_ticks=607359))),
     Row("same table, wrapper gone but child group alive: unknown", Liveness.UNKNOWN,
@@ -121,7 +122,7 @@ ROWS = [
     # 2. Rebooted: same machine id and host name, new boot id.
     Row("rebooted and a beat missed: dead", Liveness.DEAD,
         "host runner-1 rebooted since the claim (new boot id) and missed a beat", age=16,
-        seen=obs(REBOOTED)),
+        seen=obs(REBOOTED), gone=True),
     # Defect 12 of the v0.1 audit: clones sharing machine id and host name judged a live holder
     # "rebooted"; a reboot verdict now needs a missed beat as well.
     Row("another boot with a fresh heartbeat (a clone?): alive", Liveness.ALIVE,
@@ -143,10 +144,10 @@ ROWS = [
     Row("fallback boot ids (boot time) that wobble are one boot", Liveness.DEAD,
         "is not running on this machine",
         record=replace(RECORD, holder=replace(HOLDER, boot_id="boot-time-1772000000")),
-        seen=obs(replace(SAME, boot_id="boot-time-1772000001"), GONE)),
+        seen=obs(replace(SAME, boot_id="boot-time-1772000001"), GONE), gone=True),
     Row("fallback boot ids an hour apart are a reboot", Liveness.DEAD, "rebooted",
         record=replace(RECORD, holder=replace(HOLDER, boot_id="boot-time-1772000000")), age=20,
-        seen=obs(replace(SAME, boot_id="boot-time-1772003600"))),
+        seen=obs(replace(SAME, boot_id="boot-time-1772003600")), gone=True),
     # Same boot id, another PID namespace: the local process table says nothing.
     Row("same boot id, other pid ns, fresh: alive by heartbeat", Liveness.ALIVE,
         "last heartbeat 5s ago on GitHub's clock (stale after 60s)", seen=obs(CONTAINER, GONE)),
@@ -209,7 +210,7 @@ ROWS = [
     Row("missing record: unknown", Liveness.UNKNOWN, "no trusted claim record on the issue",
         record=None, seen=obs(SAME, GONE)),
     Row("claiming record judged like a running one", Liveness.DEAD, "not running on this machine",
-        record=replace(RECORD, state=State.CLAIMING, child_pid=None), seen=obs(SAME, GONE)),
+        record=replace(RECORD, state=State.CLAIMING, child_pid=None), seen=obs(SAME, GONE), gone=True),
     Row("finished: finished", Liveness.FINISHED, "the run finished with exit code 3",
         record=replace(RECORD, state=State.FINISHED, exit_code=3), age=99999, seen=obs(SAME, GONE)),
     Row("interrupted: finished", Liveness.FINISHED, "interrupted and handed the issue back",
@@ -231,6 +232,7 @@ def test_judge_table(row: Row) -> None:
     assert verdict.liveness is row.expect, verdict
     assert row.says in verdict.reason, verdict.reason
     assert verdict.is_dead is (row.expect is Liveness.DEAD)
+    assert verdict.holder_gone is row.gone, verdict
 
 
 def test_snapshot_clones_are_not_one_process_table() -> None:

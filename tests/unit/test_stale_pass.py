@@ -13,7 +13,7 @@ from fakes.memory_github import BOT, MemoryServer, ServerTime
 
 from orion_action.config import Config
 from orion_action.core.issue import read_log, trusted_set
-from orion_action.core.liveness import Liveness, Machine, Verdict
+from orion_action.core.liveness import Liveness, Machine, ProcessSighting, Verdict
 from orion_action.core.plan import Action, plan_issue
 from orion_action.core.record import (
     ClaimRecord,
@@ -477,7 +477,8 @@ def test_a_pass_leaves_an_outage_record_its_holder_wrote_after_the_tombstone() -
     holder dead and posts its tombstone; the holder, back from an outage, writes its record
     (interrupted, no attempt spent) before the pass rewrites the released claim's visible line
     from the `running` record it read. The pass reads the comment again first and leaves the
-    holder's account: the attempt stays unspent. Without a change since, it rewrites as before."""
+    holder's account: the attempt stays unspent (and since ADR 0090 a pass rewrites no silent
+    holder's record at all)."""
     s, n, r, survey = surveyed_dead_lock()
     (entry,) = survey.plan.release
     outage = render_record(entry.record.with_changes(state=State.INTERRUPTED, counts_attempt=False,
@@ -496,7 +497,35 @@ def test_a_pass_leaves_an_outage_record_its_holder_wrote_after_the_tombstone() -
     assert claim.record.state is State.INTERRUPTED and not claim.record.counts_attempt
     assert log.attempts_used() == 0
 
+
+
+def test_a_pass_rewrites_only_the_record_of_a_holder_it_saw_gone() -> None:
+    """ADR 0090: a holder judged dead by its silence may be cut off and write its outage record
+    once back; a rewrite planned before that could land after it and after the holder's looks
+    back (the residue of trace (13, 197)). The pass leaves such a record as it is (the tombstone
+    says it is released) and rewrites the visible line only of a holder its own machine's process
+    table shows gone."""
     s, n, r, survey = surveyed_dead_lock()
+    assert survey.verdicts["dead"].is_dead and not survey.verdicts["dead"].holder_gone
+    r.execute(survey)
+    log = read_log(s.comments(n), trusted_set(BOT, ()))
+    (claim,) = log.claims
+    assert claim.record.released is None and log.released_tokens() == {"dead"}
+
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working])
+    here = Machine("hosted", "hosted-boot", "hosted-id", "4026531836:table-x")  # a proven own table
+    now = s.clock.now.isoformat(timespec="seconds")
+    record = ClaimRecord(token="gone", state=State.RUNNING,
+                         holder=Holder(here.host, here.boot_id, here.machine_id, here.pid_ns, 30, 30.0),
+                         started_at=now, heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                         stale_after=CONFIG.stale_after)
+    s.comment(n, render_record(record), BOT)
+    s.clock.advance(CONFIG.stale_after + 10)
+    r = Reconciler(s.client(), CONFIG, lambda _line: None, here=here,
+                   sight=lambda _pid, _child: ProcessSighting(wrapper_start=None))
+    (survey,) = r.survey()
+    assert survey.verdicts["gone"].holder_gone
     r.execute(survey)
     (claim,) = read_log(s.comments(n), trusted_set(BOT, ())).claims
     assert claim.record.released is not None and claim.record.state is State.RUNNING
