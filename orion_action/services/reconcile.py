@@ -387,7 +387,8 @@ class Reconciler:
         except GitHubError as exc:
             self._looked_short(f"the listing of recently updated issues failed ({exc})")
             return []
-        bare = [i for i in changed if i.number not in listed and is_stranded(i.is_open, i.labels, lab)]
+        bare = [i for i in changed if i.number not in listed and is_stranded(i.is_open, i.labels, lab)
+                and lab.dashboard not in i.labels]  # the dashboard is orion's own issue, never queued
         bare.sort(key=lambda i: i.updated_at or i.created_at, reverse=True)
         if len(bare) > TAKEN_LOOK_READS:
             self.log(f"{len(bare)} open issues without orion's labels changed since the previous pass; "
