@@ -1306,10 +1306,14 @@ class World:
                 continue
             if p.unlisted.get(n):  # its last listing missed a comment, maybe a claim (ADR 0054)
                 continue
-            if any(a != name and (not self.sched.result(a).done or a in self.server.failed_actors)
+            if any(a != name and (not self.sched.result(a).done or a in self.server.failed_actors
+                                  or (a in self.passes and self.passes[a].unlisted.get(n)))
                    for a in self.released_by.get(n, ())):
                 # another pass's tombstone came first, and this one left it the labels (ADR 0006):
-                # that pass is still at work, or met a failure (the next pass finishes its move)
+                # that pass is still at work, met a failure, or left the labels because its last
+                # listing missed a comment (ADR 0054): the next pass finishes its move. (Default
+                # seed 31 episode 101, once ADR 0090 stopped the first pass's rewrite of the dead
+                # holder's record, which had made the holder look fresh to this check.)
                 continue
             ws = [w for w in self.workers.values() if w.number == n]
             if any(self.child_alive(w) or not (w.done or w.crashed or self.frozen(w)) for w in ws):
