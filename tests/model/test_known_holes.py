@@ -124,8 +124,8 @@ CLOSED_ACT_CASES = [
       ("reconciler", "m2"), ("race", 1), ("time", 60.0), ("step", "w1.claim"), ("step", "w2.claim"),
       ("burst", "w2.claim", 5), ("time", 65.0), ("crash", "w2"), ("burst", "r2", 6), ("step", "r2"),
       ("step", "w0.claim"), ("step", "r2"), ("step", "r2"), ("reconciler", "m1"), ("step", "r2"),
-      ("step", "r2"), *[("step", "r3")] * 3, ("step", "r2"), ("step", "r2"), ("step", "r3"), ("step", "r3"), ("time", 3.0),
-      ("burst", "r3", 9)],
+      ("step", "r2"), *[("step", "r3")] * 3, ("step", "r2"), ("step", "r2"), ("step", "r3"),
+      ("step", "r3"), ("time", 3.0), ("burst", "r3", 9)],
      "(31, 101) the model's own: r2 released w2's dead run and left the labels, its own tombstone not listed "
      "yet (ADR 0054); r3 found r2's tombstone first and left them too (ADR 0006); the next pass finishes. "
      "The check took r2's rewrite of w2's record for w2's last write until ADR 0090 stopped that rewrite; "
