@@ -509,11 +509,6 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "                 if (v := s.verdicts.get(e.record.token)) is not None and v.holder_gone)",
         "                 if (v := s.verdicts.get(e.record.token)) is not None)",
     )],
-    "the outage path stops looking before a beat in flight lets go of the lock (ADR 0090)": [(
-        "services/holding.py",
-        "        beat_in_flight = self._ambiguous_write\n",
-        "        beat_in_flight = False\n",
-    )],
     # A pass that could not make every read or write does not anchor the next (ADR 0091).
     "an incomplete pass counts as the previous successful pass (ADR 0091)": [(
         "services/reconcile.py",

@@ -517,24 +517,11 @@ class Holding:
         up on the first would leave a late beat's `running` standing (ADR 0056)."""
         body = render_record(record)
         window = OUTAGE_READ_BACKS * OUTAGE_READ_BACK_S
-        landing = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S
         if self._ambiguous_write:
-            window = max(window, landing)
+            window = max(window, GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S)
         until = self.clock.monotonic() + window
-        # A beat still holding the record's lock (`_stop_beats` could not wait for it) may send
-        # its write only now, or retry it: it lands up to the request limit after the beat lets
-        # go of the lock, so look until then too (default seed 34 episode 126: a beat sent three
-        # seconds after the outage record landed eleven seconds later, after the looks).
-        beat_in_flight = self._ambiguous_write
-        # A beat holds the lock for its retry window and one request at most (20 s: the
-        # wrapper's beat policy), so this bound is never what ends the looks.
-        last_look = self.clock.monotonic() + 4 * landing
         while True:
             self.clock.sleep(OUTAGE_READ_BACK_S)
-            if beat_in_flight and self._record_lock.acquire(blocking=False):
-                self._record_lock.release()
-                beat_in_flight = self._ambiguous_write
-                until = max(until, self.clock.monotonic() + landing)
             try:
                 current, _ = self.gh.get_comment(self.claim.comment_id)
                 if current.body != body:
@@ -545,8 +532,7 @@ class Holding:
             except GitHubError as exc:
                 self.log(f"#{self.number}: could not read our outage record back ({exc})")
                 return
-            now = self.clock.monotonic()
-            if (not beat_in_flight and now >= until) or now >= last_look:
+            if self.clock.monotonic() >= until:
                 return
 
     def _record_outage_once(self, why: str) -> ClaimRecord:

@@ -2180,23 +2180,6 @@ def incomplete_pass_does_not_anchor_the_next() -> None:
         ("step", "r3"), ("step", "r3")])
 
 
-def beat_sent_after_the_outage_record_lands_late() -> None:
-    """The default search's seed 34 episode 126, shrunk (found once `outage-record-overwritten` was
-    no longer excused): w1's lease runs out while a beat holds the record's lock; the outage path
-    cannot wait for it and writes its record ("interrupted", no attempt spent), and only then does
-    the beat send its write, which GitHub applies late, eleven seconds on. The outage path looked
-    until the request limit after its own write: the beat's `running` landed after its last look,
-    and the attempt was spent. It now also looks until the request limit after the beat lets go
-    of the lock (ADR 0090)."""
-    setup = explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, lag_seed="34-126", guardians_die=True,
-                           repos=2)
-    explorer.run_acts(setup, [
-        ("worker", "m1", None, True), ("worker", "m1", 1, False), *[("step", "w1.claim")] * 3,
-        ("burst", "w1.claim", 5), ("step", "w1.beat"), ("time", 60.0), ("step", "w1.end"),
-        ("fail", "w1.beat", "late", 12), ("time", 3.0), ("burst", "w1.end", 8), ("step", "w1.beat"),
-        ("time", 3.0), ("burst", "w1.end", 6), ("burst", "w1.end", 30)])
-
-
 def release_without_a_claim_listed_then_the_claimer_gives_up() -> None:
     """The default search's seed 18 episode 8, shrunk (repository two, a drain): a person's
     `release --force` reads the issue locked by w2's claim and lists no claim yet (lag), so it
@@ -2317,7 +2300,6 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         claim_after_a_release_another_pass_finished,
         outage_record_then_a_late_release_rewrite,
         incomplete_pass_does_not_anchor_the_next,
-        beat_sent_after_the_outage_record_lands_late,
         stale_sweep_removal_lands_between_a_claims_lock_and_its_unqueue,
         finish_refused_addition_put_right_by_its_holder, finish_refused_addition_then_its_holder_killed,
         finish_refused_edit_put_right_by_its_holder, finish_refused_edit_then_its_holder_killed,

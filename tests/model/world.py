@@ -120,10 +120,7 @@ class InvariantError(AssertionError):
 # over a cancel carried out; every reader sets orion's own queue labels aside and each pass
 # looks at the queued issues changed since the previous one, ADR 0085) and `late-unqueue` (a
 # claim's unqueue landing after a release back to the queue: the pass puts the label back, ADR
-# 0086, and the strand look reads past a loser's claim to the winner's). And
-# `outage-record-overwritten` (a pass's rewrite of a released record landing after the holder's
-# outage record and its looks back): a pass rewrites only the record of a holder it saw gone
-# (ADR 0090).
+# 0086, and the strand look reads past a loser's claim to the winner's).
 KNOWN_HOLES = {
     "stale-pass-repair": (
         "a pass's label write, planned before a person's requeue, lands after it (ADR 0054). Closed where "
@@ -133,6 +130,13 @@ KNOWN_HOLES = {
         "right after such a removal, or its answer lost, leaves the issue with no label, and the next pass "
         "puts the queueing back from GitHub's record (ADR 0088: trace (13, 64) closed). Open: a stale "
         "addition whose writer died before its look (two fates, a cancel undone)"),
+    "outage-record-overwritten": (
+        "a write planned before the holder's outage record lands after it and after the holder's looks "
+        "back, and the attempt is spent (ADR 0056). A pass's rewrite of a released record is closed: a "
+        "pass rewrites only the record of a holder it saw gone (ADR 0090, trace (13, 197) closed). Open: "
+        "the holder's own beat, which held the record's lock when the lease ran out and sends its write "
+        "after the outage record (trace (34, 126)), and a person's forced release, which still rewrites "
+        "(trace (55, 145))"),
     "stale-sweep-uncancel": (
         "a cancel sweep planned before a person's requeue and new cancel takes the new cancel label "
         "off and leaves the new queue label (trace (31, 110)). The sweep now reads GitHub's record after "
