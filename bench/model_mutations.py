@@ -581,6 +581,7 @@ ENVIRONMENTS.update({name: NO_NEXT_PASS_LOOKS for name in (
     "a stranded issue's repair requeues past a person's standing cancel (ADR 0078)",
     "a release's re-read of a record it rewrites compares whole-second times only (ADR 0080)",
     "a claimer's lost record says nothing of its unqueue (ADR 0067)",
+    "the cancel sweep does not put back a queueing its removal took after its read (ADR 0073)",
 )})
 # And those the strand look mends (ADR 0072): judged without it, and without the other two.
 NO_STRAND_LOOK = {**NO_NEXT_PASS_LOOKS, "ORION_MODEL_NO_STRAND_LOOK": "1"}
