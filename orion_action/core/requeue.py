@@ -50,8 +50,7 @@ def took_nothing(claim: ClaimEntry) -> bool:
     """A claim that never sent its unqueue: still `claiming` (a claimer writes `running` before
     it sends one), or `lost` before it ran, saying it did not. It tells nothing of the issue's
     queueing. (A run that lost its lease is `lost` too, and took it.)"""
-    state = claim.record.state
-    return state is State.CLAIMING or (state is State.LOST and not ran(claim) and not claim.record.unqueued)
+    return claim.record.state is State.CLAIMING or gave_up_taking_nothing(claim)
 
 
 def gave_up_taking_nothing(claim: ClaimEntry) -> bool:
@@ -101,8 +100,7 @@ def requeue_candidates(recent: Mapping[int, IssueLog], listed: Collection[int]) 
 def refused_since(comments: Iterable[Comment], trusted: frozenset[str], after: int) -> bool:
     """Whether a claim's trigger check refused the issue after comment `after`: its removal of
     the queue label is orion's too, and meant."""
-    return any(c.id > after and c.author.lower() in trusted and c.body.startswith(REFUSAL_MARK)
-               for c in comments)
+    return any(c.id > after and _is_refusal(c, trusted) for c in comments)
 
 
 def taken_by_a_late_unqueue(events: Iterable[LabelEvent], queue: str, is_orion: Callable[[str], bool],
@@ -120,8 +118,12 @@ def taken_by_a_late_unqueue(events: Iterable[LabelEvent], queue: str, is_orion: 
 def refused_after(comments: Iterable[Comment], trusted: frozenset[str], at: datetime) -> bool:
     """Whether a claim's trigger check refused the issue at or after `at` (whole seconds): its
     comment follows its removal of the queue label, which it meant."""
-    return any(c.created_at >= at - _SECOND and c.author.lower() in trusted
-               and c.body.startswith(REFUSAL_MARK) for c in comments)
+    return any(c.created_at >= at - _SECOND and _is_refusal(c, trusted) for c in comments)
+
+
+def _is_refusal(comment: Comment, trusted: frozenset[str]) -> bool:
+    """A trigger check's refusal comment, by orion (anyone can write the text)."""
+    return comment.author.lower() in trusted and comment.body.startswith(REFUSAL_MARK)
 
 
 def orion_took_the_queue_label(events: Iterable[LabelEvent], queue: str,

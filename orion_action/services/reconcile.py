@@ -873,11 +873,17 @@ class Reconciler:
         for t in log.tombstones if mine else ():
             if t.tombstone.token in released and t.comment_id not in mine and t.comment_id < min(mine):
                 return f"another reconciler released the claim first (comment {t.comment_id})"
-        newer = [c for c in log.open_claims() if c.record.token not in released | known
-                 and not (before_mine and mine and c.comment_id > min(mine))]
+        newer = [c for c in Reconciler._new_claims(log, plan, known)
+                 if not (before_mine and mine and c.comment_id > min(mine))]
         if newer:
             return f"a new claim (comment {newer[0].comment_id}) appeared while the pass ran"
         return None
+
+    @staticmethod
+    def _new_claims(log: IssueLog, plan: Plan, known: set[str]) -> list[ClaimEntry]:
+        """The open claims the plan neither was made from (`known`) nor releases."""
+        released = {e.record.token for e in plan.release}
+        return [c for c in log.open_claims() if c.record.token not in released | known]
 
     @staticmethod
     def _claimed_after_ours(log: IssueLog, plan: Plan, mine: set[int], known: set[str]) -> str | None:
@@ -887,9 +893,7 @@ class Reconciler:
         tombstones back would undo the release that let it in (default seed 14 episode 107: the
         claimed issue was left with a dead holder's claim open), and a label move of ours now
         could take its lock off."""
-        released = {e.record.token for e in plan.release}
-        after = [c for c in log.open_claims() if c.record.token not in released | known
-                 and mine and c.comment_id > min(mine)]
+        after = [c for c in Reconciler._new_claims(log, plan, known) if mine and c.comment_id > min(mine)]
         if not after:
             return None
         return (f"a claim (comment {after[0].comment_id}) came after this pass's release, which stands; "

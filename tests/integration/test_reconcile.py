@@ -454,6 +454,17 @@ def test_a_stale_requeue_over_a_cancel_its_writer_never_looked_back_at_comes_off
     assert labels(repo, queued_untouched) == {"orion"}
 
 
+def _queued_again_once(orion: Orion, repo, n: int, actions: list[dict], says: str) -> None:
+    """The pass's only action put issue n back in the queue, saying `says`; the next pass finds
+    nothing to do."""
+    assert [(a["issue"], a["action"]) for a in actions] == [(n, "requeue")]
+    assert says in actions[0]["reason"]
+    assert labels(repo, n) == {"orion"}
+    again = orion.command("reconcile", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["actions"] == []
+
+
 @pytest.mark.parametrize("withdrawn", [True, False])
 def test_a_queueing_a_stale_sweep_removal_took_is_put_back_by_the_next_pass(orion: Orion, repo, proxy,
                                                                            withdrawn: bool):
@@ -489,12 +500,7 @@ def test_a_queueing_a_stale_sweep_removal_took_is_put_back_by_the_next_pass(orio
     if not withdrawn:
         assert actions == [] and labels(repo, n) == set()
         return
-    assert [(a["issue"], a["action"]) for a in actions] == [(n, "requeue")]
-    assert "mallory queued it" in actions[0]["reason"]
-    assert labels(repo, n) == {"orion"}
-    again = orion.command("reconcile", "--json")
-    assert again.returncode == 0, again.stderr
-    assert json.loads(again.stdout)["actions"] == []
+    _queued_again_once(orion, repo, n, actions, "mallory queued it")
 
 
 @pytest.mark.parametrize("remover", ["orion", "a person"])
@@ -523,12 +529,7 @@ def test_a_forced_release_a_late_unqueue_undid_is_queued_again_by_the_next_pass(
     if remover == "a person":
         assert actions == [] and labels(repo, n) == set()
         return
-    assert [(a["issue"], a["action"]) for a in actions] == [(n, "requeue")]
-    assert "late orion label removal" in actions[0]["reason"]
-    assert labels(repo, n) == {"orion"}
-    again = orion.command("reconcile", "--json")
-    assert again.returncode == 0, again.stderr
-    assert json.loads(again.stdout)["actions"] == []
+    _queued_again_once(orion, repo, n, actions, "late orion label removal")
 
 
 def test_in_actions_a_pass_looks_back_to_what_the_previous_pass_could_not_judge(orion: Orion, repo, proxy,

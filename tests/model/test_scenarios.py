@@ -35,34 +35,25 @@ def test_every_other_scenario_holds_in_strict_mode(name: str, monkeypatch: pytes
     SCENARIOS[name]()
 
 
-@pytest.mark.parametrize("name", sorted(NEEDS_THE_NEXT_PASS_LOOKS))
-def test_without_the_next_pass_looks_it_breaks(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without the next pass's looks (the mutation bench's mode for the rules they mend, ADRs
-    0085 and 0086) these scenarios break: the looks are what repair their labels."""
-    monkeypatch.setattr(world, "NEXT_PASS_LOOKS", False)
+# The worlds without a look (the mutation bench's modes for the rules those looks mend, ADRs
+# 0085, 0086, 0088 and 0072), each with the scenarios only that look repairs.
+WITHOUT_A_LOOK = {"NEXT_PASS_LOOKS": NEEDS_THE_NEXT_PASS_LOOKS, "STRAND_LOOK": NEEDS_THE_STRAND_LOOK}
+
+
+@pytest.mark.parametrize(("switch", "name"), [(switch, name) for switch, needs in WITHOUT_A_LOOK.items()
+                                              for name in sorted(needs)])
+def test_without_the_look_it_breaks(switch: str, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the look these scenarios break: the look is what repairs their labels."""
+    monkeypatch.setattr(world, switch, False)
     with pytest.raises((InvariantError, AssertionError)):
         SCENARIOS[name]()
 
 
-@pytest.mark.parametrize("name", sorted(set(SCENARIOS) - NEEDS_THE_NEXT_PASS_LOOKS))
-def test_every_other_scenario_holds_without_the_next_pass_looks(name: str,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """NEEDS_THE_NEXT_PASS_LOOKS is complete: the mutation bench skips those scenarios without the
-    looks and runs every other one, so one left out would credit every such mutation with a kill."""
-    monkeypatch.setattr(world, "NEXT_PASS_LOOKS", False)
-    SCENARIOS[name]()
-
-
-@pytest.mark.parametrize("name", sorted(NEEDS_THE_STRAND_LOOK))
-def test_without_the_strand_look_it_breaks(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(world, "STRAND_LOOK", False)
-    with pytest.raises((InvariantError, AssertionError)):
-        SCENARIOS[name]()
-
-
-@pytest.mark.parametrize("name", sorted(set(SCENARIOS) - NEEDS_THE_STRAND_LOOK))
-def test_every_other_scenario_holds_without_the_strand_look(name: str,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """NEEDS_THE_STRAND_LOOK is complete (as NEEDS_THE_NEXT_PASS_LOOKS is)."""
-    monkeypatch.setattr(world, "STRAND_LOOK", False)
+@pytest.mark.parametrize(("switch", "name"), [(switch, name) for switch, needs in WITHOUT_A_LOOK.items()
+                                              for name in sorted(set(SCENARIOS) - needs)])
+def test_every_other_scenario_holds_without_the_look(switch: str, name: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each NEEDS_ list is complete: the mutation bench skips those scenarios without the look
+    and runs every other one, so one left out would credit every such mutation with a kill."""
+    monkeypatch.setattr(world, switch, False)
     SCENARIOS[name]()
