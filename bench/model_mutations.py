@@ -235,15 +235,17 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if self._stamp is not None and self._read_at is not None:",
         "        if False:",
     )],
-    "an outage record's look back gives up on its first unanswered read (ADR 0056)": [(
+    # The outage account is appended as a marker no edit undoes (ADR 0092, superseding ADR
+    # 0056's looks back at the record).
+    "the outage path appends no marker: its record alone excuses the attempt (ADR 0092)": [(
         "services/holding.py",
-        "            except Unavailable:\n                raise\n",
+        "        self._append_outage_marker(record)\n",
         "",
     )],
-    "an outage record's look back ends before a beat in flight has landed (ADR 0056)": [(
-        "services/holding.py",
-        "            window = max(window, GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S)",
-        "            window = window",
+    "a holder's outage marker after a release or a later run decides the issue's fate (ADR 0092)": [(
+        "core/plan.py",
+        "                and not _overtaken(log, t)]",
+        "                ]",
     )],
     # Adaptive beats (ADR 0045): run with ORION_MODEL_ADAPTIVE=1 (ENVIRONMENTS below), where a
     # 2 s base beat stretches nine-fold and records promise several times the judges' stale_after.
@@ -381,8 +383,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # h47: a person's release decides the fate whatever its claim's record says (ADR 0064).
     "a person's release of a claim whose record reads as never run decides nothing (ADR 0064)": [(
         "core/plan.py",
-        '                if t.tombstone.by == "release" or (c := log.find(t.tombstone.token))',
-        "                if (c := log.find(t.tombstone.token))",
+        '                if (t.tombstone.by == "release" or (c := log.find(t.tombstone.token))',
+        "                if ((c := log.find(t.tombstone.token))",
     )],
     # h52: a dead claim that never started is held in doubt while its unqueue may land (ADR 0072).
     "a pass requeues a dead claim that never started while its unqueue may still land (ADR 0072)": [(

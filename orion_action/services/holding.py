@@ -14,6 +14,7 @@ import contextlib
 import secrets
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import datetime
 
 from orion_action.config import Config
@@ -59,10 +60,6 @@ OUTAGE_RETRY_MAX_S = 30.0
 # presume it dead, so that the write lands before then, however slowly GitHub answers; never
 # earlier than its lease's end, though, which is where a small stale_after leaves it (ADR 0024).
 LABEL_LANDING_MARGIN_S = GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S
-# After recording an outage, look at the record this many times, this far apart, and put it back
-# if a pass's "released" rewrite landed over it.
-OUTAGE_READ_BACKS = 2
-OUTAGE_READ_BACK_S = 2.0
 # A holder whose beat may stretch counts the repository's live claims (one listing of the lock
 # label per 100) every COUNT_EVERY_BEATS beats and at least this often, from the count its
 # claimer made (ADR 0060; without one, from its second beat): a fleet that grows is seen within
@@ -145,6 +142,8 @@ class Holding:
         # The outage record once a try sent it: from then on it may be on GitHub, a pass may
         # hand the issue back on it at once, and no later try moves a label (ADR 0024).
         self._outage_record: ClaimRecord | None = None
+        self._outage_nonce = secrets.token_hex(8)
+        self._outage_marked = False
         # GitHub's stamp of our last record write that a judge counts from (the claim as
         # listed, then each beat that found the claim ours), and GitHub's time at our last
         # fresh read with our clock just before it: the label-write bound on GitHub's clock,
@@ -420,10 +419,11 @@ class Holding:
         except GitHubError:  # the whole request refused: nothing landed
             return None, None
 
-    def _mark_end(self, record: ClaimRecord) -> None:
+    def _mark_end(self, record: ClaimRecord, nonce: str | None = None) -> None:
         """A beat we gave up on may still land and turn the final record back into "running"
         (defect 11 of the v0.1 audit): append an end marker, which no edit can undo, and from
-        which every reader takes the run's end. One request, only in that case."""
+        which every reader takes the run's end. One request, only in that case. `nonce` makes
+        a repeated post of one marker find the first (`post_comment`'s marker)."""
         action = {
             State.FINISHED: ReleaseAction.FINISHED,
             State.INTERRUPTED: ReleaseAction.INTERRUPTED,
@@ -435,9 +435,21 @@ class Holding:
             reason=record.note or f"exit code {record.exit_code}",
             counts_attempt=record.state is State.INTERRUPTED and record.counts_attempt,
             by=HOLDER_END,
-            extra={"exit_code": record.exit_code, "nonce": secrets.token_hex(8)},
+            extra={"exit_code": record.exit_code, "nonce": nonce or secrets.token_hex(8)},
         )
         self.gh.post_comment(self.number, render_tombstone(marker), marker=marker.extra["nonce"])
+
+    def _append_outage_marker(self, record: ClaimRecord) -> None:
+        """Our outage account, appended once after the record (ADR 0092): an edit of the record
+        has no compare-and-swap, and a write sent before ours (a beat we could not wait for, a
+        release's rewrite from an older read) may land over it after every look back. A marker
+        no edit can undo excuses the attempt for good (`IssueLog.attempts_used`); it decides the
+        issue's fate only while nothing followed our run (`core.plan._last_event`). A try that
+        got no answer is repeated with the same nonce, so it lands once."""
+        if self._outage_marked:
+            return
+        self._mark_end(record, nonce=self._outage_nonce)
+        self._outage_marked = True
 
     def give_up(self, why: str, released: bool) -> None:
         """The claim is lost: say so on our record, unless it was released (the tombstone is the
@@ -473,8 +485,8 @@ class Holding:
         stopped: say so on the record, so that the run spends no attempt (ADR 0019), and hand
         the issue back if the claim is still ours. GitHub may still be down: try again with
         backoff for `bound_s` seconds; `pause(s)` waits and returns True when a signal says to
-        stop. Returns whether the record was written and, as far as its looks back saw, stands
-        (ADR 0056)."""
+        stop. Returns whether the record and the outage marker that excuses the attempt for
+        good were written (ADR 0092)."""
         self._stop_beats()
         n = self.number
         deadline = self.clock.monotonic() + bound_s
@@ -482,8 +494,7 @@ class Holding:
         while True:
             tries += 1
             try:
-                record = self._record_outage_once(why)
-                self._keep_outage_record(record)
+                self._record_outage_once(why)
                 return True
             except Unavailable as exc:
                 left = deadline - self.clock.monotonic()
@@ -506,46 +517,21 @@ class Holding:
                 self.log(f"#{n}: cannot record the outage: {exc}")
                 return False
 
-    def _keep_outage_record(self, record: ClaimRecord) -> None:
-        """A pass that read our record as `running` before we wrote it may post its tombstone
-        and then rewrite the record's visible line from what it read, undoing our account (and
-        so counting the attempt after all). It does so within a request or two of its
-        tombstone: look again a little later and put our record back if that happened. A beat
-        we could not wait for (`_ambiguous_write`) may land over it up to GitHub's request
-        limit after it was sent, before our write: then look until that has passed too. A read
-        that gets no answer raises, and `record_outage` tries again within its bound: giving
-        up on the first would leave a late beat's `running` standing (ADR 0056)."""
-        body = render_record(record)
-        window = OUTAGE_READ_BACKS * OUTAGE_READ_BACK_S
-        if self._ambiguous_write:
-            window = max(window, GITHUB_REQUEST_LIMIT_S + SERVER_TIME_SLACK_S)
-        until = self.clock.monotonic() + window
-        while True:
-            self.clock.sleep(OUTAGE_READ_BACK_S)
-            try:
-                current, _ = self.gh.get_comment(self.claim.comment_id)
-                if current.body != body:
-                    self.log(f"#{self.number}: our outage record was overwritten; writing it again")
-                    self.gh.edit_comment(self.claim.comment_id, body)
-            except Unavailable:
-                raise
-            except GitHubError as exc:
-                self.log(f"#{self.number}: could not read our outage record back ({exc})")
-                return
-            if self.clock.monotonic() >= until:
-                return
-
-    def _record_outage_once(self, why: str) -> ClaimRecord:
+    def _record_outage_once(self, why: str) -> None:
         """One try of `record_outage`: read, write the record, and move the labels if ours.
 
         The record is written once, by the first try that gets that far; a later try only puts
         it back if GitHub shows something else (rewriting it would move its `updated_at`, and
         every claimer meanwhile would lose to it as "ran meanwhile"). Once a try has sent the
         record it may be on GitHub, where a pass hands the issue back on it at once and a next
-        run may claim: from then on no try moves a label or posts an end marker, and neither
-        does any try that finds a claim after ours (ADR 0024)."""
+        run may claim: from then on no try moves a label, and neither does any try that finds
+        a claim after ours (ADR 0024). Every try appends the outage marker until one posted it
+        (ADR 0092)."""
         issue, log, now = self._fresh_read()
         token = self.claim.record.token
+        # Our own outage marker, from an earlier try, releases nothing.
+        log = replace(log, tombstones=tuple(
+            t for t in log.tombstones if not (t.tombstone.by == HOLDER_END and t.tombstone.token == token)))
         lost = self._lost_reason(issue, log, now)
         by = next((t.tombstone for t in log.tombstones if t.tombstone.token == token), None)
         if by is not None:  # say so first: it is why the count is withdrawn (ADR 0019)
@@ -568,12 +554,12 @@ class Holding:
             )
             # Written even over a released claim (the one final record that is): a pass that
             # could not hear from us presumed us dead, and our account is what `attempts_used`
-            # believes. The labels are then no longer ours, and no end marker is posted (it
-            # would reorder the issue's fate after whatever ran since).
+            # believes. The labels are then no longer ours.
             self._write_final(self._outage_record)
         else:
             self._put_back(self._outage_record)
         record = self._outage_record
+        self._append_outage_marker(record)
         too_late = self.clock.monotonic() >= self._last_label_write()
         if lost is None and (sent_before or later is not None or too_late):
             # A pass may already hand the issue back (our record may be final on GitHub since
@@ -581,15 +567,13 @@ class Holding:
             # move now could take that run's lock off. The record is enough: a pass reads it
             # and hands the issue back without spending an attempt.
             self.log(f"#{self.number}: recorded the outage; the next reconcile pass hands the issue back")
-            return record
+            return
         if lost is None:
             with self._labels_in_time():
-                if self._ambiguous_write:
-                    self._mark_end(record)
                 self.move_labels(add=self.config.labels.queue)
             self.requeued = True
             self.log(f"#{self.number}: recorded the outage; back to the queue, no attempt spent")
-            return record
+            return
         if self._failed_for_our_outage(issue, log, record):
             lab = self.config.labels
             self.gh.add_labels(self.number, [lab.queue])
@@ -598,9 +582,8 @@ class Holding:
             self.log(
                 f"#{self.number}: recorded the outage; a pass had failed the issue for it: back to the queue"
             )
-            return record
+            return
         self.log(f"#{self.number}: recorded the outage; the claim was already lost ({lost}), labels left")
-        return record
 
     def _put_back(self, record: ClaimRecord) -> None:
         """Write `record` again only if GitHub shows something else (an earlier write that did

@@ -98,9 +98,9 @@ def _seen_gone(s: Survey, entries: tuple[ClaimEntry, ...]) -> tuple[ClaimEntry, 
     its own machine's process table, or its machine rebooted. A holder judged dead only by its
     silence may be cut off from GitHub and write its outage record ("interrupted", no attempt
     spent) once it is back; the pass's rewrite, planned from its earlier read, could land after
-    that record and after the holder's looks back, and undo the account (the model's
-    `outage-record-overwritten`, trace (13, 197)). Its record is left as it is: the tombstone
-    says it is released."""
+    that record and undo it on the comment (the model's `outage-record-overwritten`, trace (13,
+    197); the holder's marker keeps the account since ADR 0092). Its record is left as it is:
+    the tombstone says it is released."""
     return tuple(e for e in entries
                  if (v := s.verdicts.get(e.record.token)) is not None and v.holder_gone)
 
@@ -847,8 +847,8 @@ class Reconciler:
         0073); a person's release must not undo the holder's own ending written while it ran
         (a `cancelled` record turned back into `running`, ADR 0080), nor put back a body older
         than the one on GitHub (a listing that lags the holder's edit, ADR 0064). One read per
-        released claim; a holder's write landing between that read and the edit is left to the
-        holder's looks back (ADR 0056)."""
+        released claim; a holder's outage record landing between that read and the edit is
+        undone on the comment, and its marker keeps the account (ADR 0092)."""
         for entry in entries:
             try:
                 fresh, _ = self.gh.get_comment(entry.comment_id)

@@ -27,6 +27,7 @@ from rig.harness import (
     WORKING,
     Child,
     Run,
+    claim_comments,
     fast_config,
     only_record,
     pid_alive,
@@ -116,7 +117,9 @@ def test_the_holders_account_beats_a_pass_that_released_it_first(repo, proxy, em
     talking to GitHub directly, sees the heartbeat go stale, releases the claim as dead and
     counts the attempt, which with max_attempts 1 fails the issue. When GitHub answers the
     holder again, its record says the outage interrupted the run: nothing is spent, and the
-    issue is back in the queue."""
+    issue is back in the queue. A write from before its record (a forced release's rewrite from
+    an older read) that lands after the holder is done undoes the record, but not the outage
+    marker appended after it (ADR 0092)."""
     config = fast_config(tmp_path, "heartbeat: {interval: 1, stale_after: 4}\nrun: {kill_grace: 1}\n"
                                    "retry: {max_attempts: 1}\n")
     direct = make_env(repo.full_name, emulator.url, Emulator.BOT_TOKEN)
@@ -135,12 +138,18 @@ def test_the_holders_account_beats_a_pass_that_released_it_first(repo, proxy, em
     assert (tomb.action, set(repo.labels(n))) == (ReleaseAction.GIVE_UP, {FAILED})
     assert attempts_used(repo, n) == 1  # the pass's presumption, until the holder speaks
     assert r.poll() is None, r.stderr  # still trying to record the outage
+    [claim] = claim_comments(repo, n)
     proxy.clear()
     # Its next try comes within its longest back-off, however long the outage lasted under load.
     assert r.wait(OUTAGE_RETRY_MAX_S + 30) == LOST, r.stderr
     rec = only_record(repo, n)
     assert rec.state is State.INTERRUPTED and rec.counts_attempt is False
     assert "released" in (rec.note or "")
+    assert attempts_used(repo, n) == 0
+    marker = tombstones(repo, n)[-1]
+    assert (marker.by, marker.action, marker.counts_attempt) == ("holder", ReleaseAction.INTERRUPTED, False)
+    repo.edit_comment(claim["id"], claim["body"])  # the stale rewrite lands last
+    assert only_record(repo, n).state is State.RUNNING
     assert attempts_used(repo, n) == 0
     assert set(repo.labels(n)) == {QUEUE}
     assert next_attempt(repo, orion_env, tmp_path, config, n) == "1"

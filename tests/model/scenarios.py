@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from model import explorer
-from model.world import CLONE, CONFIG, HOSTED, IDLE_TIMEOUT, ISSUE, LAB, Worker, World
+from model.world import CLONE, CONFIG, HOSTED, IDLE_TIMEOUT, ISSUE, LAB, TRUSTED, Worker, World
+from orion_action.core.issue import read_log
+from orion_action.core.record import HOLDER_END
 
 
 class Unplayable(Exception):
@@ -2161,6 +2163,39 @@ def outage_record_then_a_late_release_rewrite() -> None:
         ("burst", "w0.end", 7), *[("step", "r1")] * 4])
 
 
+def outage_marker_after_a_next_run_finished() -> None:
+    """w0, cut off, goes silent past its lease, and a pass releases it and queues the issue
+    again; w1 claims, runs, writes its final record and `ready`, and is killed before it takes
+    its lock off. Only then does w0 record its outage and append its marker, after w1's claim.
+    The marker excuses w0's attempt but is no event: were it the issue's newest, the pass that
+    finds w1's lock would read "interrupted, hand it back" and run w1's finished work again. w1's
+    run decides: the pass completes it (ADR 0092)."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        end0 = _outage(world, w0)
+        world.advance(CONFIG.stale_after + 1)
+        _pass(world)
+        w1 = _running(world, "m2")
+        world.child_exits(w1, 0)
+        world.react()
+        end1 = f"{w1.name}.end"
+        _run(world, end1, _at(world, end1, "remove_label"))
+        _given(LAB.ready in world.gh_of(ISSUE).issue(ISSUE).labels, f"{w1.name} did not finish")
+        world.crash(w1)
+        _run(world, end0)
+        log = read_log(world.gh_of(ISSUE).comments(ISSUE), TRUSTED)
+        _given(any(t.tombstone.by == HOLDER_END for t in log.tombstones), "no outage marker was posted")
+        _pass(world)
+        # The world counts every queue label added as a queueing, so its run-once invariant
+        # cannot see a finished run queued again by a pass: the labels say it.
+        labels = world.gh_of(ISSUE).issue(ISSUE).labels
+        assert LAB.ready in labels and LAB.queue not in labels, f"a finished run was queued again: {labels}"
+        _settle(world)
+    finally:
+        world.close()
+
+
 def incomplete_pass_does_not_anchor_the_next() -> None:
     """The default search's seed 29 episode 215, shrunk, on ADR 0088's first version: a person
     cancels issue 1; one pass's sweep carries the cancel out, the person queues the issue again,
@@ -2291,6 +2326,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
         cancelled_during_an_outage_stays_cancelled, cancelled_then_unlocked_by_hand_stays_cancelled,
+        outage_marker_after_a_next_run_finished,
         pass_requeue_lands_after_a_cancel_carried_out, forced_release_while_the_holder_ends_cancelled,
         pass_killed_after_its_requeue_lands_over_a_carried_out_cancel,
         pass_killed_after_its_requeue_lands_then_a_pass_looks,

@@ -100,26 +100,6 @@ _SWEEP_31_110 = [("person", "cancel", 1), ("reconciler", "hosted"), ("reconciler
                  ("reconciler", "m2"), ("reconciler", "m1"), ("burst", "r3", 6), ("step", "r3"),
                  ("person", "requeue", 1), ("step", "r3"), ("person", "cancel", 1), ("step", "r3")]
 ACT_CASES = [
-    (explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, lag_seed="34-126", guardians_die=True,
-                    repos=2),
-     [("worker", "m1", None, True), ("worker", "m1", 1, False), *[("step", "w1.claim")] * 3,
-      ("burst", "w1.claim", 5), ("step", "w1.beat"), ("time", 60.0), ("step", "w1.end"),
-      ("fail", "w1.beat", "late", 12), ("time", 3.0), ("burst", "w1.end", 8), ("step", "w1.beat"),
-      ("time", 3.0), ("burst", "w1.end", 6)],
-     "outage-record-overwritten",
-     "(34, 126), the default search's, shrunk: w1's beat holds the record's lock when its lease runs out; "
-     "the outage path cannot wait for it and writes its record, then the beat sends its write, which "
-     "lands late, after the outage path's looks back: the attempt is spent (ADR 0056's residue)"),
-    (explorer.Setup(issues=2, max_lag=2.5, whole_seconds=True, lag_seed="55-145", dispatch=True, repos=2),
-     [("worker", "m1", 2, False), ("burst", "w0.claim", 9), ("worker", "m1", 1, False),
-      ("worker", "m2", None, False), ("reconciler", "m1"), ("burst", "w2.claim", 4), ("race", 1), ("race", 2),
-      ("race", 2), ("step", "w2.beat"), ("step", "w2.beat"), ("person", "force", 1), ("time", 65.0),
-      ("burst", "r1", 6), ("burst", "w2.end", 2), ("step", "w2.end"), ("step", "w2.end"),
-      ("burst", "w2.end", 4), ("step", "r1")],
-     "outage-record-overwritten",
-     "(55, 145), the default search's, shrunk: a person force-releases w2, cut off by an outage; w2 writes "
-     "its outage record and looks back, then the release's rewrite of the released record, from its read "
-     "before, lands: a release by hand still rewrites (ADR 0080), and counts the attempt of a dead holder"),
     (explorer.Setup(issues=1, max_lag=2.5, whole_seconds=True, lag_seed="163-103", halts=True),
      [('person', 'cancel', 1), ('person', 'force', 1), ('person', 'comment', 1),
       ('worker', 'm1', 1, False), ('reconciler', 'm2'), ('reconciler', 'm1'), ('burst', 'r2', 7),
@@ -202,6 +182,24 @@ CLOSED_ACT_CASES = [
      "(13, 64) stale-pass-repair in the sweep, the pass alive: its queue-label removal took a person's "
      "requeue made after another sweep carried the cancel out; it reads GitHub's record with its look for a "
      "lock and puts the queueing back (ADR 0073)"),
+    (explorer.Setup(issues=2, max_lag=1.0, whole_seconds=True, lag_seed="34-126", guardians_die=True,
+                    repos=2),
+     [("worker", "m1", None, True), ("worker", "m1", 1, False), *[("step", "w1.claim")] * 3,
+      ("burst", "w1.claim", 5), ("step", "w1.beat"), ("time", 60.0), ("step", "w1.end"),
+      ("fail", "w1.beat", "late", 12), ("time", 3.0), ("burst", "w1.end", 8), ("step", "w1.beat"),
+      ("time", 3.0), ("burst", "w1.end", 6)],
+     "(34, 126) outage-record-overwritten, the holder's own beat: it holds the record's lock when the lease "
+     "runs out, the outage path writes its record, and the beat's write lands late over it. The outage "
+     "marker appended after the record, which no edit undoes, excuses the attempt (ADR 0092)"),
+    (explorer.Setup(issues=2, max_lag=2.5, whole_seconds=True, lag_seed="55-145", dispatch=True, repos=2),
+     [("worker", "m1", 2, False), ("burst", "w0.claim", 9), ("worker", "m1", 1, False),
+      ("worker", "m2", None, False), ("reconciler", "m1"), ("burst", "w2.claim", 4), ("race", 1), ("race", 2),
+      ("race", 2), ("step", "w2.beat"), ("step", "w2.beat"), ("person", "force", 1), ("time", 65.0),
+      ("burst", "r1", 6), ("burst", "w2.end", 2), ("step", "w2.end"), ("step", "w2.end"),
+      ("burst", "w2.end", 4), ("step", "r1")],
+     "(55, 145) outage-record-overwritten, a person's forced release: w2, cut off by an outage, writes its "
+     "outage record, then the release's rewrite from its read before lands over it. The outage marker "
+     "excuses the attempt, and the person's release, before the marker, decides the fate (ADR 0092)"),
     (_SETUP_13_197,
      [*_OUTAGE_13_197, ("step", "r1"), ("step", "r1"), ("burst", "w0.end", 7), *[("step", "r1")] * 4],
      "(13, 197) outage-record-overwritten, the residue: the pass read the released record again just before "

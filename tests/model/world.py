@@ -130,13 +130,6 @@ KNOWN_HOLES = {
         "right after such a removal, or its answer lost, leaves the issue with no label, and the next pass "
         "puts the queueing back from GitHub's record (ADR 0088: trace (13, 64) closed). Open: a stale "
         "addition whose writer died before its look (two fates, a cancel undone)"),
-    "outage-record-overwritten": (
-        "a write planned before the holder's outage record lands after it and after the holder's looks "
-        "back, and the attempt is spent (ADR 0056). A pass's rewrite of a released record is closed: a "
-        "pass rewrites only the record of a holder it saw gone (ADR 0090, trace (13, 197) closed). Open: "
-        "the holder's own beat, which held the record's lock when the lease ran out and sends its write "
-        "after the outage record (trace (34, 126)), and a person's forced release, which still rewrites "
-        "(trace (55, 145))"),
     "stale-sweep-uncancel": (
         "a cancel sweep planned before a person's requeue and new cancel takes the new cancel label "
         "off and leaves the new queue label (trace (31, 110)). The sweep now reads GitHub's record after "
@@ -1469,9 +1462,7 @@ class World:
                     or any(not t.tombstone.counts_attempt for t in ends)
                 )
                 if not excused:
-                    overwritten = entry is not None and entry.record.state is not State.INTERRUPTED
-                    raise InvariantError(f"{w.name}'s outage spent an attempt on issue {n}",
-                                         "outage-record-overwritten" if overwritten else None)
+                    raise InvariantError(f"{w.name}'s outage spent an attempt on issue {n}")
 
     def close(self) -> None:
         self.sched.close()

@@ -184,14 +184,19 @@ class LateBeat(ServerTime):
         return False
 
 
-def test_the_look_back_lasts_until_a_beat_in_flight_has_landed() -> None:
-    """A beat the outage path could not wait for lands 6 s after its record, past the two looks
-    a pass's rewrite needs: the outage path looks until GitHub's request limit has passed."""
+def test_a_beat_landing_after_every_outage_write_spends_no_attempt() -> None:
+    """A beat the outage path could not wait for lands 6 s after its record, after the outage
+    path is done: the record reads `running` again, and the appended outage marker, which no
+    edit undoes, still excuses the attempt and ends the run (ADR 0092)."""
     clock = LateBeat(MemoryServer())
     s, h, running = outage_holding(clock)
     h._ambiguous_write = True  # a beat was in flight when the outage path began
     clock.land_at, clock.body, clock.comment_id = s.clock.monotonic() + 6.0, running, h.claim.comment_id
     assert h.record_outage("the lease ran out", 600, lambda _s: False)
+    clock.sleep(6.0)
     assert clock.land_at is None, "the beat did not land"
-    record = read_log(s.comments(h.number), trusted_set(BOT, ())).find(h.claim.record.token)
-    assert record is not None and record.record.state is State.INTERRUPTED
+    log = read_log(s.comments(h.number), trusted_set(BOT, ()))
+    entry = log.find(h.claim.record.token)
+    assert entry is not None and entry.record.state is State.RUNNING  # undone by the beat
+    assert log.attempts_used() == 0
+    assert h.claim.record.token not in {c.record.token for c in log.open_claims()}

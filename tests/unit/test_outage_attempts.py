@@ -11,7 +11,7 @@ import pytest
 from orion_action.config import Labels
 from orion_action.core.issue import Comment, read_log, trusted_set
 from orion_action.core.liveness import Liveness, Verdict
-from orion_action.core.plan import Action, plan_issue
+from orion_action.core.plan import Action, Fate, fate, plan_issue
 from orion_action.core.record import (
     HOLDER_END,
     ClaimRecord,
@@ -123,3 +123,39 @@ def test_a_crash_after_the_child_started_counts() -> None:
     log = read_log([comment(1, rec("a"))], TRUSTED)
     plan = plan_issue(1, True, frozenset({"orion-working"}), log, {"a": DEAD}, Labels(), max_attempts=3)
     assert plan.action is Action.REQUEUE and plan.counts_attempt
+
+
+def _log(*blocks: ClaimRecord | Tombstone):
+    return read_log([comment(cid, b) for cid, b in enumerate(blocks, 1)], TRUSTED)
+
+
+# A holder's outage marker decides the issue's fate only while nothing followed its run: a
+# release of its claim, or a later claim that ran, came before it (ADR 0092). The records of
+# "a" read `running` here: a late write undid its outage record, so only the marker says how
+# it ended (`interrupted`, STOPPED); as no event, the release or the next run decides.
+MARKER_ROWS = [
+    ("the marker alone decides: interrupted", [rec("a"), end("a")], Fate.STOPPED, "a"),
+    ("a release of its claim came first: the release decides", [rec("a"), dead("a"), end("a")],
+     Fate.RELEASED, "a"),
+    ("a release after the marker is newer anyway", [rec("a"), end("a"), dead("a")], Fate.RELEASED, "a"),
+    ("a later claim that ran came first: that run decides",
+     [rec("a"), dead("a"), rec("b", State.FINISHED), end("a")], Fate.FINISHED_FAILED, "b"),
+    ("a later claim that never ran does not overtake it",
+     [rec("a"), rec("b", State.LOST, pid=None), end("a")], Fate.STOPPED, "a"),
+    ("another claim's release before it does not overtake it",
+     [rec("a"), rec("b", State.LOST, pid=None), dead("b"), end("a")], Fate.STOPPED, "a"),
+    ("a release, not a marker, after a later run still decides",
+     [rec("a"), rec("b", State.FINISHED), dead("a")], Fate.RELEASED, "a"),
+    ("its own earlier copy decides as it would",
+     [rec("a"), end("a"), end("a")], Fate.STOPPED, "a"),
+]
+
+
+@pytest.mark.parametrize(("why", "blocks", "expected", "holder"), MARKER_ROWS,
+                         ids=[r[0] for r in MARKER_ROWS])
+def test_an_outage_marker_decides_only_while_nothing_followed_its_run(
+        why: str, blocks: list, expected: Fate, holder: str) -> None:
+    logged = _log(*blocks)
+    decided = fate(frozenset({Labels().working}), logged, {}, Labels(), 3)
+    assert decided.fate is expected
+    assert decided.holder is not None and decided.holder.record.token == holder

@@ -12,6 +12,7 @@ from fakes.memory_github import MemoryServer, ServerTime
 from orion_action.adapters import machine as local
 from orion_action.config import Config
 from orion_action.core.issue import read_log, trusted_set
+from orion_action.core.plan import Fate, fate
 from orion_action.core.record import (
     ReleaseAction,
     State,
@@ -147,28 +148,21 @@ def test_after_a_pass_requeued_it_the_labels_are_left_alone() -> None:
     assert read_log(s.comments(h.number), trusted_set("orion-bot", ())).attempts_used() == 0
 
 
-def test_a_passs_released_rewrite_landing_after_the_record_is_undone() -> None:
+def test_a_passs_released_rewrite_landing_after_every_outage_write_spends_no_attempt() -> None:
     """The pass read the record as `running`, the holder then wrote its account, and the pass's
-    rewrite of the visible line (from what it had read) lands after it: the holder looks again
-    a moment later and puts its account back, so the count stays withdrawn."""
+    rewrite of the visible line (from what it had read) lands after the outage path is done:
+    the record reads `running` again, but the outage marker appended after it, which no edit
+    undoes, keeps the count withdrawn, and the pass's release decides the fate (ADR 0092)."""
     s, h = holding([])
     running = h.claim.record
     tomb = Tombstone(running.token, ReleaseAction.REQUEUE, "no heartbeat", counts_attempt=True)
     s.comment(h.number, render_tombstone(tomb), login="orion-bot")
     s.remove_label(h.number, LAB.working)
     s.add_label(h.number, LAB.queue)
-    late = {"done": False}
-    sleep = h.clock.sleep
-
-    def sleep_then_the_pass_rewrites(seconds: float, wake: threading.Event | None = None) -> bool:
-        if not late["done"]:  # the holder's first look back: the pass's rewrite lands just before
-            late["done"] = True
-            s.edit(h.claim.comment_id, render_record(running, released="no heartbeat"))
-        return sleep(seconds, wake)
-
-    h.clock.sleep = sleep_then_the_pass_rewrites  # type: ignore[method-assign]
     assert h.record_outage("the renew deadline passed", 600, lambda _s: False)
-    assert late["done"]
-    rec = record(s, h)
-    assert rec.state is State.INTERRUPTED and not rec.counts_attempt and rec.released is None
-    assert read_log(s.comments(h.number), trusted_set("orion-bot", ())).attempts_used() == 0
+    s.edit(h.claim.comment_id, render_record(running, released="no heartbeat"))
+    assert record(s, h).state is State.RUNNING
+    log = read_log(s.comments(h.number), trusted_set("orion-bot", ()))
+    assert log.attempts_used() == 0
+    decided = fate(frozenset({LAB.working}), log, {}, LAB, 3)
+    assert decided.fate is Fate.RELEASED

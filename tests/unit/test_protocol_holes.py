@@ -23,7 +23,8 @@ from fakes.memory_github import BOT, PERSON, MemoryServer, ServerTime
 from orion_action.config import Config
 from orion_action.core.ending import finished
 from orion_action.core.issue import read_log, trusted_set
-from orion_action.core.liveness import Machine
+from orion_action.core.liveness import Liveness, Machine, Verdict
+from orion_action.core.plan import Fate, fate
 from orion_action.core.record import (
     HOLDER_END,
     ClaimRecord,
@@ -230,7 +231,8 @@ def first_record_write_lands_unanswered(s: MemoryServer) -> None:
 def test_an_outage_retry_never_hands_back_an_issue_a_next_run_holds() -> None:
     """Audit finding 2: the first try's record write landed but its answer was lost. A pass
     hands the issue back on that record at once (no staleness needed) and C claims. The next
-    try must leave C's lock and post no end marker after C's claim."""
+    try must leave C's lock. Its outage marker may follow C's claim (ADR 0092): it excuses the
+    attempt and is not the issue's newest event, so C's death would be C's fate."""
     logs: list[str] = []
     s, h = outage_holding(logs)
     first_record_write_lands_unanswered(s)
@@ -250,7 +252,12 @@ def test_an_outage_retry_never_hands_back_an_issue_a_next_run_holds() -> None:
     assert LAB.working in s.issue(1).labels and LAB.queue not in s.issue(1).labels
     assert record_of(s, c.comment_id).state is State.RUNNING
     log = read_log(s.comments(1), TRUSTED)
-    assert not [t for t in log.tombstones if t.tombstone.by == HOLDER_END]
+    [marker] = [t for t in log.tombstones if t.tombstone.by == HOLDER_END]
+    assert marker.tombstone.token == h.claim.record.token and marker.comment_id > c.comment_id
+    assert log.attempts_used() == 0
+    dead = {c.record.token: Verdict(Liveness.DEAD, "silent")}
+    decided = fate(frozenset({LAB.working}), log, dead, LAB, 3)
+    assert (decided.fate, decided.holder) == (Fate.DIED_UNSTARTED, log.find(c.record.token))  # no pid here
     assert not h.requeued
     assert "the next reconcile pass hands the issue back" in logs[-1]
 
