@@ -242,6 +242,12 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        self._append_outage_marker(record)\n",
         "",
     )],
+    # A holder reads GitHub's record of the cancel label when its issue changed (ADR 0093).
+    "a holder judges a cancel by the label alone (ADR 0093)": [(
+        "services/holding.py",
+        "        if lab.cancel in issue.labels or self._cancel_taken_off(issue, gh):",
+        "        if lab.cancel in issue.labels:",
+    )],
     "a holder's outage marker after a release or a later run decides the issue's fate (ADR 0092)": [(
         "core/plan.py",
         "                and not _overtaken(log, t)]",

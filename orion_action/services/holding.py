@@ -25,7 +25,7 @@ from orion_action.core.arbitration import (
     lost_reason,
 )
 from orion_action.core.beat import Bounds, Load, Promise, next_promise, renew_deadline
-from orion_action.core.cancelled import LabelEvent
+from orion_action.core.cancelled import LabelEvent, cancel_against_a_persons_queueing
 from orion_action.core.ending import Outcome, failed_for_outage, handed_back
 from orion_action.core.issue import Issue, IssueLog, read_log
 from orion_action.core.liveness import Machine
@@ -112,7 +112,7 @@ class Holding:
         self.sight = sight
         self.lost: str | None = None  # set once: why the claim is no longer ours
         self.released = False  # ...and whether a tombstone released it
-        self.cancel_requested = False  # a person added the cancel label
+        self.cancel_requested = False  # a person added the cancel label (its record, ADR 0093)
         self.result: str | None = None  # the command's result (core/result.py), for the final record
         # What the last completed beat (or the claim) promised in the record, and when it was
         # sent: judges go by the record's promise, so the lease does too (ADR 0045).
@@ -151,6 +151,9 @@ class Holding:
         listed = claim.comments.get(claim.comment_id)
         self._stamp: datetime | None = listed.updated_at if listed is not None else None
         self._read_at: tuple[datetime, float] | None = None
+        # The issue's `updated_at` as last judged for a cancel a stale write took off (ADR 0093);
+        # None: not yet (the first beat reads, the claim's own label writes having changed it).
+        self._issue_judged: datetime | None = None
 
     @property
     def number(self) -> int:
@@ -205,7 +208,7 @@ class Holding:
             stamp = self._write(record, gh)
         issue, now = gh.get_issue(c.number)
         lab = self.config.labels
-        if lab.cancel in issue.labels:
+        if lab.cancel in issue.labels or self._cancel_taken_off(issue, gh):
             self.cancel_requested = True
         # Every beat lists, whatever the issue's count says: a deletion and a post between two
         # beats leave the count equal (ADR 0044). Both reads are conditional: the issue's is
@@ -217,6 +220,31 @@ class Holding:
             self.promise, self.last_sent = promise, sent
             self.lease_until = max(self.lease_until, sent + renew_deadline(promise.stale_after))
             self._stamp = stamp
+
+    def _cancel_taken_off(self, issue: Issue, gh: GitHubPort) -> bool:
+        """Whether a person's cancel stands in GitHub's record although its label is gone (ADR
+        0093). A cancel sweep planned from an older read (a cancel carried out before this run
+        claimed) sends its removal of the cancel label with no compare-and-swap; landing late, it
+        takes off a cancel a person made against this run, and no beat would see the label. Read
+        only when the issue changed since it was last judged (every label write moves its
+        `updated_at`; a steady run's issue read is a free 304): one GraphQL query then, and at
+        the first beat. A read that fails is made again at the next beat."""
+        lab = self.config.labels
+        at, judged = issue.updated_at, self._issue_judged
+        changed = at is not None and (judged is None or at > judged)
+        if not changed or lab.working not in issue.labels:
+            return False
+        try:
+            events = gh.queue_history(self.number, lab.queue, lab.cancel).label_events
+        except AuthError:
+            raise
+        except GitHubError as exc:
+            self.log(f"#{self.number}: could not read GitHub's record of the cancel label ({exc}); next beat")
+            return False
+        self._issue_judged = issue.updated_at
+        trusted = self.claim.trusted
+        return cancel_against_a_persons_queueing(events, lab.queue, lab.cancel,
+                                                 lambda login: login.lower() in trusted) is not None
 
     def _next_promise(self, gh: GitHubPort, now: float) -> Promise:
         """What the next beat promises (core/beat.py): from the live claims, counted when the

@@ -59,3 +59,21 @@ def test_the_cancel_label_stops_a_running_child_within_a_beat_and_the_grace(
     (comment,) = claim_comments(repo, n)
     visible = comment["body"].split("-->", 1)[1]
     assert "cancelled" in visible and "working on" not in visible
+
+
+def test_a_cancel_taken_off_by_orion_still_stops_the_run(repo, orion_env, tmp_path, config):
+    """A cancel sweep's removal planned before a person's cancel lands after it (ADR 0093): the
+    label is gone before a beat reads it, and orion's own removal withdraws no cancel. The beat
+    finds the issue changed, reads GitHub's record and stops the run as cancelled."""
+    n = repo.create_issue("long work", [QUEUE])
+    child = Child(tmp_path)
+    r = Run(orion_env, tmp_path, "--issue", str(n), cmd=child.cmd, config=config)
+    child.wait_started()
+    wait_until(lambda: only_record(repo, n).state is State.RUNNING, message="never running")
+
+    repo.add_label(n, CANCEL)
+    repo.remove_label(n, CANCEL)  # under the bot's token: orion's removal
+    wait_until(child.gone, interval=0.02, message="the child outlived the cancel")
+    assert r.wait() == LOST, r.stderr
+    assert only_record(repo, n).state is State.CANCELLED
+    assert not set(repo.labels(n)) & {QUEUE, WORKING, CANCEL}

@@ -215,8 +215,11 @@ def test_a_stale_orion_label_write_does_not_stop_a_live_run(repo, proxy, orion_e
     wait_until(lambda: "put the lock back" in r.stderr, message=lambda: r.stderr)
     wait_until(lambda: set(repo.labels(n)) == {WORKING}, message=lambda: repo.labels(n))
     # What the put-back cost: one read of GitHub's label events, the lock, the stale queue label.
+    # A beat that finds the issue changed also reads GitHub's record of the cancel label once
+    # (ADR 0093): one landing between the two stale writes, and the one after the put-back,
+    # whose own writes changed the issue, if it came before the labels were read here.
     sent = [(e.method, e.path) for e in proxy.log[before:]]
-    assert sent.count(("POST", "/graphql")) == 1, sent
+    assert 1 <= sent.count(("POST", "/graphql")) <= 3, sent
     assert [x for x in sent if "/labels" in x[1]] == [
         ("POST", f"/repos/{repo.full_name}/issues/{n}/labels"),
         ("DELETE", f"/repos/{repo.full_name}/issues/{n}/labels/{QUEUE}")], sent

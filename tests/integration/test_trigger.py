@@ -125,7 +125,11 @@ def test_permission_none_reads_nothing(repo: RepoHandle, orion_env: dict[str, st
               config=fast_config(tmp_path, text=FAST + "trigger: {permission: none}\n"))
     assert run.wait() == 0, run.stderr
     assert child.marker.exists()
-    assert not [e for e in proxy.log if e.path.endswith("/events") or e.path == "/graphql"
+    # The claim, up to its post: the trigger check's reads would come first. (A beat, should the
+    # child outlive the first one, reads GitHub's record of the cancel label: ADR 0093.)
+    posted = next(i for i, e in enumerate(proxy.log)
+                  if e.method == "POST" and e.path.endswith(f"/issues/{n}/comments"))
+    assert not [e for e in proxy.log[:posted] if e.path.endswith("/events") or e.path == "/graphql"
                 or e.path.endswith("/permission")]
 
 

@@ -2196,6 +2196,24 @@ def outage_marker_after_a_next_run_finished() -> None:
         world.close()
 
 
+def stale_sweep_removal_takes_a_running_issues_new_cancel() -> None:
+    """The exact trace (163, 103), shrunk from the GraphQL-mode search: a pass's cancel sweep
+    sends its removal of the cancel label, which gets no answer; the person queues the issue
+    again and w4 claims it; the person cancels it again, and only then does the sweep's removal
+    land, taking that cancel off. w4's beats never see the label. Its beat finds the issue
+    changed since it last looked, reads GitHub's record, where the person's cancel stands
+    (orion's removal withdraws none), and stops the run (ADR 0093)."""
+    setup = explorer.Setup(issues=1, max_lag=2.5, whole_seconds=True, lag_seed="163-103", halts=True)
+    explorer.run_acts(setup, [
+        ('person', 'cancel', 1), ('person', 'force', 1), ('person', 'comment', 1), ('worker', 'm1', 1, False),
+        ('reconciler', 'm2'), ('reconciler', 'm1'), ('burst', 'r2', 7), ('worker', 'm2', 1, False),
+        ('worker', 'm1', 1, True), ('worker', 'm2', 1, False), ('fail', 'r2', 'lost', 2), ('step', 'r2'),
+        ('step', 'r2'), ('step', 'r2'), ('person', 'requeue', 1), ('race', 3), ('fail', 'r2', 'late', 3),
+        ('worker', 'm2', 1, False), ('burst', 'w4.claim', 8), ('burst', 'r2', 4), ('step', 'w4.claim'),
+        ('race', 3), ('burst', 'w4.claim', 2), ('person', 'cancel', 1), ('land', 2), ('step', 'w4.beat'),
+        ('burst', 'w4.beat', 7)])
+
+
 def incomplete_pass_does_not_anchor_the_next() -> None:
     """The default search's seed 29 episode 215, shrunk, on ADR 0088's first version: a person
     cancels issue 1; one pass's sweep carries the cancel out, the person queues the issue again,
@@ -2326,7 +2344,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
     f.__name__: f
     for f in (
         cancelled_during_an_outage_stays_cancelled, cancelled_then_unlocked_by_hand_stays_cancelled,
-        outage_marker_after_a_next_run_finished,
+        outage_marker_after_a_next_run_finished, stale_sweep_removal_takes_a_running_issues_new_cancel,
         pass_requeue_lands_after_a_cancel_carried_out, forced_release_while_the_holder_ends_cancelled,
         pass_killed_after_its_requeue_lands_over_a_carried_out_cancel,
         pass_killed_after_its_requeue_lands_then_a_pass_looks,
@@ -2416,7 +2434,8 @@ NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then
                                        "stalled_claim_posted_after_a_release_a_late_unqueue_undid",
                                        "stale_sweep_removal_lands_between_a_claims_lock_and_its_unqueue",
                                        "sweep_killed_after_its_stale_removal_then_a_pass_looks",
-                                       "incomplete_pass_does_not_anchor_the_next"})
+                                       "incomplete_pass_does_not_anchor_the_next",
+                                       "stale_sweep_removal_takes_a_running_issues_new_cancel"})
 # And those only the strand look repairs (ORION_MODEL_NO_STRAND_LOOK).
 NEEDS_THE_STRAND_LOOK = frozenset({"loser_posts_after_a_winner_a_late_tidy_unlocked",
                                    "pass_unlock_strands_a_claim_that_dies",

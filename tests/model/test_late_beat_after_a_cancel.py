@@ -24,10 +24,11 @@ from orion_action.core.record import HOLDER_END, ReleaseAction, State
 
 SETUP = Setup(issues=3, max_lag=4.0, whole_seconds=True, clones=True, lag_seed="41-127", skew=0.0,
               pauses=False, guardians_die=False, dispatch=True, repos=1, halts=True)
-# The shrunk trace `simulate.py --seed 41 --no-random --episodes 130` printed before this ADR.
+# The shrunk trace `simulate.py --seed 41 --no-random --episodes 130` printed before this ADR,
+# with one more beat step (the first beat reads GitHub's record of the cancel label, ADR 0093).
 TRACE: list[explorer.Act] = [
     ("worker", "m2", None, False), ("worker", "m1-clone", 3, False), ("burst", "w1.claim", 5), ("race", 3),
-    ("burst", "w1.beat", 6), *[("step", "w1.beat")] * 3, ("signal", "w1"), ("step", "w1.end"), ("time", 1.0),
+    ("burst", "w1.beat", 7), *[("step", "w1.beat")] * 3, ("signal", "w1"), ("step", "w1.end"), ("time", 1.0),
     ("burst", "w1.end", 6), ("step", "w1.beat"),
 ]
 N = 3

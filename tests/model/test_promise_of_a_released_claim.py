@@ -27,12 +27,13 @@ from orion_action.core.record import render_record
 SETUP = Setup(issues=2, max_lag=2.5, whole_seconds=True, clones=False, lag_seed="44-90", skew=-2.0,
               pauses=False, guardians_die=True, dispatch=False, repos=1, halts=True)
 # The shrunk trace `ORION_MODEL_ADAPTIVE=1 simulate.py --seed 44 --no-random --episodes 91`
-# printed before this ADR, with the beat's burst cut from 7 steps to 4: the release then lists
-# within the first beat's lag. The trace as printed reached the shape only through the fake's
+# printed before this ADR, with the beat's burst cut from 7 steps to 4 (5 since the first beat
+# reads GitHub's record of the cancel label, ADR 0093): the release then lists within the
+# first beat's lag. The trace as printed reached the shape only through the fake's
 # lag bug (an expired lag extended, showing a body 9 s old), fixed since (ADR 0064's note).
 TRACE: list[explorer.Act] = [
     ("worker", "m2", 1, False), ("burst", "w0.claim", 7), ("step", "w0.claim"), ("person", "force", 1),
-    ("burst", "w0.beat", 4), ("burst", "r0", 5), ("step", "r0"),
+    ("burst", "w0.beat", 5), ("burst", "r0", 5), ("step", "r0"),
 ]
 N = 1
 

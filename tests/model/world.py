@@ -136,8 +136,10 @@ KNOWN_HOLES = {
         "its removal and puts a cancel standing there back (ADR 0073: scenario "
         "cancel_made_after_the_sweeps_read); killed between its removal and that read, it leaves the "
         "labels saying queued, and the next pass takes the queue label off from the record (ADR 0085; "
-        "trace (31, 110) closed). Open: the holder side, a holder made before the new cancel, whose beat "
-        "never sees the label, runs on (trace (163, 103): the removal lands late, after the pass gave up)"),
+        "trace (31, 110) closed). The holder side, a run claimed before the new cancel whose beat never "
+        "sees the label: its beat reads GitHub's record when the issue changed and stops (ADR 0093, trace "
+        "(163, 103) closed). Open: that read failing at the first beat after the cancel, which leaves the "
+        "stop to the next beat"),
 }
 
 
