@@ -2214,6 +2214,29 @@ def stale_sweep_removal_takes_a_running_issues_new_cancel() -> None:
         ('burst', 'w4.beat', 7)])
 
 
+def ending_after_a_forced_release_and_a_next_claim() -> None:
+    """A person force-releases w0's run (its child goes on until w0's next beat) and the issue,
+    back in the queue, is claimed by w1, which runs. w0's child then exits 0 before w0 beats
+    again. Its ending reads the issue and the new comments first (the fence, as every beat):
+    the tombstone names its claim, so it writes `lost` and moves no label. An ending that
+    skipped that check would put `ready` on w1's running issue and take w1's lock off."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        _run(world, world.spawn_forced_release(ISSUE))
+        _given(LAB.queue in world.gh_of(ISSUE).issue(ISSUE).labels, "the release did not requeue")
+        w1 = _running(world, "m2")
+        world.child_exits(w0, 0)
+        world.react()
+        _run(world, f"{w0.name}.end")
+        labels = world.gh_of(ISSUE).issue(ISSUE).labels
+        assert labels & {LAB.working, LAB.ready} == {LAB.working}, f"w0's ending moved w1's labels: {labels}"
+        _given(world.child_alive(w1), f"{w1.name} stopped")
+        _settle(world)
+    finally:
+        world.close()
+
+
 def incomplete_pass_does_not_anchor_the_next() -> None:
     """The default search's seed 29 episode 215, shrunk, on ADR 0088's first version: a person
     cancels issue 1; one pass's sweep carries the cancel out, the person queues the issue again,
@@ -2345,6 +2368,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
     for f in (
         cancelled_during_an_outage_stays_cancelled, cancelled_then_unlocked_by_hand_stays_cancelled,
         outage_marker_after_a_next_run_finished, stale_sweep_removal_takes_a_running_issues_new_cancel,
+        ending_after_a_forced_release_and_a_next_claim,
         pass_requeue_lands_after_a_cancel_carried_out, forced_release_while_the_holder_ends_cancelled,
         pass_killed_after_its_requeue_lands_over_a_carried_out_cancel,
         pass_killed_after_its_requeue_lands_then_a_pass_looks,
