@@ -142,8 +142,7 @@ class Holding:
         # The outage record once a try sent it: from then on it may be on GitHub, a pass may
         # hand the issue back on it at once, and no later try moves a label (ADR 0024).
         self._outage_record: ClaimRecord | None = None
-        self._outage_nonce = secrets.token_hex(8)
-        self._outage_marked = False
+        self._outage_marked = False  # our outage marker was posted (ADR 0092)
         # GitHub's stamp of our last record write that a judge counts from (the claim as
         # listed, then each beat that found the claim ours), and GitHub's time at our last
         # fresh read with our clock just before it: the label-write bound on GitHub's clock,
@@ -447,11 +446,11 @@ class Holding:
         except GitHubError:  # the whole request refused: nothing landed
             return None, None
 
-    def _mark_end(self, record: ClaimRecord, nonce: str | None = None) -> None:
+    def _mark_end(self, record: ClaimRecord) -> None:
         """A beat we gave up on may still land and turn the final record back into "running"
         (defect 11 of the v0.1 audit): append an end marker, which no edit can undo, and from
-        which every reader takes the run's end. One request, only in that case. `nonce` makes
-        a repeated post of one marker find the first (`post_comment`'s marker)."""
+        which every reader takes the run's end. One request, only in that case (and after an
+        outage record, ADR 0092)."""
         action = {
             State.FINISHED: ReleaseAction.FINISHED,
             State.INTERRUPTED: ReleaseAction.INTERRUPTED,
@@ -463,20 +462,21 @@ class Holding:
             reason=record.note or f"exit code {record.exit_code}",
             counts_attempt=record.state is State.INTERRUPTED and record.counts_attempt,
             by=HOLDER_END,
-            extra={"exit_code": record.exit_code, "nonce": nonce or secrets.token_hex(8)},
+            extra={"exit_code": record.exit_code, "nonce": secrets.token_hex(8)},
         )
         self.gh.post_comment(self.number, render_tombstone(marker), marker=marker.extra["nonce"])
 
     def _append_outage_marker(self, record: ClaimRecord) -> None:
-        """Our outage account, appended once after the record (ADR 0092): an edit of the record
-        has no compare-and-swap, and a write sent before ours (a beat we could not wait for, a
-        release's rewrite from an older read) may land over it after every look back. A marker
-        no edit can undo excuses the attempt for good (`IssueLog.attempts_used`); it decides the
-        issue's fate only while nothing followed our run (`core.plan._last_event`). A try that
-        got no answer is repeated with the same nonce, so it lands once."""
+        """Our outage account, appended after the record (ADR 0092): an edit of the record has
+        no compare-and-swap, and a write sent before ours (a beat we could not wait for, a
+        release's rewrite from an older read) may land over it at any later time. A marker no
+        edit can undo excuses the attempt for good (`IssueLog.attempts_used`); it decides the
+        issue's fate only while nothing followed our run (`core.plan._overtaken`). Each try
+        posts it until one was answered: a post whose answer was lost may leave a second copy,
+        which changes nothing (the first overtakes it, and the excuse is per claim)."""
         if self._outage_marked:
             return
-        self._mark_end(record, nonce=self._outage_nonce)
+        self._mark_end(record)
         self._outage_marked = True
 
     def give_up(self, why: str, released: bool) -> None:
