@@ -120,7 +120,9 @@ class InvariantError(AssertionError):
 # over a cancel carried out; every reader sets orion's own queue labels aside and each pass
 # looks at the queued issues changed since the previous one, ADR 0085) and `late-unqueue` (a
 # claim's unqueue landing after a release back to the queue: the pass puts the label back, ADR
-# 0086, and the strand look reads past a loser's claim to the winner's).
+# 0086, and the strand look reads past a loser's claim to the winner's). And
+# `outage-record-overwritten` (a write sent before the holder's outage record landing over it):
+# the holder appends its account as an end marker no edit undoes (ADR 0092).
 KNOWN_HOLES = {
     "stale-pass-repair": (
         "a pass's label write, planned before a person's requeue, lands after it (ADR 0054). Closed where "
