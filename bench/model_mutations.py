@@ -598,6 +598,11 @@ ENVIRONMENTS.update({name: NO_STRAND_LOOK for name in (
     "a release by hand unlocks a queued lock with no claim listed, not queueing it (ADR 0052)",
 )})
 
+# And the ADR 0053 rule a holder's read of GitHub's record of the cancel label now also covers
+# (ADR 0093): judged with holders that go by the label alone.
+ENVIRONMENTS["the cancel sweep takes the labels off while a claim may still add its lock (ADR 0053)"] = {
+    "ORION_MODEL_NO_HOLDER_CANCEL_READ": "1"}
+
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which
 # replays every episode the mutated code breaks: only a break the unmutated code survives on
 # the very same actions is a kill (explorer.explore's `reference`). Known holes excuse nothing.
@@ -631,15 +636,16 @@ for seed in json.loads(sys.argv[4]):
         broken = f"seed {seed} episode {failure.episode}: " + last
         break
 if broken is None:  # the directed scenarios (tests/model/scenarios.py): the code as it is passes them all
-    from model.scenarios import (NEEDS_THE_NEXT_PASS_LOOKS, NEEDS_THE_STRAND_LOOK, SCENARIOS,
-                                 STALE_LOCK_REMOVALS, Unplayable)
+    from model.scenarios import (NEEDS_THE_HOLDER_CANCEL_READ, NEEDS_THE_NEXT_PASS_LOOKS,
+                                 NEEDS_THE_STRAND_LOOK, SCENARIOS, STALE_LOCK_REMOVALS, Unplayable)
     from model.scheduler import SchedulerError
-    from model.world import NEXT_PASS_LOOKS, STRAND_LOOK, STRICT_LOCKS, InvariantError
+    from model.world import HOLDER_CANCEL_READ, NEXT_PASS_LOOKS, STRAND_LOOK, STRICT_LOCKS, InvariantError
     for name, scenario in SCENARIOS.items():
         if STRICT_LOCKS and name in STALE_LOCK_REMOVALS:
             continue  # the code as it is takes a live run's lock off there: strict mode breaks it
         if (not NEXT_PASS_LOOKS and name in NEEDS_THE_NEXT_PASS_LOOKS) or (
-                not STRAND_LOOK and name in NEEDS_THE_STRAND_LOOK):
+                not STRAND_LOOK and name in NEEDS_THE_STRAND_LOOK) or (
+                not HOLDER_CANCEL_READ and name in NEEDS_THE_HOLDER_CANCEL_READ):
             continue  # the code as it is leaves labels there only the next pass's looks repair
         try:
             scenario()

@@ -214,7 +214,8 @@ def outage_record_put_back_unchanged() -> None:
         world.fail(end, "ambiguous")  # the record lands; its answer is lost
         _run(world, end, _ops(world, end, "sleep"))
         world.step(end)  # the retry's wait is over
-        _run(world, end, _ops(world, end, "get_comment"))
+        # The retry stops before its first look at the record, or before any rewrite of it.
+        _run(world, end, _ops(world, end, "get_comment", "edit_comment"))
         _pass(world)
         w1 = world.spawn_worker("m2")
         claim = f"{w1.name}.claim"
@@ -2460,6 +2461,9 @@ NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then
                                        "sweep_killed_after_its_stale_removal_then_a_pass_looks",
                                        "incomplete_pass_does_not_anchor_the_next",
                                        "stale_sweep_removal_takes_a_running_issues_new_cancel"})
+# And those only a holder's read of GitHub's record of the cancel label stops (ADR 0093;
+# ORION_MODEL_NO_HOLDER_CANCEL_READ).
+NEEDS_THE_HOLDER_CANCEL_READ = frozenset({"stale_sweep_removal_takes_a_running_issues_new_cancel"})
 # And those only the strand look repairs (ORION_MODEL_NO_STRAND_LOOK).
 NEEDS_THE_STRAND_LOOK = frozenset({"loser_posts_after_a_winner_a_late_tidy_unlocked",
                                    "pass_unlock_strands_a_claim_that_dies",

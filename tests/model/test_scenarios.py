@@ -7,7 +7,13 @@ from __future__ import annotations
 import pytest
 
 from model import world
-from model.scenarios import NEEDS_THE_NEXT_PASS_LOOKS, NEEDS_THE_STRAND_LOOK, SCENARIOS, STALE_LOCK_REMOVALS
+from model.scenarios import (
+    NEEDS_THE_HOLDER_CANCEL_READ,
+    NEEDS_THE_NEXT_PASS_LOOKS,
+    NEEDS_THE_STRAND_LOOK,
+    SCENARIOS,
+    STALE_LOCK_REMOVALS,
+)
 from model.world import InvariantError
 
 
@@ -36,8 +42,9 @@ def test_every_other_scenario_holds_in_strict_mode(name: str, monkeypatch: pytes
 
 
 # The worlds without a look (the mutation bench's modes for the rules those looks mend, ADRs
-# 0085, 0086, 0088 and 0072), each with the scenarios only that look repairs.
-WITHOUT_A_LOOK = {"NEXT_PASS_LOOKS": NEEDS_THE_NEXT_PASS_LOOKS, "STRAND_LOOK": NEEDS_THE_STRAND_LOOK}
+# 0085, 0086, 0088, 0072 and 0093), each with the scenarios only that look repairs.
+WITHOUT_A_LOOK = {"NEXT_PASS_LOOKS": NEEDS_THE_NEXT_PASS_LOOKS, "STRAND_LOOK": NEEDS_THE_STRAND_LOOK,
+                  "HOLDER_CANCEL_READ": NEEDS_THE_HOLDER_CANCEL_READ}
 
 
 @pytest.mark.parametrize(("switch", "name"), [(switch, name) for switch, needs in WITHOUT_A_LOOK.items()

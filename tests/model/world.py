@@ -80,6 +80,10 @@ STRICT_LOCKS = os.environ.get("ORION_MODEL_STRICT_LOCKS") == "1"
 # ADR 0065's put-back has its strict mode.
 NEXT_PASS_LOOKS = os.environ.get("ORION_MODEL_NO_NEXT_PASS_LOOKS") != "1"
 STRAND_LOOK = os.environ.get("ORION_MODEL_NO_STRAND_LOOK") != "1"
+# ORION_MODEL_NO_HOLDER_CANCEL_READ=1 (the bench only): holders judge a cancel by the label alone,
+# without ADR 0093's read of GitHub's record, which also catches what an older sweep rule guards
+# against (ADR 0053: a sweep that takes the cancel label off before a claim's lock lands).
+HOLDER_CANCEL_READ = os.environ.get("ORION_MODEL_NO_HOLDER_CANCEL_READ") != "1"
 # Every holder runs with run.idle_timeout: only a child the driver stopped (SIGSTOP) is ever
 # silent, so it changes nothing for the others (World.child_halts).
 IDLE_TIMEOUT = 90.0
@@ -608,6 +612,8 @@ class World:
         m = w.proc.machine
         h = Holding(self._gh(self.gh_of(claim.number)), claim, self.holding_config, self.log.append,
                     self.clock_of(m), self.machine(m), self.sight(m))
+        if not HOLDER_CANCEL_READ:
+            h._cancel_taken_off = lambda _issue, _gh: False  # type: ignore[method-assign]
         w.holding = h
         if h.lease_left() <= 0:  # the wrapper gives up before starting anything
             self._spawn_ending(w, "lease")
