@@ -204,9 +204,19 @@ def read_log(comments: Iterable[Comment], trusted: frozenset[str]) -> IssueLog:
     )
 
 
-def trusted_set(own_login: str | None, configured: Iterable[str]) -> frozenset[str]:
-    """The token's own login plus the configured ones; GitHub logins are case-insensitive."""
+class Logins(frozenset[str]):
+    """Lower-cased GitHub logins: orion's trusted authors. GitHub logins are case-insensitive,
+    so `has` lowers the login it is asked about."""
+
+    def has(self, login: str) -> bool:
+        """Whether `login` is one of these: a label event's actor is orion's when this holds,
+        and the rules that set orion's own removals aside ask it (ADR 0061)."""
+        return login.lower() in self
+
+
+def trusted_set(own_login: str | None, configured: Iterable[str]) -> Logins:
+    """The token's own login plus the configured ones."""
     names = {n.lower() for n in configured}
     if own_login:
         names.add(own_login.lower())
-    return frozenset(names)
+    return Logins(names)

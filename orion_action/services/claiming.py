@@ -29,7 +29,7 @@ from orion_action.core.arbitration import (
 )
 from orion_action.core.beat import Bounds, Load, refusal
 from orion_action.core.cancelled import cancel_against_a_persons_queueing
-from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
+from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, Logins, read_log, trusted_set
 from orion_action.core.liveness import Machine
 from orion_action.core.queue import FIRST_PICK_SPREAD, first_pick, next_pick, pick_order, relist
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State, render_record
@@ -118,7 +118,7 @@ class Claim:
     issue: Issue
     comment_id: int
     record: ClaimRecord
-    trusted: frozenset[str]
+    trusted: Logins
     lease_start: float  # clock.monotonic() when the claim was sent: the lease counts from here
     comments: dict[int, Comment] = field(default_factory=dict)  # every comment read so far
     # The ids the issue's listing showed, in its order, as last listed (the fence reads on from
@@ -301,7 +301,7 @@ class Claimer:
             actions=self.actions_run,
         )
         lease_start = self.clock.monotonic()
-        claim = Claim(issue, 0, record, frozenset(), lease_start, live=self.live)
+        claim = Claim(issue, 0, record, Logins(), lease_start, live=self.live)
         # No claim write may outlast the lease: a claimer that stalls must not act after a judge
         # may already presume it dead (defect 2 of the v0.1 audit).
         in_lease = Policy(self.clock, lease_start + self.config.renew_deadline)
@@ -548,8 +548,7 @@ def restore_queue(gh: GitHubPort, config: Config, claim: Claim, log: Log) -> boo
         # sweep's, and the issue stays out of the queue (`repair-undoes-cancel`, ADR 0073). A
         # stale pass's queue addition after that cancel does not withdraw it (ADR 0083).
         record = gh.queue_history(n, lab.queue, lab.cancel).label_events
-        if cancel_against_a_persons_queueing(record, lab.queue, lab.cancel,
-                                             lambda login: login.lower() in claim.trusted):
+        if cancel_against_a_persons_queueing(record, lab.queue, lab.cancel, claim.trusted.has):
             log(f"#{n}: the issue was cancelled after it was released back to the queue: not queued again")
             return False
         gh.add_labels(n, [lab.queue])

@@ -241,9 +241,8 @@ class Holding:
             self.log(f"#{self.number}: could not read GitHub's record of the cancel label ({exc}); next beat")
             return False
         self._issue_judged = issue.updated_at
-        trusted = self.claim.trusted
         return cancel_against_a_persons_queueing(events, lab.queue, lab.cancel,
-                                                 lambda login: login.lower() in trusted) is not None
+                                                 self.claim.trusted.has) is not None
 
     def _next_promise(self, gh: GitHubPort, now: float) -> Promise:
         """What the next beat promises (core/beat.py): from the live claims, counted when the
@@ -345,7 +344,7 @@ class Holding:
                 unlisted=issue.comments > len(c.listed),
                 record=record,
                 posted_at=posted.created_at,
-                is_orion=lambda login: login.lower() in c.trusted,
+                is_orion=c.trusted.has,
                 lab=lab,
             )
         except Unavailable:

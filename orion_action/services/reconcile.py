@@ -25,7 +25,7 @@ from orion_action.core.cancelled import (
     swept_a_newer_cancel,
     swept_an_uncancelled_queueing,
 )
-from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, read_log, trusted_set
+from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, Logins, read_log, trusted_set
 from orion_action.core.liveness import (
     MISSED_BEAT_FACTOR,
     Machine,
@@ -119,7 +119,7 @@ class Reconciler:
         self.log = log
         self.here = here
         self.sight = sight
-        self._trusted: frozenset[str] | None = None
+        self._trusted: Logins | None = None
         # Whether this pass looks for issues a dead holder left with no label (ADR 0072): the
         # reconcile pass does, `status` and `release` do not.
         self.strands = False
@@ -137,15 +137,13 @@ class Reconciler:
         self.incomplete: list[str] = []
 
     @property
-    def trusted(self) -> frozenset[str]:
+    def trusted(self) -> Logins:
+        """orion's logins (the token's and the trusted authors): read at first use, since the
+        token's login may cost a request. Their label removals carry a cancel out, they never
+        withdraw one (ADR 0061)."""
         if self._trusted is None:
             self._trusted = trusted_set(self.gh.own_login(), self.config.trusted_authors)
         return self._trusted
-
-    def _is_orion(self, login: str) -> bool:
-        """Whether a label event's actor is orion (its token's login or a trusted author): its
-        removals carry a cancel out, they never withdraw one (ADR 0061)."""
-        return login.lower() in self.trusted
 
     # -- reading --------------------------------------------------------------------------
 
@@ -352,9 +350,9 @@ class Reconciler:
                 continue
             window = writes_land_within(risk.claim.record, self.config.stale_after, LABEL_LANDING_MARGIN_S)
             lands_by = risk.claim.created_at + timedelta(seconds=window)
-            if not taken_by_a_late_unqueue(events, lab.queue, self._is_orion, risk.since, lands_by):
+            if not taken_by_a_late_unqueue(events, lab.queue, self.trusted.has, risk.since, lands_by):
                 continue
-            if cancel_against_a_persons_queueing(events, lab.queue, lab.cancel, self._is_orion):
+            if cancel_against_a_persons_queueing(events, lab.queue, lab.cancel, self.trusted.has):
                 continue  # the issue was cancelled since: it carries no label (ADR 0078)
             why = (f"the issue carried no label: after {risk.what}, that claim's late {lab.queue} label "
                    f"removal took the queueing; queued again")
@@ -399,7 +397,7 @@ class Reconciler:
             n = issue.number
             try:
                 events = self.gh.queue_history(n, lab.queue, lab.cancel, lab.working).label_events
-                if orion_took_the_queue_label(events, lab.queue, self._is_orion) is None:
+                if orion_took_the_queue_label(events, lab.queue, self.trusted.has) is None:
                     continue
                 comments, _ = self.gh.list_comments(n)
                 read, _ = self.gh.get_issue(n)  # after the listing (ADR 0082)
@@ -411,8 +409,8 @@ class Reconciler:
             if read.comments > len(comments) or not is_stranded(read.is_open, read.labels, lab):
                 continue  # a claim not listed yet (default seed 10 episode 21), or labelled since
             claims = read_log(comments, self.trusted).claims
-            taken = queueing_a_stale_removal_took(events, lab.queue, lab.cancel, lab.working, self._is_orion,
-                                                  oldest, claims)
+            taken = queueing_a_stale_removal_took(events, lab.queue, lab.cancel, lab.working,
+                                                  self.trusted.has, oldest, claims)
             if taken is None or refused_after(comments, self.trusted, taken.at):
                 continue
             who = taken.login or "someone"
@@ -444,7 +442,7 @@ class Reconciler:
         except GitHubError as exc:
             self._looked_short(f"#{n}: could not read whether a stranded issue was cancelled ({exc})")
             return None
-        return standing_cancel(history.label_events, lab.queue, lab.cancel, self._is_orion) is not None
+        return standing_cancel(history.label_events, lab.queue, lab.cancel, self.trusted.has) is not None
 
     def execute_strand(self, s: Survey) -> Plan:
         """Release the dead claims of a stranded issue and put its labels on (`plan_strand`).
@@ -543,7 +541,7 @@ class Reconciler:
                 reason = f"a run took the issue meanwhile; its holder stops at the {lab.cancel} label"
                 return replace(plan, action=Action.KEEP, reason=reason)
             requeued = swept_an_uncancelled_queueing(issue.labels, history.label_events, lab.queue,
-                                                     lab.cancel, lab.working, self._is_orion)
+                                                     lab.cancel, lab.working, self.trusted.has)
             if requeued is not None:
                 # A queueing made after the cancel was carried out (by another pass), taken by
                 # our removal planned before it: put it back (ADR 0073).
@@ -573,7 +571,7 @@ class Reconciler:
         history = self.gh.queue_history(n, lab.queue, lab.cancel)
         issue = history.issue if history.issue is not None else self.gh.get_issue(n)[0]
         newer = swept_a_newer_cancel(issue.labels, history.label_events, lab.queue, lab.cancel, lab.working,
-                                     self._is_orion)
+                                     self.trusted.has)
         if newer is None:
             return None
         self.gh.add_labels(n, [lab.cancel])
@@ -613,7 +611,7 @@ class Reconciler:
                 self._looked_short(f"#{issue.number}: could not read whether a cancel stands ({exc})")
                 continue
             cancel = cancel_against_a_persons_queueing(history.label_events, lab.queue, lab.cancel,
-                                                       self._is_orion)
+                                                       self.trusted.has)
             if cancel is not None:
                 who = cancel.login or "someone"
                 why = (f"cancelled: {who} added the {lab.cancel} label after a person last queued the issue "
@@ -641,7 +639,7 @@ class Reconciler:
         if lab.queue in after.labels or lab.working in after.labels:
             return plan
         if cancel_against_a_persons_queueing(history.label_events, lab.queue, lab.cancel,
-                                             self._is_orion) is not None:
+                                             self.trusted.has) is not None:
             return plan
         self.gh.add_labels(n, [lab.queue])
         why = f"a person queued the issue again while the pass ran; the {lab.queue} label is back"
@@ -736,7 +734,7 @@ class Reconciler:
         lab = self.config.labels
         history = self.gh.queue_history(n, lab.queue, lab.cancel)
         events = history.label_events
-        cancel = cancel_against_a_persons_queueing(events, lab.queue, lab.cancel, self._is_orion)
+        cancel = cancel_against_a_persons_queueing(events, lab.queue, lab.cancel, self.trusted.has)
         if cancel is None:
             return None
         self.gh.remove_label(n, lab.queue)

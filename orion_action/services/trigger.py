@@ -23,7 +23,7 @@ from typing import NoReturn
 
 from orion_action.config import PERMISSIONS, Config
 from orion_action.core.cancelled import cancel_against_a_persons_queueing
-from orion_action.core.issue import trusted_set
+from orion_action.core.issue import Logins, trusted_set
 from orion_action.errors import GitHubError, NotClaimed, UsageError
 from orion_action.ports import GitHubPort, Queued, QueueHistory
 
@@ -122,13 +122,13 @@ def refuse_if_cancelled(gh: GitHubPort, config: Config, n: int, history: QueueHi
         # lags a requeue, and an older cancel must not take that queueing. Ask again later.
         raise NotClaimed(f"trigger: GitHub's label events of #{n} do not show its {lab.queue!r} label yet; "
                          "not running")
-    orion: frozenset[str] | None = None
+    orion: Logins | None = None
 
     def is_orion(login: str) -> bool:
         nonlocal orion
-        if orion is None:
+        if orion is None:  # asked only now: the token's login may cost a request (GET /user)
             orion = trusted_set(own(), config.trusted_authors)
-        return login.lower() in orion
+        return orion.has(login)
 
     cancel = cancel_against_a_persons_queueing(events, lab.queue, lab.cancel, is_orion)
     if cancel is None:
@@ -151,7 +151,7 @@ def _approver(
         if at_least(have, need):
             return queued, have
         # Asked only now: the token's login may cost a request (GET /user).
-        if queued.login.lower() not in trusted_set(own(), config.trusted_authors):
+        if not trusted_set(own(), config.trusted_authors).has(queued.login):
             _refuse(gh, config, n, f"orion-refused-{queued.event_id}",
                     f"{_code(queued.login)} queued this issue and has {have} access to {gh.full_name}; "
                     f"trigger.permission needs {need} or more to start a run")

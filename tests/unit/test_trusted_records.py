@@ -67,3 +67,12 @@ def test_trusted_authors_are_matched_by_user_id() -> None:
     assert repo._trusted_view(_comment(squatter)).author == "helper (another account, id 666)"
     # The token's own login needs no look-up: it cannot change hands while the token works.
     assert trusted_tombstones(repo, data(TOMB, login="orion-bot", user_id=1, cid=13)) == ["t1"]
+
+
+def test_orion_s_logins_match_whatever_the_case() -> None:
+    """GitHub logins are case-insensitive: a label event's actor spelt `Orion-Bot` is orion's, and
+    the rules that set orion's own removals aside must see it so (trusted_set(...).has)."""
+    orion = trusted_set("Orion-Bot", ("Helper",))
+    assert orion.has("orion-bot") and orion.has("ORION-BOT") and orion.has("helper")
+    assert not orion.has("someone") and not orion.has("orion-bot2")
+    assert orion == {"orion-bot", "helper"}  # still a set of lower-cased logins for read_log
