@@ -250,8 +250,13 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a holder's outage marker after a release or a later run decides the issue's fate (ADR 0092)": [(
         "core/plan.py",
-        "                and not _overtaken(log, t)]",
+        "                and not overtaken(log, t)]",
         "                ]",
+    )],
+    "the late-unqueue look takes a holder's overtaken outage marker for the last event (ADR 0092)": [(
+        "core/requeue.py",
+        "*(t for t in log.tombstones if not overtaken(log, t))]",
+        "*log.tombstones]",
     )],
     # Adaptive beats (ADR 0045): run with ORION_MODEL_ADAPTIVE=1 (ENVIRONMENTS below), where a
     # 2 s base beat stretches nine-fold and records promise several times the judges' stale_after.
@@ -437,10 +442,9 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # A released holder's repair does not count a stale queue addition as a requeue (ADR 0083).
     "a released holder's repair counts orion's stale queue addition as a new queueing (ADR 0083)": [(
         "services/claiming.py",
-        "        if cancel_against_a_persons_queueing(record, lab.queue, lab.cancel,\n"
-        "                                             lambda login: login.lower() in claim.trusted):",
+        "        if cancel_against_a_persons_queueing(record, lab.queue, lab.cancel, claim.trusted.has):",
         "        if __import__('orion_action.core.cancelled', fromlist=['_']).standing_cancel(\n"
-        "                record, lab.queue, lab.cancel, lambda login: login.lower() in claim.trusted):",
+        "                record, lab.queue, lab.cancel, claim.trusted.has):",
     )],
     # A loser's tidy reads the labels after its listing (ADR 0082).
     "a loser's tidy reads the labels before it lists the comments (ADR 0082)": [(
@@ -469,9 +473,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # The next pass looks at the queued issues a cancel still stands against (ADR 0085).
     "a pass does not look at the queued issues a cancel still stands against (ADR 0085)": [(
         "services/reconcile.py",
-        "        done += [self._carried_out(p, dry_run, partial(self.execute_cancelled_queue, p), "
-        "\"cancel\")\n                 for p in self.survey_cancelled_queue()]\n",
-        "",
+        "            if cancel is not None:\n                who = cancel.login or \"someone\"\n",
+        "            if False:\n                who = cancel.login or \"someone\"\n",
     )],
     # The next pass queues again an issue a released claim's late unqueue stranded (ADR 0086).
     "a pass does not put back a requeue a released claim's late unqueue took (ADR 0086)": [(
@@ -510,6 +513,27 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "services/reconcile.py",
         "            duplicate = self._beaten_to_it(fresh_log, plan, set(mine), known, before_mine=True)",
         "            duplicate = self._beaten_to_it(fresh_log, plan, set(mine), known)",
+    )],
+    # An unqueue whose answer was lost and whose retry found the label gone is not "mine" (ADR 0096).
+    "a winner's unqueue that went unanswered and then read 404 counts as taking the queueing (ADR 0096)": [(
+        "services/claiming.py",
+        "                    took_queueing = self._took_the_queueing(claim, issue.read_at)",
+        "                    took_queueing = True",
+    )],
+    # The late-unqueue look counts orion's removal however late it landed (ADR 0095).
+    "the late-unqueue look bounds orion's removal by the released claim's lease (ADR 0095)": [(
+        "services/reconcile.py",
+        "            if not taken_by_a_late_unqueue(events, lab.queue, self.trusted.has, risk.since):",
+        "            if not taken_by_a_late_unqueue(events, lab.queue, self.trusted.has, risk.since) or (\n"
+        "                    orion_took_the_queue_label(events, lab.queue, self.trusted.has).at"
+        " > risk.claim.created_at + timedelta(seconds=2 / 3 * max(self.config.stale_after,"
+        " risk.claim.record.stale_after) + 12)):",
+    )],
+    # The next pass takes off a stale fate that landed beside a person's queueing (ADR 0094).
+    "a pass leaves a fate orion added after a person's queueing and the lock's removal (ADR 0094)": [(
+        "core/stale_add.py",
+        "            stale.append(name)  # row stale-fate (else row persons-fate)",
+        "            pass",
     )],
     # A pass rewrites only the record of a holder it saw gone (ADR 0090).
     "a pass rewrites the record of a holder judged dead by its silence (ADR 0090)": [(
@@ -590,6 +614,8 @@ ENVIRONMENTS.update({name: NO_NEXT_PASS_LOOKS for name in (
     "a release's re-read of a record it rewrites compares whole-second times only (ADR 0080)",
     "a claimer's lost record says nothing of its unqueue (ADR 0067)",
     "the cancel sweep does not put back a queueing its removal took after its read (ADR 0073)",
+    # its two fates are repaired by the next pass's look at the queue (ADR 0094)
+    "a pass keeps a fate it added after someone else moved the labels (ADR 0073)",
 )})
 # And those the strand look mends (ADR 0072): judged without it, and without the other two.
 NO_STRAND_LOOK = {**NO_NEXT_PASS_LOOKS, "ORION_MODEL_NO_STRAND_LOOK": "1"}

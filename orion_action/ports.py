@@ -103,10 +103,10 @@ class GitHubPort(Protocol):
         """`login`'s access level to the repository ("none" for an outsider)."""
         ...
 
-    def queue_history(self, number: int, label: str, cancel: str = "", lock: str = "") -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "", *others: str) -> QueueHistory:
         """Who added `label` to the issue and when, and when its title or body last changed;
-        with `cancel`, also every event of `label` and `cancel`, added or removed (and of
-        `lock`, when given); and the issue as the same query read it, where it could
+        with `cancel`, also every event of `label` and `cancel`, added or removed (and of each of
+        `others`: the lock, the fates); and the issue as the same query read it, where it could
         (`QueueHistory.issue`)."""
         ...
 
@@ -159,8 +159,9 @@ class GitHubPort(Protocol):
         ADR 0066); empty when `names` is (nothing is sent)."""
         ...
 
-    def remove_label(self, number: int, name: str) -> bool:
-        """Remove one label: True if it was on the issue, False if it was absent."""
+    def remove_label(self, number: int, name: str) -> bool | None:
+        """Remove one label: True if it was on the issue, False if it was absent, None if that is
+        unknown: a try whose answer was lost may have removed it, and a retry found it absent."""
         ...
 
     def finish(self, number: int, comment_id: int, body: str, add: tuple[str, ...]) -> Finished | None:

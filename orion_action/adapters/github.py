@@ -887,16 +887,16 @@ class GitHubRepo:
             return role
         return _LEGACY_PERMISSION.get(str(data.get("permission") or ""), "none")
 
-    def queue_history(self, number: int, label: str, cancel: str = "", lock: str = "") -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "", *others: str) -> QueueHistory:
         """Who added `label` to the issue and when its title or body last changed
         (docs/adr/0034-the-label-approves-the-text.md), in one GraphQL query (ADR 0046): the
         `LabeledEvent`s with their actor, the title's `RenamedTitleEvent`s, and the body's
         `lastEditedAt`; and, in the same query, the `labeled` and `unlabeled` events of `label`
-        and `cancel` (ADR 0061), and of `lock` when given (ADR 0088). More than 100 such events
-        take one more query per 100, up to MAX_EVENT_PAGES. An answer that cannot be read raises
-        GitHubError: no information means no run."""
+        and `cancel` (ADR 0061), and of `others` (the lock, ADR 0088; the fates, ADR 0094). More
+        than 100 such events take one more query per 100, up to MAX_EVENT_PAGES. An answer that
+        cannot be read raises GitHubError: no information means no run."""
         owner, name = self.full_name.split("/", 1)
-        wanted = {name.casefold() for name in (label, cancel, lock) if name} if cancel else set()
+        wanted = {name.casefold() for name in (label, cancel, *others) if name} if cancel else set()
         labelled: list[Queued] = []
         events: list[LabelEvent] = []
         renamed: datetime | None = None
@@ -1219,12 +1219,12 @@ class GitHubRepo:
                                   body={"labels": list(names)}, parse=_label_names)
         return frozenset(labels)
 
-    def remove_label(self, number: int, name: str) -> bool:
+    def remove_label(self, number: int, name: str) -> bool | None:
         """Remove one label: True if it was on the issue, False if it was absent (GitHub's
         404; removal is idempotent). A DELETE that may have landed although its answer was lost
-        (a timeout, a 5xx), retried and answered 404, reads True: most likely our own first
-        try took the label, and a winner's unqueue reads its answer as "this queueing is mine"
-        (ADR 0048)."""
+        (a timeout, a 5xx), retried and answered 404, reads None: our own first try may have
+        taken the label, or another writer before it (ADR 0096; a winner's unqueue then looks
+        for another claim that may have taken the queueing)."""
         maybe_ours = []
 
         def note_ambiguous() -> None:
@@ -1234,7 +1234,7 @@ class GitHubRepo:
             self._request("DELETE", f"{self._repo_path}/issues/{number}/labels/{quote(name, safe='')}",
                           before_retry=note_ambiguous)
         except NotFound:
-            return bool(maybe_ours)
+            return None if maybe_ours else False
         return True
 
     def workflow_run_status(self, run_id: int) -> str | None:

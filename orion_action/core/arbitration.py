@@ -13,8 +13,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from orion_action.config import Labels
-from orion_action.core.issue import ClaimEntry, IssueLog
-from orion_action.core.record import RELEASE_MARK, State
+from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
+from orion_action.core.record import HOLDER_END, RELEASE_MARK, State
 
 # GitHub's timestamps and its Date header have whole seconds: an event stamped within this
 # much before a read may have happened after it.
@@ -93,6 +93,20 @@ def ran(entry: ClaimEntry) -> bool:
     return r.state in (State.RUNNING, State.FINISHED, State.INTERRUPTED, State.CANCELLED) or (
         r.child_pid is not None
     )
+
+
+def overtaken(log: IssueLog, t: TombstoneEntry) -> bool:
+    """A holder's end marker posted after another tombstone of its claim (a release, or its own
+    earlier copy), or after a later claim that ran: the holder's outage account, appended late
+    (ADR 0092). It excuses the attempt (`IssueLog.attempts_used`) but is not the issue's newest
+    event: the release, or the run since, decides (a person's cancel stays honoured, a next
+    run's death is that run's)."""
+    claim = log.find(t.tombstone.token) if t.tombstone.by == HOLDER_END else None
+    if claim is None:
+        return False
+    return any(o.tombstone.token == t.tombstone.token and o.comment_id < t.comment_id
+               for o in log.tombstones) or any(
+        claim.comment_id < c.comment_id < t.comment_id and ran(c) for c in log.claims)
 
 
 def ended_before(log: IssueLog, entry: ClaimEntry, cutoff: datetime) -> bool:

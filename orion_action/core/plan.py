@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 
 from orion_action.config import Labels
-from orion_action.core.arbitration import ended_before, ran
+from orion_action.core.arbitration import ended_before, overtaken, ran
 from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
 from orion_action.core.liveness import MISSED_BEAT_FACTOR, Liveness, Verdict
 from orion_action.core.record import END_STATES, HOLDER_END, ReleaseAction, State
@@ -265,26 +265,12 @@ def _last_event(log: IssueLog) -> ClaimEntry | TombstoneEntry | None:
     says: it may release a run the moment it won, list its record before the edit that says
     `running` (list lag), and its rewrite of the visible line then turns the record back into
     `claiming`; finishing it is what the person asked for (ADR 0064). A holder's end marker
-    that something followed (`_overtaken`) is no event."""
+    that something followed (`core.arbitration.overtaken`) is no event."""
     releases = [t for t in log.tombstones
                 if (t.tombstone.by == "release" or (c := log.find(t.tombstone.token)) is None or ran(c))
-                and not _overtaken(log, t)]
+                and not overtaken(log, t)]
     events: list[ClaimEntry | TombstoneEntry] = [c for c in log.claims if ran(c)] + releases
     return max(events, key=lambda e: e.comment_id, default=None)
-
-
-def _overtaken(log: IssueLog, t: TombstoneEntry) -> bool:
-    """A holder's end marker posted after another tombstone of its claim (a release, or its own
-    earlier copy), or after a later claim that ran: the holder's outage account, appended late
-    (ADR 0092). It excuses the attempt (`IssueLog.attempts_used`) but is not the issue's newest
-    event: the release, or the run since, decides (a person's cancel stays honoured, a next
-    run's death is that run's)."""
-    claim = log.find(t.tombstone.token) if t.tombstone.by == HOLDER_END else None
-    if claim is None:
-        return False
-    return any(o.tombstone.token == t.tombstone.token and o.comment_id < t.comment_id
-               for o in log.tombstones) or any(
-        claim.comment_id < c.comment_id < t.comment_id and ran(c) for c in log.claims)
 
 
 def _run_fate(last: ClaimEntry, verdicts: Mapping[str, Verdict], used: int, max_attempts: int) -> Fated:

@@ -9,9 +9,9 @@ released, which the strand look (ADR 0072) does not take up. So does a claimer w
 went unanswered and that gave up (`lost`, `unqueued`, ADR 0067) after a release that listed no
 claim took the lock off. The next pass looks: among the recently updated comments, an issue whose
 last orion event is one of these (`queueing_at_risk`), that carries none of orion's labels, and
-whose queue label GitHub's record shows taken off by orion after that event, while the claim's
-writes could still land, gets its label back (unless a claim's trigger check refused it, or a
-person's cancel stands).
+whose queue label GitHub's record shows taken off by orion after that event (whenever: a paused
+VM sends its writes late, ADR 0095) gets its label back (unless a claim's trigger check refused
+it, or a person's cancel stands).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from orion_action.core.arbitration import ran
+from orion_action.core.arbitration import overtaken, ran
 from orion_action.core.cancelled import LabelEvent, cancel_against_a_persons_queueing
 from orion_action.core.issue import ClaimEntry, Comment, IssueLog, TombstoneEntry
 from orion_action.core.record import ReleaseAction, State
@@ -63,9 +63,11 @@ def gave_up_taking_nothing(claim: ClaimEntry) -> bool:
 
 def _last_event(log: IssueLog) -> ClaimEntry | TombstoneEntry | None:
     """The issue's last orion event by comment id; a claim that took nothing is none (default
-    seed 170 episode 131: a stalled `--next` claimer posted after the release)."""
+    seed 170 episode 131: a stalled `--next` claimer posted after the release), and so is a
+    holder's end marker posted after a release of its claim (`overtaken`, ADR 0092: default seed
+    81 episode 218, a released holder's outage account hid the release its late unqueue undid)."""
     events: list[ClaimEntry | TombstoneEntry] = [*(c for c in log.claims if not took_nothing(c)),
-                                                 *log.tombstones]
+                                                 *(t for t in log.tombstones if not overtaken(log, t))]
     return max(events, key=lambda e: e.comment_id, default=None)
 
 
@@ -104,15 +106,21 @@ def refused_since(comments: Iterable[Comment], trusted: frozenset[str], after: i
 
 
 def taken_by_a_late_unqueue(events: Iterable[LabelEvent], queue: str, is_orion: Callable[[str], bool],
-                            since: datetime, writes_land_by: datetime) -> bool:
+                            since: datetime) -> bool:
     """Whether GitHub's record (`events`, oldest first) shows the queue label's last event to be
-    orion's removal, made no earlier than `since` (the event at risk's post) and no later than
-    `writes_land_by` (the claim's post plus its lease and the landing margin): the claimer's
-    late removal, which nothing meant. The requeue may have found the
-    label still on, and GitHub records no event for a label added twice. A removal by a person
-    is theirs; one outside the window, another writer's. GitHub's times are whole seconds."""
+    orion's removal, made no earlier than `since` (the event at risk's post): the claimer's late
+    removal, which nothing meant. The requeue may have found the label still on, and GitHub
+    records no event for a label added twice. A removal by a person is theirs. GitHub's times are
+    whole seconds.
+
+    No later bound (ADR 0095): a claimer whose VM paused after its `running` record sends its
+    unqueue on resume, whenever that is, on a lease its frozen boot clock still counts (default
+    seed 85 episode 110: it landed 64 s after the claim's post, past the window ADR 0086 allowed).
+    Every other removal of orion's after a release with no claim since either leaves a mark the
+    caller checks (a claim's refusal comment, a cancel standing in the record) or comes with the
+    claim's own record (`lost` saying it sent its unqueue)."""
     last = orion_took_the_queue_label(events, queue, is_orion)
-    return last is not None and since - _SECOND <= last.at <= writes_land_by + _SECOND
+    return last is not None and since - _SECOND <= last.at
 
 
 def refused_after(comments: Iterable[Comment], trusted: frozenset[str], at: datetime) -> bool:

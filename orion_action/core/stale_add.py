@@ -22,13 +22,37 @@ Pure: the service writes, this decides.
 `asks_the_record` names the last row; `core.cancelled.cancel_against_a_persons_queueing` reads
 the record, and a cancel standing there (orion's own queue additions set aside: its late
 addition is one) takes its queue label off again.
+
+A pass killed between its addition and that look, or whose answer was lost, leaves the two
+fates: a person's queue label and orion's ready or failed, and no claimer takes such an issue.
+The next pass's look at the queue (ADR 0085) finds it, and GitHub's record of the labels says
+whose word is later (ADR 0094, `fates_added_over_a_queueing`). orion adds a fate only while
+the lock is on (an ending or a pass adds the next label first and takes the lock off last; a
+holder whose one request got no answer waits until it can no longer land, ADR 0076), or to an
+issue that carries nothing (a stranded one). So a fate orion added after a person's latest
+queueing and after the lock last came off was planned before that queueing: it comes off.
+
+| row            | GitHub's record of the queue, lock and fate labels               | decision        |
+|----------------|------------------------------------------------------------------|-----------------|
+| no-queueing    | the queue label's last event is no addition (the record lags)    | nothing         |
+| orion-queueing | orion added the queue label last (a hand-back or a requeue)      | nothing         |
+| lock-on        | the lock's last event is an addition (the record lags the lock   | nothing         |
+|                | removal the labels show)                                         |                 |
+| fate-first     | the fate's last addition came before the person's queueing: they | nothing         |
+|                | queued a decided issue (the claimer says what to remove)         |                 |
+| under-the-lock | the fate's last addition came while the lock was on: a run that  | nothing         |
+|                | ended after the person queued it mid-run (their call)            |                 |
+| persons-fate   | a person added the fate after the queueing                       | nothing         |
+| stale-fate     | orion added the fate after the person's queueing and after the   | take it off     |
+|                | lock's last removal                                              |                 |
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from orion_action.config import Labels
+from orion_action.core.cancelled import LabelEvent
 
 
 def stale_fates(added: Sequence[str], after: frozenset[str], lab: Labels) -> tuple[str, ...]:
@@ -49,3 +73,32 @@ def asks_the_record(added: Sequence[str], after: frozenset[str], lab: Labels) ->
     out a person's cancel made since the pass's read (ADR 0079), which no label shows any more."""
     fates = {lab.queue, lab.ready, lab.failed}
     return lab.queue in added and lab.working not in after and after & fates == {lab.queue}
+
+
+def fates_added_over_a_queueing(events: Sequence[LabelEvent], on: frozenset[str], lab: Labels,
+                                is_orion: Callable[[str], bool]) -> tuple[str, ...]:
+    """The fate labels (ready, failed) on an unlocked queued issue (`on`: its labels) that
+    orion added after a person's latest queueing and after the lock's last removal: a stale
+    addition (row stale-fate), to be taken off. `events`: GitHub's record of the queue, lock,
+    ready and failed labels, oldest first; compared by position, since GitHub's stamps are whole
+    seconds. A person is any actor orion's logins do not name, a deleted account included."""
+    last: dict[str, int] = {}
+    for i, e in enumerate(events):
+        last[e.label.casefold()] = i
+    q, lock = last.get(lab.queue.casefold()), last.get(lab.working.casefold())
+    if q is None or not events[q].added:
+        return ()  # row no-queueing
+    if events[q].login and is_orion(events[q].login):
+        return ()  # row orion-queueing
+    if lock is not None and events[lock].added:
+        return ()  # row lock-on
+    stale = []
+    for name in (lab.ready, lab.failed):
+        f = last.get(name.casefold())
+        if name not in on or f is None or not events[f].added or f < q:
+            continue  # row fate-first, or the record lags the label
+        if lock is not None and f < lock:
+            continue  # row under-the-lock
+        if events[f].login and is_orion(events[f].login):
+            stale.append(name)  # row stale-fate (else row persons-fate)
+    return tuple(stale)

@@ -22,6 +22,7 @@ from orion_action.core.arbitration import (
     SERVER_TIME_SLACK_S,
     blocker,
     cancelled_at_lock,
+    ended_before,
     may_tidy_lock,
     ran_meanwhile,
     rivals_before,
@@ -33,7 +34,7 @@ from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, Logins
 from orion_action.core.liveness import Machine
 from orion_action.core.queue import FIRST_PICK_SPREAD, first_pick, next_pick, pick_order, relist
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State, render_record
-from orion_action.core.requeue import last_requeue
+from orion_action.core.requeue import gave_up_taking_nothing, last_requeue
 from orion_action.errors import GitHubError, NotClaimed, Unavailable
 from orion_action.ports import Clock, GitHubPort, Policy, QueueHistory, Sight
 from orion_action.services.observe import judge_entry
@@ -396,6 +397,9 @@ class Claimer:
                 self.gh.edit_comment(claim.comment_id, render_record(claim.record))
                 claim.unqueued = True
                 took_queueing = self.gh.remove_label(n, lab.queue)
+                ambiguous = took_queueing is None
+                if ambiguous:
+                    took_queueing = self._took_the_queueing(claim, issue.read_at)
         except GitHubError as exc:
             if claim.unqueued and isinstance(exc, Unavailable):
                 # Unanswered, it may still land. The claim stays `running` (no child: nothing
@@ -414,12 +418,37 @@ class Claimer:
         if not took_queueing:
             # Someone took this queueing before us (ADR 0048): a claim that decided on a list
             # still missing ours (lag above the settle) and may have run and ended already, or
-            # the cancel sweep, or a person. Running now could run it a second time.
-            why = "the queue label was already gone when this claim took it: the queueing was taken"
-            self._give_up(claim, why)
+            # the cancel sweep, or a person. Running now could run it a second time. When our
+            # own first try may have taken it (ADR 0096), the record says so: if nothing ran it,
+            # a pass puts it back (ADR 0067).
+            why = ("the queue label's removal went unanswered and another claim may have taken the queueing"
+                   if ambiguous else "the queue label was already gone when this claim took it: the queueing "
+                   "was taken")
+            self._give_up(claim, why, unqueued=ambiguous)
             self._tidy_after_giving_up(claim)
             raise NotClaimed(f"issue #{n} lost the race: {why}")
         return claim
+
+    def _took_the_queueing(self, claim: Claim, read_at: datetime) -> bool:
+        """Whether our unqueue took the queueing, when its first try went unanswered and a retry
+        found the label gone (ADR 0096): that first try, or another claimer's removal before it
+        (a claim that decided on a list still missing ours, whose run may be over already).
+        The issue's comments are listed until the listing shows every comment the issue counts:
+        a claim whose removal came before ours was posted before it. Any other claim that may
+        have taken the queueing (not over before our read of the issue, and not a loser whose
+        record says it took nothing) makes the answer unknown, and unknown is not ours. Two
+        requests or more, only then; the lease bounds them (a request past it raises)."""
+        n = claim.number
+        issue, _ = self.gh.get_issue(n)
+        pause = 0.2
+        comments, _ = self.gh.list_comments(n)
+        while len(comments) < issue.comments:
+            self.clock.sleep(pause)
+            pause = min(pause * 2, 2.0)
+            comments, _ = self.gh.list_comments(n)
+        log = read_log(comments, claim.trusted)
+        return not any(c.record.token != claim.record.token and not gave_up_taking_nothing(c)
+                       and not ended_before(log, c, read_at) for c in log.claims)
 
     def _require_queued(self, issue: Issue) -> None:
         if not is_queued(issue, self.config):

@@ -470,7 +470,7 @@ class Holding:
         no compare-and-swap, and a write sent before ours (a beat we could not wait for, a
         release's rewrite from an older read) may land over it at any later time. A marker no
         edit can undo excuses the attempt for good (`IssueLog.attempts_used`); it decides the
-        issue's fate only while nothing followed our run (`core.plan._overtaken`). Each try
+        issue's fate only while nothing followed our run (`core.arbitration.overtaken`). Each try
         posts it until one was answered: a post whose answer was lost may leave a second copy,
         which changes nothing (the first overtakes it, and the excuse is per claim)."""
         if self._outage_marked:

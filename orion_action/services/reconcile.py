@@ -31,7 +31,6 @@ from orion_action.core.liveness import (
     Machine,
     Verdict,
     unqueue_in_flight,
-    writes_land_within,
 )
 from orion_action.core.plan import (
     STRAND_LOOKBACK,
@@ -59,7 +58,7 @@ from orion_action.core.requeue import (
     requeue_candidates,
     taken_by_a_late_unqueue,
 )
-from orion_action.core.stale_add import asks_the_record, stale_fates
+from orion_action.core.stale_add import asks_the_record, fates_added_over_a_queueing, stale_fates
 from orion_action.core.survey import QueueRow, Survey, queue_row
 from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError, Unavailable
 from orion_action.ports import ONE_TRY, GitHubPort, RunnerPort, Sight
@@ -129,7 +128,7 @@ class Reconciler:
         # The repository-wide listing `survey` made, reaching back `_strand_since` ("unmade":
         # no open issue carried the lock; None: it failed).
         self._strand_listing: tuple[list[Comment], datetime] | None | str = "unmade"
-        # The open issues the queue listing showed (`survey_cancelled_queue`), if it was made.
+        # The open issues the queue listing showed (`survey_queue`), if it was made.
         self._queued: set[int] = set()
         # `_recent_by_issue`'s answer, once made.
         self._recent: tuple[dict[int, list[Comment]], dict[int, IssueLog]] | None = None
@@ -348,9 +347,7 @@ class Reconciler:
             except GitHubError as exc:
                 self._looked_short(f"#{n}: could not read an issue a late unqueue may have stranded ({exc})")
                 continue
-            window = writes_land_within(risk.claim.record, self.config.stale_after, LABEL_LANDING_MARGIN_S)
-            lands_by = risk.claim.created_at + timedelta(seconds=window)
-            if not taken_by_a_late_unqueue(events, lab.queue, self.trusted.has, risk.since, lands_by):
+            if not taken_by_a_late_unqueue(events, lab.queue, self.trusted.has, risk.since):
                 continue
             if cancel_against_a_persons_queueing(events, lab.queue, lab.cancel, self.trusted.has):
                 continue  # the issue was cancelled since: it carries no label (ADR 0078)
@@ -493,8 +490,8 @@ class Reconciler:
                 for s in surveys]
         done += [self._carried_out(p, dry_run, partial(self.execute_cancel, p), "cancel")
                  for p in self.survey_cancels()]
-        done += [self._carried_out(p, dry_run, partial(self.execute_cancelled_queue, p), "cancel")
-                 for p in self.survey_cancelled_queue()]
+        done += [self._carried_out(p, dry_run, partial(self.execute_queue_repair, p), p.action.value)
+                 for p in self.survey_queue()]
         locked = {s.issue.number for s in surveys}
         done += [self._carried_out(s.plan, dry_run, partial(self.execute_strand, s), repair)
                  for s in self.survey_strands(locked)]
@@ -579,15 +576,18 @@ class Reconciler:
         return (f"{who} cancelled the issue again while the sweep ran, and the sweep's removal took that "
                 f"cancel off; the {lab.cancel} label is back and the next pass finishes")
 
-    def survey_cancelled_queue(self) -> list[Plan]:
-        """Queued issues whose latest queueing by a person was cancelled although the cancel
-        label is gone (ADR 0085): a stale write whose writer died before it could look back at
-        GitHub's record (a pass's requeue landing after the cancel was carried out, ADR 0079; a
-        sweep's removal taking a newer cancel off, ADR 0073). The next pass looks for it: the
-        queue listing (one request per 100), then GitHub's record (one GraphQL query) of each
-        queued issue neither held nor carrying the cancel label (the holder's and the sweep's)
-        that changed since what the previous pass could judge (`strand_since`, ADR 0081). A
-        listing or a read that fails is logged and left to the next pass."""
+    def survey_queue(self) -> list[Plan]:
+        """Queued issues a stale write whose writer died before it could look back at GitHub's
+        record left saying the wrong thing. Either the latest queueing by a person was
+        cancelled although the cancel label is gone (ADR 0085: a pass's requeue landing after
+        the cancel was carried out, ADR 0079; a sweep's removal taking a newer cancel off, ADR
+        0073), or a pass's ready or failed planned before that queueing landed beside it, and
+        no claimer takes an issue carrying two fates (ADR 0094, `core.stale_add`). The next pass
+        looks for both: the queue listing (one request per 100), then GitHub's record (one
+        GraphQL query) of each queued issue neither held nor carrying the cancel label (the
+        holder's and the sweep's) that changed since what the previous pass could judge
+        (`strand_since`, ADR 0081). A listing or a read that fails is logged and left to the
+        next pass."""
         lab = self.config.labels
         try:
             queued = self.gh.list_issues(lab.queue)
@@ -604,21 +604,50 @@ class Reconciler:
             if issue.updated_at < self._strand_since(issue.read_at):
                 continue  # the previous pass looked at it as it is
             try:
-                history = self.gh.queue_history(issue.number, lab.queue, lab.cancel)
+                history = self.gh.queue_history(issue.number, lab.queue, lab.cancel, lab.working, lab.ready,
+                                                lab.failed)
             except AuthError:
                 raise
             except GitHubError as exc:
                 self._looked_short(f"#{issue.number}: could not read whether a cancel stands ({exc})")
                 continue
-            cancel = cancel_against_a_persons_queueing(history.label_events, lab.queue, lab.cancel,
-                                                       self.trusted.has)
+            events = history.label_events
+            cancel = cancel_against_a_persons_queueing(events, lab.queue, lab.cancel, self.trusted.has)
+            on = history.issue.labels if history.issue is not None else issue.labels
+            stale = fates_added_over_a_queueing(events, on, lab, self.trusted.has)
             if cancel is not None:
                 who = cancel.login or "someone"
                 why = (f"cancelled: {who} added the {lab.cancel} label after a person last queued the issue "
                        f"and no person has taken it off since, though the labels said queued (a stale "
                        f"write); add {lab.queue} to run it again")
                 found.append(Plan(issue.number, Action.CANCEL, why, remove_labels=(lab.queue,)))
+            elif stale and lab.queue in on and not on & {lab.working, lab.cancel}:
+                why = (f"a person queued the issue, and orion's {', '.join(stale)} label, planned before "
+                       f"that and added after the lock came off, landed beside it (a stale write): it "
+                       f"comes off, and the issue waits in the queue")
+                found.append(Plan(issue.number, Action.REQUEUE, why, remove_labels=stale))
         return found
+
+    def execute_queue_repair(self, plan: Plan) -> Plan:
+        """Carry out a plan of `survey_queue`: a cancel (`execute_cancelled_queue`) or a stale
+        fate's removal (`execute_stale_fate`)."""
+        if plan.action is Action.CANCEL:
+            return self.execute_cancelled_queue(plan)
+        return self.execute_stale_fate(plan)
+
+    def execute_stale_fate(self, plan: Plan) -> Plan:
+        """Take a stale fate (`survey_queue`, ADR 0094) off, unless the labels changed since
+        the record was read (a person's call, or a run). No claimer takes an issue carrying a
+        fate, so none can be in flight; once the fate is off, the queue label is the person's."""
+        lab = self.config.labels
+        n = plan.issue
+        issue, _ = self.gh.get_issue(n)
+        if lab.queue not in issue.labels or issue.labels & {lab.working, lab.cancel}:
+            return replace(plan, action=Action.KEEP, reason="the labels changed meanwhile; left as they are")
+        for name in plan.remove_labels:
+            if name in issue.labels:
+                self.gh.remove_label(n, name)
+        return plan
 
     def execute_cancelled_queue(self, plan: Plan) -> Plan:
         """Take the queue label off an issue `survey_cancelled_queue` found cancelled: not while

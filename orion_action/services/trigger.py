@@ -182,8 +182,9 @@ def _code(login: str) -> str:
 
 def _refuse(gh: GitHubPort, config: Config, number: int, marker: str, why: str) -> NoReturn:
     """Take the issue out of the queue and say why, once: only the refuser whose removal found
-    the label comments, so that racing claimers leave one comment between them."""
-    if gh.remove_label(number, config.labels.queue):
+    the label (or may have: its answer lost) comments, so that racing claimers leave one
+    comment between them."""
+    if gh.remove_label(number, config.labels.queue) is not False:
         gh.post_comment(number, f"<!-- {marker} -->\n**orion did not start a run**: {why}.\n", marker=marker)
     raise Refused(f"trigger: issue #{number}: {why}; the {config.labels.queue!r} label is off: someone "
                   f"with {config.trigger_permission} access may add it again to run it")

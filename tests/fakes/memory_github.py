@@ -381,13 +381,13 @@ class MemoryServer:
         self._touch(number)
         return True
 
-    def history(self, number: int, label: str, cancel: str = "", lock: str = "") -> QueueHistory:
+    def history(self, number: int, label: str, cancel: str = "", *others: str) -> QueueHistory:
         """What the trigger check's GraphQL query answers (adapters/github.py queue_history)."""
         self._issue(number, pulls=False)
         labelled = tuple(Queued(login, None, at, f"LE_{event_id}")  # a node id, as GraphQL gives
                          for event_id, (n, name, login, at) in enumerate(self.labelled)
                          if n == number and name == label)
-        wanted = {label, cancel, *([lock] if lock else [])} if cancel else set()
+        wanted = {label, cancel, *others} if cancel else set()
         events = tuple(LabelEvent(name, added, login, at)
                        for n, name, login, at, added in self.label_events if n == number and name in wanted)
         return QueueHistory(labelled, self.text_changed.get(number), events)
@@ -637,14 +637,14 @@ class MemoryGitHub:
         return self._request("collaborator_permission", login,
                              apply=lambda: self.server.permissions.get(login, "none"))
 
-    def queue_history(self, number: int, label: str, cancel: str = "", lock: str = "") -> QueueHistory:
+    def queue_history(self, number: int, label: str, cancel: str = "", *others: str) -> QueueHistory:
         """With the issue, as the adapter's one GraphQL query reads it (ADR 0063)."""
 
         def history() -> QueueHistory:
             read = self.server._issue(number, pulls=False).freeze(self._date(), self.server.labels)
             self._node_ids.add(number)  # the query reads the node ids too (ADR 0076)
             self._label_ids.update(self.server.labels)
-            return replace(self.server.history(number, label, cancel, lock), issue=read)
+            return replace(self.server.history(number, label, cancel, *others), issue=read)
 
         return self._request("queue_history", number, label, apply=history)
 
@@ -721,8 +721,9 @@ class MemoryGitHub:
         return self._request("add_labels", number, tuple(names),
                              apply=lambda: self.server._add_labels(number, names, self.login))
 
-    def remove_label(self, number: int, name: str) -> bool:
-        """As the adapter: absent reads False, unless an earlier try may have landed (ADR 0048)."""
+    def remove_label(self, number: int, name: str) -> bool | None:
+        """As the adapter: absent reads False, unless an earlier try may have landed: then None
+        (ADR 0096)."""
         maybe_ours: list[bool] = []
 
         def note_ambiguous() -> None:
@@ -730,7 +731,7 @@ class MemoryGitHub:
 
         removed = self._request("remove_label", number, name, before_retry=note_ambiguous,
                                 apply=lambda: self.server._remove_label(number, name, self.login))
-        return bool(removed) or bool(maybe_ours)
+        return True if removed else (None if maybe_ours else False)
 
     def finish(self, number: int, comment_id: int, body: str, add: tuple[str, ...]) -> Finished | None:
         """As the adapter's one GraphQL request (ADR 0076): None (nothing sent) unless the node

@@ -205,15 +205,15 @@ def test_a_lost_answer_is_retried_like_the_adapter_does(server: MemoryServer) ->
 
     server.add_label(n, "orion-working")
     server.fail_next(me, "lost")
-    # Removed, and the retry saw a 404: a try that may have landed reads as ours (ADR 0048).
-    assert gh.remove_label(n, "orion-working") is True
+    # Removed, and the retry saw a 404: a try that may have landed reads as unknown (ADR 0096).
+    assert gh.remove_label(n, "orion-working") is None
     assert server.issue(n).labels == frozenset()
 
 
 def test_a_5xx_that_applied_nothing_is_retried_like_the_adapter_does(server: MemoryServer) -> None:
     """"retried": a 502 with nothing applied, then the adapter's retry. A DELETE whose label is
-    gone by the retry reads True, as the adapter reads it (it cannot tell a 502 that landed from
-    one that did not, ADR 0048); a write that succeeds on the retry is applied once."""
+    gone by the retry reads None (unknown), as the adapter reads it (it cannot tell a 502 that
+    landed from one that did not, ADR 0096); a write that succeeds on the retry is applied once."""
     gh = server.client()
     n = server.create_issue("bad gateway", ["orion"])
     me = threading.current_thread().name
@@ -224,5 +224,5 @@ def test_a_5xx_that_applied_nothing_is_retried_like_the_adapter_does(server: Mem
     assert calls == ["add_labels", "add_labels"] and server.issue(n).labels == {"orion", "orion-working"}
     server.fail_next(me, "retried")
     server.on_call = lambda op, args: server.remove_label(n, "orion")  # another claim's unqueue lands first
-    assert gh.remove_label(n, "orion") is True  # someone else's removal, read as ours
+    assert gh.remove_label(n, "orion") is None  # someone else's removal: whose, the caller cannot tell
     assert server.issue(n).labels == {"orion-working"}

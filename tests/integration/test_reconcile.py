@@ -454,6 +454,49 @@ def test_a_stale_requeue_over_a_cancel_its_writer_never_looked_back_at_comes_off
     assert labels(repo, queued_untouched) == {"orion"}
 
 
+@pytest.mark.parametrize("shape", ["stale", "under the lock", "queued over a fate"])
+def test_a_stale_fate_beside_a_persons_queueing_comes_off(orion: Orion, repo, proxy, shape: str):
+    """A run finished (ready on, the lock off); a person requeued the issue (ready off, queue on);
+    then a pass's ready, planned from a read before all that, landed, and its writer was killed
+    before it could look at GitHub's answer (the model's `stale-pass-repair`, scenario
+    pass_killed_after_its_stale_fate_lands). The issue carries two fates and no claimer takes it.
+    The next pass's look at the queue reads GitHub's record: orion added ready after the person's
+    queueing and after the lock came off, so the addition was stale, and it comes off (ADR 0094).
+    Not so for a ready orion added under the lock (a run that ended after the person queued it
+    mid-run) or before the person's queueing (they queued a finished issue): those are left."""
+    n = repo.create_issue("finished, requeued, then a stale ready")
+    person = Emulator.OUTSIDER_TOKEN
+    repo.api("POST", f"/issues/{n}/labels", token=person, json={"labels": ["orion"]})
+    repo.remove_label(n, "orion")  # a claim's unqueue
+    repo.add_label(n, "orion-working")
+    if shape == "under the lock":
+        repo.api("POST", f"/issues/{n}/labels", token=person, json={"labels": ["orion"]})  # mid-run
+    repo.add_label(n, "orion-ready")  # the holder's ending: the next label first, the lock last
+    repo.remove_label(n, "orion-working")
+    if shape == "stale":
+        repo.api("DELETE", f"/issues/{n}/labels/orion-ready", token=person)
+        repo.api("POST", f"/issues/{n}/labels", token=person, json={"labels": ["orion"]})
+        repo.add_label(n, "orion-ready")  # the pass's stale addition, as orion
+    if shape == "queued over a fate":
+        repo.api("POST", f"/issues/{n}/labels", token=person, json={"labels": ["orion"]})
+    assert labels(repo, n) == {"orion", "orion-ready"}
+    before = proxy.count("POST", r"^/graphql$")
+    result = orion.command("reconcile", "--json")
+    assert result.returncode == 0, result.stderr
+    actions = json.loads(result.stdout)["actions"]
+    assert proxy.count("POST", r"^/graphql$") - before == 1  # one queued issue changed: one record read
+    if shape != "stale":
+        assert actions == [] and labels(repo, n) == {"orion", "orion-ready"}
+        return
+    assert [(a["issue"], a["action"]) for a in actions] == [(n, "requeue")]
+    assert "orion-ready label, planned before that and added after the lock came off" in actions[0]["reason"]
+    assert labels(repo, n) == {"orion"}
+    again = orion.command("reconcile", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["actions"] == []
+    assert labels(repo, n) == {"orion"}
+
+
 def _queued_again_once(orion: Orion, repo, n: int, actions: list[dict], says: str) -> None:
     """The pass's only action put issue n back in the queue, saying `says`; the next pass finds
     nothing to do."""

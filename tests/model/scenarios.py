@@ -146,6 +146,37 @@ def claimer_paused_past_stale() -> None:
         world.close()
 
 
+def winner_paused_before_its_unqueue_then_killed() -> None:
+    """m1's claimer wins and writes `running`; its VM pauses before it sends its unqueue (its
+    boot clock frozen, so its lease has not run out when it resumes). A pass on m2 finds the
+    claim dead and never started, holds it in doubt until its writes could have landed, then
+    releases it back to the queue (ADR 0072). On resume the unqueue goes out and takes that
+    queueing, and the wrapper is killed before its repair. The next pass puts the queueing back:
+    orion's removal after the release, however late (ADR 0095; default seed 85 episode 110, where
+    it landed 64 s after the claim's post, past the window ADR 0086 allowed)."""
+    world = World()
+    try:
+        w = world.spawn_worker("m1")
+        claim = f"{w.name}.claim"
+        _run(world, claim, _ops(world, claim, "remove_label"))
+        _given(w.marked_at is not None, "the claimer wrote no `running` record")
+        world.pause_vm("m1")
+        world.advance(CONFIG.stale_after + 5)
+        _pass(world, "m2")
+        labels = world.server.issue(ISSUE).labels
+        _given(LAB.queue in labels and LAB.working not in labels, "the pass did not release the paused claim")
+        world.resume_vm("m1")
+        world.step(claim)  # the unqueue lands
+        world.check()
+        _given(not world.server.issue(ISSUE).labels, "the late unqueue did not strand the issue")
+        world.crash(w)
+        _pass(world)
+        assert LAB.queue in world.server.issue(ISSUE).labels, "the next pass left the issue stranded"
+        _settle(world)
+    finally:
+        world.close()
+
+
 def clone_beside_rebooted_origin() -> None:
     """A snapshot clone of m1 runs (its records carry m1's ids); m1 reboots; a pass on m1 sees
     "m1 rebooted" but the clone's beat is fresh: a reboot alone proves no death."""
@@ -332,13 +363,10 @@ def release_beside_a_deletion() -> None:
         world.close()
 
 
-def _both_win(world: World) -> tuple[Worker, Worker]:
-    """Two runs on one issue, the narrowest way left after ADR 0048: w0's claim stays out of
-    listings for 3 s, so w1 wins without seeing it, takes the queue label and beats at once;
-    w0 (the lower claim) wins too. Each runs only if its own unqueue took the queue label, but
-    w0's first DELETE answers a 502, and its retry, answered 404 after a try that may have
-    landed, reads "mine" (the adapter cannot tell). From here the fences must stop one of them
-    (audit finding 1, ADR 0023)."""
+def _higher_wins_unseen(world: World) -> tuple[Worker, Worker]:
+    """w0 and w1 both read issue 1 as queued; w0 posts first, but listings lag its claim 3 s, so
+    w1 (the higher claim) wins without seeing it and starts its child. Returns (w0, w1), w0's
+    claimer not yet past its post."""
     world.server.lag_of = None  # lags set by hand below
     w0, w1 = world.spawn_worker("m1"), world.spawn_worker("m2")
     a0, a1 = f"{w0.name}.claim", f"{w1.name}.claim"
@@ -349,12 +377,49 @@ def _both_win(world: World) -> tuple[Worker, Worker]:
     world.server.list_lag = 0.0
     world.step(a1)  # w1 posts
     _run(world, a1)
+    return w0, w1
+
+
+def _both_win(world: World) -> tuple[Worker, Worker]:
+    """Two runs on one issue, the narrowest way left after ADRs 0048 and 0096: w0's claim stays
+    out of listings for 3 s, so w1 wins without seeing it, takes the queue label and beats at
+    once; w0 (the lower claim) wins too. Each runs only if its own unqueue took the queue label:
+    a person puts the queue label on the running issue just before w0's unqueue, which takes it.
+    (Before ADR 0096 a lost answer did it: w0's retry, answered 404, read "mine"; now w0 looks
+    for another claim and gives up.) From here the fences must stop one of them (audit finding
+    1, ADR 0023)."""
+    w0, w1 = _higher_wins_unseen(world)
+    a0 = f"{w0.name}.claim"
     _first_beat(world, w1)  # its first beat, at once
     _run(world, a0, _at(world, a0, "remove_label"))  # w0 wins as the lower claim, up to its unqueue
-    world.fail(a0, "retried")
+    world.person_labels(ISSUE, LAB.queue, True)
     _run(world, a0)
     _given(f"{w0.name}.beat" in world.runnable(), "w0 did not win: the scenario lost its interleaving")
     return w0, w1
+
+
+def lower_claims_unanswered_unqueue_after_the_higher_ran() -> None:
+    """w0's claim stays out of listings for 3 s, so w1 (the higher claim) wins without seeing it,
+    takes the queue label and runs; its Actions job is cancelled and its run ends. w0 wins as the
+    lower claim; its unqueue lands on the label w1 already took and its answer is lost, and the
+    retry reads 404. Before ADR 0096 that read "mine", and w0 ran the queueing w1 had run
+    (GraphQL-mode seed 94 episode 50). Now whose removal took the label is unknown: w0 lists the
+    comments, finds w1's claim, and gives up, saying it sent its unqueue."""
+    world = World(max_lag=3.0)
+    try:
+        w0, w1 = _higher_wins_unseen(world)
+        a0 = f"{w0.name}.claim"
+        _given(w1.child_started, f"{w1.name} did not win without seeing the lower claim")
+        world.signal(w1)
+        world.react()
+        _run(world, f"{w1.name}.end")
+        _run(world, a0, _at(world, a0, "remove_label"))
+        world.fail(a0, "lost")
+        _run(world, a0)
+        assert not w0.child_started, f"{w0.name} ran the queueing {w1.name} had run"
+        _settle(world)
+    finally:
+        world.close()
 
 
 def ending_after_a_lower_claim_won() -> None:
@@ -459,6 +524,20 @@ def release_before_the_unqueue_lands() -> None:
         world.close()
 
 
+def _unqueue_after_a_forced_release(world: World) -> tuple[Worker, str]:
+    """m1's winner, up to its unqueue; a person's forced release of its claim; then the unqueue
+    lands and takes the release's queue label (the issue carries none). Returns the worker and
+    its claimer's actor."""
+    w = world.spawn_worker("m1")
+    claim = f"{w.name}.claim"
+    _run(world, claim, _ops(world, claim, "remove_label"))
+    _run(world, world.spawn_forced_release(ISSUE))
+    world.step(claim)  # the unqueue lands
+    world.check()
+    _given(not world.gh_of(ISSUE).issue(ISSUE).labels, "the unqueue did not strand the issue")
+    return w, claim
+
+
 def release_before_the_unqueue_lands_and_the_winner_dies() -> None:
     """As `release_before_the_unqueue_lands`, but the winner is killed the moment its unqueue
     has landed, before it can look back and put the label back (ADR 0025's repair): the issue is
@@ -469,14 +548,32 @@ def release_before_the_unqueue_lands_and_the_winner_dies() -> None:
     it again (ADR 0086)."""
     world = World()
     try:
-        w = world.spawn_worker("m1")
-        claim = f"{w.name}.claim"
-        _run(world, claim, _ops(world, claim, "remove_label"))
-        _run(world, world.spawn_forced_release(ISSUE))
-        world.step(claim)  # the unqueue lands
-        world.check()
-        _given(not world.gh_of(ISSUE).issue(ISSUE).labels, "the unqueue did not strand the issue")
+        w, claim = _unqueue_after_a_forced_release(world)
         world.crash(w)
+        _pass(world)
+        assert LAB.queue in world.gh_of(ISSUE).issue(ISSUE).labels, "the next pass left the issue stranded"
+        _settle(world)
+    finally:
+        world.close()
+
+
+def released_winners_outage_marker_after_its_late_unqueue() -> None:
+    """As `release_before_the_unqueue_lands`, but the winner's beats then get no answer and its
+    lease runs out: its outage path writes its account (an "interrupted" marker, ADR 0092) after
+    the person's release, and finds the claim released. The issue carries no label. The marker
+    is no event of the issue's (`core.arbitration.overtaken`): the release back to the queue is
+    the last, and the next pass puts back the queueing the late unqueue took (ADR 0086). Found by
+    the default search, seed 81 episode 218: the late-unqueue look took the marker for the last
+    event and left the issue stranded."""
+    world = World()
+    try:
+        w, claim = _unqueue_after_a_forced_release(world)
+        _run(world, claim)
+        _given(w.child_started, f"{w.name} did not start its child")
+        _run(world, _outage(world, w))
+        _given(not world.gh_of(ISSUE).issue(ISSUE).labels, "the holder put the queueing back itself")
+        _given(any(t.tombstone.by == "holder" for t in world.issue_log(ISSUE).tombstones),
+               "the holder posted no outage marker")
         _pass(world)
         assert LAB.queue in world.gh_of(ISSUE).issue(ISSUE).labels, "the next pass left the issue stranded"
         _settle(world)
@@ -789,8 +886,9 @@ def settle_after_a_slow_post() -> None:
     which listings lag 1 s (within the settle). m2 must wait the whole settle after its own
     POST before its arbitration list, see m1's lower claim and lose (ADR 0023); counted from
     before the POST, the settle is spent in the Retry-After wait, m2 lists at once, misses m1's
-    claim and runs, and m1 wins as the lower claim too (its unqueue's 502 retried reads "mine",
-    as in _both_win)."""
+    claim and runs, and m1 would win as the lower claim too but for its unqueue, which finds the
+    label gone (ADR 0048; a 502 retried and answered 404 is unknown, and m1 then finds m2's claim
+    and gives up, ADR 0096)."""
     world = World(max_lag=1.0)
     try:
         world.server.lag_of = None  # lags set by hand below
@@ -1084,6 +1182,22 @@ def claim_posted_after_the_cancel_sweep() -> None:
         world.close()
 
 
+def _pass_beside_the_holders_label_move(world: World) -> str:
+    """m1's run finishes; its holder's ending and a pass that read the finished record beside
+    the lock both go to add ready; the holder moves the labels first, then a person requeues
+    the issue. Returns the pass, its addition not sent yet."""
+    w = _running(world, "m1")
+    world.child_exits(w, 0)
+    world.react()
+    end = f"{w.name}.end"
+    _run(world, end, _ops(world, end, "add_labels"))
+    r = world.spawn_reconciler(HOSTED)
+    _run(world, r, _ops(world, r, "add_labels"))
+    _run(world, end)
+    world.person_requeue(ISSUE)
+    return r
+
+
 def pass_completes_beside_the_holders_label_move() -> None:
     """`stale-pass-repair`: a run finishes and its holder moves its labels while a pass, which
     read the finished record beside the lock, completes it too. The pass's last read finds the
@@ -1094,19 +1208,63 @@ def pass_completes_beside_the_holders_label_move() -> None:
     0073)."""
     world = World()
     try:
-        w = _running(world, "m1")
-        world.child_exits(w, 0)
-        world.react()
-        end = f"{w.name}.end"
-        _run(world, end, _ops(world, end, "add_labels"))
-        r = world.spawn_reconciler(HOSTED)
-        _run(world, r, _ops(world, r, "add_labels"))
-        _run(world, end)
-        world.person_requeue(ISSUE)
-        _run(world, r)
+        _run(world, _pass_beside_the_holders_label_move(world))
         _settle(world)
     finally:
         world.close()
+
+
+FATES = frozenset({LAB.queue, LAB.ready, LAB.failed})
+
+
+def _stale_fate_lands(world: World, answer: str | None) -> str:
+    """As `pass_completes_beside_the_holders_label_move`, up to the pass's "ready" landing on
+    the issue the person requeued (queue and ready on); `answer` "ambiguous": its answer and every
+    retry are lost, and the pass's write fails (it cannot look). Returns the pass, about to go on."""
+    r = _pass_beside_the_holders_label_move(world)
+    if answer is not None:
+        world.fail(r, answer)
+    world.step(r)
+    world.check()
+    labels = world.server.issue(ISSUE).labels
+    landed = {LAB.queue, LAB.ready} <= labels and LAB.working not in labels
+    _given(landed, f"the pass's stale fate did not land beside the queueing: {sorted(labels)}")
+    return r
+
+
+def _the_next_pass_after_a_stale_fate(answer: str | None) -> None:
+    """`_stale_fate_lands`, the pass then killed (`answer` None) or left to go on; the next pass
+    must leave the person's queueing alone on the issue."""
+    world = World()
+    try:
+        r = _stale_fate_lands(world, answer)
+        if answer is None:
+            world.sched.crash(r)
+        else:
+            _run(world, r)
+        _pass(world)
+        labels = world.server.issue(ISSUE).labels
+        assert labels & FATES == {LAB.queue}, f"the next pass left {sorted(labels)}"
+        _settle(world)
+    finally:
+        world.close()
+
+
+def pass_killed_after_its_stale_fate_lands() -> None:
+    """`stale-pass-repair`'s last shape: as `pass_completes_beside_the_holders_label_move`, but
+    the pass is killed the moment its "ready" lands beside the person's queueing, before it reads
+    GitHub's answer. The issue carries queue and ready, and no claimer takes it. The next pass's
+    look at the queue reads GitHub's record: orion added ready after the person's queueing and
+    after the lock came off, so its addition was planned before that queueing; ready comes off,
+    and the person's queueing runs (ADR 0094)."""
+    _the_next_pass_after_a_stale_fate(None)
+
+
+def stale_fate_answer_lost_then_a_pass_looks() -> None:
+    """As above, the pass alive but its addition's answer lost: it cannot see the labels and
+    leaves the issue to the next pass (ADR 0054), whose look at the queue takes the stale ready
+    off (ADR 0094)."""
+    _the_next_pass_after_a_stale_fate("ambiguous")
 
 
 def cancelled_holder_dies_before_its_label_move() -> None:
@@ -2426,6 +2584,11 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         requeued_between_two_sweeps,
         cancel_after_a_release_before_the_holder_notices,
         pass_completes_beside_the_holders_label_move,
+        pass_killed_after_its_stale_fate_lands,
+        stale_fate_answer_lost_then_a_pass_looks,
+        released_winners_outage_marker_after_its_late_unqueue,
+        winner_paused_before_its_unqueue_then_killed,
+        lower_claims_unanswered_unqueue_after_the_higher_ran,
         claim_posted_after_the_cancel_sweep,
         claim_locked_after_a_cancel,
         unanswered_unqueue_takes_a_requeue,
@@ -2448,7 +2611,9 @@ SCENARIOS: dict[str, Callable[[], None]] = {
 STALE_LOCK_REMOVALS = frozenset({"two_passes_release_within_the_lag", "pass_unlock_strands_a_claim_that_dies",
                                  "strand_found_after_a_long_gap_between_passes",
                                  "loser_posts_after_a_winner_a_late_tidy_unlocked",
-                                 "run_loses_its_lease_after_a_late_tidy_unlocked"})
+                                 "run_loses_its_lease_after_a_late_tidy_unlocked",
+                                 # a paused VM's winner is dead to the pass (ADR 0075)
+                                 "winner_paused_before_its_unqueue_then_killed"})
 
 # Scenarios whose code as it is leaves labels only the next pass's looks repair (ADRs 0085, 0086):
 # the world without them (ORION_MODEL_NO_NEXT_PASS_LOOKS, the mutation bench's for the rules they
@@ -2460,7 +2625,11 @@ NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then
                                        "stale_sweep_removal_lands_between_a_claims_lock_and_its_unqueue",
                                        "sweep_killed_after_its_stale_removal_then_a_pass_looks",
                                        "incomplete_pass_does_not_anchor_the_next",
-                                       "stale_sweep_removal_takes_a_running_issues_new_cancel"})
+                                       "stale_sweep_removal_takes_a_running_issues_new_cancel",
+                                       "pass_killed_after_its_stale_fate_lands",
+                                       "stale_fate_answer_lost_then_a_pass_looks",
+                                       "released_winners_outage_marker_after_its_late_unqueue",
+                                       "winner_paused_before_its_unqueue_then_killed"})
 # And those only a holder's read of GitHub's record of the cancel label stops (ADR 0093;
 # ORION_MODEL_NO_HOLDER_CANCEL_READ).
 NEEDS_THE_HOLDER_CANCEL_READ = frozenset({"stale_sweep_removal_takes_a_running_issues_new_cancel"})

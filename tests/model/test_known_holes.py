@@ -291,6 +291,27 @@ CLOSED_ACT_CASES = [
      "before the removal has landed, and a pass on its machine found it dead by its pid and requeued before "
      "the removal landed. A pass now holds a dead claim that never started in doubt until its lease's "
      "writes can no longer land (ADR 0072)"),
+    (explorer.Setup(issues=2, max_lag=4.0, whole_seconds=True, lag_seed="81-218", skew=2.0, repos=2),
+     [("reconciler", "hosted"), ("worker", "m1", 2, False), ("reconciler", "m2"), ("worker", "m1", 3, False),
+      ("step", "w1.claim"), ("person", "force", 3), ("burst", "w1.claim", 9), ("step", "r2"), ("race", 2),
+      ("step", "w1.claim"), ("burst", "r2", 8), ("step", "w1.claim"), ("step", "w1.beat"), ("time", 60.0),
+      ("step", "w1.beat"), ("step", "w1.end"), ("step", "w1.end"), ("burst", "w1.end", 3)],
+     "(81, 218) late-unqueue behind an outage marker, shrunk: a person's forced release of w1, whose "
+     "unqueue lands after it; w1's lease runs out and its outage path appends its marker after the "
+     "release. The late-unqueue look took the marker for the issue's last event and left the issue with no "
+     "label; a marker after a release of its claim is no event (core.arbitration.overtaken, ADR 0092)"),
+    (explorer.Setup(issues=3, max_lag=2.5, whole_seconds=True, lag_seed="85-110", skew=-2.0, pauses=True),
+     [("reconciler", "m1"), ("pause", "m2"), ("worker", "m1", 1, False), *[("step", "w0.claim")] * 2,
+      ("worker", "m2", 2, False), *[("step", "w0.claim")] * 2, ("burst", "w0.claim", 10), ("time", 60.0),
+      *[("step", "w0.end")] * 2, ("worker", "m1", 3, False), ("burst", "w2.claim", 7), ("pause", "m1"),
+      ("reconciler", "m1"), ("time", 2.0), ("pause", "m2"), ("time", 60.0), ("reconciler", "m1"),
+      ("reconciler", "hosted"), ("burst", "r3", 8), ("burst", "r3", 5), ("fail", "r3", "limited", 1),
+      *[("step", "r3")] * 2, ("time", 0.5), ("reconciler", "m2"), ("burst", "r4", 9), ("pause", "m1"),
+      ("step", "w2.claim")],
+     "(85, 110) late-unqueue after a VM pause, shrunk: w2 wins issue 3 and writes `running`; its VM pauses "
+     "before its unqueue; a pass releases it back to the queue 62 s later; on resume the unqueue lands and "
+     "the quiesce kills w2. The removal landed past the window ADR 0086 allowed; the next pass now counts "
+     "orion's removal after the release however late (ADR 0095)"),
     (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="9-9"),
      _STRAND_9_9,
      "(9, 9) stale-unlock-strand, shrunk: a pass's lock removal planned before a claim lands on that "

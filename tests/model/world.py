@@ -126,16 +126,12 @@ class InvariantError(AssertionError):
 # claim's unqueue landing after a release back to the queue: the pass puts the label back, ADR
 # 0086, and the strand look reads past a loser's claim to the winner's). And
 # `outage-record-overwritten` (a write sent before the holder's outage record landing over it):
-# the holder appends its account as an end marker no edit undoes (ADR 0092).
+# the holder appends its account as an end marker no edit undoes (ADR 0092). And
+# `stale-pass-repair` (a pass's label write, planned before a person's requeue, landing after it,
+# ADR 0054): a fate the pass adds after someone else moved the labels comes off again at once
+# (ADR 0073), a queueing its removal took is put back (ADRs 0073, 0088), and a stale fate whose
+# writer died before its look (two fates) the next pass's look at the queue takes off (ADR 0094).
 KNOWN_HOLES = {
-    "stale-pass-repair": (
-        "a pass's label write, planned before a person's requeue, lands after it (ADR 0054). Closed where "
-        "GitHub's answer or record shows it, ADR 0073: a fate the pass adds after someone else moved the "
-        "labels comes off again (scenario pass_completes_beside_the_holders_label_move), and the cancel "
-        "sweep puts back a queueing its removal took (scenario requeued_between_two_sweeps); the pass killed "
-        "right after such a removal, or its answer lost, leaves the issue with no label, and the next pass "
-        "puts the queueing back from GitHub's record (ADR 0088: trace (13, 64) closed). Open: a stale "
-        "addition whose writer died before its look (two fates, a cancel undone)"),
     "stale-sweep-uncancel": (
         "a cancel sweep planned before a person's requeue and new cancel takes the new cancel label "
         "off and leaves the new queue label (trace (31, 110)). The sweep now reads GitHub's record after "
@@ -539,7 +535,7 @@ class World:
         for reconciler in reconcilers:
             reconciler.strands = True  # as reconcile_pass does (ADR 0072)
             if not NEXT_PASS_LOOKS:
-                reconciler.survey_cancelled_queue = list  # type: ignore[method-assign]
+                reconciler.survey_queue = list  # type: ignore[method-assign]
                 reconciler.survey_late_unqueues = lambda _listed: []  # type: ignore[method-assign]
                 reconciler.survey_taken_queueings = lambda _listed: []  # type: ignore[method-assign]
             if not STRAND_LOOK:

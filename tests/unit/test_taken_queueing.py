@@ -67,10 +67,31 @@ def test_a_stale_winner_does_not_run_a_queueing_another_claim_took() -> None:
     assert mine.record.state is State.LOST
 
 
-def test_the_lower_claim_that_wins_late_does_not_run_after_the_higher_one() -> None:
+def lose_the_answer(s: MemoryServer) -> Callable[[tuple[object, ...]], bool]:
+    """A hook for `before_first`: the caller's next removal of the queue label lands, its answer
+    lost (the client retries, and the retry reads 404)."""
+
+    def lose(args: tuple[object, ...]) -> bool:
+        if args[1] != LAB.queue:
+            return False
+        s.fail_next(threading.current_thread().name, "lost")
+        return True
+
+    return lose
+
+
+@pytest.mark.parametrize("answer_lost", [False, True])
+def test_the_lower_claim_that_wins_late_does_not_run_after_the_higher_one(answer_lost: bool) -> None:
     """The lower-claim-wins-late hole: A posts first, but its claim stays out of listings past
     the settle; B (higher) wins without seeing it and runs. A then lists both, and as the lower
-    live claim wins by comment order, but B took the queueing: A must not run it again."""
+    live claim wins by comment order, but B took the queueing: A must not run it again.
+
+    `answer_lost`: A's unqueue lands on the label B already took and its answer is lost, so the
+    retry reads 404 after a try that may have landed (the model's GraphQL-mode seed 94 episode
+    50: B ran, was cancelled by a signal, and A then ran the same queueing). Whose removal took
+    the label is unknown: A lists the comments, finds B's claim, and gives up, its `lost` record
+    saying it sent its unqueue (if nothing ran the issue, a pass puts the queueing back, ADR
+    0067). Before ADR 0096 that 404 read "mine", and A ran."""
     s = MemoryServer()
     n = s.create_issue("work", [LAB.queue])
     a, b = claimer(s, "a", 10), claimer(s, "b", 20)
@@ -81,33 +102,31 @@ def test_the_lower_claim_that_wins_late_does_not_run_after_the_higher_one() -> N
         s.hide(a_comment, 6 * LIST_SETTLE_S)  # past B's settle (B waits 2 s out first: A is recent)
         s.on_call = None
         state["b"] = b.claim_number(n, None)  # B wins without seeing A, and unqueues
+        if answer_lost:
+            before_first(s, "remove_label", lose_the_answer(s))
         return True
 
     before_first(s, "add_labels", b_claims_meanwhile)  # A has posted; B claims before A's settle
-    with pytest.raises(NotClaimed, match="queue label was already gone"):
+    why = "another claim may have taken the queueing" if answer_lost else "queue label was already gone"
+    with pytest.raises(NotClaimed, match=why):
         a.claim_number(n, None)
     b_claim = state["b"]
     assert b_claim is not None
     claims = read_log(s.comments(n), TRUSTED).claims
     assert [c.record.state for c in claims] == [State.LOST, State.RUNNING]
     assert claims[1].record.token == b_claim.record.token
+    assert claims[0].record.unqueued is answer_lost
 
 
 def test_a_winner_whose_own_unqueue_answer_was_lost_still_runs() -> None:
-    """The unqueue lands but its answer is lost, and the retry reads 404: the label was taken,
-    most likely by that first try, so the winner runs (the adapter and the in-memory GitHub
-    both read such a 404 as True). Giving up here would stop every run whose unqueue met a
-    timeout (tests/integration/test_run_faults.py, retried label writes are harmless)."""
+    """The unqueue lands but its answer is lost, and the retry reads 404 (the adapter and the
+    in-memory GitHub read such a 404 as unknown, ADR 0096). The claimer lists the issue's
+    comments: no other claim that may have taken the queueing, so the first try took it, and the
+    winner runs. Giving up here would stop every run whose unqueue met a timeout
+    (tests/integration/test_run_faults.py, retried label writes are harmless)."""
     s = MemoryServer()
     n = s.create_issue("work", [LAB.queue])
-
-    def lose_the_answer(args: tuple[object, ...]) -> bool:
-        if args[1] != LAB.queue:
-            return False
-        s.fail_next(threading.current_thread().name, "lost")
-        return True
-
-    before_first(s, "remove_label", lose_the_answer)
+    before_first(s, "remove_label", lose_the_answer(s))
     claim = claimer(s, "a", 10).claim_number(n, None)
     assert claim.record.state is State.RUNNING
     assert s.issue(n).labels == frozenset({LAB.working})
