@@ -248,6 +248,11 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if lab.cancel in issue.labels or self._cancel_taken_off(issue, gh):",
         "        if lab.cancel in issue.labels:",
     )],
+    "a holder counts a failed read of the cancel record as judged (ADR 0093)": [(
+        "services/holding.py",
+        "        try:\n            events = gh.queue_history(",
+        "        self._issue_judged = issue.updated_at\n        try:\n            events = gh.queue_history(",
+    )],
     "a holder's outage marker after a release or a later run decides the issue's fate (ADR 0092)": [(
         "core/plan.py",
         "                and not overtaken(log, t)]",

@@ -2355,6 +2355,18 @@ def outage_marker_after_a_next_run_finished() -> None:
         world.close()
 
 
+# The GraphQL-mode search's seed 163 episode 103, shrunk: a stale sweep's removal of the cancel
+# label lands after the person requeued issue 1, w4 claimed it and the person cancelled it again.
+SETUP_163_103 = explorer.Setup(issues=1, max_lag=2.5, whole_seconds=True, lag_seed="163-103", halts=True)
+UNCANCEL_163_103: list[explorer.Act] = [
+    ('person', 'cancel', 1), ('person', 'force', 1), ('person', 'comment', 1), ('worker', 'm1', 1, False),
+    ('reconciler', 'm2'), ('reconciler', 'm1'), ('burst', 'r2', 7), ('worker', 'm2', 1, False),
+    ('worker', 'm1', 1, True), ('worker', 'm2', 1, False), ('fail', 'r2', 'lost', 2), ('step', 'r2'),
+    ('step', 'r2'), ('step', 'r2'), ('person', 'requeue', 1), ('race', 3), ('fail', 'r2', 'late', 3),
+    ('worker', 'm2', 1, False), ('burst', 'w4.claim', 8), ('burst', 'r2', 4), ('step', 'w4.claim'),
+    ('race', 3), ('burst', 'w4.claim', 2), ('person', 'cancel', 1), ('land', 2)]
+
+
 def stale_sweep_removal_takes_a_running_issues_new_cancel() -> None:
     """The exact trace (163, 103), shrunk from the GraphQL-mode search: a pass's cancel sweep
     sends its removal of the cancel label, which gets no answer; the person queues the issue
@@ -2362,15 +2374,20 @@ def stale_sweep_removal_takes_a_running_issues_new_cancel() -> None:
     land, taking that cancel off. w4's beats never see the label. Its beat finds the issue
     changed since it last looked, reads GitHub's record, where the person's cancel stands
     (orion's removal withdraws none), and stops the run (ADR 0093)."""
-    setup = explorer.Setup(issues=1, max_lag=2.5, whole_seconds=True, lag_seed="163-103", halts=True)
-    explorer.run_acts(setup, [
-        ('person', 'cancel', 1), ('person', 'force', 1), ('person', 'comment', 1), ('worker', 'm1', 1, False),
-        ('reconciler', 'm2'), ('reconciler', 'm1'), ('burst', 'r2', 7), ('worker', 'm2', 1, False),
-        ('worker', 'm1', 1, True), ('worker', 'm2', 1, False), ('fail', 'r2', 'lost', 2), ('step', 'r2'),
-        ('step', 'r2'), ('step', 'r2'), ('person', 'requeue', 1), ('race', 3), ('fail', 'r2', 'late', 3),
-        ('worker', 'm2', 1, False), ('burst', 'w4.claim', 8), ('burst', 'r2', 4), ('step', 'w4.claim'),
-        ('race', 3), ('burst', 'w4.claim', 2), ('person', 'cancel', 1), ('land', 2), ('step', 'w4.beat'),
-        ('burst', 'w4.beat', 7)])
+    explorer.run_acts(SETUP_163_103, [*UNCANCEL_163_103, ('step', 'w4.beat'), ('burst', 'w4.beat', 7)])
+
+
+def record_read_fails_at_the_first_beat_after_a_swept_cancel() -> None:
+    """As above, but w4's read of GitHub's record fails at the beat that first finds the issue
+    changed. That beat cannot see the cancel, and leaves the issue unjudged; the next beat reads
+    the record again and stops the run (ADR 0093). The model's cancel check counts from the
+    first beat that could read the record (`Worker.judged_beat`): the last residue of
+    `stale-sweep-uncancel`, which left KNOWN_HOLES. A holder that counted a failed read as judged
+    would never read it again, and the run would go on."""
+    explorer.run_acts(SETUP_163_103, [
+        *UNCANCEL_163_103, ("time", 2.0), *[("step", "w4.beat")] * 3, ("fail", "w4.beat", "unavailable", 1),
+        ("burst", "w4.beat", 7), ("time", 12.0), ("burst", "w4.beat", 7), ("time", 12.0),
+        ("burst", "w4.beat", 7)])
 
 
 def ending_after_a_forced_release_and_a_next_claim() -> None:
@@ -2589,6 +2606,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         released_winners_outage_marker_after_its_late_unqueue,
         winner_paused_before_its_unqueue_then_killed,
         lower_claims_unanswered_unqueue_after_the_higher_ran,
+        record_read_fails_at_the_first_beat_after_a_swept_cancel,
         claim_posted_after_the_cancel_sweep,
         claim_locked_after_a_cancel,
         unanswered_unqueue_takes_a_requeue,
@@ -2626,13 +2644,15 @@ NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then
                                        "sweep_killed_after_its_stale_removal_then_a_pass_looks",
                                        "incomplete_pass_does_not_anchor_the_next",
                                        "stale_sweep_removal_takes_a_running_issues_new_cancel",
+                                       "record_read_fails_at_the_first_beat_after_a_swept_cancel",
                                        "pass_killed_after_its_stale_fate_lands",
                                        "stale_fate_answer_lost_then_a_pass_looks",
                                        "released_winners_outage_marker_after_its_late_unqueue",
                                        "winner_paused_before_its_unqueue_then_killed"})
 # And those only a holder's read of GitHub's record of the cancel label stops (ADR 0093;
 # ORION_MODEL_NO_HOLDER_CANCEL_READ).
-NEEDS_THE_HOLDER_CANCEL_READ = frozenset({"stale_sweep_removal_takes_a_running_issues_new_cancel"})
+NEEDS_THE_HOLDER_CANCEL_READ = frozenset({"stale_sweep_removal_takes_a_running_issues_new_cancel",
+                                          "record_read_fails_at_the_first_beat_after_a_swept_cancel"})
 # And those only the strand look repairs (ORION_MODEL_NO_STRAND_LOOK).
 NEEDS_THE_STRAND_LOOK = frozenset({"loser_posts_after_a_winner_a_late_tidy_unlocked",
                                    "pass_unlock_strands_a_claim_that_dies",

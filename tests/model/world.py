@@ -41,6 +41,7 @@ from orion_action.core.liveness import Machine, ProcessSighting
 from orion_action.core.plan import PreviousPass, strand_since
 from orion_action.core.record import CLAIM_MARK, END_STATES, HOLDER_END, Holder, ReleaseAction, State
 from orion_action.errors import GitHubError, NotFound, OrionError
+from orion_action.ports import QueueHistory
 from orion_action.services.claiming import LIST_SETTLE_S, Claim, Claimer
 from orion_action.services.dispatch import dispatch_after_pass
 from orion_action.services.fleet import claim_next_across
@@ -131,18 +132,11 @@ class InvariantError(AssertionError):
 # ADR 0054): a fate the pass adds after someone else moved the labels comes off again at once
 # (ADR 0073), a queueing its removal took is put back (ADRs 0073, 0088), and a stale fate whose
 # writer died before its look (two fates) the next pass's look at the queue takes off (ADR 0094).
-KNOWN_HOLES = {
-    "stale-sweep-uncancel": (
-        "a cancel sweep planned before a person's requeue and new cancel takes the new cancel label "
-        "off and leaves the new queue label (trace (31, 110)). The sweep now reads GitHub's record after "
-        "its removal and puts a cancel standing there back (ADR 0073: scenario "
-        "cancel_made_after_the_sweeps_read); killed between its removal and that read, it leaves the "
-        "labels saying queued, and the next pass takes the queue label off from the record (ADR 0085; "
-        "trace (31, 110) closed). The holder side, a run claimed before the new cancel whose beat never "
-        "sees the label: its beat reads GitHub's record when the issue changed and stops (ADR 0093, trace "
-        "(163, 103) closed). Open: that read failing at the first beat after the cancel, which leaves the "
-        "stop to the next beat"),
-}
+# And `stale-sweep-uncancel` (a cancel sweep planned before a person's requeue and new cancel
+# takes the new cancel off): the sweep reads GitHub's record after its removal (ADR 0073), the
+# next pass looks at the queue (ADR 0085), and a holder reads the record when its issue changed
+# (ADR 0093); a beat whose read of the record failed is judged by the next one (ADR 0097).
+KNOWN_HOLES: dict[str, str] = {}
 
 
 class ModelClock(Clock):
@@ -209,6 +203,11 @@ class Worker:
     gen: int = -1  # the issue's queueing its claim was posted in
     clean_beat: float | None = None  # when the last beat that found the claim still ours was sent
     clean_local: float | None = None  # the same, on its machine's boot clock
+    # when the last clean beat that could read everything it judges a cancel by was sent: a beat
+    # whose read of GitHub's record of the cancel label failed cannot see a cancel only the record
+    # shows (ADR 0093), and reads it again at the next beat
+    judged_beat: float | None = None
+    record_unread: bool = False  # this beat's read of that record failed
     loss_judged: bool = False
     outage_recorded: bool = False
     outage_retries: int = 0
@@ -622,15 +621,28 @@ class World:
         h.child_pid = w.child_pid = self.next_pid  # each claim's child its own (a drain's too)
 
         beat_gh = self._gh(self.gh_of(claim.number))  # the heartbeat thread's own client
+        read_record = beat_gh.queue_history
+
+        def queue_history(*args: str | int) -> QueueHistory:
+            try:
+                return read_record(*args)  # type: ignore[arg-type]
+            except GitHubError:
+                w.record_unread = True
+                raise
+
+        beat_gh.queue_history = queue_history  # type: ignore[method-assign]
 
         def beats() -> None:
             while not w.beat_stop:
                 sent, sent_local = self.clock.monotonic(), h.clock.monotonic()
+                w.record_unread = False
                 try:
                     h.beat(beat_gh)
                     w.child_lease = h.lease_until  # after every beat, as the wrapper's on_beat does
                     if h.lost is None:
                         w.clean_beat, w.clean_local = sent, sent_local
+                        if not w.record_unread:
+                            w.judged_beat = sent
                 except NotFound:
                     h.lost = h.lost or "the claim comment or the issue was deleted"
                 except GitHubError:
@@ -1165,12 +1177,12 @@ class World:
                 for w in live:
                     h = w.holding
                     assert h is not None
-                    after = w.clean_beat is not None and w.clean_beat >= cancels[-1] + SECOND
+                    after = w.judged_beat is not None and w.judged_beat >= cancels[-1] + SECOND
                     if after and not h.cancel_requested:
                         # stale-sweep-uncancel: the cancel label was last taken off by a
                         # sweep that listed the cancel label before this cancel came
                         raise InvariantError(f"a person's cancel of issue {n} was not honoured: {w.name} "
-                                             f"beat at t={w.clean_beat:g} after it and runs on",
+                                             f"beat at t={w.judged_beat:g} after it and runs on",
                                              "stale-sweep-uncancel" if self.stale_uncancel.get(n) else None)
         del now
 
