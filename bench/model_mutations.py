@@ -528,11 +528,21 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # The late-unqueue look counts orion's removal however late it landed (ADR 0095).
     "the late-unqueue look bounds orion's removal by the released claim's lease (ADR 0095)": [(
         "services/reconcile.py",
-        "            if not taken_by_a_late_unqueue(events, lab.queue, self.trusted.has, risk.since):",
-        "            if not taken_by_a_late_unqueue(events, lab.queue, self.trusted.has, risk.since) or (\n"
-        "                    orion_took_the_queue_label(events, lab.queue, self.trusted.has).at"
-        " > risk.claim.created_at + timedelta(seconds=2 / 3 * max(self.config.stale_after,"
-        " risk.claim.record.stale_after) + 12)):",
+        "            if taken_by_a_late_unqueue(events, lab.queue, self.trusted.has, risk.since):",
+        "            if taken_by_a_late_unqueue(events, lab.queue, self.trusted.has, risk.since) and ("
+        "orion_took_the_queue_label(events, lab.queue, self.trusted.has).at <= min("
+        "(c.created_at for c in logs[n].claims), default=risk.since) + timedelta(seconds=52)):",
+    )],
+    "the late-unqueue look counts a removal though a claim was posted since the release (ADR 0095)": [(
+        "services/reconcile.py",
+        "                if issue.comments > len(listing) or claimed_since(\n",
+        "                if issue.comments > len(listing) or False and claimed_since(\n",
+    )],
+    # The next pass puts on the queue label of a release whose writer died before its labels (ADR 0098).
+    "a release back to the queue whose label never landed is left with no label (ADR 0098)": [(
+        "services/reconcile.py",
+        "            elif risk.released and requeue_never_landed(events, lab.queue, risk.since):",
+        "            elif False:",
     )],
     # The next pass takes off a stale fate that landed beside a person's queueing (ADR 0094).
     "a pass leaves a fate orion added after a person's queueing and the lock's removal (ADR 0094)": [(

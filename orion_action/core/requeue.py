@@ -43,6 +43,7 @@ class AtRisk:
     comment_id: int  # the event's comment
     since: datetime  # the event's post: orion's removal of the queue label after it is the claim's
     what: str  # for the reason
+    released: bool  # a release back to the queue, whose own addition of the label must show
 
 
 def took_nothing(claim: ClaimEntry) -> bool:
@@ -85,10 +86,10 @@ def queueing_at_risk(log: IssueLog) -> AtRisk | None:
     last = _last_event(log)
     if isinstance(last, TombstoneEntry) and last.tombstone.action in REQUEUES:
         what = f"its release back to the queue (comment {last.comment_id})"
-        return AtRisk(last.comment_id, last.created_at, what)
+        return AtRisk(last.comment_id, last.created_at, what, released=True)
     if isinstance(last, ClaimEntry) and last.record.state is State.LOST and last.record.unqueued:
         what = f"the claim in comment {last.comment_id}, which gave up after sending its unqueue"
-        return AtRisk(last.comment_id, last.created_at, what)
+        return AtRisk(last.comment_id, last.created_at, what, released=False)
     return None
 
 
@@ -121,6 +122,26 @@ def taken_by_a_late_unqueue(events: Iterable[LabelEvent], queue: str, is_orion: 
     claim's own record (`lost` saying it sent its unqueue)."""
     last = orion_took_the_queue_label(events, queue, is_orion)
     return last is not None and since - _SECOND <= last.at
+
+
+def claimed_since(log: IssueLog, comment_id: int) -> bool:
+    """Whether a claim posted after comment `comment_id` (the event at risk) may have taken the
+    queueing: any but one that took nothing (`took_nothing`: still `claiming`, or a loser whose
+    final record says so). Its removal of the queue label is then no late unqueue of the
+    released claim's, however late the record shows it (ADR 0095). A listing may show a claim
+    `claiming` that has moved on (default seed 147 episode 99: it had won, unqueued, and been
+    cancelled): the caller reads such a claim's comment itself before it asks."""
+    return any(c.comment_id > comment_id and not took_nothing(c) for c in log.claims)
+
+
+def requeue_never_landed(events: Iterable[LabelEvent], queue: str, since: datetime) -> bool:
+    """Whether GitHub's record (`events`) shows no event of the queue label since `since` (a
+    release back to the queue's post; whole seconds, so one second before counts): the
+    release's own addition never landed, and nothing took the label since. A pass posts its
+    tombstone before it labels a stranded issue, and one killed in between leaves the release
+    with no label at all (ADR 0098; default seed 129 episode 238)."""
+    q = queue.casefold()
+    return not any(e.label.casefold() == q and e.at >= since - _SECOND for e in events)
 
 
 def refused_after(comments: Iterable[Comment], trusted: frozenset[str], at: datetime) -> bool:

@@ -48,14 +48,23 @@ from orion_action.core.plan import (
     strand_since,
 )
 from orion_action.core.queue import pick_order_across
-from orion_action.core.record import ReleaseAction, Tombstone, parse_block, render_record, render_tombstone
+from orion_action.core.record import (
+    ReleaseAction,
+    State,
+    Tombstone,
+    parse_block,
+    render_record,
+    render_tombstone,
+)
 from orion_action.core.requeue import (
+    claimed_since,
     orion_took_the_queue_label,
     queueing_a_stale_removal_took,
     queueing_at_risk,
     refused_after,
     refused_since,
     requeue_candidates,
+    requeue_never_landed,
     taken_by_a_late_unqueue,
 )
 from orion_action.core.stale_add import asks_the_record, fates_added_over_a_queueing, stale_fates
@@ -320,11 +329,14 @@ class Reconciler:
         updated comments, those whose last orion event puts a queueing at risk (a release back
         to the queue, or a claim's `lost` record saying it sent its unqueue:
         `core.requeue.queueing_at_risk`) and that no label listing shows (`listed`: the lock's
-        and the queue's) are read (one request each; in the steady state none: a requeued issue
-        is queued or claimed again). One carrying none of orion's labels, that no claim's
-        trigger check refused since, and whose queue label GitHub's record (one GraphQL query)
-        shows taken off by orion after that event while the claim's writes could still land,
-        and no cancel standing, gets its queue label back."""
+        and the queue's) are read: their comments, then the issue (two requests each; in the
+        steady state none: a requeued issue is queued or claimed again). One carrying none of
+        orion's labels, that no claim's trigger check refused since, with no claim posted since
+        that may have taken the queueing (`claimed_since`, every comment listed), and whose queue
+        label GitHub's record (one GraphQL query)
+        shows taken off by orion after that event (however late, ADR 0095) or, after a release,
+        never put on (its writer stopped between its tombstone and its labels, ADR 0098), and no
+        cancel standing, gets its queue label back."""
         recent = self._recent_by_issue()
         if recent is None:
             return []
@@ -338,23 +350,40 @@ class Reconciler:
             if refused_since(comments[n], self.trusted, risk.comment_id):
                 continue  # a claim's trigger check took the label off, and meant it
             try:
-                issue, _ = self.gh.get_issue(n)
+                listing, _ = self.gh.list_comments(n)
+                issue, _ = self.gh.get_issue(n)  # after the listing (ADR 0082)
                 if not is_stranded(issue.is_open, issue.labels, lab):
                     continue
+                if issue.comments > len(listing) or claimed_since(
+                        self._claims_read_again(listing, risk.comment_id), risk.comment_id):
+                    continue  # a claim since (or a comment not listed yet) may have taken the queueing
                 events = self.gh.queue_history(n, lab.queue, lab.cancel).label_events
             except AuthError:
                 raise
             except GitHubError as exc:
                 self._looked_short(f"#{n}: could not read an issue a late unqueue may have stranded ({exc})")
                 continue
-            if not taken_by_a_late_unqueue(events, lab.queue, self.trusted.has, risk.since):
+            if taken_by_a_late_unqueue(events, lab.queue, self.trusted.has, risk.since):
+                how = f"that claim's late {lab.queue} label removal took the queueing"
+            elif risk.released and requeue_never_landed(events, lab.queue, risk.since):
+                how = f"its {lab.queue} label never landed (the release stopped after its tombstone)"
+            else:
                 continue
             if cancel_against_a_persons_queueing(events, lab.queue, lab.cancel, self.trusted.has):
                 continue  # the issue was cancelled since: it carries no label (ADR 0078)
-            why = (f"the issue carried no label: after {risk.what}, that claim's late {lab.queue} label "
-                   f"removal took the queueing; queued again")
+            why = f"the issue carried no label: after {risk.what}, {how}; queued again"
             found.append(Plan(n, Action.REQUEUE, why, add_labels=(lab.queue,)))
         return found
+
+    def _claims_read_again(self, listing: list[Comment], after: int) -> IssueLog:
+        """The issue's log from `listing`, each claim posted after comment `after` that the
+        listing shows `claiming` read again by itself (one request each; a listing may lag a
+        claim's later edits, default seed 147 episode 99, and a claim's own GET does not)."""
+        by_id = {c.id: c for c in listing}
+        for c in read_log(listing, self.trusted).claims:
+            if c.comment_id > after and c.record.state is State.CLAIMING:
+                by_id[c.comment_id], _ = self.gh.get_comment(c.comment_id)
+        return read_log(by_id.values(), self.trusted)
 
     def survey_taken_queueings(self, listed: set[int]) -> list[Plan]:
         """Issues a pass's stale removal of the queue label left with no label (ADR 0088): a

@@ -157,3 +157,18 @@ def test_the_budget_says_when_the_window_resets(repo, proxy):
     budget = gh.budget
     assert budget.limit is not None and budget.remaining is not None
     assert budget.reset_in is not None and 0 <= budget.reset_in <= 3600
+
+
+def test_a_label_removal_whose_answer_was_lost_and_retry_reads_404_is_unknown(repo, proxy):
+    """A DELETE that landed but whose answer was lost (the connection dropped after GitHub did
+    it), retried and answered 404: the adapter cannot tell whether its own first try took the
+    label or another writer's before it, and says so (None, ADR 0096). A clean 404 is False, a
+    clean 200 True."""
+    n = repo.create_issue("work", ["orion", "orion-ready"])
+    gh, _ = _adapter(repo, proxy)
+    proxy.drop("DELETE", rf"/issues/{n}/labels/orion$", after_forward=True, count=1)
+    assert gh.remove_label(n, "orion") is None
+    assert proxy.count("DELETE", rf"/issues/{n}/labels/orion$") == 2  # the first try, then the retry
+    assert gh.remove_label(n, "orion") is False
+    assert gh.remove_label(n, "orion-ready") is True
+    assert repo.labels(n) == []

@@ -32,7 +32,7 @@ from rig.harness import (
 
 from orion_action.config import Config
 from orion_action.core.liveness import MISSED_BEAT_FACTOR
-from orion_action.core.record import ClaimRecord, ReleaseAction, State, Tombstone
+from orion_action.core.record import ClaimRecord, ReleaseAction, State, Tombstone, render_tombstone
 from orion_action.services.holding import LABEL_LANDING_MARGIN_S
 
 WAIT_FILE = 'while [ ! -e "$0" ]; do sleep 0.05; done; exit "$1"'
@@ -573,6 +573,28 @@ def test_a_forced_release_a_late_unqueue_undid_is_queued_again_by_the_next_pass(
         assert actions == [] and labels(repo, n) == set()
         return
     _queued_again_once(orion, repo, n, actions, "late orion label removal")
+
+
+def test_a_release_whose_pass_stopped_before_its_label_is_queued_by_the_next_pass(orion: Orion, repo, proxy):
+    """A claim won, took the queue label and died; a stale lock removal left the issue with no
+    label (a strand). A pass found it and posted its release back to the queue, and was killed
+    before it put the queue label on: the release is the issue's last event, the claim no longer
+    open, so the strand look has nothing to take up. The next pass finds the release among the
+    recently updated comments, and GitHub's record shows no event of the queue label since: the
+    release's own label never landed, and it goes on, once (ADR 0098; the model's default seed 129
+    episode 238)."""
+    n = queued_issue(repo)
+    _, claim = post_claim(repo, n, local_holder(), child_pid=exited_pid())  # the winner's lock and unqueue
+    repo.remove_label(n, "orion-working")  # a stale lock removal: the strand
+    unqueued = time.time()
+    # GitHub's times are whole seconds: the release comes in a later second than the unqueue.
+    wait_until(lambda: time.time() >= int(unqueued) + 2, interval=0.05)
+    repo.comment(n, render_tombstone(Tombstone(claim.token, ReleaseAction.REQUEUE,
+                                               "the issue carried no label (stranded)", counts_attempt=True)))
+    assert labels(repo, n) == set()
+    result = orion.command("reconcile", "--json")
+    assert result.returncode == 0, result.stderr
+    _queued_again_once(orion, repo, n, json.loads(result.stdout)["actions"], "label never landed")
 
 
 def test_in_actions_a_pass_looks_back_to_what_the_previous_pass_could_not_judge(orion: Orion, repo, proxy,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from model import explorer
 from model.world import CLONE, CONFIG, HOSTED, IDLE_TIMEOUT, ISSUE, LAB, TRUSTED, Worker, World
 from orion_action.core.issue import read_log
-from orion_action.core.record import HOLDER_END
+from orion_action.core.record import HOLDER_END, ReleaseAction
 
 
 class Unplayable(Exception):
@@ -803,6 +803,35 @@ def _stranded_by_a_stale_pass(world: World) -> str:
     world.crash(w1)
     _given(not world.gh_of(ISSUE).issue(ISSUE).labels & {LAB.queue, LAB.working}, "not stranded")
     return r
+
+
+def strand_repair_killed_after_its_tombstone() -> None:
+    """The strand of `pass_unlock_strands_a_claim_that_dies`; once w1's claim is stale, a pass
+    finds it, posts its tombstone (a release back to the queue) and is killed before it puts the
+    queue label on. The release is the issue's last event, the claim no longer open: the strand
+    look has nothing to take up. The next pass's late-unqueue look finds the release, and GitHub's
+    record shows no event of the queue label since: the release's own label never landed, and
+    the label goes on (ADR 0098; default seed 129 episode 238, where the strand came from a
+    forced release that listed no claim)."""
+    world = World()
+    try:
+        _run(world, _stranded_by_a_stale_pass(world))
+        world.advance(CONFIG.stale_after + 5)
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, _ops(world, r, "post_comment"))
+        if r in world.runnable():  # without the strand look the pass posts nothing, and ends
+            world.step(r)  # the tombstone lands
+            world.check()
+            world.sched.crash(r)
+            _given(not world.gh_of(ISSUE).issue(ISSUE).labels & {LAB.queue, LAB.working}, "the pass labelled")
+            tombstones = world.issue_log(ISSUE).tombstones
+            _given(any(t.tombstone.action is ReleaseAction.REQUEUE for t in tombstones),
+                   "the pass posted no release back to the queue")
+        _pass(world)
+        assert LAB.queue in world.gh_of(ISSUE).issue(ISSUE).labels, "the next pass left the issue stranded"
+        _settle(world)
+    finally:
+        world.close()
 
 
 def strand_found_after_a_long_gap_between_passes() -> None:
@@ -2367,6 +2396,42 @@ UNCANCEL_163_103: list[explorer.Act] = [
     ('race', 3), ('burst', 'w4.claim', 2), ('person', 'cancel', 1), ('land', 2)]
 
 
+def claim_after_a_release_cancelled_behind_a_lagging_listing() -> None:
+    """Default seed 147 episode 99, found on the first version of ADR 0095: a person's forced
+    release of w0's dead run puts the issue back in the queue; w1 claims it, wins, unqueues, and
+    its Actions job is cancelled (the run ends cancelled, no label). Listings still show w1's
+    claim `claiming`, which by its record took nothing, so the release looked like the issue's
+    last event and orion's removal after it like a late unqueue: the cancelled run was queued
+    again. The late-unqueue look now reads a later claim that a listing shows `claiming` by
+    itself, and leaves the issue when a claim posted since may have taken the queueing
+    (`claimed_since`). Before ADR 0095 the lease window happened to cover this: w1's removal
+    came after w0's writes could land."""
+    world = World()
+    try:
+        world.server.lag_of = None  # lags set by hand below
+        world.crash(_running(world, "m1"))
+        world.advance(CONFIG.stale_after + 5)
+        _run(world, world.spawn_forced_release(ISSUE))
+        _given(world.gh_of(ISSUE).issue(ISSUE).labels == {LAB.queue}, "the release did not requeue")
+        w1 = world.spawn_worker("m2")
+        a1 = f"{w1.name}.claim"
+        _run(world, a1, _ops(world, a1, "add_labels"))  # posted, and listed at once
+        world.server.list_lag = 30.0  # listings go on showing it `claiming`
+        _run(world, a1)
+        _given(w1.child_started, f"{w1.name} did not win the released issue")
+        world.signal(w1)
+        world.react()
+        _run(world, f"{w1.name}.end")
+        _given(not world.gh_of(ISSUE).issue(ISSUE).labels, "the cancelled run left a label")
+        _pass(world)
+        labels = world.gh_of(ISSUE).issue(ISSUE).labels
+        assert LAB.queue not in labels, f"the pass queued the cancelled run again: {sorted(labels)}"
+        world.server.list_lag = 0.0
+        _settle(world)
+    finally:
+        world.close()
+
+
 def stale_sweep_removal_takes_a_running_issues_new_cancel() -> None:
     """The exact trace (163, 103), shrunk from the GraphQL-mode search: a pass's cancel sweep
     sends its removal of the cancel label, which gets no answer; the person queues the issue
@@ -2607,6 +2672,8 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         winner_paused_before_its_unqueue_then_killed,
         lower_claims_unanswered_unqueue_after_the_higher_ran,
         record_read_fails_at_the_first_beat_after_a_swept_cancel,
+        strand_repair_killed_after_its_tombstone,
+        claim_after_a_release_cancelled_behind_a_lagging_listing,
         claim_posted_after_the_cancel_sweep,
         claim_locked_after_a_cancel,
         unanswered_unqueue_takes_a_requeue,
@@ -2631,7 +2698,8 @@ STALE_LOCK_REMOVALS = frozenset({"two_passes_release_within_the_lag", "pass_unlo
                                  "loser_posts_after_a_winner_a_late_tidy_unlocked",
                                  "run_loses_its_lease_after_a_late_tidy_unlocked",
                                  # a paused VM's winner is dead to the pass (ADR 0075)
-                                 "winner_paused_before_its_unqueue_then_killed"})
+                                 "winner_paused_before_its_unqueue_then_killed",
+                                 "strand_repair_killed_after_its_tombstone"})
 
 # Scenarios whose code as it is leaves labels only the next pass's looks repair (ADRs 0085, 0086):
 # the world without them (ORION_MODEL_NO_NEXT_PASS_LOOKS, the mutation bench's for the rules they
@@ -2645,6 +2713,7 @@ NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then
                                        "incomplete_pass_does_not_anchor_the_next",
                                        "stale_sweep_removal_takes_a_running_issues_new_cancel",
                                        "record_read_fails_at_the_first_beat_after_a_swept_cancel",
+                                       "strand_repair_killed_after_its_tombstone",
                                        "pass_killed_after_its_stale_fate_lands",
                                        "stale_fate_answer_lost_then_a_pass_looks",
                                        "released_winners_outage_marker_after_its_late_unqueue",
@@ -2655,6 +2724,7 @@ NEEDS_THE_HOLDER_CANCEL_READ = frozenset({"stale_sweep_removal_takes_a_running_i
                                           "record_read_fails_at_the_first_beat_after_a_swept_cancel"})
 # And those only the strand look repairs (ORION_MODEL_NO_STRAND_LOOK).
 NEEDS_THE_STRAND_LOOK = frozenset({"loser_posts_after_a_winner_a_late_tidy_unlocked",
+                                   "strand_repair_killed_after_its_tombstone",
                                    "pass_unlock_strands_a_claim_that_dies",
                                    "run_loses_its_lease_after_a_late_tidy_unlocked",
                                    "strand_found_after_a_long_gap_between_passes"})

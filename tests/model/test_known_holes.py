@@ -308,6 +308,27 @@ CLOSED_ACT_CASES = [
      "before its unqueue; a pass releases it back to the queue 62 s later; on resume the unqueue lands and "
      "the quiesce kills w2. The removal landed past the window ADR 0086 allowed; the next pass now counts "
      "orion's removal after the release however late (ADR 0095)"),
+    (explorer.Setup(issues=1, max_lag=0.0, whole_seconds=True, lag_seed="127-157", skew=-30.0),
+     [("person", "comment", 1), ("worker", "m1", 1, False), ("step", "w0.claim"), ("burst", "w0.claim", 5),
+      *[("step", "w0.claim")] * 2, ("fail", "w0.claim", "unavailable", 1), ("step", "w0.claim"),
+      ("fail", "w0.claim", "unavailable", 3), ("step", "w0.claim"), ("time", 65.0), ("reconciler", "m2"),
+      ("reconciler", "hosted"), ("burst", "r1", 7), ("reconciler", "m1"), ("step", "r1"), ("time", 25.0),
+      ("person", "cancel", 1), ("reconciler", "m2"), ("burst", "r3", 6), ("step", "r3"), ("step", "r1"),
+      ("burst", "r1", 2), ("step", "r1")],
+     "(127, 157) the model's own, shrunk: r1 releases w0's dead claim (queued, never ran) and goes to take "
+     "the lock off; a person cancels, and a later pass r3, still at work, takes the queue label off for the "
+     "cancel; r1 finds the queue label gone and leaves the lock (ADR 0067). The dead-holder check now "
+     "excuses a pass whose labels another pass still at work moved meanwhile: that pass, or the next, "
+     "finishes (ADR 0097)"),
+    (explorer.Setup(issues=3, max_lag=2.5, whole_seconds=True, lag_seed="129-238", skew=2.0, dispatch=True),
+     [("worker", "m2", 3, False), ("burst", "w0.claim", 4), ("person", "force", 3), ("burst", "r0", 8),
+      ("burst", "w0.claim", 7), ("reconciler", "m1"), ("reconciler", "m2"), ("step", "w0.claim"),
+      ("burst", "w0.claim", 2), ("reconciler", "m1"), *[("step", "w0.beat")] * 2, ("reconciler", "m2"),
+      ("time", 3.0), ("crash", "w0"), ("burst", "r4", 8), ("burst", "r4", 7)],
+     "(129, 238) a strand repair killed after its tombstone, shrunk: a forced release that listed no claim "
+     "unlocked w0's issue (ADR 0052), w0 won, unqueued and died; a pass found the strand and posted its "
+     "release back to the queue, and the quiesce killed it before its label. The next pass's late-unqueue "
+     "look finds the release and no event of the queue label since: it puts the label on (ADR 0098)"),
     (explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="9-9"),
      _STRAND_9_9,
      "(9, 9) stale-unlock-strand, shrunk: a pass's lock removal planned before a claim lands on that "

@@ -1330,6 +1330,12 @@ class World:
                 # seed 31 episode 101, once ADR 0090 stopped the first pass's rewrite of the dead
                 # holder's record, which had made the holder look fresh to this check.)
                 continue
+            if any(a != name and a in self.passes and not self.sched.result(a).done and p.began <= at
+                   for a, _, _, at in self.label_writes.get(n, ())):
+                # another pass, still at work, moved this labels while this one moved them
+                # (its cancel handling took the queue label this pass's unlock looks for, ADR 0067):
+                # that pass, or the next, finishes (default seed 127 episode 157)
+                continue
             ws = [w for w in self.workers.values() if w.number == n]
             if any(self.child_alive(w) or not (w.done or w.crashed or self.frozen(w)) for w in ws):
                 continue

@@ -14,10 +14,12 @@ from orion_action.core.cancelled import LabelEvent
 from orion_action.core.issue import Comment, TombstoneEntry
 from orion_action.core.record import HOLDER_END, ReleaseAction, State, Tombstone
 from orion_action.core.requeue import (
+    claimed_since,
     last_requeue,
     queueing_at_risk,
     refused_since,
     requeue_candidates,
+    requeue_never_landed,
     taken_by_a_late_unqueue,
 )
 
@@ -48,7 +50,7 @@ def test_a_claim_that_gave_up_after_sending_its_unqueue_makes_a_candidate() -> N
     recent = {7: log(sent), 8: log(unsent), 9: log(unknown), 10: given_up}
     assert requeue_candidates(recent, listed=()) == [7]
     risk = queueing_at_risk(log(sent))
-    assert risk is not None and risk.comment_id == 1 and risk.since == sent.created_at
+    assert risk is not None and risk.comment_id == 1 and risk.since == sent.created_at and not risk.released
     assert "gave up" in risk.what
 
 
@@ -148,3 +150,37 @@ RECORDS = [
 def test_taken_by_a_late_unqueue(events: tuple[LabelEvent, ...], taken: bool, why: str) -> None:
     found = taken_by_a_late_unqueue(events, "orion", lambda login: login in ORION, RELEASED_AT)
     assert found is taken, why
+
+
+# (events, whether the release's own queue label never landed, why); the release at T0+10 s
+NEVER_LANDED = [
+    ((), True, "no event of the label at all"),
+    ((ev("orion", True, "alice", 0), ev("orion", False, "orion-bot", 5)), True,
+     "a claim's unqueue before the release, and no addition since: the release stopped at its tombstone"),
+    ((ev("orion", True, "alice", 0), ev("orion", False, "orion-bot", 9)), False,
+     "whole seconds: a removal one second before the release may be after it"),
+    ((ev("orion", False, "orion-bot", 5), ev("orion", True, "orion-bot", 11)), False,
+     "the release's addition landed (then went: another rule's business)"),
+    ((ev("orion", False, "orion-bot", 5), ev("orion", True, "orion-bot", 11),
+      ev("orion", False, "alice", 12)), False, "a person took it off after the release"),
+    ((ev("orion", False, "orion-bot", 5), ev("orion-cancel", True, "bob", 12)), True,
+     "other labels do not count (a cancel is asked for separately)"),
+]
+
+
+@pytest.mark.parametrize(("events", "never", "why"), NEVER_LANDED, ids=[r[2] for r in NEVER_LANDED])
+def test_requeue_never_landed(events: tuple[LabelEvent, ...], never: bool, why: str) -> None:
+    assert requeue_never_landed(events, "orion", RELEASED_AT) is never, why
+
+
+def test_a_claim_since_the_release_may_have_taken_the_queueing() -> None:
+    """Default seed 147 episode 99: after a release (comment 2), a claim that won and unqueued
+    may have taken the queueing; one still `claiming` (read by itself: a listing may lag its
+    edits) or a loser whose final record says it took nothing did not (seed 170 episode 131: a
+    stalled `--next` claimer posted after the release and died while `claiming`)."""
+    lost = claim(3, "c", State.LOST, child_pid=None)
+    lost_clean = replace(lost, record=lost.record.with_changes(unqueued=False))
+    lost_unqueued = replace(lost, record=lost.record.with_changes(unqueued=True))
+    for later, took in ((claim(3, "c"), True), (claim(3, "c", State.CANCELLED), True), (lost_unqueued, True),
+                        (claim(3, "c", State.CLAIMING), False), (lost_clean, False), (claim(1, "b"), False)):
+        assert claimed_since(log(claim(1, "a"), tomb(2, "a"), later), 2) is took, later.record
