@@ -255,13 +255,21 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a holder's outage marker after a release or a later run decides the issue's fate (ADR 0092)": [(
         "core/plan.py",
-        "                and not overtaken(log, t)]",
-        "                ]",
+        "    releases = [t for t in log.tombstones if a_release_of(log, t, ran)]",
+        "    releases = [t for t in log.tombstones if a_release_of(log, t, ran) or t.tombstone.by"
+        " == 'holder']",
     )],
     "the late-unqueue look takes a holder's overtaken outage marker for the last event (ADR 0092)": [(
         "core/requeue.py",
-        "*(t for t in log.tombstones if not overtaken(log, t))]",
-        "*log.tombstones]",
+        "    releases = (t for t in log.tombstones if a_release_of(log, t, took_something))",
+        "    releases = (t for t in log.tombstones if a_release_of(log, t, took_something) or t.tombstone.by"
+        " == 'holder')",
+    )],
+    "the late-unqueue look takes a pass's release of a claim that never ran for a return to the queue (ADR 0098)": [(
+        "core/requeue.py",
+        "    releases = (t for t in log.tombstones if a_release_of(log, t, took_something))",
+        "    releases = (t for t in log.tombstones if a_release_of(log, t, took_something) or t.tombstone.by"
+        " == 'reconcile')",
     )],
     # Adaptive beats (ADR 0045): run with ORION_MODEL_ADAPTIVE=1 (ENVIRONMENTS below), where a
     # 2 s base beat stretches nine-fold and records promise several times the judges' stale_after.
@@ -398,9 +406,10 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     # h47: a person's release decides the fate whatever its claim's record says (ADR 0064).
     "a person's release of a claim whose record reads as never run decides nothing (ADR 0064)": [(
-        "core/plan.py",
-        '                if (t.tombstone.by == "release" or (c := log.find(t.tombstone.token))',
-        "                if ((c := log.find(t.tombstone.token))",
+        "core/arbitration.py",
+        '    return (t.tombstone.by == "release" or claim is None or matters(claim)) and not overtaken(log, t'
+        ')',
+        "    return (claim is None or matters(claim)) and not overtaken(log, t)",
     )],
     # h52: a dead claim that never started is held in doubt while its unqueue may land (ADR 0072).
     "a pass requeues a dead claim that never started while its unqueue may still land (ADR 0072)": [(
@@ -533,10 +542,10 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "orion_took_the_queue_label(events, lab.queue, self.trusted.has).at <= min("
         "(c.created_at for c in logs[n].claims), default=risk.since) + timedelta(seconds=52)):",
     )],
-    "the late-unqueue look counts a removal though a claim was posted since the release (ADR 0095)": [(
+    "the late-unqueue look judges by a listing that may lag a later claim's edits (ADR 0095)": [(
         "services/reconcile.py",
-        "                if issue.comments > len(listing) or claimed_since(\n",
-        "                if issue.comments > len(listing) or False and claimed_since(\n",
+        "                by_id[c.comment_id], _ = self.gh.get_comment(c.comment_id)",
+        "                pass",
     )],
     # The next pass puts on the queue label of a release whose writer died before its labels (ADR 0098).
     "a release back to the queue whose label never landed is left with no label (ADR 0098)": [(
@@ -570,8 +579,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     "a claim that took nothing hides the release a late unqueue undid (ADR 0086)": [(
         "core/requeue.py",
-        "    events: list[ClaimEntry | TombstoneEntry] = [*(c for c in log.claims if not took_nothing(c)),",
-        "    events: list[ClaimEntry | TombstoneEntry] = [*(c for c in log.claims if True),",
+        "    events: list[ClaimEntry | TombstoneEntry] = [*filter(took_something, log.claims), *releases]",
+        "    events: list[ClaimEntry | TombstoneEntry] = [*log.claims, *releases]",
     )],
     "the strand look leaves a run that lost its lease to the lock it no longer has (ADR 0086)": [(
         "core/plan.py",

@@ -109,6 +109,20 @@ def overtaken(log: IssueLog, t: TombstoneEntry) -> bool:
         claim.comment_id < c.comment_id < t.comment_id and ran(c) for c in log.claims)
 
 
+def a_release_of(log: IssueLog, t: TombstoneEntry, matters: Callable[[ClaimEntry], bool]) -> bool:
+    """Whether tombstone `t` is an event of the issue's story, to a reader for whom only a
+    claim that `matters` tells one (a run, to `core.plan`; a claim that may have sent its
+    unqueue, to `core.requeue`). A release naming a claim the log does not hold counts (the claim
+    may have been deleted, or be older than a listing reaches); a pass's release of a claim that
+    does not matter does not. A person's release (`release`, by hand) counts whatever its
+    claim's record says: it may release a run the moment it won, list its record before the
+    edit that says `running` (list lag), and its rewrite of the visible line then turns the
+    record back into `claiming`; finishing it is what the person asked for (ADR 0064). A
+    holder's end marker that something followed (`overtaken`) is no event."""
+    claim = log.find(t.tombstone.token)
+    return (t.tombstone.by == "release" or claim is None or matters(claim)) and not overtaken(log, t)
+
+
 def ended_before(log: IssueLog, entry: ClaimEntry, cutoff: datetime) -> bool:
     """Whether a claim was over before `cutoff` (GitHub's clock): its final record, or a
     tombstone naming it, was written before then."""

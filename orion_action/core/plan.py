@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 
 from orion_action.config import Labels
-from orion_action.core.arbitration import ended_before, overtaken, ran
+from orion_action.core.arbitration import a_release_of, ended_before, ran
 from orion_action.core.issue import ClaimEntry, IssueLog, TombstoneEntry
 from orion_action.core.liveness import MISSED_BEAT_FACTOR, Liveness, Verdict
 from orion_action.core.record import END_STATES, HOLDER_END, ReleaseAction, State
@@ -259,16 +259,9 @@ def _queueing_owed(log: IssueLog, last: ClaimEntry | TombstoneEntry | None) -> C
 
 
 def _last_event(log: IssueLog) -> ClaimEntry | TombstoneEntry | None:
-    """The newest run or release of a run, by comment id. A release naming a claim the log does
-    not hold counts (the claim may have been deleted); a pass's release of a claim that never
-    ran does not. A person's release (`release`, by hand) counts whatever its claim's record
-    says: it may release a run the moment it won, list its record before the edit that says
-    `running` (list lag), and its rewrite of the visible line then turns the record back into
-    `claiming`; finishing it is what the person asked for (ADR 0064). A holder's end marker
-    that something followed (`core.arbitration.overtaken`) is no event."""
-    releases = [t for t in log.tombstones
-                if (t.tombstone.by == "release" or (c := log.find(t.tombstone.token)) is None or ran(c))
-                and not overtaken(log, t)]
+    """The newest run or release of a run (`core.arbitration.a_release_of`: a pass's release of a
+    claim that never ran is none), by comment id."""
+    releases = [t for t in log.tombstones if a_release_of(log, t, ran)]
     events: list[ClaimEntry | TombstoneEntry] = [c for c in log.claims if ran(c)] + releases
     return max(events, key=lambda e: e.comment_id, default=None)
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from orion_action.core.arbitration import overtaken, ran
+from orion_action.core.arbitration import a_release_of, ran
 from orion_action.core.cancelled import LabelEvent, cancel_against_a_persons_queueing
 from orion_action.core.issue import ClaimEntry, Comment, IssueLog, TombstoneEntry
 from orion_action.core.record import ReleaseAction, State
@@ -53,6 +53,11 @@ def took_nothing(claim: ClaimEntry) -> bool:
     return claim.record.state is State.CLAIMING or gave_up_taking_nothing(claim)
 
 
+def took_something(claim: ClaimEntry) -> bool:
+    """`not took_nothing(claim)`: the claim may have sent its unqueue."""
+    return not took_nothing(claim)
+
+
 def gave_up_taking_nothing(claim: ClaimEntry) -> bool:
     """A claim whose final record says it took nothing: `lost` before it ran, not having sent its
     unqueue. A claim still `claiming` may have moved on since a lagging listing read it (default
@@ -62,12 +67,15 @@ def gave_up_taking_nothing(claim: ClaimEntry) -> bool:
 
 
 def _last_event(log: IssueLog) -> ClaimEntry | TombstoneEntry | None:
-    """The issue's last orion event by comment id; a claim that took nothing is none (default
-    seed 170 episode 131: a stalled `--next` claimer posted after the release), and so is a
-    holder's end marker posted after a release of its claim (`overtaken`, ADR 0092: default seed
-    81 episode 218, a released holder's outage account hid the release its late unqueue undid)."""
-    events: list[ClaimEntry | TombstoneEntry] = [*(c for c in log.claims if not took_nothing(c)),
-                                                 *(t for t in log.tombstones if not overtaken(log, t))]
+    """The issue's last orion event by comment id. A claim that took nothing is none (default
+    seed 170 episode 131: a stalled `--next` claimer posted after the release). Nor is a
+    tombstone `a_release_of` sets aside: a holder's end marker posted after a release of its
+    claim (ADR 0092: default seed 81 episode 218, a released holder's outage account hid the
+    release its late unqueue undid), or a pass's release of a claim that took nothing (default
+    seed 173 episode 36: a cancelled run's completion released a stalled claimer's `claiming`
+    claim, and that release is no return to the queue)."""
+    releases = (t for t in log.tombstones if a_release_of(log, t, took_something))
+    events: list[ClaimEntry | TombstoneEntry] = [*filter(took_something, log.claims), *releases]
     return max(events, key=lambda e: e.comment_id, default=None)
 
 
@@ -122,16 +130,6 @@ def taken_by_a_late_unqueue(events: Iterable[LabelEvent], queue: str, is_orion: 
     claim's own record (`lost` saying it sent its unqueue)."""
     last = orion_took_the_queue_label(events, queue, is_orion)
     return last is not None and since - _SECOND <= last.at
-
-
-def claimed_since(log: IssueLog, comment_id: int) -> bool:
-    """Whether a claim posted after comment `comment_id` (the event at risk) may have taken the
-    queueing: any but one that took nothing (`took_nothing`: still `claiming`, or a loser whose
-    final record says so). Its removal of the queue label is then no late unqueue of the
-    released claim's, however late the record shows it (ADR 0095). A listing may show a claim
-    `claiming` that has moved on (default seed 147 episode 99: it had won, unqueued, and been
-    cancelled): the caller reads such a claim's comment itself before it asks."""
-    return any(c.comment_id > comment_id and not took_nothing(c) for c in log.claims)
 
 
 def requeue_never_landed(events: Iterable[LabelEvent], queue: str, since: datetime) -> bool:

@@ -57,7 +57,6 @@ from orion_action.core.record import (
     render_tombstone,
 )
 from orion_action.core.requeue import (
-    claimed_since,
     orion_took_the_queue_label,
     queueing_a_stale_removal_took,
     queueing_at_risk,
@@ -331,9 +330,9 @@ class Reconciler:
         `core.requeue.queueing_at_risk`) and that no label listing shows (`listed`: the lock's
         and the queue's) are read: their comments, then the issue (two requests each; in the
         steady state none: a requeued issue is queued or claimed again). One carrying none of
-        orion's labels, that no claim's trigger check refused since, with no claim posted since
-        that may have taken the queueing (`claimed_since`, every comment listed), and whose queue
-        label GitHub's record (one GraphQL query)
+        orion's labels, that no claim's trigger check refused since, whose whole log (every
+        comment listed, a claim shown `claiming` read again) still puts the queueing at risk,
+        and whose queue label GitHub's record (one GraphQL query)
         shows taken off by orion after that event (however late, ADR 0095) or, after a release,
         never put on (its writer stopped between its tombstone and its labels, ADR 0098), and no
         cancel standing, gets its queue label back."""
@@ -354,9 +353,13 @@ class Reconciler:
                 issue, _ = self.gh.get_issue(n)  # after the listing (ADR 0082)
                 if not is_stranded(issue.is_open, issue.labels, lab):
                     continue
-                if issue.comments > len(listing) or claimed_since(
-                        self._claims_read_again(listing, risk.comment_id), risk.comment_id):
-                    continue  # a claim since (or a comment not listed yet) may have taken the queueing
+                if issue.comments > len(listing):
+                    continue  # a comment not listed yet may be a claim that took the queueing
+                # The whole log decides, not the recently updated comments: a claim since may
+                # have taken the queueing, and the released claim may never have run.
+                risk = queueing_at_risk(self._claims_read_again(listing, risk.comment_id))
+                if risk is None:
+                    continue
                 events = self.gh.queue_history(n, lab.queue, lab.cancel).label_events
             except AuthError:
                 raise

@@ -2396,6 +2396,38 @@ UNCANCEL_163_103: list[explorer.Act] = [
     ('race', 3), ('burst', 'w4.claim', 2), ('person', 'cancel', 1), ('land', 2)]
 
 
+def cancelled_run_then_a_stalled_claim_released_by_its_completion() -> None:
+    """Default seed 173 episode 36, directed: w1 read issue 1 queued and stalls before its post;
+    w0 claims the issue and runs, and its Actions job is cancelled (the run ends cancelled, no
+    label). w1 then posts, adds its lock and dies while `claiming`. A pass completes the
+    cancelled run: it releases w1's claim (a tombstone) and takes the lock off. That release of a
+    claim that never ran is no return to the queue (`core.arbitration.a_release_of`, as
+    `core.plan` reads it): the next pass's late-unqueue look must not queue the cancelled run
+    again, though GitHub's record shows no queue label since (ADR 0098)."""
+    world = World()
+    try:
+        w1 = world.spawn_worker("m2")
+        a1 = f"{w1.name}.claim"
+        _run(world, a1, _ops(world, a1, "post_comment"))  # read the issue queued; the post not sent
+        w0 = _running(world, "m1")
+        world.signal(w0)
+        world.react()
+        _run(world, f"{w0.name}.end")
+        _given(not world.gh_of(ISSUE).issue(ISSUE).labels, "the cancelled run left a label")
+        _run(world, a1, _ops(world, a1, "list_comments"))  # posted, locked
+        world.crash(w1)
+        _given(world.gh_of(ISSUE).issue(ISSUE).labels == {LAB.working}, "the stalled claim did not lock")
+        world.advance(CONFIG.stale_after + 5)
+        _pass(world)
+        _given(not world.gh_of(ISSUE).issue(ISSUE).labels, "the pass did not complete the cancelled run")
+        _pass(world)
+        labels = world.gh_of(ISSUE).issue(ISSUE).labels
+        assert LAB.queue not in labels, f"the pass queued the cancelled run again: {sorted(labels)}"
+        _settle(world)
+    finally:
+        world.close()
+
+
 def claim_after_a_release_cancelled_behind_a_lagging_listing() -> None:
     """Default seed 147 episode 99, found on the first version of ADR 0095: a person's forced
     release of w0's dead run puts the issue back in the queue; w1 claims it, wins, unqueues, and
@@ -2674,6 +2706,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         record_read_fails_at_the_first_beat_after_a_swept_cancel,
         strand_repair_killed_after_its_tombstone,
         claim_after_a_release_cancelled_behind_a_lagging_listing,
+        cancelled_run_then_a_stalled_claim_released_by_its_completion,
         claim_posted_after_the_cancel_sweep,
         claim_locked_after_a_cancel,
         unanswered_unqueue_takes_a_requeue,

@@ -14,7 +14,6 @@ from orion_action.core.cancelled import LabelEvent
 from orion_action.core.issue import Comment, TombstoneEntry
 from orion_action.core.record import HOLDER_END, ReleaseAction, State, Tombstone
 from orion_action.core.requeue import (
-    claimed_since,
     last_requeue,
     queueing_at_risk,
     refused_since,
@@ -173,14 +172,19 @@ def test_requeue_never_landed(events: tuple[LabelEvent, ...], never: bool, why: 
     assert requeue_never_landed(events, "orion", RELEASED_AT) is never, why
 
 
-def test_a_claim_since_the_release_may_have_taken_the_queueing() -> None:
+def test_a_claim_since_the_release_that_may_have_taken_the_queueing_ends_the_risk() -> None:
     """Default seed 147 episode 99: after a release (comment 2), a claim that won and unqueued
-    may have taken the queueing; one still `claiming` (read by itself: a listing may lag its
-    edits) or a loser whose final record says it took nothing did not (seed 170 episode 131: a
-    stalled `--next` claimer posted after the release and died while `claiming`)."""
+    may have taken the queueing, and is the issue's last event; one still `claiming` (read by
+    itself: a listing may lag its edits) or a loser whose final record says it took nothing did
+    not (seed 170 episode 131: a stalled `--next` claimer posted after the release and died while
+    `claiming`), and the release stays at risk. A pass's release of a claim that never ran is no
+    return to the queue (seed 173 episode 36)."""
     lost = claim(3, "c", State.LOST, child_pid=None)
     lost_clean = replace(lost, record=lost.record.with_changes(unqueued=False))
     lost_unqueued = replace(lost, record=lost.record.with_changes(unqueued=True))
-    for later, took in ((claim(3, "c"), True), (claim(3, "c", State.CANCELLED), True), (lost_unqueued, True),
-                        (claim(3, "c", State.CLAIMING), False), (lost_clean, False), (claim(1, "b"), False)):
-        assert claimed_since(log(claim(1, "a"), tomb(2, "a"), later), 2) is took, later.record
+    for later, at_risk in ((claim(3, "c"), None), (claim(3, "c", State.CANCELLED), None), (lost_unqueued, 3),
+                           (claim(3, "c", State.CLAIMING), 2), (lost_clean, 2)):
+        risk = queueing_at_risk(log(claim(1, "a"), tomb(2, "a"), later))
+        assert (risk.comment_id if risk else None) == at_risk, later.record
+    never_ran = log(claim(1, "a", State.CANCELLED), claim(2, "b", State.CLAIMING), tomb(3, "b"))
+    assert queueing_at_risk(never_ran) is None
