@@ -265,7 +265,7 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "    releases = (t for t in log.tombstones if a_release_of(log, t, took_something) or t.tombstone.by"
         " == 'holder')",
     )],
-    "the late-unqueue look takes a pass's release of a claim that never ran for a return to the queue (ADR 0098)": [(
+    "a pass's release of a claim that never ran counts as a return to the queue (ADR 0098)": [(
         "core/requeue.py",
         "    releases = (t for t in log.tombstones if a_release_of(log, t, took_something))",
         "    releases = (t for t in log.tombstones if a_release_of(log, t, took_something) or t.tombstone.by"
