@@ -47,7 +47,8 @@ FLOOR = 0.95
 # that drive it through its callers. Every unit file that imports a module would do too, at
 # several times the cost (a survivor runs all of its tests).
 TESTS: dict[str, tuple[str, ...]] = {
-    "orion_action/core/arbitration.py": ("test_arbitration.py", "test_claim_holes.py"),
+    "orion_action/core/arbitration.py": ("test_arbitration.py", "test_claim_holes.py", "test_outage_attempts.py",
+                                         "test_late_unqueue.py"),
     "orion_action/core/beat.py": ("test_beat.py", "test_adaptive_holding.py"),
     "orion_action/core/cancelled.py": ("test_standing_cancel.py",),
     "orion_action/core/cost.py": ("test_cost.py", "test_dashboard_render.py"),
@@ -70,7 +71,7 @@ TESTS: dict[str, tuple[str, ...]] = {
                                     "test_trusted_records.py"),
     "orion_action/core/requeue.py": ("test_late_unqueue.py", "test_stale_removal.py"),
     "orion_action/core/result.py": ("test_result.py",),
-    "orion_action/core/stale_add.py": ("test_stale_add.py",),
+    "orion_action/core/stale_add.py": ("test_stale_add.py", "test_stale_fate.py"),
     "orion_action/core/survey.py": ("test_core_survey.py", "test_report.py", "test_dashboard_render.py"),
     "orion_action/config.py": ("test_config.py", "test_config_loader.py", "test_schema.py"),
 }

@@ -60,6 +60,7 @@ def test_a_release_whose_claim_is_not_listed_puts_the_queueing_at_risk_too() -> 
     for released in (log(tomb(2, "a")), log(claim(1, "a"), tomb(2, "a"))):
         risk = queueing_at_risk(released)
         assert risk is not None and risk.comment_id == 2 and risk.since == T0 + timedelta(seconds=2)
+        assert risk.released  # its own queue label must show in the record (ADR 0098)
 
 
 def test_a_claim_that_took_nothing_after_the_release_hides_nothing() -> None:
