@@ -653,6 +653,14 @@ ENVIRONMENTS.update({name: NO_STRAND_LOOK for name in (
 ENVIRONMENTS["the cancel sweep takes the labels off while a claim may still add its lock (ADR 0053)"] = {
     "ORION_MODEL_NO_HOLDER_CANCEL_READ": "1"}
 
+# And the claim rules whose break (two winners, or a winner after an earlier run) ADR 0096's look
+# for another claim after an unanswered unqueue now also stops: judged with winners that read
+# such an unqueue as "mine", as before ADR 0096.
+ENVIRONMENTS.update({name: {"ORION_MODEL_NO_UNQUEUE_LOOK": "1"} for name in (
+    "audit: a claimer ignores an earlier claim that ran meanwhile (ADR 0011)",
+    "the settle counts from before the claim POST (ADR 0023)",
+)})
+
 # The mutated code runs in one process; the unmutated code in a second (REFERENCE), which
 # replays every episode the mutated code breaks: only a break the unmutated code survives on
 # the very same actions is a kill (explorer.explore's `reference`). Known holes excuse nothing.
@@ -687,15 +695,18 @@ for seed in json.loads(sys.argv[4]):
         break
 if broken is None:  # the directed scenarios (tests/model/scenarios.py): the code as it is passes them all
     from model.scenarios import (NEEDS_THE_HOLDER_CANCEL_READ, NEEDS_THE_NEXT_PASS_LOOKS,
-                                 NEEDS_THE_STRAND_LOOK, SCENARIOS, STALE_LOCK_REMOVALS, Unplayable)
+                                 NEEDS_THE_STRAND_LOOK, NEEDS_THE_UNQUEUE_LOOK, SCENARIOS,
+                                 STALE_LOCK_REMOVALS, Unplayable)
     from model.scheduler import SchedulerError
-    from model.world import HOLDER_CANCEL_READ, NEXT_PASS_LOOKS, STRAND_LOOK, STRICT_LOCKS, InvariantError
+    from model.world import (HOLDER_CANCEL_READ, NEXT_PASS_LOOKS, STRAND_LOOK, STRICT_LOCKS, UNQUEUE_LOOK,
+                             InvariantError)
     for name, scenario in SCENARIOS.items():
         if STRICT_LOCKS and name in STALE_LOCK_REMOVALS:
             continue  # the code as it is takes a live run's lock off there: strict mode breaks it
         if (not NEXT_PASS_LOOKS and name in NEEDS_THE_NEXT_PASS_LOOKS) or (
                 not STRAND_LOOK and name in NEEDS_THE_STRAND_LOOK) or (
-                not HOLDER_CANCEL_READ and name in NEEDS_THE_HOLDER_CANCEL_READ):
+                not HOLDER_CANCEL_READ and name in NEEDS_THE_HOLDER_CANCEL_READ) or (
+                not UNQUEUE_LOOK and name in NEEDS_THE_UNQUEUE_LOOK):
             continue  # the code as it is leaves labels there only the next pass's looks repair
         try:
             scenario()

@@ -915,9 +915,9 @@ def settle_after_a_slow_post() -> None:
     which listings lag 1 s (within the settle). m2 must wait the whole settle after its own
     POST before its arbitration list, see m1's lower claim and lose (ADR 0023); counted from
     before the POST, the settle is spent in the Retry-After wait, m2 lists at once, misses m1's
-    claim and runs, and m1 would win as the lower claim too but for its unqueue, which finds the
-    label gone (ADR 0048; a 502 retried and answered 404 is unknown, and m1 then finds m2's claim
-    and gives up, ADR 0096)."""
+    claim and runs, and m1 wins as the lower claim too when its unqueue's 502, retried and
+    answered 404, reads "mine" (the world without ADR 0096's look, where the bench judges the
+    settle); with the look, m1 finds m2's claim and gives up."""
     world = World(max_lag=1.0)
     try:
         world.server.lag_of = None  # lags set by hand below
@@ -1123,8 +1123,9 @@ def claim_read_before_an_earlier_run() -> None:
     """m2's claimer reads the issue as queued, and its VM pauses before it posts. Meanwhile m1
     claims, runs and finishes the issue. m2 resumes, posts, and finds m1's claim lower but
     over: it must see that m1 ran after its read (ADR 0011's `ran_meanwhile`) and give up. The
-    unqueue of ADR 0048 is the second line, and here it fails: m2's DELETE answers a 502, and
-    its retry's 404 reads "mine" (the adapter cannot tell)."""
+    unqueue of ADR 0048 is the second line: m2's DELETE answers a 502, and its retry reads 404.
+    Read as "mine" (the world without ADR 0096's look, where the bench judges ADR 0011), only
+    `ran_meanwhile` stops m2; with the look, m2 also finds m1's claim and gives up."""
     world = World()
     try:
         w1 = world.spawn_worker("m2")
@@ -2755,6 +2756,9 @@ NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then
 # ORION_MODEL_NO_HOLDER_CANCEL_READ).
 NEEDS_THE_HOLDER_CANCEL_READ = frozenset({"stale_sweep_removal_takes_a_running_issues_new_cancel",
                                           "record_read_fails_at_the_first_beat_after_a_swept_cancel"})
+# And those only a winner's look for another claim after an unanswered unqueue stops (ADR 0096;
+# ORION_MODEL_NO_UNQUEUE_LOOK).
+NEEDS_THE_UNQUEUE_LOOK = frozenset({"lower_claims_unanswered_unqueue_after_the_higher_ran"})
 # And those only the strand look repairs (ORION_MODEL_NO_STRAND_LOOK).
 NEEDS_THE_STRAND_LOOK = frozenset({"loser_posts_after_a_winner_a_late_tidy_unlocked",
                                    "strand_repair_killed_after_its_tombstone",

@@ -11,6 +11,7 @@ from model.scenarios import (
     NEEDS_THE_HOLDER_CANCEL_READ,
     NEEDS_THE_NEXT_PASS_LOOKS,
     NEEDS_THE_STRAND_LOOK,
+    NEEDS_THE_UNQUEUE_LOOK,
     SCENARIOS,
     STALE_LOCK_REMOVALS,
 )
@@ -42,9 +43,9 @@ def test_every_other_scenario_holds_in_strict_mode(name: str, monkeypatch: pytes
 
 
 # The worlds without a look (the mutation bench's modes for the rules those looks mend, ADRs
-# 0085, 0086, 0088, 0072 and 0093), each with the scenarios only that look repairs.
+# 0085, 0086, 0088, 0072, 0093 and 0096), each with the scenarios only that look repairs.
 WITHOUT_A_LOOK = {"NEXT_PASS_LOOKS": NEEDS_THE_NEXT_PASS_LOOKS, "STRAND_LOOK": NEEDS_THE_STRAND_LOOK,
-                  "HOLDER_CANCEL_READ": NEEDS_THE_HOLDER_CANCEL_READ}
+                  "HOLDER_CANCEL_READ": NEEDS_THE_HOLDER_CANCEL_READ, "UNQUEUE_LOOK": NEEDS_THE_UNQUEUE_LOOK}
 
 
 @pytest.mark.parametrize(("switch", "name"), [(switch, name) for switch, needs in WITHOUT_A_LOOK.items()

@@ -85,6 +85,10 @@ STRAND_LOOK = os.environ.get("ORION_MODEL_NO_STRAND_LOOK") != "1"
 # without ADR 0093's read of GitHub's record, which also catches what an older sweep rule guards
 # against (ADR 0053: a sweep that takes the cancel label off before a claim's lock lands).
 HOLDER_CANCEL_READ = os.environ.get("ORION_MODEL_NO_HOLDER_CANCEL_READ") != "1"
+# ORION_MODEL_NO_UNQUEUE_LOOK=1 (the bench only): a winner reads its unqueue's unanswered try and
+# 404 as "mine", without ADR 0096's look for another claim, which also catches what older claim
+# rules guard against (ADR 0011's `ran_meanwhile`, ADR 0023's settle: two winners).
+UNQUEUE_LOOK = os.environ.get("ORION_MODEL_NO_UNQUEUE_LOOK") != "1"
 # Every holder runs with run.idle_timeout: only a child the driver stopped (SIGSTOP) is ever
 # silent, so it changes nothing for the others (World.child_halts).
 IDLE_TIMEOUT = 90.0
@@ -477,6 +481,8 @@ class World:
         for claimer, s in zip(claimers, self.servers, strict=True):
             claimer.approval = lambda gh, found, _history, s=s: refuse_if_cancelled(
                 gh, self.config, found.number, s.history(found.number, LAB.queue, LAB.cancel), lambda: BOT)
+            if not UNQUEUE_LOOK:
+                claimer._took_the_queueing = lambda _claim, _read_at: True  # type: ignore[method-assign]
 
         def claim() -> Claim:
             if issue is None:  # `--next`: over every repository, as the wrapper does with several
