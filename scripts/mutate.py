@@ -69,7 +69,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "orion_action/core/queue.py": ("test_queue_order.py",),
     "orion_action/core/record.py": ("test_record.py", "test_visible_line.py", "test_issue_log.py",
                                     "test_trusted_records.py"),
-    "orion_action/core/requeue.py": ("test_late_unqueue.py", "test_stale_removal.py"),
+    "orion_action/core/requeue.py": ("test_late_unqueue.py", "test_stale_removal.py", "test_taken_queueing.py"),
     "orion_action/core/result.py": ("test_result.py",),
     "orion_action/core/stale_add.py": ("test_stale_add.py", "test_stale_fate.py"),
     "orion_action/core/survey.py": ("test_core_survey.py", "test_report.py", "test_dashboard_render.py"),

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from orion_action.core.arbitration import a_release_of, ran
+from orion_action.core.arbitration import a_release_of, ended_before, ran
 from orion_action.core.cancelled import LabelEvent, cancel_against_a_persons_queueing
 from orion_action.core.issue import ClaimEntry, Comment, IssueLog, TombstoneEntry
 from orion_action.core.record import ReleaseAction, State
@@ -64,6 +64,15 @@ def gave_up_taking_nothing(claim: ClaimEntry) -> bool:
     seed 6 episode 243: listed `claiming`, it had run and been cancelled), and `lost` is final."""
     record = claim.record
     return record.state is State.LOST and not ran(claim) and not record.unqueued
+
+
+def another_claim_may_have_taken(log: IssueLog, token: str, read_at: datetime) -> bool:
+    """Whether a claim other than `token`'s may have taken the queueing the claim of `token` read
+    at `read_at` (GitHub's time) (ADR 0096): any that was not over before that read and whose
+    record does not say it took nothing as a loser. One still `claiming` counts: a listing may
+    show it so after it moved on."""
+    return any(c.record.token != token and not gave_up_taking_nothing(c) and not ended_before(log, c, read_at)
+               for c in log.claims)
 
 
 def _last_event(log: IssueLog) -> ClaimEntry | TombstoneEntry | None:

@@ -22,7 +22,6 @@ from orion_action.core.arbitration import (
     SERVER_TIME_SLACK_S,
     blocker,
     cancelled_at_lock,
-    ended_before,
     may_tidy_lock,
     ran_meanwhile,
     rivals_before,
@@ -34,7 +33,7 @@ from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, Logins
 from orion_action.core.liveness import Machine
 from orion_action.core.queue import FIRST_PICK_SPREAD, first_pick, next_pick, pick_order, relist
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State, render_record
-from orion_action.core.requeue import gave_up_taking_nothing, last_requeue
+from orion_action.core.requeue import another_claim_may_have_taken, last_requeue
 from orion_action.errors import GitHubError, NotClaimed, Unavailable
 from orion_action.ports import Clock, GitHubPort, Policy, QueueHistory, Sight
 from orion_action.services.observe import judge_entry
@@ -434,10 +433,10 @@ class Claimer:
         found the label gone (ADR 0096): that first try, or another claimer's removal before it
         (a claim that decided on a list still missing ours, whose run may be over already).
         The issue's comments are listed until the listing shows every comment the issue counts:
-        a claim whose removal came before ours was posted before it. Any other claim that may
-        have taken the queueing (not over before our read of the issue, and not a loser whose
-        record says it took nothing) makes the answer unknown, and unknown is not ours. Two
-        requests or more, only then; the lease bounds them (a request past it raises)."""
+        a claim whose removal came before ours was posted before it. Another claim that may have
+        taken the queueing (`core.requeue.another_claim_may_have_taken`) makes the answer
+        unknown, and unknown is not ours. Two requests or more, only then; the lease bounds them
+        (a request past it raises)."""
         n = claim.number
         issue, _ = self.gh.get_issue(n)
         pause = 0.2
@@ -447,8 +446,7 @@ class Claimer:
             pause = min(pause * 2, 2.0)
             comments, _ = self.gh.list_comments(n)
         log = read_log(comments, claim.trusted)
-        return not any(c.record.token != claim.record.token and not gave_up_taking_nothing(c)
-                       and not ended_before(log, c, read_at) for c in log.claims)
+        return not another_claim_may_have_taken(log, claim.record.token, read_at)
 
     def _require_queued(self, issue: Issue) -> None:
         if not is_queued(issue, self.config):
