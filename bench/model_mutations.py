@@ -556,8 +556,20 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # The next pass takes off a stale fate that landed beside a person's queueing (ADR 0094).
     "a pass leaves a fate orion added after a person's queueing and the lock's removal (ADR 0094)": [(
         "core/stale_add.py",
-        "            stale.append(name)  # row stale-fate (else row persons-fate)",
+        "            off.append(FateOff(name, \"stale-fate\"))  # row stale-fate",
         "            pass",
+    )],
+    # A run's fate added after a person queued the issue mid-run comes off (ADR 0099).
+    "a pass leaves a run's fate added after a person's mid-run queueing (ADR 0099)": [(
+        "core/stale_add.py",
+        "            off.append(FateOff(name, \"queued-mid-run\"))  # row queued-mid-run",
+        "            pass",
+    )],
+    # A stale requeue of orion's beside a run's fate comes off (ADR 0099).
+    "a pass leaves orion's stale requeue beside a run's fate (ADR 0099)": [(
+        "services/reconcile.py",
+        "            elif requeue_over_a_fate(events, on, lab, self.trusted.has):",
+        "            elif False:",
     )],
     # A pass rewrites only the record of a holder it saw gone (ADR 0090).
     "a pass rewrites the record of a holder judged dead by its silence (ADR 0090)": [(

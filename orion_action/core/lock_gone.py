@@ -26,7 +26,7 @@ The decision table (the first row that applies decides):
 |              | a run before this one: this claim took that queueing)                    |           |
 
 A queue label a person added since the claim stays: their wish, honoured when the run ends,
-as when the lock is on.
+as when the lock is on (the next pass takes the run's fate off, ADR 0099).
 """
 
 from __future__ import annotations

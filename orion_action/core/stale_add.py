@@ -40,16 +40,39 @@ queueing and after the lock last came off was planned before that queueing: it c
 |                | removal the labels show)                                         |                 |
 | fate-first     | the fate's last addition came before the person's queueing: they | nothing         |
 |                | queued a decided issue (the claimer says what to remove)         |                 |
-| under-the-lock | the fate's last addition came while the lock was on: a run that  | nothing         |
-|                | ended after the person queued it mid-run (their call)            |                 |
 | persons-fate   | a person added the fate after the queueing                       | nothing         |
+| queued-mid-run | orion added the fate after the person's queueing, while the lock | take it off     |
+|                | was on: a run that ended after the person queued it (ADR 0099)   |                 |
 | stale-fate     | orion added the fate after the person's queueing and after the   | take it off     |
 |                | lock's last removal                                              |                 |
+
+A person who queues a running issue asks for one more run after this one (ADR 0099): the run's
+result stays in its record, and its fate label, which would keep the queueing from running,
+comes off.
+
+The same residue comes the other way round: a pass's requeue, planned from a read that took a
+holder for dead while it was ending, lands after another pass completed the holder's label move
+(its fate, then the lock off), and its writer is killed before its look (default seed 15 episode
+9). orion adds a queue label under the lock (a hand-back, a release), or to an issue that
+carries nothing, so one added after the lock's last removal beside a fate added before that
+removal was planned before the fate: it comes off, and the run's fate stands (ADR 0099,
+`requeue_over_a_fate`).
+
+| row             | GitHub's record of the queue, lock and fate labels               | decision      |
+|-----------------|------------------------------------------------------------------|---------------|
+| not-orions      | the queue label's last event is no addition by orion             | nothing       |
+| under-the-lock  | orion added it while the lock was on (a hand-back, a release),   | nothing       |
+|                 | or the lock's last event is an addition                          |               |
+| fate-after      | no fate on the issue was added before the lock's last removal    | nothing       |
+| stale-requeue   | orion added it after the lock's last removal, and a fate added   | take the      |
+|                 | before that removal is on                                        | queue label   |
+|                 |                                                                  | off           |
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from orion_action.config import Labels
 from orion_action.core.cancelled import LabelEvent
@@ -75,16 +98,22 @@ def asks_the_record(added: Sequence[str], after: frozenset[str], lab: Labels) ->
     return lab.queue in added and lab.working not in after and after & fates == {lab.queue}
 
 
+class FateOff(NamedTuple):
+    """A fate label that comes off an unlocked queued issue, and the row that decided it."""
+
+    label: str
+    row: str  # "stale-fate" or "queued-mid-run"
+
+
 def fates_added_over_a_queueing(events: Sequence[LabelEvent], on: frozenset[str], lab: Labels,
-                                is_orion: Callable[[str], bool]) -> tuple[str, ...]:
+                                is_orion: Callable[[str], bool]) -> tuple[FateOff, ...]:
     """The fate labels (ready, failed) on an unlocked queued issue (`on`: its labels) that
-    orion added after a person's latest queueing and after the lock's last removal: a stale
-    addition (row stale-fate), to be taken off. `events`: GitHub's record of the queue, lock,
-    ready and failed labels, oldest first; compared by position, since GitHub's stamps are whole
-    seconds. A person is any actor orion's logins do not name, a deleted account included."""
-    last: dict[str, int] = {}
-    for i, e in enumerate(events):
-        last[e.label.casefold()] = i
+    orion added after a person's latest queueing: a stale addition, planned before that
+    queueing (row stale-fate), or a run's ending after the person queued it mid-run (row
+    queued-mid-run); either comes off. `events`: GitHub's record of the queue, lock, ready and
+    failed labels, oldest first; compared by position, since GitHub's stamps are whole seconds.
+    A person is any actor orion's logins do not name, a deleted account included."""
+    last = _last_positions(events)
     q, lock = last.get(lab.queue.casefold()), last.get(lab.working.casefold())
     if q is None or not events[q].added:
         return ()  # row no-queueing
@@ -92,13 +121,36 @@ def fates_added_over_a_queueing(events: Sequence[LabelEvent], on: frozenset[str]
         return ()  # row orion-queueing
     if lock is not None and events[lock].added:
         return ()  # row lock-on
-    stale = []
+    off = []
     for name in (lab.ready, lab.failed):
         f = last.get(name.casefold())
         if name not in on or f is None or not events[f].added or f < q:
             continue  # row fate-first, or the record lags the label
+        if not (events[f].login and is_orion(events[f].login)):
+            continue  # row persons-fate
         if lock is not None and f < lock:
-            continue  # row under-the-lock
-        if events[f].login and is_orion(events[f].login):
-            stale.append(name)  # row stale-fate (else row persons-fate)
-    return tuple(stale)
+            off.append(FateOff(name, "queued-mid-run"))  # row queued-mid-run
+        else:
+            off.append(FateOff(name, "stale-fate"))  # row stale-fate
+    return tuple(off)
+
+
+def requeue_over_a_fate(events: Sequence[LabelEvent], on: frozenset[str], lab: Labels,
+                        is_orion: Callable[[str], bool]) -> bool:
+    """Whether the queue label on an unlocked issue (`on`: its labels) is orion's stale requeue
+    beside a run's fate (row stale-requeue): orion added it after the lock's last removal, and
+    a ready or failed added before that removal is on. `events` as for
+    `fates_added_over_a_queueing`."""
+    last = _last_positions(events)
+    q, lock = last.get(lab.queue.casefold()), last.get(lab.working.casefold())
+    if q is None or not events[q].added or not (events[q].login and is_orion(events[q].login)):
+        return False  # row not-orions
+    if lock is None or events[lock].added or q < lock:
+        return False  # row under-the-lock
+    fates = (last.get(name.casefold()) for name in (lab.ready, lab.failed) if name in on)
+    return any(f is not None and events[f].added and f < lock for f in fates)  # else row fate-after
+
+
+def _last_positions(events: Sequence[LabelEvent]) -> dict[str, int]:
+    """Each label's last event: its position in `events` (by casefolded name)."""
+    return {e.label.casefold(): i for i, e in enumerate(events)}

@@ -66,7 +66,13 @@ from orion_action.core.requeue import (
     requeue_never_landed,
     taken_by_a_late_unqueue,
 )
-from orion_action.core.stale_add import asks_the_record, fates_added_over_a_queueing, stale_fates
+from orion_action.core.stale_add import (
+    FateOff,
+    asks_the_record,
+    fates_added_over_a_queueing,
+    requeue_over_a_fate,
+    stale_fates,
+)
 from orion_action.core.survey import QueueRow, Survey, queue_row
 from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError, Unavailable
 from orion_action.ports import ONE_TRY, GitHubPort, RunnerPort, Sight
@@ -91,6 +97,18 @@ LOCK_TRIES = 5
 TAKEN_LOOK_READS = 100
 # A `since` no comment reaches: the listing answers one empty page and GitHub's time.
 _NO_COMMENT_YET = datetime(9000, 1, 1, tzinfo=timezone.utc)
+
+
+def _fate_off_reason(off: tuple[FateOff, ...]) -> str:
+    """Why a pass takes fate labels off a person's queueing (ADR 0094, ADR 0099)."""
+    names = ", ".join(f.label for f in off)
+    if all(f.row == "queued-mid-run" for f in off):
+        return (f"a person queued the issue while a run held it: the run's {names} label, added when it "
+                f"ended, comes off (its result stays in its record), and the issue waits in the queue "
+                f"for the run they asked for")
+    return (f"a person queued the issue, and orion's {names} label, planned before that and added "
+            f"after the lock came off, landed beside it (a stale write): it comes off, and the issue "
+            f"waits in the queue")
 
 
 def _holder_line(entry: ClaimEntry | None) -> str:
@@ -614,7 +632,9 @@ class Reconciler:
         cancelled although the cancel label is gone (ADR 0085: a pass's requeue landing after
         the cancel was carried out, ADR 0079; a sweep's removal taking a newer cancel off, ADR
         0073), or a pass's ready or failed planned before that queueing landed beside it, and
-        no claimer takes an issue carrying two fates (ADR 0094, `core.stale_add`). The next pass
+        no claimer takes an issue carrying two fates (ADR 0094, `core.stale_add`), or a run's
+        ending added its fate after a person queued it mid-run, or a pass's requeue planned
+        before a run's end landed beside its fate (ADR 0099). The next pass
         looks for both: the queue listing (one request per 100), then GitHub's record (one
         GraphQL query) of each queued issue neither held nor carrying the cancel label (the
         holder's and the sweep's) that changed since what the previous pass could judge
@@ -653,11 +673,17 @@ class Reconciler:
                        f"and no person has taken it off since, though the labels said queued (a stale "
                        f"write); add {lab.queue} to run it again")
                 found.append(Plan(issue.number, Action.CANCEL, why, remove_labels=(lab.queue,)))
-            elif stale and lab.queue in on and not on & {lab.working, lab.cancel}:
-                why = (f"a person queued the issue, and orion's {', '.join(stale)} label, planned before "
-                       f"that and added after the lock came off, landed beside it (a stale write): it "
-                       f"comes off, and the issue waits in the queue")
-                found.append(Plan(issue.number, Action.REQUEUE, why, remove_labels=stale))
+            elif lab.queue not in on or on & {lab.working, lab.cancel}:
+                continue  # the labels moved since the listing
+            elif stale:
+                names = tuple(f.label for f in stale)
+                found.append(Plan(issue.number, Action.REQUEUE, _fate_off_reason(stale), remove_labels=names))
+            elif requeue_over_a_fate(events, on, lab, self.trusted.has):
+                fate = ", ".join(sorted(on & {lab.ready, lab.failed}))
+                why = (f"orion's {lab.queue} label, planned before the run ended and added after the lock "
+                       f"came off, landed beside the run's {fate} label (a stale write): it comes off, and "
+                       f"the run's end stands")
+                found.append(Plan(issue.number, Action.COMPLETE, why, remove_labels=(lab.queue,)))
         return found
 
     def execute_queue_repair(self, plan: Plan) -> Plan:
@@ -668,13 +694,15 @@ class Reconciler:
         return self.execute_stale_fate(plan)
 
     def execute_stale_fate(self, plan: Plan) -> Plan:
-        """Take a stale fate (`survey_queue`, ADR 0094) off, unless the labels changed since
-        the record was read (a person's call, or a run). No claimer takes an issue carrying a
-        fate, so none can be in flight; once the fate is off, the queue label is the person's."""
+        """Take a stale label (`survey_queue`, ADRs 0094 and 0099) off, unless the labels changed
+        since the record was read (a person's call, or a run): a fate, after which the queue label
+        is the person's, or orion's stale queue label, after which the run's fate stands. No
+        claimer takes an issue carrying a fate, so none can be in flight."""
         lab = self.config.labels
         n = plan.issue
         issue, _ = self.gh.get_issue(n)
-        if lab.queue not in issue.labels or issue.labels & {lab.working, lab.cancel}:
+        if (lab.queue not in issue.labels or issue.labels & {lab.working, lab.cancel}
+                or not issue.labels & {lab.ready, lab.failed}):
             return replace(plan, action=Action.KEEP, reason="the labels changed meanwhile; left as they are")
         for name in plan.remove_labels:
             if name in issue.labels:

@@ -462,8 +462,9 @@ def test_a_stale_fate_beside_a_persons_queueing_comes_off(orion: Orion, repo, pr
     pass_killed_after_its_stale_fate_lands). The issue carries two fates and no claimer takes it.
     The next pass's look at the queue reads GitHub's record: orion added ready after the person's
     queueing and after the lock came off, so the addition was stale, and it comes off (ADR 0094).
-    Not so for a ready orion added under the lock (a run that ended after the person queued it
-    mid-run) or before the person's queueing (they queued a finished issue): those are left."""
+    A ready orion added under the lock after the person's queueing (a run that ended after they
+    queued it mid-run) comes off too: they asked for one more run (ADR 0099). A ready added before
+    the person's queueing (they queued a finished issue) is left to them."""
     n = repo.create_issue("finished, requeued, then a stale ready")
     person = Emulator.OUTSIDER_TOKEN
     repo.api("POST", f"/issues/{n}/labels", token=person, json={"labels": ["orion"]})
@@ -485,16 +486,48 @@ def test_a_stale_fate_beside_a_persons_queueing_comes_off(orion: Orion, repo, pr
     assert result.returncode == 0, result.stderr
     actions = json.loads(result.stdout)["actions"]
     assert proxy.count("POST", r"^/graphql$") - before == 1  # one queued issue changed: one record read
-    if shape != "stale":
+    if shape == "queued over a fate":
         assert actions == [] and labels(repo, n) == {"orion", "orion-ready"}
         return
     assert [(a["issue"], a["action"]) for a in actions] == [(n, "requeue")]
-    assert "orion-ready label, planned before that and added after the lock came off" in actions[0]["reason"]
+    says = {"stale": "orion-ready label, planned before that and added after the lock came off",
+            "under the lock": "queued the issue while a run held it: the run's orion-ready label"}[shape]
+    assert says in actions[0]["reason"]
     assert labels(repo, n) == {"orion"}
     again = orion.command("reconcile", "--json")
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["actions"] == []
     assert labels(repo, n) == {"orion"}
+
+
+def test_a_stale_requeue_beside_a_runs_fate_comes_off(orion: Orion, repo, proxy):
+    """A run ended failed (failed on, the lock off last); then a pass's requeue, planned from a
+    read that took the holder for dead while it was ending, landed, and its writer was killed
+    before it could look at GitHub's answer (default seed 15 episode 9). The issue carries queue
+    and failed, and no claimer takes it. The next pass's look at the queue reads GitHub's record:
+    orion added the queue label after the lock came off, beside a fate added before: the queue
+    label comes off, and the run's end stands (ADR 0099)."""
+    n = repo.create_issue("ended failed, then a stale requeue")
+    person = Emulator.OUTSIDER_TOKEN
+    repo.api("POST", f"/issues/{n}/labels", token=person, json={"labels": ["orion"]})
+    repo.remove_label(n, "orion")  # a claim's unqueue
+    repo.add_label(n, "orion-working")
+    repo.add_label(n, "orion-failed")  # the holder's ending: the next label first, the lock last
+    repo.remove_label(n, "orion-working")
+    repo.add_label(n, "orion")  # the pass's stale requeue, as orion
+    assert labels(repo, n) == {"orion", "orion-failed"}
+    before = proxy.count("POST", r"^/graphql$")
+    result = orion.command("reconcile", "--json")
+    assert result.returncode == 0, result.stderr
+    assert proxy.count("POST", r"^/graphql$") - before == 1  # one queued issue changed: one record read
+    actions = json.loads(result.stdout)["actions"]
+    assert [(a["issue"], a["action"]) for a in actions] == [(n, "complete")]
+    assert "landed beside the run's orion-failed label (a stale write)" in actions[0]["reason"]
+    assert labels(repo, n) == {"orion-failed"}
+    again = orion.command("reconcile", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["actions"] == []
+    assert labels(repo, n) == {"orion-failed"}
 
 
 def _queued_again_once(orion: Orion, repo, n: int, actions: list[dict], says: str) -> None:

@@ -40,7 +40,8 @@ class Setup:
     skewed by `skew` seconds, VMs that pause (their boot clock frozen meanwhile), guardians
     that are SIGKILLed, passes that dispatch the worker workflow (runners pick the runs up), a
     second repository (one more issue there; `--next` and drains claim over both, passes
-    reconcile both), children that are SIGSTOPped (and SIGCONTed)."""
+    reconcile both), children that are SIGSTOPped (and SIGCONTed), people who queue an issue a
+    run holds (ADR 0099)."""
 
     issues: int = 1
     max_lag: float = 0.0
@@ -53,12 +54,13 @@ class Setup:
     dispatch: bool = False
     repos: int = 1
     halts: bool = False
+    mid_run_queueing: bool = False
 
     def world(self) -> World:
         world = World(self.issues, self.max_lag, self.whole_seconds, self.lag_seed, self.clones,
                       skew={"m2": self.skew} if self.skew else None, repos=self.repos)
         world.pauses, world.guardians_die, world.dispatch = self.pauses, self.guardians_die, self.dispatch
-        world.halts = self.halts
+        world.halts, world.mid_run_queueing = self.halts, self.mid_run_queueing
         return world
 
 
@@ -182,6 +184,8 @@ def apply(world: World, act: Act) -> bool:
             return False
         if what == "requeue":
             world.person_requeue(n)
+        elif what == "requeue-running":
+            world.person_queues_running(n)
         elif what == "cancel":
             world.person_cancel(n)
         elif what == "comment":
@@ -255,6 +259,8 @@ def _choose(world: World, rng: random.Random) -> Act:
         acts.append((2, ("guardian", rng.choice(live).name)))
     if world.halts and live:
         acts.append((2, ("halt", rng.choice(live).name)))
+    if world.mid_run_queueing and live:
+        acts.append((2, ("person", "requeue-running", rng.choice(live).number or n)))
     return rng.choices([a for _, a in acts], weights=[w for w, _ in acts])[0]
 
 
@@ -280,6 +286,7 @@ def hostile_for(setup: Setup, seed: object, episode: int) -> Setup:
     setup.dispatch = rng.random() < 0.25
     setup.repos = 2 if rng.random() < 0.2 else 1
     setup.halts = rng.random() < 0.2
+    setup.mid_run_queueing = rng.random() < 0.25
     return setup
 
 

@@ -1297,6 +1297,68 @@ def stale_fate_answer_lost_then_a_pass_looks() -> None:
     _the_next_pass_after_a_stale_fate("ambiguous")
 
 
+def person_queues_a_running_issue() -> None:
+    """A person puts the queue label on an issue a run holds: one more run after this one. The
+    child exits 0, and the ending adds ready under the lock and takes the lock off: queue and
+    ready, which no claimer takes (the model's `queued-mid-run`, default seed 207 episode 53). The
+    next pass's look at the queue reads GitHub's record: orion added ready after the person's
+    queueing, while the lock was on; ready comes off, and a claimer runs the new queueing, once
+    (ADR 0099)."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.person_queues_running(ISSUE)
+        world.child_exits(w, 0)
+        world.react()
+        _run(world, f"{w.name}.end")
+        labels = world.server.issue(ISSUE).labels
+        _given(labels & FATES == {LAB.queue, LAB.ready}, f"the ending left {sorted(labels)}")
+        world.advance(CONFIG.heartbeat_interval)
+        _pass(world)
+        labels = world.server.issue(ISSUE).labels
+        assert labels & FATES == {LAB.queue}, f"the next pass left {sorted(labels)}"
+        again = world.spawn_worker("m2")
+        _wins_and_settles(world, again, f"{again.name}.claim", "did not run the person's queueing")
+    finally:
+        world.close()
+
+
+def pass_requeue_lands_beside_a_finished_runs_fate() -> None:
+    """A run's child exits 1, and its holder's ending reads the issue (nothing released it).
+    A pass on the same machine sees the command gone and a beat missed, judges the holder dead
+    and releases its claim back to the queue: it posts its tombstone and reads the issue, the
+    lock still on. Then the ending, which read before that tombstone, writes its "finished"
+    record, adds failed and takes the lock off, and the pass's queue label lands after it: queue
+    and failed, and the pass is killed before its look (default seed 15 episode 9). The next
+    pass's look at the queue reads GitHub's record: orion added the queue label after the lock's
+    last removal, beside a fate added before it; the queue label comes off, and the run's
+    end stands (ADR 0099)."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.child_exits(w, 1)
+        world.react()
+        end = f"{w.name}.end"
+        _run(world, end, _ops(world, end, "edit_comment"))
+        world.advance(CONFIG.heartbeat_interval * 2 + 1)
+        r = world.spawn_reconciler("m1")
+        _run(world, r, _ops(world, r, "add_labels"))
+        _given(world.sched.pending_op(r) == ("add_labels", (ISSUE, (LAB.queue,))), "the pass did not requeue")
+        _run(world, end)
+        world.step(r)
+        world.check()
+        labels = world.server.issue(ISSUE).labels
+        _given(labels & FATES == {LAB.queue, LAB.failed},
+               f"the requeue did not land beside failed: {sorted(labels)}")
+        world.sched.crash(r)
+        _pass(world)
+        labels = world.server.issue(ISSUE).labels
+        assert labels & FATES == {LAB.failed}, f"the next pass left {sorted(labels)}"
+        _settle(world)
+    finally:
+        world.close()
+
+
 def cancelled_holder_dies_before_its_label_move() -> None:
     """A person puts the queue label on a running issue, then cancels it. The holder's cancel
     ending writes its "cancelled" record and dies before its label move (which would take
@@ -2701,6 +2763,8 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         pass_completes_beside_the_holders_label_move,
         pass_killed_after_its_stale_fate_lands,
         stale_fate_answer_lost_then_a_pass_looks,
+        person_queues_a_running_issue,
+        pass_requeue_lands_beside_a_finished_runs_fate,
         released_winners_outage_marker_after_its_late_unqueue,
         winner_paused_before_its_unqueue_then_killed,
         lower_claims_unanswered_unqueue_after_the_higher_ran,
@@ -2750,6 +2814,8 @@ NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then
                                        "strand_repair_killed_after_its_tombstone",
                                        "pass_killed_after_its_stale_fate_lands",
                                        "stale_fate_answer_lost_then_a_pass_looks",
+                                       "person_queues_a_running_issue",
+                                       "pass_requeue_lands_beside_a_finished_runs_fate",
                                        "released_winners_outage_marker_after_its_late_unqueue",
                                        "winner_paused_before_its_unqueue_then_killed"})
 # And those only a holder's read of GitHub's record of the cancel label stops (ADR 0093;

@@ -140,14 +140,10 @@ class InvariantError(AssertionError):
 # takes the new cancel off): the sweep reads GitHub's record after its removal (ADR 0073), the
 # next pass looks at the queue (ADR 0085), and a holder reads the record when its issue changed
 # (ADR 0093); a beat whose read of the record failed is judged by the next one (ADR 0097).
-KNOWN_HOLES: dict[str, str] = {
-    "queued-mid-run": (
-        "a person queues an issue a live run holds, its lock taken off by a stale write so that it "
-        "looked held by nobody; the run's ending adds its fate under the lock, and the issue carries "
-        "queue and ready, which no claimer takes (default seed 207 episode 53, found at the end of "
-        "session 16; it breaks 7a7907f too). ADR 0094 leaves a mid-run queueing to the person. Open: "
-        "decide what an ending does with a queueing a person made since its claim"),
-}
+# And `queued-mid-run` (a person queued an issue a live run held, and the run's ending added its
+# fate beside the queue label): the next pass's look at the queue takes the fate off, and the
+# person's queueing runs (ADR 0099).
+KNOWN_HOLES: dict[str, str] = {}
 
 
 class ModelClock(Clock):
@@ -299,6 +295,7 @@ class World:
         self.guardians_die = False  # whether drivers SIGKILL guardians
         self.dispatch = False  # whether passes dispatch the worker workflow (then `pickup` runs it)
         self.halts = False  # whether drivers SIGSTOP children
+        self.mid_run_queueing = False  # whether people queue issues a run holds (ADR 0099)
         self.server.workflows[WORKFLOW] = "orion #{issue}"
         self.paused: dict[str, float] = {}  # machine -> server monotonic when its VM was paused
         self.pause_total: dict[str, float] = {}  # machine -> time its VM spent paused, ended pauses
@@ -308,9 +305,6 @@ class World:
         self.person: dict[int, list[tuple[str, float]]] = {}  # issue -> a person's acts, with times
         self.last_person: dict[int, str] = {}  # issue -> "requeue" or "cancel"
         self.requeued_at: dict[int, datetime] = {}
-        # Issues a person requeued while a live run held them (its lock off by a stale write):
-        # the open hole `queued-mid-run`.
-        self.requeued_while_held: set[int] = set()
         self.lock_removed_by: dict[int, tuple[str, float]] = {}
         # (issue, comment id) -> when a person deleted that comment of the bot's (a claim among them:
         # a takeover by hand, excused from the overlap rule but bounded by one beat, ADR 0068)
@@ -856,8 +850,19 @@ class World:
             gh.add_label(issue, LAB.queue)
             self.gen[issue] += 1
             self.requeued_at[issue] = self.server.clock.now
-            if any(w.number == issue and self.child_alive(w) for w in self.workers.values()):
-                self.requeued_while_held.add(issue)
+            self.last_person[issue] = "requeue"
+            self._person(issue, "requeue")
+
+    def person_queues_running(self, issue: int = ISSUE) -> None:
+        """A person puts the queue label on an issue under the lock: one more run after this one
+        (ADR 0099). The run's fate, when it ends, comes off at the next pass, and the new queueing
+        runs once. Not beside the cancel label: there a queue label is no wish to run (ADR 0053)."""
+        gh = self.gh_of(issue)
+        found = gh.issue(issue)
+        if found.is_open and LAB.working in found.labels and not found.labels & {LAB.queue, LAB.cancel}:
+            gh.add_label(issue, LAB.queue)
+            self.gen[issue] += 1
+            self.requeued_at[issue] = self.server.clock.now
             self.last_person[issue] = "requeue"
             self._person(issue, "requeue")
 
@@ -1435,9 +1440,8 @@ class World:
         cancelled_last = self.last_person.get(n) == "cancel"
         stale = "stale-pass-repair" if self._stale_pass_write(n) else None
         if len(fates) > 1 and not self._person_since(n, 0.0, ("release",)):
-            mid_run = "queued-mid-run" if n in self.requeued_while_held else None
             raise InvariantError(f"issue {n} carries more than one of queue/ready/failed: {sorted(labels)}",
-                                 stale or self._paused_writer(n) or mid_run)
+                                 stale or self._paused_writer(n))
         if cancelled_last and LAB.queue in labels:
             cancel_at = max(at for what, at in self.person[n] if what == "cancel")
             writes = [x for x in self.label_writes.get(n, ()) if x[3] >= cancel_at]

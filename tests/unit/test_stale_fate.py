@@ -1,5 +1,6 @@
-"""The next pass's judgement of a fate beside a person's queueing (ADR 0094,
-`core.stale_add.fates_added_over_a_queueing`): one named row per case of the module's table."""
+"""The next pass's judgement of a fate beside a queueing (ADRs 0094 and 0099,
+`core.stale_add.fates_added_over_a_queueing` and `requeue_over_a_fate`): one named row per case of
+the module's tables."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from orion_action.config import Labels
 from orion_action.core.cancelled import LabelEvent
-from orion_action.core.stale_add import fates_added_over_a_queueing
+from orion_action.core.stale_add import fates_added_over_a_queueing, requeue_over_a_fate
 
 LAB = Labels()
 ORION = {"orion-bot"}
@@ -36,21 +37,22 @@ class Row(NamedTuple):
     name: str
     events: tuple[tuple[str, str, str], ...]
     on: frozenset[str]
-    stale: tuple[str, ...]
+    off: tuple[tuple[str, str], ...]  # (label, row) of each fate that comes off
 
 
 BOTH = frozenset({LAB.queue, LAB.ready})
 ROWS = [
     Row("stale-fate: orion's ready after the person's requeue and the lock's removal",
-        (*RUN, READY_OFF, QUEUED, READY), BOTH, (LAB.ready,)),
+        (*RUN, READY_OFF, QUEUED, READY), BOTH, ((LAB.ready, "stale-fate"),)),
     Row("stale-fate: a failed planned before the requeue",
         (*RUN, READY_OFF, QUEUED, ("orion-bot", "+", LAB.failed)), frozenset({LAB.queue, LAB.failed}),
-        (LAB.failed,)),
+        ((LAB.failed, "stale-fate"),)),
     Row("stale-fate: orion's login in another case", (*RUN, READY_OFF, QUEUED, ("Orion-Bot", "+", LAB.ready)),
-        BOTH, (LAB.ready,)),
+        BOTH, ((LAB.ready, "stale-fate"),)),
     Row("stale-fate: a deleted account's queueing is a person's",
-        (*RUN, READY_OFF, ("", "+", LAB.queue), READY), BOTH, (LAB.ready,)),
-    Row("stale-fate: orion's fate on an issue never locked", (QUEUED, READY), BOTH, (LAB.ready,)),
+        (*RUN, READY_OFF, ("", "+", LAB.queue), READY), BOTH, ((LAB.ready, "stale-fate"),)),
+    Row("stale-fate: orion's fate on an issue never locked", (QUEUED, READY), BOTH,
+        ((LAB.ready, "stale-fate"),)),
     Row("no-queueing: the record shows no queue label on", (*RUN, READY_OFF, READY), BOTH, ()),
     Row("no-queueing: a person took the queue label off last (the record lags the labels)",
         (*RUN, READY_OFF, QUEUED, ("mallory", "-", LAB.queue), READY), BOTH, ()),
@@ -60,8 +62,16 @@ ROWS = [
     Row("lock-on: the record lags the lock's removal", (QUEUED, UNQUEUED, LOCKED, READY, QUEUED), BOTH, ()),
     Row("lock-on: the lock added last, orion's ready after the queueing", (QUEUED, LOCKED, READY), BOTH, ()),
     Row("fate-first: the person queued a finished issue", (*RUN, QUEUED), BOTH, ()),
-    Row("under-the-lock: the person queued mid-run, the run ended ready",
-        (QUEUED, UNQUEUED, LOCKED, QUEUED, READY, UNLOCKED), BOTH, ()),
+    Row("queued-mid-run: the person queued mid-run, the run ended ready",
+        (QUEUED, UNQUEUED, LOCKED, QUEUED, READY, UNLOCKED), BOTH, ((LAB.ready, "queued-mid-run"),)),
+    Row("queued-mid-run: a failed run", (QUEUED, UNQUEUED, LOCKED, QUEUED, ("orion-bot", "+", LAB.failed),
+        UNLOCKED), frozenset({LAB.queue, LAB.failed}), ((LAB.failed, "queued-mid-run"),)),
+    Row("queued-mid-run: queued while a stale write had the lock off, which the run put back (the "
+        "model's default seed 207 episode 53)",
+        (QUEUED, UNQUEUED, LOCKED, UNLOCKED, QUEUED, LOCKED, READY, UNLOCKED), BOTH,
+        ((LAB.ready, "queued-mid-run"),)),
+    Row("persons-fate: a person added ready mid-run, after queueing",
+        (QUEUED, UNQUEUED, LOCKED, QUEUED, ("mallory", "+", LAB.ready), UNLOCKED), BOTH, ()),
     Row("persons-fate: a person added ready after queueing",
         (*RUN, READY_OFF, QUEUED, ("mallory", "+", LAB.ready)), BOTH, ()),
     Row("the record lags the fate the labels show", (*RUN, READY_OFF, QUEUED), BOTH, ()),
@@ -73,4 +83,48 @@ ROWS = [
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
 def test_row(row: Row) -> None:
     got = fates_added_over_a_queueing(record(*row.events), row.on, LAB, lambda login: login.lower() in ORION)
-    assert got == row.stale, row.name
+    assert [(f.label, f.row) for f in got] == list(row.off), row.name
+
+
+# orion's requeue beside a run's fate (ADR 0099, `requeue_over_a_fate`)
+REQUEUED = ("orion-bot", "+", LAB.queue)
+FAILED = ("orion-bot", "+", LAB.failed)
+ENDED_FAILED = (QUEUED, UNQUEUED, LOCKED, FAILED, UNLOCKED)  # a run that ended failed, the lock off last
+QUEUE_AND_FAILED = frozenset({LAB.queue, LAB.failed})
+
+
+class RequeueRow(NamedTuple):
+    name: str
+    events: tuple[tuple[str, str, str], ...]
+    on: frozenset[str]
+    stale: bool
+
+
+REQUEUE_ROWS = [
+    RequeueRow("stale-requeue: a pass's requeue lands after the run ended failed (default seed 15 episode 9)",
+               (*ENDED_FAILED, REQUEUED), QUEUE_AND_FAILED, True),
+    RequeueRow("stale-requeue: beside ready", (*RUN, REQUEUED), BOTH, True),
+    RequeueRow("stale-requeue: orion's login in another case", (*ENDED_FAILED, ("Orion-Bot", "+", LAB.queue)),
+               QUEUE_AND_FAILED, True),
+    RequeueRow("not-orions: a person queued the failed issue", (*ENDED_FAILED, QUEUED), QUEUE_AND_FAILED,
+               False),
+    RequeueRow("not-orions: a deleted account queued it", (*ENDED_FAILED, ("", "+", LAB.queue)),
+               QUEUE_AND_FAILED, False),
+    RequeueRow("not-orions: the queue label's last event is a removal (the record lags)",
+               (*ENDED_FAILED, REQUEUED, ("orion-bot", "-", LAB.queue)), QUEUE_AND_FAILED, False),
+    RequeueRow("under-the-lock: a hand-back adds the queue label before the lock comes off",
+               (QUEUED, UNQUEUED, LOCKED, FAILED, REQUEUED, UNLOCKED), QUEUE_AND_FAILED, False),
+    RequeueRow("under-the-lock: the record shows the lock on", (QUEUED, UNQUEUED, LOCKED, FAILED, REQUEUED),
+               QUEUE_AND_FAILED, False),
+    RequeueRow("under-the-lock: never locked", (QUEUED, UNQUEUED, FAILED, REQUEUED), QUEUE_AND_FAILED, False),
+    RequeueRow("fate-after: the fate came after the lock's removal (the first table decides)",
+               (QUEUED, UNQUEUED, LOCKED, UNLOCKED, REQUEUED, FAILED), QUEUE_AND_FAILED, False),
+    RequeueRow("fate-after: the fate in the record is not on the issue", (*ENDED_FAILED, REQUEUED),
+               frozenset({LAB.queue}), False),
+]
+
+
+@pytest.mark.parametrize("row", REQUEUE_ROWS, ids=[r.name for r in REQUEUE_ROWS])
+def test_requeue_row(row: RequeueRow) -> None:
+    got = requeue_over_a_fate(record(*row.events), row.on, LAB, lambda login: login.lower() in ORION)
+    assert got is row.stale, row.name
