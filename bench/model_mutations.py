@@ -531,7 +531,8 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # An unqueue whose answer was lost and whose retry found the label gone is not "mine" (ADR 0096).
     "a winner's unqueue that went unanswered and then read 404 counts as taking the queueing (ADR 0096)": [(
         "services/claiming.py",
-        "                    took_queueing = self._took_the_queueing(claim, issue.read_at)",
+        "                    took_queueing = not another_claim_may_have_taken(after, record.token, "
+        "issue.read_at)",
         "                    took_queueing = True",
     )],
     # The late-unqueue look counts orion's removal however late it landed (ADR 0095).
@@ -565,11 +566,29 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "            off.append(FateOff(name, \"queued-mid-run\"))  # row queued-mid-run",
         "            pass",
     )],
+    # ...also when the person queued after the fate landed, the lock still on (ADR 0099).
+    "a person's queueing after a run's fate, under the lock, counts as queueing a done issue (ADR 0099)": [(
+        "core/stale_add.py",
+        "    mid_run = lock is not None and q < lock  # the person queued while the lock was on",
+        "    mid_run = False",
+    )],
     # A stale requeue of orion's beside a run's fate comes off (ADR 0099).
     "a pass leaves orion's stale requeue beside a run's fate (ADR 0099)": [(
         "services/reconcile.py",
         "            elif requeue_over_a_fate(events, on, lab, self.trusted.has):",
         "            elif False:",
+    )],
+    # ...and looks again, for a holder's outage hand-back that took the fate off meanwhile (ADR 0099).
+    "a pass that took a stale requeue off leaves the issue with no label (ADR 0099)": [(
+        "services/reconcile.py",
+        "        return self._hand_back_meanwhile(plan) if plan.action is Action.COMPLETE else plan",
+        "        return plan",
+    )],
+    # A claimer whose unanswered unqueue made it list the comments stops on its own release.
+    "a claimer that listed its own release after an unanswered unqueue runs anyway (ADR 0096)": [(
+        "services/claiming.py",
+        "        if released:",
+        "        if False:",
     )],
     # A pass rewrites only the record of a holder it saw gone (ADR 0090).
     "a pass rewrites the record of a holder judged dead by its silence (ADR 0090)": [(

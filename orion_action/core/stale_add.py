@@ -38,11 +38,13 @@ queueing and after the lock last came off was planned before that queueing: it c
 | orion-queueing | orion added the queue label last (a hand-back or a requeue)      | nothing         |
 | lock-on        | the lock's last event is an addition (the record lags the lock   | nothing         |
 |                | removal the labels show)                                         |                 |
-| fate-first     | the fate's last addition came before the person's queueing: they | nothing         |
-|                | queued a decided issue (the claimer says what to remove)         |                 |
+| fate-first     | the fate's last addition came before the person's queueing, and  | nothing         |
+|                | the lock was off by then: they queued a decided issue (the       |                 |
+|                | claimer says what to remove)                                     |                 |
 | persons-fate   | a person added the fate after the queueing                       | nothing         |
-| queued-mid-run | orion added the fate after the person's queueing, while the lock | take it off     |
-|                | was on: a run that ended after the person queued it (ADR 0099)   |                 |
+| queued-mid-run | orion added the fate while the lock was on, and the person       | take it off     |
+|                | queued the issue while the lock was on or before the fate: a run |                 |
+|                | that ended after the person queued it (ADR 0099)                 |                 |
 | stale-fate     | orion added the fate after the person's queueing and after the   | take it off     |
 |                | lock's last removal                                              |                 |
 
@@ -109,9 +111,10 @@ def fates_added_over_a_queueing(events: Sequence[LabelEvent], on: frozenset[str]
                                 is_orion: Callable[[str], bool]) -> tuple[FateOff, ...]:
     """The fate labels (ready, failed) on an unlocked queued issue (`on`: its labels) that
     orion added after a person's latest queueing: a stale addition, planned before that
-    queueing (row stale-fate), or a run's ending after the person queued it mid-run (row
-    queued-mid-run); either comes off. `events`: GitHub's record of the queue, lock, ready and
-    failed labels, oldest first; compared by position, since GitHub's stamps are whole seconds.
+    queueing (row stale-fate); or that a run's ending added, the person having queued the issue
+    while the lock was on, before or after the fate (row queued-mid-run); either comes off.
+    `events`: GitHub's record of the queue, lock, ready and failed labels, oldest first;
+    compared by position, since GitHub's stamps are whole seconds.
     A person is any actor orion's logins do not name, a deleted account included."""
     last = _last_positions(events)
     q, lock = last.get(lab.queue.casefold()), last.get(lab.working.casefold())
@@ -121,11 +124,14 @@ def fates_added_over_a_queueing(events: Sequence[LabelEvent], on: frozenset[str]
         return ()  # row orion-queueing
     if lock is not None and events[lock].added:
         return ()  # row lock-on
+    mid_run = lock is not None and q < lock  # the person queued while the lock was on
     off = []
     for name in (lab.ready, lab.failed):
         f = last.get(name.casefold())
-        if name not in on or f is None or not events[f].added or f < q:
-            continue  # row fate-first, or the record lags the label
+        if name not in on or f is None or not events[f].added:
+            continue  # the record lags the label
+        if f < q and not mid_run:
+            continue  # row fate-first
         if not (events[f].login and is_orion(events[f].login)):
             continue  # row persons-fate
         if lock is not None and f < lock:

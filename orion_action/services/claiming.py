@@ -390,6 +390,7 @@ class Claimer:
         # dies before this point leaves it, so a person's requeue is never lost with it (defect
         # 7 of the v0.1 audit), and a pass finding the queue label beside a dead claim that
         # never ran knows the issue is wanted again.
+        released = False
         try:
             with self.gh.bounded(in_lease):
                 claim.record = record.with_changes(state=State.RUNNING, attempt=log.attempts_used() + 1)
@@ -398,7 +399,9 @@ class Claimer:
                 took_queueing = self.gh.remove_label(n, lab.queue)
                 ambiguous = took_queueing is None
                 if ambiguous:
-                    took_queueing = self._took_the_queueing(claim, issue.read_at)
+                    after = self._listed_in_full(claim)
+                    released = record.token in after.released_tokens()
+                    took_queueing = not another_claim_may_have_taken(after, record.token, issue.read_at)
         except GitHubError as exc:
             if claim.unqueued and isinstance(exc, Unavailable):
                 # Unanswered, it may still land. The claim stays `running` (no child: nothing
@@ -414,6 +417,13 @@ class Claimer:
             if claim.unqueued:  # it may have landed after a requeue (ADR 0025)
                 restore_queue(self.gh, self.config, claim, self.log)
             raise
+        if released:
+            # The listing our unanswered unqueue made us read shows our claim released (a person's
+            # `release --force`, or a pass that judged us dead while our VM was paused): the
+            # tombstone is the authority, and the issue is not ours to run. Our retried removal
+            # may have taken the release's queue label (ADR 0025).
+            restore_queue(self.gh, self.config, claim, self.log)
+            raise NotClaimed(f"issue #{n}: the claim was released while it was being made")
         if not took_queueing:
             # Someone took this queueing before us (ADR 0048): a claim that decided on a list
             # still missing ours (lag above the settle) and may have run and ended already, or
@@ -428,15 +438,16 @@ class Claimer:
             raise NotClaimed(f"issue #{n} lost the race: {why}")
         return claim
 
-    def _took_the_queueing(self, claim: Claim, read_at: datetime) -> bool:
-        """Whether our unqueue took the queueing, when its first try went unanswered and a retry
-        found the label gone (ADR 0096): that first try, or another claimer's removal before it
-        (a claim that decided on a list still missing ours, whose run may be over already).
-        The issue's comments are listed until the listing shows every comment the issue counts:
-        a claim whose removal came before ours was posted before it. Another claim that may have
-        taken the queueing (`core.requeue.another_claim_may_have_taken`) makes the answer
-        unknown, and unknown is not ours. Two requests or more, only then; the lease bounds them
-        (a request past it raises)."""
+    def _listed_in_full(self, claim: Claim) -> IssueLog:
+        """The issue's log, to judge whether our unqueue took the queueing when its first try
+        went unanswered and a retry found the label gone (ADR 0096): that first try, or another
+        claimer's removal before it (a claim that decided on a list still missing ours, whose
+        run may be over already). The comments are listed until the listing shows every comment
+        the issue counts: a claim whose removal came before ours was posted before it. Another
+        claim that may have taken the queueing (`core.requeue.another_claim_may_have_taken`)
+        makes the answer unknown, and unknown is not ours; a release of our own claim there
+        ends it. Two requests or more, only then; the lease bounds them (a request past it
+        raises)."""
         n = claim.number
         issue, _ = self.gh.get_issue(n)
         pause = 0.2
@@ -445,8 +456,7 @@ class Claimer:
             self.clock.sleep(pause)
             pause = min(pause * 2, 2.0)
             comments, _ = self.gh.list_comments(n)
-        log = read_log(comments, claim.trusted)
-        return not another_claim_may_have_taken(log, claim.record.token, read_at)
+        return read_log(comments, claim.trusted)
 
     def _require_queued(self, issue: Issue) -> None:
         if not is_queued(issue, self.config):

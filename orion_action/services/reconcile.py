@@ -707,7 +707,23 @@ class Reconciler:
         for name in plan.remove_labels:
             if name in issue.labels:
                 self.gh.remove_label(n, name)
-        return plan
+        return self._hand_back_meanwhile(plan) if plan.action is Action.COMPLETE else plan
+
+    def _hand_back_meanwhile(self, plan: Plan) -> Plan:
+        """After a stale requeue came off beside a run's fate (ADR 0099), look again: labels
+        have no compare-and-swap, and a holder's hand-back after an outage (ADR 0019) adds the
+        queue label beside the failed label a pass gave the issue for it, then takes failed off.
+        Landing between the pass's read and its removal, it leaves no label; the queue label
+        was the hand-back's, and goes back."""
+        lab = self.config.labels
+        n = plan.issue
+        issue, _ = self.gh.get_issue(n)
+        if issue.labels & {lab.queue, lab.working, lab.ready, lab.failed, lab.cancel}:
+            return plan
+        self.gh.add_labels(n, [lab.queue])
+        why = (f"the run's fate came off while the pass took the {lab.queue} label off (a holder's hand-back "
+               f"after an outage); the {lab.queue} label is back")
+        return replace(plan, action=Action.KEEP, reason=why)
 
     def execute_cancelled_queue(self, plan: Plan) -> Plan:
         """Take the queue label off an issue `survey_cancelled_queue` found cancelled: not while

@@ -8,6 +8,7 @@ against each mutation after the explorer's search.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from model import explorer
 from model.world import CLONE, CONFIG, HOSTED, IDLE_TIMEOUT, ISSUE, LAB, TRUSTED, Worker, World
@@ -1297,20 +1298,22 @@ def stale_fate_answer_lost_then_a_pass_looks() -> None:
     _the_next_pass_after_a_stale_fate("ambiguous")
 
 
-def person_queues_a_running_issue() -> None:
-    """A person puts the queue label on an issue a run holds: one more run after this one. The
-    child exits 0, and the ending adds ready under the lock and takes the lock off: queue and
-    ready, which no claimer takes (the model's `queued-mid-run`, default seed 207 episode 53). The
-    next pass's look at the queue reads GitHub's record: orion added ready after the person's
-    queueing, while the lock was on; ready comes off, and a claimer runs the new queueing, once
-    (ADR 0099)."""
+def _person_queues_a_running_issue(after_the_fate: bool) -> None:
+    """A run holds the issue; a person queues it before its ending adds ready, or after that and
+    before the lock comes off (`after_the_fate`); the ending leaves queue and ready."""
     world = World()
     try:
         w = _running(world, "m1")
-        world.person_queues_running(ISSUE)
+        if not after_the_fate:
+            world.person_queues_running(ISSUE)
         world.child_exits(w, 0)
         world.react()
-        _run(world, f"{w.name}.end")
+        end = f"{w.name}.end"
+        if after_the_fate:
+            _run(world, end, lambda: world.sched.pending_op(end) == ("remove_label", (ISSUE, LAB.working)))
+            _given(LAB.ready in world.server.issue(ISSUE).labels, "the ending's ready did not land first")
+            world.person_queues_running(ISSUE)
+        _run(world, end)
         labels = world.server.issue(ISSUE).labels
         _given(labels & FATES == {LAB.queue, LAB.ready}, f"the ending left {sorted(labels)}")
         world.advance(CONFIG.heartbeat_interval)
@@ -1321,6 +1324,23 @@ def person_queues_a_running_issue() -> None:
         _wins_and_settles(world, again, f"{again.name}.claim", "did not run the person's queueing")
     finally:
         world.close()
+
+
+def person_queues_a_running_issue() -> None:
+    """A person puts the queue label on an issue a run holds: one more run after this one. The
+    child exits 0, and the ending adds ready under the lock and takes the lock off: queue and
+    ready, which no claimer takes (the model's `queued-mid-run`, default seed 207 episode 53). The
+    next pass's look at the queue reads GitHub's record: orion added ready after the person's
+    queueing, while the lock was on; ready comes off, and a claimer runs the new queueing, once
+    (ADR 0099)."""
+    _person_queues_a_running_issue(after_the_fate=False)
+
+
+def person_queues_a_running_issue_after_its_fate() -> None:
+    """As above, but the person queues the issue after the ending's ready landed and before the
+    lock came off (GraphQL seed 72 episode 43, where the ending's one request adds the fate): the
+    issue was still held, so this too asks for one more run (ADR 0099)."""
+    _person_queues_a_running_issue(after_the_fate=True)
 
 
 def pass_requeue_lands_beside_a_finished_runs_fate() -> None:
@@ -1354,6 +1374,35 @@ def pass_requeue_lands_beside_a_finished_runs_fate() -> None:
         _pass(world)
         labels = world.server.issue(ISSUE).labels
         assert labels & FATES == {LAB.failed}, f"the next pass left {sorted(labels)}"
+        _settle(world)
+    finally:
+        world.close()
+
+
+def outage_hand_back_beside_a_stale_requeue_look() -> None:
+    """m1's run is on its last attempt when GitHub stops answering it; a pass presumes it dead
+    and gives the issue up (failed, the lock off). m1's outage path records the outage (no
+    attempt spent) and hands the issue back: the queue label on, then failed off (ADR 0019).
+    Between the two, the next pass reads queue beside failed, orion's queue label added after the
+    lock came off, and takes it off as a stale requeue (ADR 0099); m1's removal of failed lands
+    first. The pass looks again, finds no label, and puts the queue label back."""
+    world = World()
+    world.config = replace(world.config, max_attempts=1)
+    world.holding_config = replace(world.holding_config, max_attempts=1)
+    try:
+        end = _outage(world, _running(world, "m1"))
+        world.fail(end, "unavailable", 6)  # the outage path's first tries get no answer
+        world.advance(CONFIG.stale_after)
+        _pass(world)
+        labels = world.server.issue(ISSUE).labels
+        _given(labels & FATES == {LAB.failed}, f"the pass did not give the issue up: {sorted(labels)}")
+        _run(world, end, _ops(world, end, "remove_label"))
+        labels = world.server.issue(ISSUE).labels
+        _given(labels & FATES == {LAB.queue, LAB.failed}, f"the hand-back did not start: {sorted(labels)}")
+        r = world.spawn_reconciler(HOSTED)
+        _run(world, r, _ops(world, r, "remove_label"))  # (without the next pass's looks: to its end)
+        _run(world, end)
+        _run(world, r)
         _settle(world)
     finally:
         world.close()
@@ -2550,6 +2599,27 @@ def record_read_fails_at_the_first_beat_after_a_swept_cancel() -> None:
         ("burst", "w4.beat", 7)])
 
 
+def claim_released_while_its_unqueue_went_unanswered() -> None:
+    """Default seed 61 episode 111, shrunk (it breaks 4fb3095): w1, a `--next` claimer that lost
+    issue 1's race, claims issue 2 and writes `running`; its unqueue lands, its answer lost, and
+    its VM pauses. A person force-releases the claim (tombstone, the lock off, the queue label
+    back); on resume the retry lands on that label, its answer lost too, and the next retry reads
+    404. The listing that unknown answer makes w1 read shows its own claim released: w1 must not
+    start its child (it did, and its first beat would have stopped it), and puts back the queue
+    label its retry took (ADR 0025)."""
+    explorer.run_acts(
+        explorer.Setup(issues=3, max_lag=1.0, whole_seconds=True, lag_seed="61-111", skew=2.0, pauses=True,
+                       dispatch=True),
+        [("reconciler", "m1"), ("worker", "m2", 1, True), ("worker", "m2", None, False),
+         ("worker", "m1", 1, False), ("step", "w2.claim"), ("race", 3), ("burst", "w2.claim", 8),
+         ("burst", "w1.claim", 8), ("step", "w2.beat"), ("step", "w1.claim"),
+         ("fail", "w2.beat", "unavailable", 1), ("step", "w1.claim"), ("fail", "w1.claim", "lost", 3),
+         ("pause", "m2"), ("person", "force", 2), ("step", "w2.beat"), ("step", "w2.beat"), ("step", "r1"),
+         ("burst", "w2.beat", 7), ("burst", "r1", 3),
+         ("step", "w2.beat"), ("fail", "w2.beat", "unavailable", 1), ("pause", "m2"), ("step", "r1"),
+         ("step", "w2.beat"), ("burst", "w2.beat", 2), ("burst", "w1.claim", 6)])
+
+
 def ending_after_a_forced_release_and_a_next_claim() -> None:
     """A person force-releases w0's run (its child goes on until w0's next beat) and the issue,
     back in the queue, is claimed by w1, which runs. w0's child then exits 0 before w0 beats
@@ -2764,7 +2834,10 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         pass_killed_after_its_stale_fate_lands,
         stale_fate_answer_lost_then_a_pass_looks,
         person_queues_a_running_issue,
+        person_queues_a_running_issue_after_its_fate,
         pass_requeue_lands_beside_a_finished_runs_fate,
+        outage_hand_back_beside_a_stale_requeue_look,
+        claim_released_while_its_unqueue_went_unanswered,
         released_winners_outage_marker_after_its_late_unqueue,
         winner_paused_before_its_unqueue_then_killed,
         lower_claims_unanswered_unqueue_after_the_higher_ran,
@@ -2815,6 +2888,7 @@ NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then
                                        "pass_killed_after_its_stale_fate_lands",
                                        "stale_fate_answer_lost_then_a_pass_looks",
                                        "person_queues_a_running_issue",
+                                       "person_queues_a_running_issue_after_its_fate",
                                        "pass_requeue_lands_beside_a_finished_runs_fate",
                                        "released_winners_outage_marker_after_its_late_unqueue",
                                        "winner_paused_before_its_unqueue_then_killed"})

@@ -486,7 +486,8 @@ class World:
             claimer.approval = lambda gh, found, _history, s=s: refuse_if_cancelled(
                 gh, self.config, found.number, s.history(found.number, LAB.queue, LAB.cancel), lambda: BOT)
             if not UNQUEUE_LOOK:
-                claimer._took_the_queueing = lambda _claim, _read_at: True  # type: ignore[method-assign]
+                # an empty log: no other claim, no release; the unqueue was "mine"
+                claimer._listed_in_full = lambda _claim: read_log([], TRUSTED)  # type: ignore[method-assign]
 
         def claim() -> Claim:
             if issue is None:  # `--next`: over every repository, as the wrapper does with several

@@ -70,6 +70,9 @@ ROWS = [
         "model's default seed 207 episode 53)",
         (QUEUED, UNQUEUED, LOCKED, UNLOCKED, QUEUED, LOCKED, READY, UNLOCKED), BOTH,
         ((LAB.ready, "queued-mid-run"),)),
+    Row("queued-mid-run: the run's fate landed first, the lock still on, then the person queued (GraphQL "
+        "seed 72 episode 43)",
+        (QUEUED, UNQUEUED, LOCKED, READY, QUEUED, UNLOCKED), BOTH, ((LAB.ready, "queued-mid-run"),)),
     Row("persons-fate: a person added ready mid-run, after queueing",
         (QUEUED, UNQUEUED, LOCKED, QUEUED, ("mallory", "+", LAB.ready), UNLOCKED), BOTH, ()),
     Row("persons-fate: a person added ready after queueing",

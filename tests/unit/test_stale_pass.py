@@ -27,7 +27,7 @@ from orion_action.core.record import (
 from orion_action.core.survey import Survey
 from orion_action.errors import GitHubError
 from orion_action.services.claiming import Claimer
-from orion_action.services.reconcile import Reconciler
+from orion_action.services.reconcile import Reconciler, reconcile_pass
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, source="test")
 LAB = CONFIG.labels
@@ -585,4 +585,52 @@ def test_a_pass_takes_off_a_fate_it_added_after_someone_else_moved_the_labels() 
 
     s.on_call = unlocked_meanwhile
     assert r.execute(survey).action is Action.REQUEUE
+    assert s.issue(n).labels == frozenset({LAB.queue})
+
+
+def _ended_failed_then_requeued_by_orion(s: MemoryServer) -> int:
+    """An issue a run ended failed (the lock off last), then orion's queue label landed after the
+    lock came off: a pass's stale requeue (default seed 15 episode 9), or a holder's hand-back
+    after an outage, which takes failed off next (ADR 0019)."""
+    n = s.create_issue("work", [LAB.queue])
+    s.remove_label(n, LAB.queue, login=BOT)
+    for name in (LAB.working, LAB.failed):
+        s.add_label(n, name, login=BOT)
+    s.remove_label(n, LAB.working, login=BOT)
+    s.add_label(n, LAB.queue, login=BOT)
+    return n
+
+
+def _one_pass(s: MemoryServer) -> list[tuple[int, Action, str]]:
+    result = reconcile_pass(s.client(), CONFIG, lambda _line: None, machine("hosted"),
+                            lambda _pid, _child: None, dry_run=False)
+    return [(p.issue, p.action, p.reason) for p in result.done]
+
+
+def test_a_stale_requeue_beside_a_runs_fate_comes_off() -> None:
+    """The next pass's look at the queue takes orion's queue label off when it came after the
+    lock's last removal, beside a fate added before it: the run's end stands (ADR 0099)."""
+    s = MemoryServer()
+    n = _ended_failed_then_requeued_by_orion(s)
+    [(issue, action, reason)] = _one_pass(s)
+    assert (issue, action) == (n, Action.COMPLETE), reason
+    assert s.issue(n).labels == frozenset({LAB.failed})
+    assert _one_pass(s) == []
+
+
+def test_a_hand_back_that_takes_the_fate_off_meanwhile_keeps_its_queue_label() -> None:
+    """The pass reads queue and failed, then the holder's outage hand-back takes failed off just
+    before the pass's removal of the queue label lands: no label would be left. The pass looks
+    again and puts the queue label back (ADR 0099)."""
+    s = MemoryServer()
+    n = _ended_failed_then_requeued_by_orion(s)
+
+    def hand_back_lands_first(name: str, args: tuple[object, ...]) -> None:
+        if name == "remove_label" and args == (n, LAB.queue):
+            s.on_call = None
+            s.remove_label(n, LAB.failed, login=BOT)
+
+    s.on_call = hand_back_lands_first
+    [(issue, action, reason)] = _one_pass(s)
+    assert (issue, action) == (n, Action.KEEP) and "is back" in reason, reason
     assert s.issue(n).labels == frozenset({LAB.queue})

@@ -23,6 +23,7 @@ from orion_action.core.liveness import Machine
 from orion_action.core.record import Holder, State
 from orion_action.errors import NotClaimed
 from orion_action.services.claiming import LIST_SETTLE_S, Claimer
+from orion_action.services.reconcile import Reconciler
 
 CONFIG = Config(heartbeat_interval=10.0, stale_after=60.0, max_attempts=3, source="test")
 LAB = CONFIG.labels
@@ -130,3 +131,35 @@ def test_a_winner_whose_own_unqueue_answer_was_lost_still_runs() -> None:
     claim = claimer(s, "a", 10).claim_number(n, None)
     assert claim.record.state is State.RUNNING
     assert s.issue(n).labels == frozenset({LAB.working})
+
+
+def test_a_claim_released_while_its_unqueue_went_unanswered_does_not_run() -> None:
+    """The claimer's unqueue lands, its answer lost; before the retry a person releases the
+    claim by hand (`release --force`: tombstone, the lock off, the queue label back), and the
+    retry lands on that queue label, its answer lost too; the next retry reads 404. The listing
+    the unknown answer makes the claimer read shows its own claim released: it must not run (the
+    model's default seed 61 episode 111, a VM paused between the tries). It puts back the queue
+    label its retry took (ADR 0025)."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.queue])
+    tries = {"n": 0}
+
+    def release_between_the_tries(name: str, args: tuple[object, ...]) -> None:
+        if name != "remove_label" or args[1:] != (LAB.queue,):
+            return
+        tries["n"] += 1
+        if tries["n"] == 2:
+            s.on_call = None
+            Reconciler(s.client(), CONFIG, lambda _line: None, here=Machine("p", "p-boot", "p-id", "p-ns"),
+                       sight=lambda _pid, _child: None).release(n, force=True)
+            s.on_call = release_between_the_tries
+        if tries["n"] <= 2:
+            s.fail_next(threading.current_thread().name, "lost")
+
+    s.on_call = release_between_the_tries
+    with pytest.raises(NotClaimed, match="released while it was being made"):
+        claimer(s, "a", 10).claim_number(n, None)
+    assert tries["n"] == 3
+    log = read_log(s.comments(n), TRUSTED)
+    assert [c.record.state for c in log.claims] == [State.RUNNING] and len(log.tombstones) == 1
+    assert s.issue(n).labels == frozenset({LAB.queue})
