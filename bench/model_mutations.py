@@ -569,8 +569,15 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # ...also when the person queued after the fate landed, the lock still on (ADR 0099).
     "a person's queueing after a run's fate, under the lock, counts as queueing a done issue (ADR 0099)": [(
         "core/stale_add.py",
-        "    mid_run = lock is not None and q < lock  # the person queued while the lock was on",
+        "    mid_run = not orion_queued and lock is not None and q < lock  # a person's, under the lock",
         "    mid_run = False",
+    )],
+    # ...and one orion added after its own queueing and the lock's removal (ADR 0099).
+    "a pass leaves a fate orion added after orion's own requeue took the lock off (ADR 0099)": [(
+        "core/stale_add.py",
+        "    mid_run = not orion_queued and lock is not None and q < lock  # a person's, under the lock",
+        "    mid_run = not orion_queued and lock is not None and q < lock\n"
+        "    if orion_queued:\n        return ()",
     )],
     # A stale requeue of orion's beside a run's fate comes off (ADR 0099).
     "a pass leaves orion's stale requeue beside a run's fate (ADR 0099)": [(

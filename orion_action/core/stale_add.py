@@ -29,13 +29,18 @@ The next pass's look at the queue (ADR 0085) finds it, and GitHub's record of th
 whose word is later (ADR 0094, `fates_added_over_a_queueing`). orion adds a fate only while
 the lock is on (an ending or a pass adds the next label first and takes the lock off last; a
 holder whose one request got no answer waits until it can no longer land, ADR 0076), or to an
-issue that carries nothing (a stranded one). So a fate orion added after a person's latest
-queueing and after the lock last came off was planned before that queueing: it comes off.
+issue that carries nothing (a stranded one). So a fate orion added after the latest queueing
+and after the lock last came off was planned before that queueing: it comes off. That holds for
+orion's own queueing too: a pass's requeue (the queue label, then the lock off) of a holder it
+took for dead while it was ending, and another pass's completion of that holder's finished
+record landing after it, its writer killed before its look (scenario
+`pass_completion_lands_after_another_pass_requeued`).
 
 | row            | GitHub's record of the queue, lock and fate labels               | decision        |
 |----------------|------------------------------------------------------------------|-----------------|
 | no-queueing    | the queue label's last event is no addition (the record lags)    | nothing         |
-| orion-queueing | orion added the queue label last (a hand-back or a requeue)      | nothing         |
+| orion-queueing | orion added the queue label last (a hand-back or a requeue), and | nothing         |
+|                | the fate came while the lock was on                              |                 |
 | lock-on        | the lock's last event is an addition (the record lags the lock   | nothing         |
 |                | removal the labels show)                                         |                 |
 | fate-first     | the fate's last addition came before the person's queueing, and  | nothing         |
@@ -45,8 +50,8 @@ queueing and after the lock last came off was planned before that queueing: it c
 | queued-mid-run | orion added the fate while the lock was on, and the person       | take it off     |
 |                | queued the issue while the lock was on or before the fate: a run |                 |
 |                | that ended after the person queued it (ADR 0099)                 |                 |
-| stale-fate     | orion added the fate after the person's queueing and after the   | take it off     |
-|                | lock's last removal                                              |                 |
+| stale-fate     | orion added the fate after the queueing (a person's or orion's)  | take it off     |
+|                | and after the lock's last removal                                |                 |
 
 A person who queues a running issue asks for one more run after this one (ADR 0099): the run's
 result stays in its record, and its fate label, which would keep the queueing from running,
@@ -110,9 +115,10 @@ class FateOff(NamedTuple):
 def fates_added_over_a_queueing(events: Sequence[LabelEvent], on: frozenset[str], lab: Labels,
                                 is_orion: Callable[[str], bool]) -> tuple[FateOff, ...]:
     """The fate labels (ready, failed) on an unlocked queued issue (`on`: its labels) that
-    orion added after a person's latest queueing: a stale addition, planned before that
-    queueing (row stale-fate); or that a run's ending added, the person having queued the issue
-    while the lock was on, before or after the fate (row queued-mid-run); either comes off.
+    orion added after the latest queueing and after the lock came off: a stale addition,
+    planned before that queueing (row stale-fate); or that a run's ending added, a person having
+    queued the issue while the lock was on, before or after the fate (row queued-mid-run);
+    either comes off.
     `events`: GitHub's record of the queue, lock, ready and failed labels, oldest first;
     compared by position, since GitHub's stamps are whole seconds.
     A person is any actor orion's logins do not name, a deleted account included."""
@@ -120,11 +126,10 @@ def fates_added_over_a_queueing(events: Sequence[LabelEvent], on: frozenset[str]
     q, lock = last.get(lab.queue.casefold()), last.get(lab.working.casefold())
     if q is None or not events[q].added:
         return ()  # row no-queueing
-    if events[q].login and is_orion(events[q].login):
-        return ()  # row orion-queueing
     if lock is not None and events[lock].added:
         return ()  # row lock-on
-    mid_run = lock is not None and q < lock  # the person queued while the lock was on
+    orion_queued = bool(events[q].login) and is_orion(events[q].login)
+    mid_run = not orion_queued and lock is not None and q < lock  # a person's, under the lock
     off = []
     for name in (lab.ready, lab.failed):
         f = last.get(name.casefold())
@@ -135,7 +140,8 @@ def fates_added_over_a_queueing(events: Sequence[LabelEvent], on: frozenset[str]
         if not (events[f].login and is_orion(events[f].login)):
             continue  # row persons-fate
         if lock is not None and f < lock:
-            off.append(FateOff(name, "queued-mid-run"))  # row queued-mid-run
+            if not orion_queued:  # else row orion-queueing
+                off.append(FateOff(name, "queued-mid-run"))  # row queued-mid-run
         else:
             off.append(FateOff(name, "stale-fate"))  # row stale-fate
     return tuple(off)

@@ -106,9 +106,9 @@ def _fate_off_reason(off: tuple[FateOff, ...]) -> str:
         return (f"a person queued the issue while a run held it: the run's {names} label, added when it "
                 f"ended, comes off (its result stays in its record), and the issue waits in the queue "
                 f"for the run they asked for")
-    return (f"a person queued the issue, and orion's {names} label, planned before that and added "
-            f"after the lock came off, landed beside it (a stale write): it comes off, and the issue "
-            f"waits in the queue")
+    return (f"orion's {names} label, planned before the issue was queued again and added after the lock "
+            f"came off, landed beside the queue label (a stale write): it comes off, and the issue waits "
+            f"in the queue")
 
 
 def _holder_line(entry: ClaimEntry | None) -> str:

@@ -454,7 +454,7 @@ def test_a_stale_requeue_over_a_cancel_its_writer_never_looked_back_at_comes_off
     assert labels(repo, queued_untouched) == {"orion"}
 
 
-@pytest.mark.parametrize("shape", ["stale", "under the lock", "queued over a fate"])
+@pytest.mark.parametrize("shape", ["stale", "under the lock", "queued over a fate", "after orion's requeue"])
 def test_a_stale_fate_beside_a_persons_queueing_comes_off(orion: Orion, repo, proxy, shape: str):
     """A run finished (ready on, the lock off); a person requeued the issue (ready off, queue on);
     then a pass's ready, planned from a read before all that, landed, and its writer was killed
@@ -464,7 +464,9 @@ def test_a_stale_fate_beside_a_persons_queueing_comes_off(orion: Orion, repo, pr
     queueing and after the lock came off, so the addition was stale, and it comes off (ADR 0094).
     A ready orion added under the lock after the person's queueing (a run that ended after they
     queued it mid-run) comes off too: they asked for one more run (ADR 0099). A ready added before
-    the person's queueing (they queued a finished issue) is left to them."""
+    the person's queueing (they queued a finished issue) is left to them. A ready orion added after
+    its own requeue took the lock off (a pass's completion, planned before another pass released
+    the run back to the queue) comes off too (ADR 0099)."""
     n = repo.create_issue("finished, requeued, then a stale ready")
     person = Emulator.OUTSIDER_TOKEN
     repo.api("POST", f"/issues/{n}/labels", token=person, json={"labels": ["orion"]})
@@ -472,8 +474,13 @@ def test_a_stale_fate_beside_a_persons_queueing_comes_off(orion: Orion, repo, pr
     repo.add_label(n, "orion-working")
     if shape == "under the lock":
         repo.api("POST", f"/issues/{n}/labels", token=person, json={"labels": ["orion"]})  # mid-run
-    repo.add_label(n, "orion-ready")  # the holder's ending: the next label first, the lock last
-    repo.remove_label(n, "orion-working")
+    if shape == "after orion's requeue":
+        repo.add_label(n, "orion")  # a pass's release back to the queue: the queue label, the lock off
+        repo.remove_label(n, "orion-working")
+        repo.add_label(n, "orion-ready")  # another pass's completion, planned before
+    else:
+        repo.add_label(n, "orion-ready")  # the holder's ending: the next label first, the lock last
+        repo.remove_label(n, "orion-working")
     if shape == "stale":
         repo.api("DELETE", f"/issues/{n}/labels/orion-ready", token=person)
         repo.api("POST", f"/issues/{n}/labels", token=person, json={"labels": ["orion"]})
@@ -490,7 +497,8 @@ def test_a_stale_fate_beside_a_persons_queueing_comes_off(orion: Orion, repo, pr
         assert actions == [] and labels(repo, n) == {"orion", "orion-ready"}
         return
     assert [(a["issue"], a["action"]) for a in actions] == [(n, "requeue")]
-    says = {"stale": "orion-ready label, planned before that and added after the lock came off",
+    says = {"stale": "orion-ready label, planned before the issue was queued again and added after the lock",
+            "after orion's requeue": "orion-ready label, planned before the issue was queued again",
             "under the lock": "queued the issue while a run held it: the run's orion-ready label"}[shape]
     assert says in actions[0]["reason"]
     assert labels(repo, n) == {"orion"}

@@ -1379,6 +1379,46 @@ def pass_requeue_lands_beside_a_finished_runs_fate() -> None:
         world.close()
 
 
+def pass_completion_lands_after_another_pass_requeued() -> None:
+    """m1's child exits 0 and its ending reads the issue. Pass A on m1 sees the command gone and a
+    beat missed, judges the holder dead, and reads its record once more (still `running`) just
+    before its tombstone. Then the ending writes "finished"; pass B reads that record and goes
+    to complete the run (ready). A releases the claim back to the queue (the queue label, then
+    the lock off), and B's ready lands after the lock came off; B is killed before its look (ADR
+    0073), and the holder too. Queue and ready. The next pass's look at the queue reads GitHub's
+    record: orion added ready after the queueing, orion's own, and after the lock came off; ready
+    comes off, and the issue waits in the queue (ADR 0099)."""
+    world = World()
+    try:
+        w = _running(world, "m1")
+        world.child_exits(w, 0)
+        world.react()
+        end = f"{w.name}.end"
+        _run(world, end, _ops(world, end, "edit_comment"))
+        world.advance(CONFIG.heartbeat_interval * 2 + 1)
+        a = world.spawn_reconciler("m1")
+        _run(world, a, _ops(world, a, "post_comment"))
+        _given((world.sched.pending_op(a) or ("",))[0] == "post_comment", "pass A did not release the claim")
+        _run(world, end, _ops(world, end, "add_labels", "remove_label"))
+        b = world.spawn_reconciler(HOSTED)
+        _run(world, b, _ops(world, b, "add_labels"))
+        _given(world.sched.pending_op(b) == ("add_labels", (ISSUE, (LAB.ready,))), "pass B did not complete")
+        _run(world, a)
+        world.step(b)
+        world.check()
+        labels = world.server.issue(ISSUE).labels
+        _given(labels & FATES == {LAB.queue, LAB.ready},
+               f"B's ready did not land beside A's queue: {sorted(labels)}")
+        world.sched.crash(b)
+        world.crash(w)
+        _pass(world)
+        labels = world.server.issue(ISSUE).labels
+        assert labels & FATES == {LAB.queue}, f"the next pass left {sorted(labels)}"
+        _settle(world)
+    finally:
+        world.close()
+
+
 def outage_hand_back_beside_a_stale_requeue_look() -> None:
     """m1's run is on its last attempt when GitHub stops answering it; a pass presumes it dead
     and gives the issue up (failed, the lock off). m1's outage path records the outage (no
@@ -2836,6 +2876,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         person_queues_a_running_issue,
         person_queues_a_running_issue_after_its_fate,
         pass_requeue_lands_beside_a_finished_runs_fate,
+        pass_completion_lands_after_another_pass_requeued,
         outage_hand_back_beside_a_stale_requeue_look,
         claim_released_while_its_unqueue_went_unanswered,
         released_winners_outage_marker_after_its_late_unqueue,
@@ -2890,6 +2931,7 @@ NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then
                                        "person_queues_a_running_issue",
                                        "person_queues_a_running_issue_after_its_fate",
                                        "pass_requeue_lands_beside_a_finished_runs_fate",
+                                       "pass_completion_lands_after_another_pass_requeued",
                                        "released_winners_outage_marker_after_its_late_unqueue",
                                        "winner_paused_before_its_unqueue_then_killed"})
 # And those only a holder's read of GitHub's record of the cancel label stops (ADR 0093;
