@@ -1343,6 +1343,19 @@ def person_queues_a_running_issue_after_its_fate() -> None:
     _person_queues_a_running_issue(after_the_fate=True)
 
 
+def _ending_holder_judged_dead(world: World, code: int) -> tuple[Worker, str, str]:
+    """m1's child exits with `code`, and its ending reads the issue and stops before its final
+    record; a beat interval later a pass on m1, which sees the command gone and a beat missed, is
+    spawned (not stepped yet). Returns the worker, its ending and the pass."""
+    w = _running(world, "m1")
+    world.child_exits(w, code)
+    world.react()
+    end = f"{w.name}.end"
+    _run(world, end, _ops(world, end, "edit_comment"))
+    world.advance(CONFIG.heartbeat_interval * 2 + 1)
+    return w, end, world.spawn_reconciler("m1")
+
+
 def pass_requeue_lands_beside_a_finished_runs_fate() -> None:
     """A run's child exits 1, and its holder's ending reads the issue (nothing released it).
     A pass on the same machine sees the command gone and a beat missed, judges the holder dead
@@ -1355,13 +1368,7 @@ def pass_requeue_lands_beside_a_finished_runs_fate() -> None:
     end stands (ADR 0099)."""
     world = World()
     try:
-        w = _running(world, "m1")
-        world.child_exits(w, 1)
-        world.react()
-        end = f"{w.name}.end"
-        _run(world, end, _ops(world, end, "edit_comment"))
-        world.advance(CONFIG.heartbeat_interval * 2 + 1)
-        r = world.spawn_reconciler("m1")
+        _, end, r = _ending_holder_judged_dead(world, 1)
         _run(world, r, _ops(world, r, "add_labels"))
         _given(world.sched.pending_op(r) == ("add_labels", (ISSUE, (LAB.queue,))), "the pass did not requeue")
         _run(world, end)
@@ -1390,13 +1397,7 @@ def pass_completion_lands_after_another_pass_requeued() -> None:
     comes off, and the issue waits in the queue (ADR 0099)."""
     world = World()
     try:
-        w = _running(world, "m1")
-        world.child_exits(w, 0)
-        world.react()
-        end = f"{w.name}.end"
-        _run(world, end, _ops(world, end, "edit_comment"))
-        world.advance(CONFIG.heartbeat_interval * 2 + 1)
-        a = world.spawn_reconciler("m1")
+        w, end, a = _ending_holder_judged_dead(world, 0)
         _run(world, a, _ops(world, a, "post_comment"))
         _given((world.sched.pending_op(a) or ("",))[0] == "post_comment", "pass A did not release the claim")
         _run(world, end, _ops(world, end, "add_labels", "remove_label"))
