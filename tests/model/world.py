@@ -316,6 +316,7 @@ class World:
         self.label_writes: dict[int, list[tuple[str, str, str, float]]] = {}  # issue -> (actor, op, label, t)
         self.released_by: dict[int, set[str]] = {}  # issue -> the passes that posted a tombstone there
         self.landed_late: set[str] = set()  # actors whose late write landed
+        self.wrote: set[str] = set()  # actors GitHub applied a write of
         self.listed_at: dict[str, datetime] = {}  # claimer -> when it last listed the comments
         self.overlap_notes: list[str] = []
         self._logs: dict[int, tuple[int, IssueLog]] = {}
@@ -922,6 +923,7 @@ class World:
         a claim comment landed."""
         if any(s.delayed_landing for s in self.servers):
             self.landed_late.add(actor)
+        self.wrote.add(actor)
         if op in ("add_labels", "remove_label"):
             names = args[1] if op == "add_labels" else (args[1],)
             self.label_writes.setdefault(int(args[0]), []).extend(  # type: ignore[call-overload]
@@ -1485,8 +1487,13 @@ class World:
                 for t in log.tombstones) or any(
                 w.token == ran_last.record.token and w.posted_at is not None
                 and self._person_since(n, w.posted_at, ("release",)) for w in self.workers.values()))
-            by_signal = ran_last is not None and any(  # the world knows why the run ended
-                w.token == ran_last.record.token and w.ending == "signal" for w in self.workers.values())
+            # The world knows why the run ended; GitHub knows it once the ending wrote something. A
+            # wrapper killed after the signal and before any write of its ending is a death to every
+            # reader, and a death may be requeued (default GraphQL seed 156 episode 120: a stale
+            # requeue landing after the run's claim, the run signalled and killed at once).
+            by_signal = ran_last is not None and any(
+                w.token == ran_last.record.token and w.ending == "signal" and f"{w.name}.end" in self.wrote
+                for w in self.workers.values())
             cancelled = ran_last is not None and (
                 by_signal or self.ended_as(log, ran_last) is State.CANCELLED)
             if (cancelled and not released and ran_last is not None
