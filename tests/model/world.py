@@ -1347,14 +1347,16 @@ class World:
                 continue
             if p.unlisted.get(n):  # its last listing missed a comment, maybe a claim (ADR 0054)
                 continue
-            if any(a != name and (not self.sched.result(a).done or a in self.server.failed_actors
+            if any(a != name and (not self.sched.result(a).done or self.sched.result(a).crashed
+                                  or a in self.server.failed_actors
                                   or (a in self.passes and self.passes[a].unlisted.get(n)))
                    for a in self.released_by.get(n, ())):
                 # another pass's tombstone came first, and this one left it the labels (ADR 0006):
-                # that pass is still at work, met a failure, or left the labels because its last
-                # listing missed a comment (ADR 0054): the next pass finishes its move. (Default
-                # seed 31 episode 101, once ADR 0090 stopped the first pass's rewrite of the dead
-                # holder's record, which had made the holder look fresh to this check.)
+                # that pass is still at work, was killed (its machine rebooted: GraphQL seed 198
+                # episode 119), met a failure, or left the labels because its last listing missed
+                # a comment (ADR 0054): the next pass finishes its move. (Default seed 31 episode
+                # 101, once ADR 0090 stopped the first pass's rewrite of the dead holder's record,
+                # which had made the holder look fresh to this check.)
                 continue
             if any(a != name and a in self.passes and not self.sched.result(a).done and p.began <= at
                    for a, _, _, at in self.label_writes.get(n, ())):
