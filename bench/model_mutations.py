@@ -597,6 +597,14 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        if released:",
         "        if False:",
     )],
+    # The queueing a stale removal took is the person's, through orion's put-backs of it (ADR 0088).
+    "the look for a queueing a stale removal took stops at orion's put-back of it (ADR 0088)": [(
+        "core/requeue.py",
+        "                 and e.login and not is_orion(e.login)), default=None)",
+        "                 ), default=None)\n"
+        "    if added is not None and not (found[added].login and not is_orion(found[added].login)):\n"
+        "        return None",
+    )],
     # A pass rewrites only the record of a holder it saw gone (ADR 0090).
     "a pass rewrites the record of a holder judged dead by its silence (ADR 0090)": [(
         "services/reconcile.py",

@@ -191,8 +191,11 @@ def queueing_a_stale_removal_took(events: Iterable[LabelEvent], queue: str, canc
     A removal with none of these was planned before a person's act and landed after it: a cancel
     sweep that read the issue cancelled, whose removal landed after the person took the cancel
     off again (`stale-pass-repair`), its writer killed before its look back (ADR 0073) or its
-    answer lost. The queueing is the queue label's latest addition, by a person (orion's own are
-    the other looks'); the removal is the label's last event, made at or after `since` (the
+    answer lost. The queueing is the queue label's latest addition by a person; orion's own
+    additions after it, with no lock between, put that queueing back after an earlier removal
+    took it (a look of ADR 0073 or 0085: default seed 233 episode 15, where a third stale removal
+    landed after such a put-back), and orion's other additions are the other looks'. The removal
+    is the label's last event, made at or after `since` (the
     furthest any pass looks back: older history is left as it is), and no cancel stands now (a
     cancel made after the removal is honoured: the issue stays out)."""
     found = list(events)
@@ -201,12 +204,11 @@ def queueing_a_stale_removal_took(events: Iterable[LabelEvent], queue: str, canc
         return None
     q, lk = queue.casefold(), lock.casefold()
     at = max(i for i, e in enumerate(found) if e.label.casefold() == q)  # the removal's
-    added = max((i for i, e in enumerate(found) if e.label.casefold() == q and e.added), default=None)
+    added = max((i for i, e in enumerate(found) if e.label.casefold() == q and e.added
+                 and e.login and not is_orion(e.login)), default=None)
     if added is None:
         return None
     queueing = found[added]
-    if not queueing.login or is_orion(queueing.login):
-        return None
     locks = [e for e in found[added:at] if e.label.casefold() == lk]
     since_then = [c for c in claims if c.created_at >= queueing.at - _SECOND]
     if locks and not (since_then and all(map(gave_up_taking_nothing, since_then))

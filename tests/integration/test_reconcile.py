@@ -587,6 +587,21 @@ def test_a_queueing_a_stale_sweep_removal_took_is_put_back_by_the_next_pass(orio
     _queued_again_once(orion, repo, n, actions, "mallory queued it")
 
 
+def test_a_queueing_taken_again_after_a_put_back_is_put_back(orion: Orion, repo):
+    """A person queues the issue; a pass's stale removal takes it, a look puts it back (orion's
+    addition), and a third stale removal takes it again, its writer killed before its look
+    (default seed 233 episode 15). orion's addition after the person's queueing, with no lock
+    between, was a put-back of that queueing: the next pass puts it back once more (ADR 0088)."""
+    n = repo.create_issue("queued, taken, put back, taken again")
+    repo.api("POST", f"/issues/{n}/labels", token=Emulator.OUTSIDER_TOKEN, json={"labels": ["orion"]})
+    repo.remove_label(n, "orion")  # a stale removal, as orion
+    repo.add_label(n, "orion")  # a look's put-back
+    repo.remove_label(n, "orion")  # another stale removal
+    result = orion.command("reconcile", "--json")
+    assert result.returncode == 0, result.stderr
+    _queued_again_once(orion, repo, n, json.loads(result.stdout)["actions"], "mallory queued it")
+
+
 @pytest.mark.parametrize("remover", ["orion", "a person"])
 def test_a_forced_release_a_late_unqueue_undid_is_queued_again_by_the_next_pass(orion: Orion, repo, proxy,
                                                                                remover: str):

@@ -2661,6 +2661,28 @@ def claim_released_while_its_unqueue_went_unanswered() -> None:
          ("step", "w2.beat"), ("burst", "w2.beat", 2), ("burst", "w1.claim", 6)])
 
 
+def third_sweep_removal_after_a_put_back() -> None:
+    """Default seed 233 episode 15, shrunk (it breaks 4fb3095): a person cancels queued issue 2.
+    Three passes' cancel sweeps read it cancelled: r2 takes the queue label off; r1's removal meets
+    a rate limit and waits; the person takes the cancel off and queues the issue again; r0's look
+    at the queue (ADR 0085), planned on the cancel, takes the new queue label off, reads GitHub's
+    record and puts it back (the person's queueing is the later word); then r1's removal lands and
+    takes it once more, and the quiesce kills r1 before its look back. No label is left. The next
+    pass's look for a queueing a stale removal took (ADR 0088) took orion's put-back for the
+    queueing and left it: orion's additions after the person's queueing, with no lock between,
+    are put-backs of it, and the queueing goes back."""
+    explorer.run_acts(
+        explorer.Setup(issues=3, max_lag=0.0, whole_seconds=False, clones=True, lag_seed="233-15",
+                       guardians_die=True, dispatch=True, repos=2),
+        [("reconciler", "hosted"), ("reconciler", "hosted"), ("step", "r0"), ("step", "r1"), ("step", "r1"),
+         ("step", "r0"), ("reconciler", "hosted"), ("step", "r0"), ("step", "r0"), ("step", "r1"),
+         ("step", "r0"), ("person", "cancel", 2), ("step", "r1"), ("step", "r1"), ("step", "r0"),
+         ("step", "r0"), ("step", "r1"),
+         ("fail", "r1", "limited", 3), ("burst", "r2", 7), ("step", "r1"), ("person", "requeue", 2),
+         ("step", "r1"), ("step", "r1"), ("step", "r1"), ("burst", "r0", 10), ("step", "r1"), ("step", "r1"),
+         ("step", "r1")])
+
+
 def ending_after_a_forced_release_and_a_next_claim() -> None:
     """A person force-releases w0's run (its child goes on until w0's next beat) and the issue,
     back in the queue, is claimed by w1, which runs. w0's child then exits 0 before w0 beats
@@ -2880,6 +2902,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         pass_completion_lands_after_another_pass_requeued,
         outage_hand_back_beside_a_stale_requeue_look,
         claim_released_while_its_unqueue_went_unanswered,
+        third_sweep_removal_after_a_put_back,
         released_winners_outage_marker_after_its_late_unqueue,
         winner_paused_before_its_unqueue_then_killed,
         lower_claims_unanswered_unqueue_after_the_higher_ran,
@@ -2933,6 +2956,7 @@ NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then
                                        "person_queues_a_running_issue_after_its_fate",
                                        "pass_requeue_lands_beside_a_finished_runs_fate",
                                        "pass_completion_lands_after_another_pass_requeued",
+                                       "third_sweep_removal_after_a_put_back",
                                        "released_winners_outage_marker_after_its_late_unqueue",
                                        "winner_paused_before_its_unqueue_then_killed"})
 # And those only a holder's read of GitHub's record of the cancel label stops (ADR 0093;
