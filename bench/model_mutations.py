@@ -591,6 +591,24 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        return self._hand_back_meanwhile(plan) if plan.action is Action.COMPLETE else plan",
         "        return plan",
     )],
+    # Two of orion's writes under one lock: the last run's record says which was the run's own (ADR 0102).
+    "a pass leaves orion's queue label and a fate both added under one lock (ADR 0102)": [(
+        "services/reconcile.py",
+        "            elif two_writes_under_one_lock(events, on, lab, self.trusted.has):",
+        "            elif False:",
+    )],
+    # ...the run handed back: the stale fate comes off (ADR 0102).
+    "a pass leaves a stale fate beside a handed-back run's queue label under its lock (ADR 0102)": [(
+        "core/stale_add.py",
+        "        return RunDecides(fates, \"handed-back\")",
+        "        return RunDecides((), \"no-word\")",
+    )],
+    # ...read past a pass's release posted after a later run (ADR 0102).
+    "a pass's release posted after a later run decides the issue's fate (ADR 0102)": [(
+        "core/arbitration.py",
+        "    if claim is None or t.tombstone.by == \"release\":",
+        "    if claim is None or t.tombstone.by != HOLDER_END:",
+    )],
     # A claimer whose unanswered unqueue made it list the comments stops on its own release.
     "a claimer that listed its own release after an unanswered unqueue runs anyway (ADR 0096)": [(
         "services/claiming.py",

@@ -96,17 +96,23 @@ def ran(entry: ClaimEntry) -> bool:
 
 
 def overtaken(log: IssueLog, t: TombstoneEntry) -> bool:
-    """A holder's end marker posted after another tombstone of its claim (a release, or its own
-    earlier copy), or after a later claim that ran: the holder's outage account, appended late
-    (ADR 0092). It excuses the attempt (`IssueLog.attempts_used`) but is not the issue's newest
-    event: the release, or the run since, decides (a person's cancel stays honoured, a next
-    run's death is that run's)."""
-    claim = log.find(t.tombstone.token) if t.tombstone.by == HOLDER_END else None
-    if claim is None:
+    """A tombstone that is no event of the issue's story, since its claim's story was over:
+    - a holder's end marker posted after another tombstone of its claim (a release, or its own
+      earlier copy), or after a later claim that ran: the holder's outage account, appended late
+      (ADR 0092). It excuses the attempt (`IssueLog.attempts_used`) but is not the issue's newest
+      event: the release, or the run since, decides (a person's cancel stays honoured, a next
+      run's death is that run's);
+    - a pass's release of a claim posted after a later claim that ran: planned before that run
+      took the queueing, from a read that did not show it (ADR 0102: its requeue landed under
+      the next run's lock). The run since decides.
+    A person's release (`release`, by hand) is always an event."""
+    claim = log.find(t.tombstone.token)
+    if claim is None or t.tombstone.by == "release":
         return False
-    return any(o.tombstone.token == t.tombstone.token and o.comment_id < t.comment_id
-               for o in log.tombstones) or any(
-        claim.comment_id < c.comment_id < t.comment_id and ran(c) for c in log.claims)
+    if any(claim.comment_id < c.comment_id < t.comment_id and ran(c) for c in log.claims):
+        return True
+    return t.tombstone.by == HOLDER_END and any(
+        o.tombstone.token == t.tombstone.token and o.comment_id < t.comment_id for o in log.tombstones)
 
 
 def a_release_of(log: IssueLog, t: TombstoneEntry, matters: Callable[[ClaimEntry], bool]) -> bool:

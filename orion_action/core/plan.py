@@ -241,6 +241,22 @@ def fate(on_issue: frozenset[str], log: IssueLog, verdicts: Mapping[str, Verdict
     return Fated(Fate.NO_RECORD)
 
 
+# The fates an unlocked issue's record can settle (`ended_with`): a run that ended, or a release.
+# An open claim no release names, with the lock off, is a listing that lags its final record.
+_SETTLED = (Fate.FINISHED_OK, Fate.FINISHED_FAILED, Fate.STOPPED, Fate.STOPPED_SPENT, Fate.RELEASED,
+            Fate.RELEASED_GIVEN_UP)
+
+
+def ended_with(log: IssueLog, labels: Labels, max_attempts: int) -> str | None:
+    """The label the issue's last run, or last release of a run, gives it (the target of its
+    row of RULES), read from the record of an issue no lock holds; None when the record has no
+    such word: a cancel (no label), no run, or an open claim no release names. Two of orion's
+    writes under one lock ask it which was the run's own (ADR 0102)."""
+    fated = fate(frozenset(), log, {}, labels, max_attempts)
+    target = RULES[fated.fate].target
+    return getattr(labels, target) if fated.fate in _SETTLED and target else None
+
+
 def _queueing_owed(log: IssueLog, last: ClaimEntry | TombstoneEntry | None) -> ClaimEntry | None:
     """The newest claim that gave up (`lost`) after sending its unqueue, if it came after the
     newest run or release and every claim that ran had ended before it was posted: the queue

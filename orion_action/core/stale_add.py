@@ -74,6 +74,24 @@ removal was planned before the fate: it comes off, and the run's fate stands (AD
 | stale-requeue   | orion added it after the lock's last removal, and a fate added   | take the      |
 |                 | before that removal is on                                        | queue label   |
 |                 |                                                                  | off           |
+
+Both of orion's writes can also land while one lock is on, and then no order of theirs tells
+which is stale (ADR 0102). A pass's requeue, planned from a read that did not show a later
+claim, lands under that claim's lock; the run's ending adds its fate after it (the queue label is
+stale). A pass's completion lands under a run's lock, and the run hands the issue back (the fate
+is stale). A run's own ending and a pass's stale write each add one label, so one of the two is
+the run's: the issue's record says which (`core.plan.ended_with`: the last run, or the last
+release of a run, and the label its end gives; a pass's release posted after a later run is no
+event of it, `core.arbitration.overtaken`). One listing of the comments, on this repair only.
+
+| row          | the label the last run's end gives (the record)                     | decision       |
+|--------------|---------------------------------------------------------------------|----------------|
+| no-word      | none: a cancel, no run, an open claim no release names (the listing | nothing        |
+|              | lags its final record), or a fate that is not on                    |                |
+| handed-back  | the queue label: the run was handed back or released to the queue  | take the fate  |
+|              |                                                                     | off            |
+| run-ended    | the ready or failed label that is on                                | take the queue |
+|              |                                                                     | label off      |
 """
 
 from __future__ import annotations
@@ -166,3 +184,49 @@ def requeue_over_a_fate(events: Sequence[LabelEvent], on: frozenset[str], lab: L
 def _last_positions(events: Sequence[LabelEvent]) -> dict[str, int]:
     """Each label's last event: its position in `events` (by casefolded name)."""
     return {e.label.casefold(): i for i, e in enumerate(events)}
+
+
+def two_writes_under_one_lock(events: Sequence[LabelEvent], on: frozenset[str], lab: Labels,
+                              is_orion: Callable[[str], bool]) -> bool:
+    """Whether orion added both the queue label and a ready or failed label on the unlocked issue
+    (`on`: its labels) while one lock was on: after the lock's last addition and before its last
+    removal (ADR 0102). `events` as for `fates_added_over_a_queueing`."""
+    last = _last_positions(events)
+    q, lock = last.get(lab.queue.casefold()), last.get(lab.working.casefold())
+    if lock is None or events[lock].added:
+        return False  # never locked, or the lock is on (the record lags its removal)
+    taken = max((i for i in range(lock) if _is(events[i], lab.working) and events[i].added), default=None)
+    if taken is None:
+        return False  # the record does not reach the lock's addition
+
+    def orions_under_it(i: int | None) -> bool:
+        if i is None or not taken < i < lock:
+            return False
+        e = events[i]
+        return e.added and bool(e.login) and is_orion(e.login)
+
+    fates = (last.get(name.casefold()) for name in (lab.ready, lab.failed) if name in on)
+    return orions_under_it(q) and any(orions_under_it(f) for f in fates)
+
+
+class RunDecides(NamedTuple):
+    """The labels that come off an issue two of orion's writes under one lock left, and the row."""
+
+    remove: tuple[str, ...]
+    row: str  # "no-word", "handed-back" or "run-ended"
+
+
+def decided_by_the_run(ended: str | None, on: frozenset[str], lab: Labels) -> RunDecides:
+    """What comes off an issue carrying orion's queue label and a fate both added under one lock
+    (`two_writes_under_one_lock`), given the label the last run's end gives it (`ended`, from
+    `core.plan.ended_with`): the other of the two writes."""
+    fates = tuple(x for x in (lab.ready, lab.failed) if x in on)
+    if ended == lab.queue:
+        return RunDecides(fates, "handed-back")
+    if ended is not None and ended in fates:
+        return RunDecides((lab.queue, *(x for x in fates if x != ended)), "run-ended")
+    return RunDecides((), "no-word")
+
+
+def _is(event: LabelEvent, name: str) -> bool:
+    return event.label.casefold() == name.casefold()

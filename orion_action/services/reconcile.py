@@ -38,6 +38,7 @@ from orion_action.core.plan import (
     Action,
     Plan,
     PreviousPass,
+    ended_with,
     is_stranded,
     keep_on_fresh_beat,
     plan_cancel,
@@ -69,9 +70,11 @@ from orion_action.core.requeue import (
 from orion_action.core.stale_add import (
     FateOff,
     asks_the_record,
+    decided_by_the_run,
     fates_added_over_a_queueing,
     requeue_over_a_fate,
     stale_fates,
+    two_writes_under_one_lock,
 )
 from orion_action.core.survey import QueueRow, Survey, queue_row
 from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError, Unavailable
@@ -684,7 +687,40 @@ class Reconciler:
                        f"came off, landed beside the run's {fate} label (a stale write): it comes off, and "
                        f"the run's end stands")
                 found.append(Plan(issue.number, Action.COMPLETE, why, remove_labels=(lab.queue,)))
+            elif two_writes_under_one_lock(events, on, lab, self.trusted.has):
+                plan = self._decided_by_the_run(issue, on)
+                found += [plan] if plan is not None else []
         return found
+
+    def _decided_by_the_run(self, issue: Issue, on: frozenset[str]) -> Plan | None:
+        """The plan for an issue orion's queue label and a fate, both added under one lock, left
+        saying two things (ADR 0102): the issue's record says which was the run's own, and the
+        other comes off. One listing of the comments; one that lags a comment the issue counts,
+        or fails, leaves the issue to the next pass (it stays among the changed issues it
+        looks at)."""
+        lab = self.config.labels
+        n = issue.number
+        try:
+            comments, _ = self.gh.list_comments(n)
+        except AuthError:
+            raise
+        except GitHubError as exc:
+            self._looked_short(f"#{n}: could not read which of two labels the run left ({exc})")
+            return None
+        if issue.comments > len(comments):
+            return None
+        ended = ended_with(read_log(comments, self.trusted), lab, self.config.max_attempts)
+        decided = decided_by_the_run(ended, on, lab)
+        if not decided.remove:
+            return None
+        both = f"orion's {lab.queue} label and its {', '.join(sorted(on & {lab.ready, lab.failed}))} label"
+        if decided.row == "handed-back":
+            why = (f"{both} both landed while one lock was on (a stale write); the last run's record "
+                   f"hands the issue back to the queue, so the {', '.join(decided.remove)} label comes off")
+            return Plan(n, Action.REQUEUE, why, remove_labels=decided.remove)
+        why = (f"{both} both landed while one lock was on (a stale write); the last run's record ends "
+               f"it {ended}, so the {lab.queue} label comes off, and the run's end stands")
+        return Plan(n, Action.COMPLETE, why, remove_labels=decided.remove)
 
     def execute_queue_repair(self, plan: Plan) -> Plan:
         """Carry out a plan of `survey_queue`: a cancel (`execute_cancelled_queue`) or a stale

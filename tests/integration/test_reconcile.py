@@ -538,6 +538,53 @@ def test_a_stale_requeue_beside_a_runs_fate_comes_off(orion: Orion, repo, proxy)
     assert labels(repo, n) == {"orion-failed"}
 
 
+@pytest.mark.parametrize("ended", ["finished", "handed back"])
+def test_two_of_orions_writes_under_one_lock_are_decided_by_the_runs_record(orion: Orion, repo, proxy,
+                                                                            ended: str):
+    """Run A died and a pass released it back to the queue; run B claimed the issue. Then, under
+    B's lock, a stale write of another pass planned before B's claim landed, and its writer was
+    killed before its look: a second release of A (its tombstone and the queue label), and then
+    B's ending added ready; or a completion (ready), and then B's time limit handed it back (the
+    queue label). Either way queue and ready, both orion's, both under B's lock: no claimer takes
+    the issue, and the labels cannot say which is stale. The next pass reads the record: the last
+    run's end decides, the other label comes off (ADR 0102; scenarios
+    pass_requeue_lands_under_the_next_runs_lock and pass_completion_lands_under_the_next_runs_lock)."""
+    n = queued_issue(repo)
+    _, a = post_claim(repo, n, local_holder(), child_pid=exited_pid())
+    requeue_a = render_tombstone(Tombstone(a.token, ReleaseAction.REQUEUE, "no heartbeat",
+                                           counts_attempt=True))
+    repo.comment(n, requeue_a)  # a pass releases A back to the queue
+    repo.add_label(n, "orion")
+    repo.remove_label(n, "orion-working")
+    state = State.FINISHED if ended == "finished" else State.INTERRUPTED
+    post_claim(repo, n, local_holder(), state=state, exit_code=0 if ended == "finished" else None,
+               child_pid=exited_pid())  # B's claim, its lock and unqueue, its final record
+    if ended == "finished":
+        repo.comment(n, requeue_a)  # the stale pass's second release of A, and its queue label
+        repo.add_label(n, "orion")
+        repo.add_label(n, "orion-ready")  # B's ending: the next label first, the lock last
+    else:
+        repo.add_label(n, "orion-ready")  # the stale pass's completion of A
+        repo.add_label(n, "orion")  # B's hand-back: the next label first, the lock last
+    repo.remove_label(n, "orion-working")
+    assert labels(repo, n) == {"orion", "orion-ready"}
+    before = proxy.count("POST", r"^/graphql$"), proxy.count("GET", rf"/issues/{n}/comments")
+    result = orion.command("reconcile", "--json")
+    assert result.returncode == 0, result.stderr
+    # One queued issue changed: one record read, and one listing of its comments.
+    assert proxy.count("POST", r"^/graphql$") - before[0] == 1
+    assert proxy.count("GET", rf"/issues/{n}/comments") - before[1] == 1
+    actions = json.loads(result.stdout)["actions"]
+    action, left = ("complete", {"orion-ready"}) if ended == "finished" else ("requeue", {"orion"})
+    assert [(x["issue"], x["action"]) for x in actions] == [(n, action)]
+    assert "both landed while one lock was on" in actions[0]["reason"]
+    assert labels(repo, n) == left
+    again = orion.command("reconcile", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["actions"] == []
+    assert labels(repo, n) == left
+
+
 def _queued_again_once(orion: Orion, repo, n: int, actions: list[dict], says: str) -> None:
     """The pass's only action put issue n back in the queue, saying `says`; the next pass finds
     nothing to do."""

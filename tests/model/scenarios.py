@@ -48,6 +48,15 @@ def _pass(world: World, machine: str = HOSTED) -> None:
     _run(world, world.spawn_reconciler(machine))
 
 
+def _the_next_pass_leaves(world: World, fates: set[str]) -> None:
+    """The next pass runs, leaves issue 1 carrying `fates` of queue/ready/failed, and the world
+    settles."""
+    _pass(world)
+    labels = world.server.issue(ISSUE).labels
+    assert labels & FATES == fates, f"the next pass left {sorted(labels)}"
+    _settle(world)
+
+
 def _running(world: World, machine: str) -> Worker:
     """A worker that claims issue 1 and starts its child (its first beat sent)."""
     w = world.spawn_worker(machine)
@@ -1273,10 +1282,7 @@ def _the_next_pass_after_a_stale_fate(answer: str | None) -> None:
             world.sched.crash(r)
         else:
             _run(world, r)
-        _pass(world)
-        labels = world.server.issue(ISSUE).labels
-        assert labels & FATES == {LAB.queue}, f"the next pass left {sorted(labels)}"
-        _settle(world)
+        _the_next_pass_leaves(world, {LAB.queue})
     finally:
         world.close()
 
@@ -1378,10 +1384,7 @@ def pass_requeue_lands_beside_a_finished_runs_fate() -> None:
         _given(labels & FATES == {LAB.queue, LAB.failed},
                f"the requeue did not land beside failed: {sorted(labels)}")
         world.sched.crash(r)
-        _pass(world)
-        labels = world.server.issue(ISSUE).labels
-        assert labels & FATES == {LAB.failed}, f"the next pass left {sorted(labels)}"
-        _settle(world)
+        _the_next_pass_leaves(world, {LAB.failed})
     finally:
         world.close()
 
@@ -1412,10 +1415,82 @@ def pass_completion_lands_after_another_pass_requeued() -> None:
                f"B's ready did not land beside A's queue: {sorted(labels)}")
         world.sched.crash(b)
         world.crash(w)
+        _the_next_pass_leaves(world, {LAB.queue})
+    finally:
+        world.close()
+
+
+def _ending_beside_a_stale_write(world: World, w: Worker, left: set[str]) -> None:
+    """w's ending runs and lands beside a stale write of orion's under w's lock: queue and ready
+    (ADR 0102). A beat interval later the next pass leaves `left`, and the world settles."""
+    _run(world, f"{w.name}.end")
+    labels = world.server.issue(ISSUE).labels
+    _given(labels & FATES == {LAB.queue, LAB.ready}, f"the ending did not land beside it: {sorted(labels)}")
+    world.advance(CONFIG.heartbeat_interval)
+    _the_next_pass_leaves(world, left)
+
+
+def pass_requeue_lands_under_the_next_runs_lock() -> None:
+    """Two of orion's writes under one lock (ADR 0102). m1's run dies; pass r0 plans its requeue
+    and stops before its tombstone, while pass r1 requeues it in full. m2's run claims the
+    issue and runs. Then r1's tombstone and m2's claim lag in listings for 4 s: r0 posts its
+    tombstone, and its look, which does not show them, lets it add the queue label under m2's
+    lock; r0 is killed before its lock removal. m2's child exits 0: its ending adds ready and
+    takes the lock off. Queue and ready, both orion's, both under m2's lock: no order tells which
+    is stale. The next pass reads the record: the last run finished (r0's tombstone, posted after
+    that run's claim, releases an earlier one and is no event of it), so the queue label comes
+    off and the run's end stands."""
+    world = World()
+    try:
+        r0 = _pass_over_a_dead_run(world)
+        _run(world, r0, _ops(world, r0, "post_comment"))
+        _given((world.sched.pending_op(r0) or ("",))[0] == "post_comment", "r0 did not plan a release")
         _pass(world)
-        labels = world.server.issue(ISSUE).labels
-        assert labels & FATES == {LAB.queue}, f"the next pass left {sorted(labels)}"
-        _settle(world)
+        w = world.spawn_worker("m2")
+        _run(world, f"{w.name}.claim")
+        _given(w.child_started, f"{w.name} did not win the claim")
+        for c in world.server.comments(ISSUE)[1:]:
+            world.server.hide(c.id, 4.0)
+        _run(world, r0, _ops(world, r0, "remove_label"))
+        _given(world.sched.pending_op(r0) == ("remove_label", (ISSUE, LAB.working)),
+               "r0's requeue did not land under the lock")
+        world.sched.crash(r0)
+        _first_beat(world, w)
+        world.child_exits(w, 0)
+        world.react()
+        _ending_beside_a_stale_write(world, w, {LAB.ready})
+    finally:
+        world.close()
+
+
+def pass_completion_lands_under_the_next_runs_lock() -> None:
+    """The mirror (ADR 0102): m1's child exits 0 and its ending is killed after its final record,
+    before its label move. Pass r0 reads "finished" and goes to add ready; pass r1 completes the
+    run in full. A person queues the issue again, and m2's run claims it. r0's ready lands under
+    m2's lock, and r0 is killed before its lock removal. m2's run passes its time limit: its
+    hand-back adds the queue label and takes the lock off. Queue and ready, both orion's, both
+    under m2's lock. The next pass reads the record: the last run was interrupted with attempts
+    left, so the issue goes back to the queue and ready comes off."""
+    world = World()
+    try:
+        w0 = _running(world, "m1")
+        world.child_exits(w0, 0)
+        world.react()
+        end = f"{w0.name}.end"
+        _run(world, end, _ops(world, end, "add_labels"))
+        world.crash(w0)
+        world.advance(CONFIG.heartbeat_interval * 2 + 1)
+        r0 = world.spawn_reconciler(HOSTED)
+        _run(world, r0, _ops(world, r0, "add_labels"))
+        _given(world.sched.pending_op(r0) == ("add_labels", (ISSUE, (LAB.ready,))), "r0 did not complete")
+        _pass(world)
+        world.person_requeue()
+        w = _running(world, "m2")
+        world.step(r0)
+        world.check()
+        world.sched.crash(r0)
+        world.time_limit(w)
+        _ending_beside_a_stale_write(world, w, {LAB.queue})
     finally:
         world.close()
 
@@ -2839,6 +2914,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         outage_marker_after_a_next_run_finished, stale_sweep_removal_takes_a_running_issues_new_cancel,
         ending_after_a_forced_release_and_a_next_claim,
         pass_requeue_lands_after_a_cancel_carried_out, forced_release_while_the_holder_ends_cancelled,
+        pass_requeue_lands_under_the_next_runs_lock, pass_completion_lands_under_the_next_runs_lock,
         pass_killed_after_its_requeue_lands_over_a_carried_out_cancel,
         pass_killed_after_its_requeue_lands_then_a_pass_looks,
         sweep_killed_after_its_stale_removal_then_a_pass_looks,
@@ -2956,6 +3032,8 @@ NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then
                                        "person_queues_a_running_issue_after_its_fate",
                                        "pass_requeue_lands_beside_a_finished_runs_fate",
                                        "pass_completion_lands_after_another_pass_requeued",
+                                       "pass_requeue_lands_under_the_next_runs_lock",
+                                       "pass_completion_lands_under_the_next_runs_lock",
                                        "third_sweep_removal_after_a_put_back",
                                        "released_winners_outage_marker_after_its_late_unqueue",
                                        "winner_paused_before_its_unqueue_then_killed"})

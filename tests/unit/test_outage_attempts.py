@@ -11,7 +11,7 @@ import pytest
 from orion_action.config import Labels
 from orion_action.core.issue import Comment, read_log, trusted_set
 from orion_action.core.liveness import Liveness, Verdict
-from orion_action.core.plan import Action, Fate, fate, plan_issue
+from orion_action.core.plan import Action, Fate, ended_with, fate, plan_issue
 from orion_action.core.record import (
     HOLDER_END,
     ClaimRecord,
@@ -44,6 +44,11 @@ def outage(token: str) -> ClaimRecord:
 def dead(token: str, counts: bool = True, action: ReleaseAction = ReleaseAction.REQUEUE) -> Tombstone:
     """A reconcile pass's release of a claim it presumed dead."""
     return Tombstone(token=token, action=action, reason="no heartbeat", counts_attempt=counts)
+
+
+def by_hand(token: str) -> Tombstone:
+    """A person's release (`release --force`)."""
+    return Tombstone(token=token, action=ReleaseAction.RELEASE, reason="by hand", by="release")
 
 
 def end(token: str, action: ReleaseAction = ReleaseAction.INTERRUPTED, counts: bool = False) -> Tombstone:
@@ -130,7 +135,8 @@ def _log(*blocks: ClaimRecord | Tombstone):
 
 
 # A holder's outage marker decides the issue's fate only while nothing followed its run: a
-# release of its claim, or a later claim that ran, came before it (ADR 0092). The records of
+# release of its claim, or a later claim that ran, came before it (ADR 0092). Nor does a pass's
+# release posted after a later claim that ran (ADR 0102). The records of
 # "a" read `running` here: a late write undid its outage record, so only the marker says how
 # it ended (`interrupted`, STOPPED); as no event, the release or the next run decides.
 MARKER_ROWS = [
@@ -144,8 +150,12 @@ MARKER_ROWS = [
      [rec("a"), rec("b", State.LOST, pid=None), end("a")], Fate.STOPPED, "a"),
     ("another claim's release before it does not overtake it",
      [rec("a"), rec("b", State.LOST, pid=None), dead("b"), end("a")], Fate.STOPPED, "a"),
-    ("a release, not a marker, after a later run still decides",
-     [rec("a"), rec("b", State.FINISHED), dead("a")], Fate.RELEASED, "a"),
+    ("a pass's release after a later run was planned before it: that run decides (ADR 0102)",
+     [rec("a"), rec("b", State.FINISHED), dead("a")], Fate.FINISHED_FAILED, "b"),
+    ("a person's release after a later run still decides",
+     [rec("a"), rec("b", State.FINISHED), by_hand("a")], Fate.RELEASED, "a"),
+    ("a pass's release after a later claim that never ran still decides",
+     [rec("a"), rec("b", State.LOST, pid=None), dead("a")], Fate.RELEASED, "a"),
     ("its own earlier copy decides as it would",
      [rec("a"), end("a"), end("a")], Fate.STOPPED, "a"),
 ]
@@ -159,3 +169,35 @@ def test_an_outage_marker_decides_only_while_nothing_followed_its_run(
     decided = fate(frozenset({Labels().working}), logged, {}, Labels(), 3)
     assert decided.fate is expected
     assert decided.holder is not None and decided.holder.record.token == holder
+
+
+LAB = Labels()
+# The label the last run's end gives an unlocked issue, read from its record (`ended_with`, ADR
+# 0102), or None: the record has no word.
+ENDED_ROWS = [
+    ("a run that finished with no exit code recorded: failed",
+     [rec("a"), dead("a"), rec("b", State.FINISHED)],
+     LAB.failed),
+    ("a run handed back by its outage marker", [rec("a"), end("a")], LAB.queue),
+    ("a run released back to the queue", [rec("a"), dead("a")], LAB.queue),
+    ("a run interrupted on its last attempt: failed",
+     [rec("a"), dead("a"), rec("b"), dead("b"), rec("c", State.INTERRUPTED)], LAB.failed),
+    ("a run given up", [rec("a"), dead("a", action=ReleaseAction.GIVE_UP)], LAB.failed),
+    ("an open claim no release names: the listing lags its final record", [rec("a")], None),
+    ("a cancelled run: no label", [rec("a", State.CANCELLED)], None),
+    ("no claim at all", [], None),
+]
+
+
+@pytest.mark.parametrize(("why", "blocks", "expected"), ENDED_ROWS, ids=[r[0] for r in ENDED_ROWS])
+def test_the_label_the_last_runs_end_gives(why: str, blocks: list, expected: str | None) -> None:
+    assert ended_with(_log(*blocks), LAB, 3) == expected
+
+
+@pytest.mark.parametrize("code", [0, 1])
+def test_a_finished_run_gives_its_exit_codes_label(code: int) -> None:
+    """Also past a pass's release of an earlier run, posted after it (scenario
+    pass_requeue_lands_under_the_next_runs_lock)."""
+    finished = rec("b", State.FINISHED).with_changes(exit_code=code)
+    stale = [rec("a"), dead("a"), finished, dead("a")]
+    assert ended_with(_log(*stale), LAB, 3) == (LAB.ready if code == 0 else LAB.failed)

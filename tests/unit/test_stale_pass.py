@@ -634,3 +634,66 @@ def test_a_hand_back_that_takes_the_fate_off_meanwhile_keeps_its_queue_label() -
     [(issue, action, reason)] = _one_pass(s)
     assert (issue, action) == (n, Action.KEEP) and "is back" in reason, reason
     assert s.issue(n).labels == frozenset({LAB.queue})
+
+
+def _two_writes_under_one_lock(s: MemoryServer) -> tuple[int, int]:
+    """Run A died and a pass released it back to the queue; run B claimed the issue and
+    finished 0. Under B's lock a stale pass's second release of A (its tombstone and the queue
+    label) landed, then B's ending added ready and took the lock off (ADR 0102). Returns the
+    issue and B's claim comment."""
+    holder = Holder("h", "b", "m", "ns", 10, 1.0)
+    now = s.clock.now.isoformat(timespec="milliseconds")
+
+    def claim(token: str, state: State, code: int | None = None) -> int:
+        record = ClaimRecord(token=token, state=state, holder=holder, started_at=now, heartbeat_at=now,
+                             interval=CONFIG.heartbeat_interval, stale_after=CONFIG.stale_after, child_pid=77,
+                             exit_code=code)
+        cid = s.comment(n, render_record(record), BOT)
+        s.add_label(n, LAB.working, login=BOT)
+        s.remove_label(n, LAB.queue, login=BOT)
+        return cid
+
+    n = s.create_issue("work", [LAB.queue])
+    claim("a", State.RUNNING)
+    release_a = render_tombstone(Tombstone("a", ReleaseAction.REQUEUE, "no heartbeat", counts_attempt=True))
+    s.comment(n, release_a, BOT)
+    s.add_label(n, LAB.queue, login=BOT)
+    s.remove_label(n, LAB.working, login=BOT)
+    b = claim("b", State.FINISHED, 0)
+    s.comment(n, release_a, BOT)
+    for name in (LAB.queue, LAB.ready):
+        s.add_label(n, name, login=BOT)
+    s.remove_label(n, LAB.working, login=BOT)
+    return n, b
+
+
+def test_two_writes_under_one_lock_wait_for_a_listing_that_shows_the_run() -> None:
+    """The listing leaves B's claim out: the record has no word yet, and nothing is touched. A
+    pass whose listing shows it takes the stale queue label off (ADR 0102)."""
+    s = MemoryServer()
+    n, b = _two_writes_under_one_lock(s)
+    s.hide(b, 30.0)
+    assert _one_pass(s) == []
+    assert s.issue(n).labels == frozenset({LAB.queue, LAB.ready})
+    s.settle()
+    [(issue, action, reason)] = _one_pass(s)
+    assert (issue, action) == (n, Action.COMPLETE) and "ends it orion-ready" in reason, reason
+    assert s.issue(n).labels == frozenset({LAB.ready})
+
+
+def test_two_writes_under_one_lock_are_left_when_the_listing_fails() -> None:
+    """The comment listing fails: the pass logs it, is incomplete, and touches nothing."""
+    s = MemoryServer()
+    n, _ = _two_writes_under_one_lock(s)
+
+    def listing_fails(name: str, args: tuple[object, ...]) -> None:
+        if name == "list_comments" and args[0] == n:
+            raise GitHubError("HTTP 502")
+
+    s.on_call = listing_fails
+    logged: list[str] = []
+    result = reconcile_pass(s.client(), CONFIG, logged.append, machine("hosted"), lambda _pid, _child: None,
+                            dry_run=False)
+    assert result.done == [] and s.issue(n).labels == frozenset({LAB.queue, LAB.ready})
+    says = "could not read which of two labels the run left (HTTP 502)"
+    assert any(says in line for line in logged), logged
