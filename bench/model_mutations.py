@@ -593,14 +593,20 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     )],
     # Two of orion's writes under one lock: the last run's record says which was the run's own (ADR 0102).
     "a pass leaves orion's queue label and a fate both added under one lock (ADR 0102)": [(
-        "services/reconcile.py",
-        "            elif two_writes_under_one_lock(events, on, lab, self.trusted.has):",
-        "            elif False:",
+        "core/stale_add.py",
+        "        return RunDecides((lab.queue, *(x for x in fates if x != end.label)), \"run-ended\")",
+        "        return RunDecides((), \"no-word\")",
     )],
     # ...the run handed back: the stale fate comes off (ADR 0102).
     "a pass leaves a stale fate beside a handed-back run's queue label under its lock (ADR 0102)": [(
         "core/stale_add.py",
         "        return RunDecides(fates, \"handed-back\")",
+        "        return RunDecides((), \"no-word\")",
+    )],
+    # ...and a cancelled run's stale queue label under its lock, no fate beside it (ADR 0103).
+    "a pass leaves orion's stale queue label after the run under its lock was cancelled (ADR 0103)": [(
+        "core/stale_add.py",
+        "        return RunDecides((lab.queue,), \"cancelled\")",
         "        return RunDecides((), \"no-word\")",
     )],
     # ...read past a pass's release posted after a later run (ADR 0102).

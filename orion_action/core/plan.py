@@ -10,6 +10,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import Enum
+from typing import NamedTuple
 
 from orion_action.config import Labels
 from orion_action.core.arbitration import a_release_of, ended_before, ran
@@ -241,20 +242,29 @@ def fate(on_issue: frozenset[str], log: IssueLog, verdicts: Mapping[str, Verdict
     return Fated(Fate.NO_RECORD)
 
 
-# The fates an unlocked issue's record can settle (`ended_with`): a run that ended, or a release.
+# The fates an unlocked issue's record can settle (`run_end`): a run that ended, or a release.
 # An open claim no release names, with the lock off, is a listing that lags its final record.
-_SETTLED = (Fate.FINISHED_OK, Fate.FINISHED_FAILED, Fate.STOPPED, Fate.STOPPED_SPENT, Fate.RELEASED,
-            Fate.RELEASED_GIVEN_UP)
+_SETTLED = (Fate.FINISHED_OK, Fate.FINISHED_FAILED, Fate.STOPPED, Fate.STOPPED_SPENT, Fate.CANCELLED,
+            Fate.RELEASED, Fate.RELEASED_GIVEN_UP)
 
 
-def ended_with(log: IssueLog, labels: Labels, max_attempts: int) -> str | None:
-    """The label the issue's last run, or last release of a run, gives it (the target of its
-    row of RULES), read from the record of an issue no lock holds; None when the record has no
-    such word: a cancel (no label), no run, or an open claim no release names. Two of orion's
-    writes under one lock ask it which was the run's own (ADR 0102)."""
+class RunEnd(NamedTuple):
+    """What the issue's last run, or last release of a run, does to its labels (its row of RULES)."""
+
+    label: str | None  # the label it puts on (none for a cancel)
+    unqueues: bool  # it takes the queue label off (a cancel)
+
+
+def run_end(log: IssueLog, labels: Labels, max_attempts: int) -> RunEnd | None:
+    """The end of the issue's last run, or last release of a run, read from the record of an
+    issue no lock holds; None when the record has no such word: no run, or an open claim no
+    release names. orion's queue label added under a lock asks it whether it was the run's own
+    (ADRs 0102 and 0103)."""
     fated = fate(frozenset(), log, {}, labels, max_attempts)
-    target = RULES[fated.fate].target
-    return getattr(labels, target) if fated.fate in _SETTLED and target else None
+    if fated.fate not in _SETTLED:
+        return None
+    rule = RULES[fated.fate]
+    return RunEnd(getattr(labels, rule.target) if rule.target else None, "queue" in rule.also_remove)
 
 
 def _queueing_owed(log: IssueLog, last: ClaimEntry | TombstoneEntry | None) -> ClaimEntry | None:

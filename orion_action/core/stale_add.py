@@ -80,17 +80,24 @@ which is stale (ADR 0102). A pass's requeue, planned from a read that did not sh
 claim, lands under that claim's lock; the run's ending adds its fate after it (the queue label is
 stale). A pass's completion lands under a run's lock, and the run hands the issue back (the fate
 is stale). A run's own ending and a pass's stale write each add one label, so one of the two is
-the run's: the issue's record says which (`core.plan.ended_with`: the last run, or the last
-release of a run, and the label its end gives; a pass's release posted after a later run is no
-event of it, `core.arbitration.overtaken`). One listing of the comments, on this repair only.
+the run's: the issue's record says which (`core.plan.run_end`: the last run, or the last release
+of a run, and what its end does to the labels; a pass's release posted after a later run is no
+event of it, `core.arbitration.overtaken`). And a stale requeue under a run's lock alone, the run
+then cancelled by a signal, whose ending leaves a queue label it finds as a person's (ADR 0103).
+So the record is read for every queue label orion added under the lock's last span, with or
+without a fate beside it: one listing of the comments, on such an issue only (a hand-back, a
+release back to the queue, a repair).
 
-| row          | the label the last run's end gives (the record)                     | decision       |
+| row          | what the last run's end does to the labels (the record)             | decision       |
 |--------------|---------------------------------------------------------------------|----------------|
-| no-word      | none: a cancel, no run, an open claim no release names (the listing | nothing        |
-|              | lags its final record), or a fate that is not on                    |                |
-| handed-back  | the queue label: the run was handed back or released to the queue  | take the fate  |
+| no-word      | no word: no run, an open claim no release names (the listing lags   | nothing        |
+|              | its final record), a ready or failed that is not on, a cancel       |                |
+|              | beside a fate                                                       |                |
+| cancelled    | it takes the queue label off (a cancel), and no fate is on          | take the queue |
+|              |                                                                     | label off      |
+| handed-back  | it puts the queue label on (a hand-back, a release to the queue)    | take any fate  |
 |              |                                                                     | off            |
-| run-ended    | the ready or failed label that is on                                | take the queue |
+| run-ended    | it puts on the ready or failed that is on                           | take the queue |
 |              |                                                                     | label off      |
 """
 
@@ -101,6 +108,7 @@ from typing import NamedTuple
 
 from orion_action.config import Labels
 from orion_action.core.cancelled import LabelEvent
+from orion_action.core.plan import RunEnd
 
 
 def stale_fates(added: Sequence[str], after: frozenset[str], lab: Labels) -> tuple[str, ...]:
@@ -186,45 +194,42 @@ def _last_positions(events: Sequence[LabelEvent]) -> dict[str, int]:
     return {e.label.casefold(): i for i, e in enumerate(events)}
 
 
-def two_writes_under_one_lock(events: Sequence[LabelEvent], on: frozenset[str], lab: Labels,
-                              is_orion: Callable[[str], bool]) -> bool:
-    """Whether orion added both the queue label and a ready or failed label on the unlocked issue
-    (`on`: its labels) while one lock was on: after the lock's last addition and before its last
-    removal (ADR 0102). `events` as for `fates_added_over_a_queueing`."""
+def queued_under_the_lock(events: Sequence[LabelEvent], lab: Labels, is_orion: Callable[[str], bool]) -> bool:
+    """Whether orion added the queue label, now on an unlocked issue, while the lock was on:
+    after the lock's last addition and before its last removal (ADRs 0102 and 0103). `events` as
+    for `fates_added_over_a_queueing`."""
     last = _last_positions(events)
     q, lock = last.get(lab.queue.casefold()), last.get(lab.working.casefold())
     if lock is None or events[lock].added:
         return False  # never locked, or the lock is on (the record lags its removal)
     taken = max((i for i in range(lock) if _is(events[i], lab.working) and events[i].added), default=None)
-    if taken is None:
-        return False  # the record does not reach the lock's addition
-
-    def orions_under_it(i: int | None) -> bool:
-        if i is None or not taken < i < lock:
-            return False
-        e = events[i]
-        return e.added and bool(e.login) and is_orion(e.login)
-
-    fates = (last.get(name.casefold()) for name in (lab.ready, lab.failed) if name in on)
-    return orions_under_it(q) and any(orions_under_it(f) for f in fates)
+    if q is None or taken is None or not taken < q < lock:
+        return False  # not under the lock, or the record does not reach the lock's addition
+    return events[q].added and bool(events[q].login) and is_orion(events[q].login)
 
 
 class RunDecides(NamedTuple):
-    """The labels that come off an issue two of orion's writes under one lock left, and the row."""
+    """The labels that come off an issue whose queue label orion added under the lock, and the row."""
 
     remove: tuple[str, ...]
-    row: str  # "no-word", "handed-back" or "run-ended"
+    row: str  # "no-word", "cancelled", "handed-back" or "run-ended"
 
 
-def decided_by_the_run(ended: str | None, on: frozenset[str], lab: Labels) -> RunDecides:
-    """What comes off an issue carrying orion's queue label and a fate both added under one lock
-    (`two_writes_under_one_lock`), given the label the last run's end gives it (`ended`, from
-    `core.plan.ended_with`): the other of the two writes."""
+def decided_by_the_run(end: RunEnd | None, on: frozenset[str], lab: Labels) -> RunDecides:
+    """What comes off an unlocked issue whose queue label orion added under the lock
+    (`queued_under_the_lock`; `on`: its labels), given what the last run's end does to the
+    labels (`end`, from `core.plan.run_end`): the labels a stale write left."""
     fates = tuple(x for x in (lab.ready, lab.failed) if x in on)
-    if ended == lab.queue:
+    if end is None:
+        return RunDecides((), "no-word")
+    if end.unqueues and not fates:
+        return RunDecides((lab.queue,), "cancelled")
+    if end.unqueues:
+        return RunDecides((), "no-word")  # a cancel beside a fate
+    if end.label == lab.queue:
         return RunDecides(fates, "handed-back")
-    if ended is not None and ended in fates:
-        return RunDecides((lab.queue, *(x for x in fates if x != ended)), "run-ended")
+    if end.label is not None and end.label in fates:
+        return RunDecides((lab.queue, *(x for x in fates if x != end.label)), "run-ended")
     return RunDecides((), "no-word")
 
 

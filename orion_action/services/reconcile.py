@@ -38,13 +38,13 @@ from orion_action.core.plan import (
     Action,
     Plan,
     PreviousPass,
-    ended_with,
     is_stranded,
     keep_on_fresh_beat,
     plan_cancel,
     plan_issue,
     plan_release,
     plan_strand,
+    run_end,
     strand_candidates,
     strand_since,
 )
@@ -72,9 +72,9 @@ from orion_action.core.stale_add import (
     asks_the_record,
     decided_by_the_run,
     fates_added_over_a_queueing,
+    queued_under_the_lock,
     requeue_over_a_fate,
     stale_fates,
-    two_writes_under_one_lock,
 )
 from orion_action.core.survey import QueueRow, Survey, queue_row
 from orion_action.errors import AuthError, GitHubError, NotClaimed, OrionError, Unavailable
@@ -159,6 +159,8 @@ class Reconciler:
         self._strand_listing: tuple[list[Comment], datetime] | None | str = "unmade"
         # The open issues the queue listing showed (`survey_queue`), if it was made.
         self._queued: set[int] = set()
+        # The issues `survey_queue` found carrying orion's stale queue label after a cancelled run.
+        self._cancelled_runs: set[int] = set()
         # `_recent_by_issue`'s answer, once made.
         self._recent: tuple[dict[int, list[Comment]], dict[int, IssueLog]] | None = None
         # Why the pass could not make every read or write it meant to (`_looked_short`).
@@ -687,17 +689,18 @@ class Reconciler:
                        f"came off, landed beside the run's {fate} label (a stale write): it comes off, and "
                        f"the run's end stands")
                 found.append(Plan(issue.number, Action.COMPLETE, why, remove_labels=(lab.queue,)))
-            elif two_writes_under_one_lock(events, on, lab, self.trusted.has):
+            elif queued_under_the_lock(events, lab, self.trusted.has):
                 plan = self._decided_by_the_run(issue, on)
                 found += [plan] if plan is not None else []
         return found
 
     def _decided_by_the_run(self, issue: Issue, on: frozenset[str]) -> Plan | None:
-        """The plan for an issue orion's queue label and a fate, both added under one lock, left
-        saying two things (ADR 0102): the issue's record says which was the run's own, and the
-        other comes off. One listing of the comments; one that lags a comment the issue counts,
-        or fails, leaves the issue to the next pass (it stays among the changed issues it
-        looks at)."""
+        """The plan for an issue whose queue label orion added under the lock (ADRs 0102 and
+        0103): the issue's record says whether it was the run's own, and a stale write's labels
+        come off: a fate beside a hand-back, the queue label beside the run's fate, or the queue
+        label of a run that was cancelled. One listing of the comments; one that lags a comment
+        the issue counts, or fails, leaves the issue to the next pass (it stays among the changed
+        issues it looks at)."""
         lab = self.config.labels
         n = issue.number
         try:
@@ -705,29 +708,54 @@ class Reconciler:
         except AuthError:
             raise
         except GitHubError as exc:
-            self._looked_short(f"#{n}: could not read which of two labels the run left ({exc})")
+            self._looked_short(f"#{n}: could not read whether the run left its {lab.queue} label ({exc})")
             return None
         if issue.comments > len(comments):
             return None
-        ended = ended_with(read_log(comments, self.trusted), lab, self.config.max_attempts)
-        decided = decided_by_the_run(ended, on, lab)
+        end = run_end(read_log(comments, self.trusted), lab, self.config.max_attempts)
+        decided = decided_by_the_run(end, on, lab)
         if not decided.remove:
             return None
+        if decided.row == "cancelled":
+            why = (f"orion's {lab.queue} label landed while a run held the issue (a stale write), and the "
+                   f"run was cancelled: its record says so, and the {lab.queue} label comes off; add it to "
+                   f"run the issue again")
+            self._cancelled_runs.add(n)
+            return Plan(n, Action.CANCEL, why, remove_labels=decided.remove)
         both = f"orion's {lab.queue} label and its {', '.join(sorted(on & {lab.ready, lab.failed}))} label"
         if decided.row == "handed-back":
             why = (f"{both} both landed while one lock was on (a stale write); the last run's record "
                    f"hands the issue back to the queue, so the {', '.join(decided.remove)} label comes off")
             return Plan(n, Action.REQUEUE, why, remove_labels=decided.remove)
         why = (f"{both} both landed while one lock was on (a stale write); the last run's record ends "
-               f"it {ended}, so the {lab.queue} label comes off, and the run's end stands")
+               f"it {end.label if end else ''}, so the {lab.queue} label comes off, and the run's end stands")
         return Plan(n, Action.COMPLETE, why, remove_labels=decided.remove)
 
     def execute_queue_repair(self, plan: Plan) -> Plan:
-        """Carry out a plan of `survey_queue`: a cancel (`execute_cancelled_queue`) or a stale
-        fate's removal (`execute_stale_fate`)."""
+        """Carry out a plan of `survey_queue`: a cancel (`execute_cancelled_queue`), a cancelled
+        run's stale queue label (`execute_cancelled_run`) or a stale fate's removal
+        (`execute_stale_fate`)."""
+        if plan.action is Action.CANCEL and plan.issue in self._cancelled_runs:
+            return self.execute_cancelled_run(plan)
         if plan.action is Action.CANCEL:
             return self.execute_cancelled_queue(plan)
         return self.execute_stale_fate(plan)
+
+    def execute_cancelled_run(self, plan: Plan) -> Plan:
+        """Take orion's stale queue label off an issue whose last run was cancelled (ADR 0103),
+        unless the labels changed since the record was read, and not while a claim may be in
+        flight (ADR 0053): the issue looks queued, and a claimer may have read it so. No look
+        after: the label stayed on from the read to the removal, so no person's queueing landed
+        meanwhile for the removal to take."""
+        lab = self.config.labels
+        issue, _ = self.gh.get_issue(plan.issue)
+        if lab.queue not in issue.labels or issue.labels & {lab.working, lab.cancel, lab.ready, lab.failed}:
+            return replace(plan, action=Action.KEEP, reason="the labels changed meanwhile; left as they are")
+        in_flight = self._claim_in_flight(issue)
+        if in_flight is not None:
+            return replace(plan, action=Action.KEEP, reason=in_flight)
+        self.gh.remove_label(plan.issue, lab.queue)
+        return plan
 
     def execute_stale_fate(self, plan: Plan) -> Plan:
         """Take a stale label (`survey_queue`, ADRs 0094 and 0099) off, unless the labels changed

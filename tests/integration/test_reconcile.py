@@ -538,17 +538,19 @@ def test_a_stale_requeue_beside_a_runs_fate_comes_off(orion: Orion, repo, proxy)
     assert labels(repo, n) == {"orion-failed"}
 
 
-@pytest.mark.parametrize("ended", ["finished", "handed back"])
-def test_two_of_orions_writes_under_one_lock_are_decided_by_the_runs_record(orion: Orion, repo, proxy,
-                                                                            ended: str):
+@pytest.mark.parametrize("ended", ["finished", "handed back", "cancelled"])
+def test_a_queue_label_orion_added_under_the_lock_is_judged_by_the_runs_record(orion: Orion, repo, proxy,
+                                                                               ended: str):
     """Run A died and a pass released it back to the queue; run B claimed the issue. Then, under
     B's lock, a stale write of another pass planned before B's claim landed, and its writer was
     killed before its look: a second release of A (its tombstone and the queue label), and then
-    B's ending added ready; or a completion (ready), and then B's time limit handed it back (the
-    queue label). Either way queue and ready, both orion's, both under B's lock: no claimer takes
-    the issue, and the labels cannot say which is stale. The next pass reads the record: the last
-    run's end decides, the other label comes off (ADR 0102; scenarios
-    pass_requeue_lands_under_the_next_runs_lock and pass_completion_lands_under_the_next_runs_lock)."""
+    B's ending added ready, or B's Actions job was cancelled (a signal, whose ending leaves a queue
+    label it finds); or a completion (ready), and then B's time limit handed it back (the queue
+    label). Queue and ready, both orion's, both under B's lock, which no claimer takes; or the
+    queue label alone, and the cancelled run would run again. The next pass reads the record: the
+    last run's end decides what comes off (ADRs 0102 and 0103; scenarios
+    pass_requeue_lands_under_the_next_runs_lock, pass_completion_lands_under_the_next_runs_lock and
+    signal_cancel_beside_a_stale_requeue_under_its_lock)."""
     n = queued_issue(repo)
     _, a = post_claim(repo, n, local_holder(), child_pid=exited_pid())
     requeue_a = render_tombstone(Tombstone(a.token, ReleaseAction.REQUEUE, "no heartbeat",
@@ -556,28 +558,40 @@ def test_two_of_orions_writes_under_one_lock_are_decided_by_the_runs_record(orio
     repo.comment(n, requeue_a)  # a pass releases A back to the queue
     repo.add_label(n, "orion")
     repo.remove_label(n, "orion-working")
-    state = State.FINISHED if ended == "finished" else State.INTERRUPTED
-    post_claim(repo, n, local_holder(), state=state, exit_code=0 if ended == "finished" else None,
-               child_pid=exited_pid())  # B's claim, its lock and unqueue, its final record
-    if ended == "finished":
-        repo.comment(n, requeue_a)  # the stale pass's second release of A, and its queue label
-        repo.add_label(n, "orion")
-        repo.add_label(n, "orion-ready")  # B's ending: the next label first, the lock last
-    else:
+    state = {"finished": State.FINISHED, "handed back": State.INTERRUPTED,
+             "cancelled": State.CANCELLED}[ended]
+    b, _ = post_claim(repo, n, local_holder(), state=state, exit_code=0 if ended == "finished" else None,
+                      child_pid=exited_pid())  # B's claim, its lock and unqueue, its final record
+    if ended == "cancelled":
+        # B runs until its claim could no longer be in flight (ADR 0053): its post plus the lease.
+        created = next(c["created_at"] for c in repo.comments(n) if c["id"] == b)
+        posted = datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
+        window = Config(stale_after=STALE_AFTER).renew_deadline + LABEL_LANDING_MARGIN_S
+        wait_until(lambda: time.time() > posted + window + 1, timeout=window + 10, interval=0.1)
+    if ended == "handed back":
         repo.add_label(n, "orion-ready")  # the stale pass's completion of A
         repo.add_label(n, "orion")  # B's hand-back: the next label first, the lock last
+    else:
+        repo.comment(n, requeue_a)  # the stale pass's second release of A, and its queue label
+        repo.add_label(n, "orion")
+        if ended == "finished":
+            repo.add_label(n, "orion-ready")  # B's ending: the next label first, the lock last
     repo.remove_label(n, "orion-working")
-    assert labels(repo, n) == {"orion", "orion-ready"}
     before = proxy.count("POST", r"^/graphql$"), proxy.count("GET", rf"/issues/{n}/comments")
     result = orion.command("reconcile", "--json")
     assert result.returncode == 0, result.stderr
-    # One queued issue changed: one record read, and one listing of its comments.
+    # One queued issue changed: one record read, and one listing of its comments (and, for the
+    # removal of a queue label a claimer may be taking, one more: the in-flight check).
     assert proxy.count("POST", r"^/graphql$") - before[0] == 1
-    assert proxy.count("GET", rf"/issues/{n}/comments") - before[1] == 1
+    assert proxy.count("GET", rf"/issues/{n}/comments") - before[1] == (2 if ended == "cancelled" else 1)
     actions = json.loads(result.stdout)["actions"]
-    action, left = ("complete", {"orion-ready"}) if ended == "finished" else ("requeue", {"orion"})
+    action, left, says = {
+        "finished": ("complete", {"orion-ready"}, "both landed while one lock was on"),
+        "handed back": ("requeue", {"orion"}, "both landed while one lock was on"),
+        "cancelled": ("cancel", set(), "and the run was cancelled"),
+    }[ended]
     assert [(x["issue"], x["action"]) for x in actions] == [(n, action)]
-    assert "both landed while one lock was on" in actions[0]["reason"]
+    assert says in actions[0]["reason"]
     assert labels(repo, n) == left
     again = orion.command("reconcile", "--json")
     assert again.returncode == 0, again.stderr

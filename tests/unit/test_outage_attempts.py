@@ -11,7 +11,7 @@ import pytest
 from orion_action.config import Labels
 from orion_action.core.issue import Comment, read_log, trusted_set
 from orion_action.core.liveness import Liveness, Verdict
-from orion_action.core.plan import Action, Fate, ended_with, fate, plan_issue
+from orion_action.core.plan import Action, Fate, RunEnd, fate, plan_issue, run_end
 from orion_action.core.record import (
     HOLDER_END,
     ClaimRecord,
@@ -172,26 +172,27 @@ def test_an_outage_marker_decides_only_while_nothing_followed_its_run(
 
 
 LAB = Labels()
-# The label the last run's end gives an unlocked issue, read from its record (`ended_with`, ADR
-# 0102), or None: the record has no word.
+# What the last run's end does to an unlocked issue's labels, read from its record (`run_end`,
+# ADRs 0102 and 0103), or None: the record has no word.
 ENDED_ROWS = [
     ("a run that finished with no exit code recorded: failed",
-     [rec("a"), dead("a"), rec("b", State.FINISHED)],
-     LAB.failed),
-    ("a run handed back by its outage marker", [rec("a"), end("a")], LAB.queue),
-    ("a run released back to the queue", [rec("a"), dead("a")], LAB.queue),
+     [rec("a"), dead("a"), rec("b", State.FINISHED)], RunEnd(LAB.failed, False)),
+    ("a run handed back by its outage marker", [rec("a"), end("a")], RunEnd(LAB.queue, False)),
+    ("a run released back to the queue", [rec("a"), dead("a")], RunEnd(LAB.queue, False)),
     ("a run interrupted on its last attempt: failed",
-     [rec("a"), dead("a"), rec("b"), dead("b"), rec("c", State.INTERRUPTED)], LAB.failed),
-    ("a run given up", [rec("a"), dead("a", action=ReleaseAction.GIVE_UP)], LAB.failed),
+     [rec("a"), dead("a"), rec("b"), dead("b"), rec("c", State.INTERRUPTED)], RunEnd(LAB.failed, False)),
+    ("a run given up", [rec("a"), dead("a", action=ReleaseAction.GIVE_UP)], RunEnd(LAB.failed, False)),
+    ("a cancelled run: no label, the queue label off", [rec("a", State.CANCELLED)], RunEnd(None, True)),
+    ("a cancelled run, a pass's stale release of an earlier run after it",
+     [rec("a"), dead("a"), rec("b", State.CANCELLED), dead("a")], RunEnd(None, True)),
     ("an open claim no release names: the listing lags its final record", [rec("a")], None),
-    ("a cancelled run: no label", [rec("a", State.CANCELLED)], None),
     ("no claim at all", [], None),
 ]
 
 
 @pytest.mark.parametrize(("why", "blocks", "expected"), ENDED_ROWS, ids=[r[0] for r in ENDED_ROWS])
-def test_the_label_the_last_runs_end_gives(why: str, blocks: list, expected: str | None) -> None:
-    assert ended_with(_log(*blocks), LAB, 3) == expected
+def test_what_the_last_runs_end_does(why: str, blocks: list, expected: RunEnd | None) -> None:
+    assert run_end(_log(*blocks), LAB, 3) == expected
 
 
 @pytest.mark.parametrize("code", [0, 1])
@@ -200,4 +201,4 @@ def test_a_finished_run_gives_its_exit_codes_label(code: int) -> None:
     pass_requeue_lands_under_the_next_runs_lock)."""
     finished = rec("b", State.FINISHED).with_changes(exit_code=code)
     stale = [rec("a"), dead("a"), finished, dead("a")]
-    assert ended_with(_log(*stale), LAB, 3) == (LAB.ready if code == 0 else LAB.failed)
+    assert run_end(_log(*stale), LAB, 3) == RunEnd(LAB.ready if code == 0 else LAB.failed, False)

@@ -1,6 +1,6 @@
-"""The next pass's judgement of a fate beside a queueing (ADRs 0094, 0099 and 0102,
-`core.stale_add.fates_added_over_a_queueing`, `requeue_over_a_fate`, `two_writes_under_one_lock`
-and `decided_by_the_run`): one named row per case of the module's tables."""
+"""The next pass's judgement of a fate beside a queueing (ADRs 0094, 0099, 0102 and 0103,
+`core.stale_add.fates_added_over_a_queueing`, `requeue_over_a_fate`, `queued_under_the_lock` and
+`decided_by_the_run`): one named row per case of the module's tables."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ import pytest
 
 from orion_action.config import Labels
 from orion_action.core.cancelled import LabelEvent
+from orion_action.core.plan import RunEnd
 from orion_action.core.stale_add import (
     decided_by_the_run,
     fates_added_over_a_queueing,
+    queued_under_the_lock,
     requeue_over_a_fate,
-    two_writes_under_one_lock,
 )
 
 LAB = Labels()
@@ -144,63 +145,73 @@ def test_requeue_row(row: RequeueRow) -> None:
     assert got is row.stale, row.name
 
 
-# Two of orion's writes under one lock (ADR 0102, `two_writes_under_one_lock`): which it is.
-class UnderOneLockRow(NamedTuple):
+# orion's queue label added under the lock (ADRs 0102 and 0103, `queued_under_the_lock`).
+class UnderTheLockRow(NamedTuple):
     name: str
     events: tuple[tuple[str, str, str], ...]
-    on: frozenset[str]
-    both: bool
+    under: bool
 
 
 NEXT_RUN = (REQUEUED, UNQUEUED, LOCKED)  # a run since: the queue label taken, the lock on
-UNDER_ONE_LOCK_ROWS = [
-    UnderOneLockRow("a pass's requeue under the next run's lock, then that run's ready (scenario "
+UNDER_THE_LOCK_ROWS = [
+    UnderTheLockRow("a pass's requeue under the next run's lock, then that run's ready (scenario "
                     "pass_requeue_lands_under_the_next_runs_lock)",
-                    (*ENDED_FAILED, *NEXT_RUN, REQUEUED, READY, UNLOCKED), BOTH, True),
-    UnderOneLockRow("a pass's ready under the next run's lock, then that run's hand-back",
-                    (*RUN, READY_OFF, *NEXT_RUN, READY, REQUEUED, UNLOCKED), BOTH, True),
-    UnderOneLockRow("a hand-back under the lock beside a failed (the outage path, ADR 0019)",
-                    (QUEUED, UNQUEUED, LOCKED, FAILED, REQUEUED, UNLOCKED), QUEUE_AND_FAILED, True),
-    UnderOneLockRow("the fate came under an earlier lock", (*RUN, *NEXT_RUN, REQUEUED, UNLOCKED), BOTH,
-                    False),
-    UnderOneLockRow("the queue label came after the lock's removal (requeue_over_a_fate decides)",
-                    (*ENDED_FAILED, REQUEUED), QUEUE_AND_FAILED, False),
-    UnderOneLockRow("a person's queueing under the lock (fates_added_over_a_queueing decides)",
-                    (QUEUED, UNQUEUED, LOCKED, QUEUED, READY, UNLOCKED), BOTH, False),
-    UnderOneLockRow("a person's ready under the lock", (QUEUED, UNQUEUED, LOCKED, REQUEUED,
-                    ("mallory", "+", LAB.ready), UNLOCKED), BOTH, False),
-    UnderOneLockRow("the record shows the lock on", (QUEUED, UNQUEUED, LOCKED, REQUEUED, READY), BOTH, False),
-    UnderOneLockRow("the record shows the lock on again, after both",
-                    (QUEUED, UNQUEUED, LOCKED, REQUEUED, READY, UNLOCKED, LOCKED), BOTH, False),
-    UnderOneLockRow("never locked", (REQUEUED, READY), BOTH, False),
-    UnderOneLockRow("the record does not reach the lock's addition", (REQUEUED, READY, UNLOCKED), BOTH,
-                    False),
-    UnderOneLockRow("the fate in the record is not on the issue",
-                    (QUEUED, UNQUEUED, LOCKED, REQUEUED, READY, UNLOCKED), frozenset({LAB.queue}), False),
+                    (*ENDED_FAILED, *NEXT_RUN, REQUEUED, READY, UNLOCKED), True),
+    UnderTheLockRow("a pass's ready under the next run's lock, then that run's hand-back",
+                    (*RUN, READY_OFF, *NEXT_RUN, READY, REQUEUED, UNLOCKED), True),
+    UnderTheLockRow("a hand-back, or a stale requeue before a signal's cancel ending (no fate)",
+                    (QUEUED, UNQUEUED, LOCKED, REQUEUED, UNLOCKED), True),
+    UnderTheLockRow("orion's login in another case", (QUEUED, UNQUEUED, LOCKED, ("Orion-Bot", "+", LAB.queue),
+                    UNLOCKED), True),
+    UnderTheLockRow("the queue label came after the lock's removal (requeue_over_a_fate decides)",
+                    (*ENDED_FAILED, REQUEUED), False),
+    UnderTheLockRow("before the lock's addition", (REQUEUED, LOCKED, UNLOCKED), False),
+    UnderTheLockRow("under an earlier span of the lock, not its last",
+                    (QUEUED, UNQUEUED, LOCKED, REQUEUED, UNLOCKED, LOCKED, UNLOCKED), False),
+    UnderTheLockRow("a person's queueing under the lock (fates_added_over_a_queueing decides)",
+                    (QUEUED, UNQUEUED, LOCKED, QUEUED, READY, UNLOCKED), False),
+    UnderTheLockRow("a deleted account's queueing under the lock", (QUEUED, UNQUEUED, LOCKED,
+                    ("", "+", LAB.queue), UNLOCKED), False),
+    UnderTheLockRow("the queue label's last event is a removal (the record lags)",
+                    (QUEUED, UNQUEUED, LOCKED, REQUEUED, ("orion-bot", "-", LAB.queue), UNLOCKED), False),
+    UnderTheLockRow("the record shows the lock on", (QUEUED, UNQUEUED, LOCKED, REQUEUED, READY), False),
+    UnderTheLockRow("the record shows the lock on again, after it",
+                    (QUEUED, UNQUEUED, LOCKED, REQUEUED, READY, UNLOCKED, LOCKED), False),
+    UnderTheLockRow("never locked", (REQUEUED, READY), False),
+    UnderTheLockRow("no queue label in the record", (LOCKED, READY, UNLOCKED), False),
+    UnderTheLockRow("the record does not reach the lock's addition", (REQUEUED, READY, UNLOCKED), False),
 ]
 
 
-@pytest.mark.parametrize("row", UNDER_ONE_LOCK_ROWS, ids=[r.name for r in UNDER_ONE_LOCK_ROWS])
-def test_under_one_lock_row(row: UnderOneLockRow) -> None:
-    got = two_writes_under_one_lock(record(*row.events), row.on, LAB, lambda login: login.lower() in ORION)
-    assert got is row.both, row.name
+@pytest.mark.parametrize("row", UNDER_THE_LOCK_ROWS, ids=[r.name for r in UNDER_THE_LOCK_ROWS])
+def test_under_the_lock_row(row: UnderTheLockRow) -> None:
+    got = queued_under_the_lock(record(*row.events), LAB, lambda login: login.lower() in ORION)
+    assert got is row.under, row.name
 
 
-# ...and what the last run's record takes off (ADR 0102, `decided_by_the_run`): a row each.
+# ...and what the last run's record takes off (ADRs 0102 and 0103, `decided_by_the_run`): a row each.
+ALL = frozenset({LAB.queue, LAB.ready, LAB.failed})
 RUN_ROWS = [
-    ("handed-back: the run went back to the queue, the fate comes off", LAB.queue, BOTH, (LAB.ready,),
+    ("handed-back: the run went back to the queue, the fate comes off", RunEnd(LAB.queue, False), BOTH,
+     (LAB.ready,), "handed-back"),
+    ("handed-back: both fates come off", RunEnd(LAB.queue, False), ALL, (LAB.ready, LAB.failed),
      "handed-back"),
-    ("handed-back: both fates come off", LAB.queue, frozenset({LAB.queue, LAB.ready, LAB.failed}),
-     (LAB.ready, LAB.failed), "handed-back"),
-    ("run-ended: the run ended ready, the queue label comes off", LAB.ready, BOTH, (LAB.queue,), "run-ended"),
-    ("run-ended: failed stands, queue and ready come off", LAB.failed,
-     frozenset({LAB.queue, LAB.ready, LAB.failed}), (LAB.queue, LAB.ready), "run-ended"),
-    ("no-word: the record says nothing (a cancel, an open claim)", None, BOTH, (), "no-word"),
-    ("no-word: the run's fate is not the one on", LAB.failed, BOTH, (), "no-word"),
+    ("handed-back: no fate, nothing comes off (a hand-back of its own)", RunEnd(LAB.queue, False),
+     frozenset({LAB.queue}), (), "handed-back"),
+    ("run-ended: the run ended ready, the queue label comes off", RunEnd(LAB.ready, False), BOTH,
+     (LAB.queue,), "run-ended"),
+    ("run-ended: failed stands, queue and ready come off", RunEnd(LAB.failed, False), ALL,
+     (LAB.queue, LAB.ready), "run-ended"),
+    ("cancelled: the run was cancelled, the queue label comes off", RunEnd(None, True),
+     frozenset({LAB.queue}), (LAB.queue,), "cancelled"),
+    ("no-word: a cancelled run beside a fate", RunEnd(None, True), BOTH, (), "no-word"),
+    ("no-word: the record says nothing (an open claim)", None, BOTH, (), "no-word"),
+    ("no-word: the run's fate is not the one on", RunEnd(LAB.failed, False), BOTH, (), "no-word"),
+    ("no-word: the run's fate, no fate on", RunEnd(LAB.ready, False), frozenset({LAB.queue}), (), "no-word"),
 ]
 
 
-@pytest.mark.parametrize(("name", "ended", "on", "remove", "row"), RUN_ROWS, ids=[r[0] for r in RUN_ROWS])
-def test_decided_by_the_run(name: str, ended: str | None, on: frozenset[str], remove: tuple[str, ...],
+@pytest.mark.parametrize(("name", "end", "on", "remove", "row"), RUN_ROWS, ids=[r[0] for r in RUN_ROWS])
+def test_decided_by_the_run(name: str, end: RunEnd | None, on: frozenset[str], remove: tuple[str, ...],
                             row: str) -> None:
-    assert decided_by_the_run(ended, on, LAB) == (remove, row)
+    assert decided_by_the_run(end, on, LAB) == (remove, row)

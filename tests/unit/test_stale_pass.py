@@ -636,11 +636,12 @@ def test_a_hand_back_that_takes_the_fate_off_meanwhile_keeps_its_queue_label() -
     assert s.issue(n).labels == frozenset({LAB.queue})
 
 
-def _two_writes_under_one_lock(s: MemoryServer) -> tuple[int, int]:
+def _stale_requeue_under_run_b(s: MemoryServer, ended: State = State.FINISHED) -> tuple[int, int]:
     """Run A died and a pass released it back to the queue; run B claimed the issue and
-    finished 0. Under B's lock a stale pass's second release of A (its tombstone and the queue
-    label) landed, then B's ending added ready and took the lock off (ADR 0102). Returns the
-    issue and B's claim comment."""
+    finished 0 (or was cancelled by a signal). Under B's lock a stale pass's second release of A
+    (its tombstone and the queue label) landed, then B's ending added ready (a cancel ending adds
+    nothing, and leaves a queue label it finds) and took the lock off (ADRs 0102, 0103). Returns
+    the issue and B's claim comment."""
     holder = Holder("h", "b", "m", "ns", 10, 1.0)
     now = s.clock.now.isoformat(timespec="milliseconds")
 
@@ -659,19 +660,19 @@ def _two_writes_under_one_lock(s: MemoryServer) -> tuple[int, int]:
     s.comment(n, release_a, BOT)
     s.add_label(n, LAB.queue, login=BOT)
     s.remove_label(n, LAB.working, login=BOT)
-    b = claim("b", State.FINISHED, 0)
+    b = claim("b", ended, 0 if ended is State.FINISHED else None)
     s.comment(n, release_a, BOT)
-    for name in (LAB.queue, LAB.ready):
+    for name in (LAB.queue, LAB.ready) if ended is State.FINISHED else (LAB.queue,):
         s.add_label(n, name, login=BOT)
     s.remove_label(n, LAB.working, login=BOT)
     return n, b
 
 
-def test_two_writes_under_one_lock_wait_for_a_listing_that_shows_the_run() -> None:
+def test_a_stale_requeue_under_a_run_waits_for_a_listing_that_shows_the_run() -> None:
     """The listing leaves B's claim out: the record has no word yet, and nothing is touched. A
     pass whose listing shows it takes the stale queue label off (ADR 0102)."""
     s = MemoryServer()
-    n, b = _two_writes_under_one_lock(s)
+    n, b = _stale_requeue_under_run_b(s)
     s.hide(b, 30.0)
     assert _one_pass(s) == []
     assert s.issue(n).labels == frozenset({LAB.queue, LAB.ready})
@@ -681,10 +682,10 @@ def test_two_writes_under_one_lock_wait_for_a_listing_that_shows_the_run() -> No
     assert s.issue(n).labels == frozenset({LAB.ready})
 
 
-def test_two_writes_under_one_lock_are_left_when_the_listing_fails() -> None:
+def test_a_stale_requeue_under_a_run_is_left_when_the_listing_fails() -> None:
     """The comment listing fails: the pass logs it, is incomplete, and touches nothing."""
     s = MemoryServer()
-    n, _ = _two_writes_under_one_lock(s)
+    n, _ = _stale_requeue_under_run_b(s)
 
     def listing_fails(name: str, args: tuple[object, ...]) -> None:
         if name == "list_comments" and args[0] == n:
@@ -695,5 +696,37 @@ def test_two_writes_under_one_lock_are_left_when_the_listing_fails() -> None:
     result = reconcile_pass(s.client(), CONFIG, logged.append, machine("hosted"), lambda _pid, _child: None,
                             dry_run=False)
     assert result.done == [] and s.issue(n).labels == frozenset({LAB.queue, LAB.ready})
-    says = "could not read which of two labels the run left (HTTP 502)"
+    says = "could not read whether the run left its orion label (HTTP 502)"
     assert any(says in line for line in logged), logged
+
+
+def test_a_cancelled_runs_stale_queue_label_waits_while_a_claim_may_be_in_flight() -> None:
+    """The issue looks queued, and a claimer may have read it so: while the newest claim is within
+    its lease the pass leaves the label; once it is past, the label comes off (ADRs 0053, 0103)."""
+    s = MemoryServer()
+    n, _ = _stale_requeue_under_run_b(s, State.CANCELLED)
+    [(issue, action, reason)] = _one_pass(s)
+    assert (issue, action) == (n, Action.KEEP) and "may still add its lock" in reason, reason
+    assert s.issue(n).labels == frozenset({LAB.queue})
+    s.clock.advance(CONFIG.renew_deadline + 30)
+    [(issue, action, reason)] = _one_pass(s)
+    assert (issue, action) == (n, Action.CANCEL) and "the run was cancelled" in reason, reason
+    assert s.issue(n).labels == frozenset()
+    assert _one_pass(s) == []
+
+
+def test_a_cancelled_runs_stale_queue_label_stays_when_the_labels_changed_meanwhile() -> None:
+    """A run took the issue between the pass's look and its removal: the labels are left."""
+    s = MemoryServer()
+    n, _ = _stale_requeue_under_run_b(s, State.CANCELLED)
+    s.clock.advance(CONFIG.renew_deadline + 30)
+
+    def claimed_meanwhile(name: str, args: tuple[object, ...]) -> None:
+        if name == "get_issue" and args == (n,):
+            s.on_call = None
+            s.add_label(n, LAB.working, login=BOT)
+
+    s.on_call = claimed_meanwhile
+    [(issue, action, reason)] = _one_pass(s)
+    assert (issue, action) == (n, Action.KEEP) and "changed meanwhile" in reason, reason
+    assert LAB.queue in s.issue(n).labels
