@@ -4,7 +4,9 @@ its POST, the rest from the trigger check's query), then the lock off by REST; t
 sequence where they are not (`trigger.permission: none`); and what the holder does when GitHub
 refuses one of the two fields, or the whole request.
 
-A run that does nothing: `run --issue N -- true`. Every wait is on the run's exit."""
+A run that does nothing: `run --issue N -- true`. Every wait is on the run's exit. The runs beat
+once a minute (`QUIET`), so that however slowly a loaded machine runs them, no second beat
+comes between the writes whose order these tests assert."""
 
 from __future__ import annotations
 
@@ -12,9 +14,10 @@ from pathlib import Path
 
 import pytest
 from rig import Proxy, RepoHandle
-from rig.harness import FAST, QUEUE, READY, WORKING, Child, Run, fast_config
+from rig.harness import QUEUE, READY, WORKING, Child, Run, fast_config
 
 FAILED = "orion-failed"
+QUIET = "heartbeat: {interval: 60, stale_after: 240}\nrun: {kill_grace: 1}\n"
 
 
 def _made_labels(repo: RepoHandle) -> None:
@@ -23,7 +26,7 @@ def _made_labels(repo: RepoHandle) -> None:
         repo.api("POST", "/labels", json={"name": name, "color": "ededed", "description": ""})
 
 
-def _run_once(repo: RepoHandle, proxy: Proxy, env: dict[str, str], tmp_path: Path, text: str = FAST) -> int:
+def _run_once(repo: RepoHandle, proxy: Proxy, env: dict[str, str], tmp_path: Path, text: str = QUIET) -> int:
     n = repo.create_issue("nothing to do", [QUEUE])
     run = Run(env, tmp_path, "--issue", str(n), cmd=Child(tmp_path, hold=False).cmd,
               config=fast_config(tmp_path, text))
@@ -58,7 +61,7 @@ def test_without_the_trigger_check_the_ending_writes_by_rest(
         repo: RepoHandle, proxy: Proxy, orion_env: dict[str, str], tmp_path: Path) -> None:
     """`trigger.permission: none` makes no query, so no node id is known: today's sequence."""
     _made_labels(repo)
-    n = _run_once(repo, proxy, orion_env, tmp_path, FAST + "trigger: {permission: none}\n")
+    n = _run_once(repo, proxy, orion_env, tmp_path, QUIET + "trigger: {permission: none}\n")
     assert repo.labels(n) == [READY]
     assert _ending(proxy, n) == [
         ("POST", "/labels"), ("PATCH", "/comment"), ("DELETE", f"/labels/{QUEUE}"),  # the claim
