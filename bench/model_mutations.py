@@ -609,6 +609,12 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "        return RunDecides((lab.queue,), \"cancelled\")",
         "        return RunDecides((), \"no-word\")",
     )],
+    # ...and a signal's cancel ending takes off a queue label orion added under its lock (ADR 0104).
+    "a signal's cancel ending leaves orion's stale queue label on (ADR 0104)": [(
+        "services/holding.py",
+        "        return (lab.queue,) if self.claim.trusted.has(latest.login) else ()",
+        "        return ()",
+    )],
     # ...read past a pass's release posted after a later run (ADR 0102).
     "a pass's release posted after a later run decides the issue's fate (ADR 0102)": [(
         "core/arbitration.py",

@@ -90,7 +90,8 @@ def signalled(config: Config, attempt: int, signame: str, started: bool) -> Outc
     run.on_signal: requeue (pre-emptible runners, whose jobs a machine stops) it is handed
     back; only a run whose command started spends an attempt (ADR 0043). Unlike the cancel
     label, it leaves a queue label on: the claim took it off, so one there now was put back
-    by a person after the run began (a newer wish than the job's cancel)."""
+    by a person after the run began (a newer wish than the job's cancel), unless GitHub's
+    record shows orion added it, a stale requeue (the holder's ending reads it, ADR 0104)."""
     why = f"stopped by {signame}"
     if config.on_signal == "requeue":
         return handed_back(config, attempt, why, counts=started)

@@ -150,6 +150,8 @@ class Holding:
         listed = claim.comments.get(claim.comment_id)
         self._stamp: datetime | None = listed.updated_at if listed is not None else None
         self._read_at: tuple[datetime, float] | None = None
+        # The labels the latest fresh read saw (`_fresh_read`): the ending's, once it ends.
+        self._read_labels: frozenset[str] = frozenset()
         # The issue's `updated_at` as last judged for a cancel a stale write took off (ADR 0093);
         # None: not yet (the first beat reads, the claim's own label writes having changed it).
         self._issue_judged: datetime | None = None
@@ -380,6 +382,7 @@ class Holding:
         before = self.clock.monotonic()
         issue, now = self.gh.get_issue(self.number)
         self._read_at = (now, before)
+        self._read_labels = issue.labels
         return issue, self._read_new_comments(issue), now
 
     # -- ending ----------------------------------------------------------------------------
@@ -421,8 +424,34 @@ class Holding:
                 # land after the lock is off (a person's requeue meanwhile would carry two
                 # fates), so the lock waits until it no longer can (ADR 0076).
                 self.clock.sleep(max(0.0, sent + LABEL_LANDING_MARGIN_S - self.clock.monotonic()))
-            self.move_labels(add=None, also_remove=outcome.also_remove)
+            self.move_labels(add=None, also_remove=outcome.also_remove + self._stale_queue_label(outcome))
         return None
+
+    def _stale_queue_label(self, outcome: Outcome) -> tuple[str, ...]:
+        """The queue label, when a signal's cancel ending finds one orion added on our issue
+        (ADR 0104). That ending leaves a queue label it finds, as a person's newer wish
+        (`core.ending.signalled`); orion adds one under a run's lock only as a stale write (a
+        pass's requeue planned before our claim, ADR 0102), and left on, the cancelled run would
+        run again. GitHub's record says whose it is: one GraphQL query, only when a cancel ending
+        finds the queue label on. A record that lags (the label's last event our own unqueue), a
+        person's addition, or a read that fails leaves it (the next pass reads the run's record,
+        ADR 0103)."""
+        lab = self.config.labels
+        if outcome.state is not State.CANCELLED or lab.queue in outcome.also_remove:
+            return ()
+        if lab.queue not in self._read_labels:
+            return ()
+        try:
+            events = self.gh.queue_history(self.number, lab.queue, lab.cancel).label_events
+        except AuthError:
+            raise
+        except GitHubError as exc:
+            self.log(f"#{self.number}: could not read who added the {lab.queue} label ({exc}); left on")
+            return ()
+        latest = next((e for e in reversed(events) if e.label.casefold() == lab.queue.casefold()), None)
+        if latest is None or not latest.added or not latest.login:
+            return ()  # the record lags (our own unqueue is its last event), or names no actor
+        return (lab.queue,) if self.claim.trusted.has(latest.login) else ()
 
     def _finish_at_once(self, record: ClaimRecord, add: str | None) -> tuple[Finished | None, float | None]:
         """The final record and the outcome label in ONE request, the lock left on (ADR 0076):

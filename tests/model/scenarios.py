@@ -1430,12 +1430,12 @@ def _ending_beside_a_stale_write(world: World, w: Worker, left: set[str]) -> Non
     _the_next_pass_leaves(world, left)
 
 
-def _stale_requeue_under_the_next_runs_lock(world: World) -> Worker:
+def _stale_requeue_under_the_next_runs_lock(world: World, landed: bool = True) -> tuple[Worker, str]:
     """m1's run dies; pass r0 plans its requeue and stops before its tombstone, while another pass
     requeues it in full. m2's run claims the issue, and that pass's tombstone and m2's claim lag
     in listings for 4 s: r0 posts its tombstone, and its look, which does not show them, lets it
-    add the queue label under m2's lock; r0 is killed before its lock removal. Returns m2's run
-    (its first beat sent)."""
+    add the queue label under m2's lock; r0 is killed before its lock removal (or, not `landed`,
+    stops just before its addition). Returns m2's run (its first beat sent) and r0."""
     r0 = _pass_over_a_dead_run(world)
     _run(world, r0, _ops(world, r0, "post_comment"))
     _given((world.sched.pending_op(r0) or ("",))[0] == "post_comment", "r0 did not plan a release")
@@ -1445,12 +1445,16 @@ def _stale_requeue_under_the_next_runs_lock(world: World) -> Worker:
     _given(w.child_started, f"{w.name} did not win the claim")
     for c in world.server.comments(ISSUE)[1:]:
         world.server.hide(c.id, 4.0)
-    _run(world, r0, _ops(world, r0, "remove_label"))
-    _given(world.sched.pending_op(r0) == ("remove_label", (ISSUE, LAB.working)),
-           "r0's requeue did not land under the lock")
-    world.sched.crash(r0)
+    _run(world, r0, _ops(world, r0, "add_labels"))
+    _given(world.sched.pending_op(r0) == ("add_labels", (ISSUE, (LAB.queue,))), "r0 did not go to requeue")
+    if landed:
+        world.step(r0)
+        world.check()
+        _given(world.sched.pending_op(r0) == ("remove_label", (ISSUE, LAB.working)),
+               "r0's requeue did not land under the lock")
+        world.sched.crash(r0)
     _first_beat(world, w)
-    return w
+    return w, r0
 
 
 def pass_requeue_lands_under_the_next_runs_lock() -> None:
@@ -1465,26 +1469,49 @@ def pass_requeue_lands_under_the_next_runs_lock() -> None:
     off and the run's end stands."""
     world = World()
     try:
-        w = _stale_requeue_under_the_next_runs_lock(world)
+        w, _ = _stale_requeue_under_the_next_runs_lock(world)
         world.child_exits(w, 0)
         world.react()
         _ending_beside_a_stale_write(world, w, {LAB.ready})
     finally:
         world.close()
 
-def signal_cancel_beside_a_stale_requeue_under_its_lock() -> None:
+def signal_cancel_ending_finds_a_stale_requeue() -> None:
     """As `pass_requeue_lands_under_the_next_runs_lock`, but m2's Actions job is cancelled (a
-    signal, `on_signal: cancel`): the cancel ending leaves a queue label it finds on as a person's
-    newer wish, and the stale requeue is left alone on the issue, so the cancelled run would run
-    again. The next pass reads the record: orion added the queue label under the lock, and the
-    last run was cancelled; once no claim can be in flight (ADR 0053), the queue label comes off
-    (ADR 0103)."""
+    signal, `on_signal: cancel`). The cancel ending leaves a queue label it finds as a person's
+    newer wish, and left on, the cancelled run would run again: a claimer takes it at once. The
+    ending reads GitHub's record: orion added the label last, so it comes off with the lock
+    (ADR 0104)."""
     world = World()
     try:
-        w = _stale_requeue_under_the_next_runs_lock(world)
+        w, _ = _stale_requeue_under_the_next_runs_lock(world)
         world.signal(w)
         world.react()
         _run(world, f"{w.name}.end")
+        labels = world.server.issue(ISSUE).labels
+        assert not labels & FATES, f"the cancel ending left {sorted(labels)}"
+        _settle(world)
+    finally:
+        world.close()
+
+
+def signal_cancel_beside_a_stale_requeue_under_its_lock() -> None:
+    """As `signal_cancel_ending_finds_a_stale_requeue`, but r0's queue label lands after the
+    cancel ending read the issue, before its lock removal: the ending does not see it, and the
+    stale requeue is left on the issue. The next pass reads the record: orion added the queue
+    label under the lock, and the last run was cancelled; once no claim can be in flight (ADR
+    0053), the queue label comes off (ADR 0103)."""
+    world = World()
+    try:
+        w, r0 = _stale_requeue_under_the_next_runs_lock(world, landed=False)
+        world.signal(w)
+        world.react()
+        end = f"{w.name}.end"
+        _run(world, end, _ops(world, end, "remove_label"))
+        world.step(r0)
+        world.check()
+        world.sched.crash(r0)
+        _run(world, end)
         labels = world.server.issue(ISSUE).labels
         _given(labels & FATES == {LAB.queue},
                f"the cancel ending did not leave the queue label: {sorted(labels)}")
@@ -2946,7 +2973,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         ending_after_a_forced_release_and_a_next_claim,
         pass_requeue_lands_after_a_cancel_carried_out, forced_release_while_the_holder_ends_cancelled,
         pass_requeue_lands_under_the_next_runs_lock, pass_completion_lands_under_the_next_runs_lock,
-        signal_cancel_beside_a_stale_requeue_under_its_lock,
+        signal_cancel_beside_a_stale_requeue_under_its_lock, signal_cancel_ending_finds_a_stale_requeue,
         pass_killed_after_its_requeue_lands_over_a_carried_out_cancel,
         pass_killed_after_its_requeue_lands_then_a_pass_looks,
         sweep_killed_after_its_stale_removal_then_a_pass_looks,

@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,9 +35,14 @@ LAB = CONFIG.labels
 TRUSTED = trusted_set("orion-bot", ())
 
 
-def signalled_run(tmp_path: Path, config: Config, signum: int) -> tuple[MemoryServer, int, int]:
+OnCall = Callable[[str, tuple[object, ...]], None]
+
+
+def signalled_run(tmp_path: Path, config: Config, signum: int, queued_by: str | None = None,
+                  on_call: OnCall | None = None) -> tuple[MemoryServer, int, int]:
     """Run a child that says it started and then waits; send `signum` to this process (the
-    wrapper) once it has; return the server, the issue and the wrapper's exit code."""
+    wrapper) once it has (after `queued_by`, if given, puts the queue label on, and `on_call`
+    starts watching GitHub's requests); return the server, the issue and the wrapper's exit code."""
     s = MemoryServer()
     s.workflows[WORKER] = "orion worker #{issue}"
     n = s.create_issue("Long work", [LAB.queue])
@@ -46,6 +52,9 @@ def signalled_run(tmp_path: Path, config: Config, signum: int) -> tuple[MemorySe
     def cancel_the_job() -> None:
         while not started.exists():  # the condition, not a guess at how long starting takes
             time.sleep(0.02)
+        if queued_by is not None:
+            s.add_label(n, LAB.queue, login=queued_by)
+        s.on_call = on_call
         os.kill(os.getpid(), signum)
 
     threading.Thread(target=cancel_the_job, daemon=True).start()
@@ -74,6 +83,22 @@ def test_a_cancelled_job_cancels_the_run(tmp_path: Path, signum: int) -> None:
                             dry_run=False)
     assert not [p for p in result.done if p.issue == n]
     assert result.dispatched == [] and s.dispatches == []
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("who", "left"), [("orion-bot", False), ("mallory", True)])
+def test_a_cancelled_jobs_ending_takes_off_only_orions_queue_label(tmp_path: Path, who: str,
+                                                                   left: bool) -> None:
+    """A queue label put on while the run held the issue: a person's is a newer wish, and the
+    cancel ending leaves it; orion's can only be a stale requeue (a pass planned before this
+    claim), and GitHub's record says so: it comes off with the lock, so the cancelled run does
+    not run again (ADR 0104)."""
+    s, n, code = signalled_run(tmp_path, CONFIG, signal.SIGTERM, queued_by=who)
+    assert code == 128 + signal.SIGTERM
+    labels = s.issue(n).labels
+    assert (LAB.queue in labels) is left and LAB.working not in labels, labels
+    (claim,) = read_log(s.comments(n), TRUSTED).claims
+    assert claim.record.state is State.CANCELLED
 
 
 @pytest.mark.timeout(60)
@@ -132,3 +157,17 @@ def test_a_forced_release_leaves_no_comment_of_the_holder_reading_as_working(tmp
     assert "working" not in visible, visible
     record = read_log(s.comments(n), TRUSTED).claims[0].record
     assert record.state is State.RUNNING  # no final state written over a released claim
+
+
+@pytest.mark.timeout(60)
+def test_a_cancelled_jobs_ending_that_cannot_read_the_record_leaves_the_queue_label(tmp_path: Path) -> None:
+    """GitHub's record cannot be read: the label stays, for the next pass (ADRs 0103, 0104)."""
+    from orion_action.errors import GitHubError
+
+    def refused(op: str, args: tuple[object, ...]) -> None:
+        if op == "queue_history":
+            raise GitHubError("HTTP 502")
+
+    s, n, code = signalled_run(tmp_path, CONFIG, signal.SIGTERM, queued_by="orion-bot", on_call=refused)
+    assert code == 128 + signal.SIGTERM
+    assert s.issue(n).labels == frozenset({LAB.queue})
