@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from rig import ROOT, wait_until
+from rig import ROOT, Emulator, wait_until
 from rig.harness import (
     FAILED,
     FAST,
@@ -87,6 +87,24 @@ def test_a_signal_stops_the_child_and_cancels_the_run(repo, orion_env, tmp_path,
     note = rec.note or ""
     assert signal.Signals(sig).name in note and "the Actions job was cancelled" in note
     assert "orion run cancelled" in claim_comments(repo, n)[0]["body"]
+
+
+@pytest.mark.parametrize("who", ["orion", "a person"])
+def test_a_cancelled_jobs_ending_takes_off_only_orions_queue_label(repo, orion_env, tmp_path, config, who):
+    """A queue label put on while the run held the issue: a person's is a newer wish, and the
+    cancel ending leaves it; orion's can only be a stale requeue (a pass planned before this
+    claim), and GitHub's record says so: it comes off with the lock (ADR 0104)."""
+    child = Child(tmp_path)
+    n, r = started_run(repo, orion_env, tmp_path, config, child=child)
+    wait_until(lambda: QUEUE not in repo.labels(n), message="the claim never took the queue label")
+    if who == "orion":
+        repo.add_label(n, QUEUE)  # a pass's stale requeue, as orion's login
+    else:
+        repo.api("POST", f"/issues/{n}/labels", token=Emulator.OUTSIDER_TOKEN, json={"labels": [QUEUE]})
+    r.send_signal(signal.SIGTERM)
+    assert r.wait() == 128 + signal.SIGTERM, r.stderr
+    assert set(repo.labels(n)) == (set() if who == "orion" else {QUEUE})
+    assert only_record(repo, n).state is State.CANCELLED
 
 
 def test_with_on_signal_requeue_a_signal_hands_the_issue_back(repo, orion_env, tmp_path):
