@@ -224,13 +224,11 @@ def decided_by_the_run(end: RunEnd | None, on: frozenset[str], lab: Labels) -> R
         return RunDecides((), "no-word")
     if end.unqueues and not fates:
         return RunDecides((lab.queue,), "cancelled")
-    if end.unqueues:
-        return RunDecides((), "no-word")  # a cancel beside a fate
     if end.label == lab.queue:
         return RunDecides(fates, "handed-back")
     if end.label is not None and end.label in fates:
         return RunDecides((lab.queue, *(x for x in fates if x != end.label)), "run-ended")
-    return RunDecides((), "no-word")
+    return RunDecides((), "no-word")  # a fate that is not on, or a cancel (no label) beside a fate
 
 
 def _is(event: LabelEvent, name: str) -> bool:
