@@ -51,7 +51,8 @@ class LockGone:
     why: str = LOCK_REMOVED
 
 
-def _last(events: Sequence[LabelEvent], label: str) -> LabelEvent | None:
+def last_event(events: Sequence[LabelEvent], label: str) -> LabelEvent | None:
+    """The latest of `events` (oldest first) of `label`, by casefolded name, or None."""
     name = label.casefold()
     return next((e for e in reversed(events) if e.label.casefold() == name), None)
 
@@ -81,14 +82,14 @@ def lock_gone(
         return LockGone("unlisted", why=f"{LOCK_REMOVED}, beside comments not listed yet")
     since = posted_at - timedelta(seconds=SERVER_TIME_SLACK_S)
     events = record()
-    removal = _last(events, lab.working)
+    removal = last_event(events, lab.working)
     if removal is None or removal.added or removal.at < since:
         return LockGone("unrecorded", why=f"{LOCK_REMOVED} (GitHub's record does not show by whom yet)")
     if not removal.login or not is_orion(removal.login):
         return LockGone("person", why=f"{LOCK_REMOVED} by {removal.login or 'someone GitHub does not name'}")
     unqueue = False
     if lab.queue in labels:
-        queued = _last(events, lab.queue)
+        queued = last_event(events, lab.queue)
         if queued is None or not queued.added or queued.at < since:
             why = f"{LOCK_REMOVED}, and GitHub's record does not show who queued the issue since"
             return LockGone("queue-unknown", why=why)

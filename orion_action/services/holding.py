@@ -29,7 +29,7 @@ from orion_action.core.cancelled import LabelEvent, cancel_against_a_persons_que
 from orion_action.core.ending import Outcome, failed_for_outage, handed_back
 from orion_action.core.issue import Issue, IssueLog, read_log
 from orion_action.core.liveness import Machine
-from orion_action.core.lock_gone import lock_gone
+from orion_action.core.lock_gone import last_event, lock_gone
 from orion_action.core.record import (
     HOLDER_END,
     ClaimRecord,
@@ -448,7 +448,7 @@ class Holding:
         except GitHubError as exc:
             self.log(f"#{self.number}: could not read who added the {lab.queue} label ({exc}); left on")
             return ()
-        latest = next((e for e in reversed(events) if e.label.casefold() == lab.queue.casefold()), None)
+        latest = last_event(events, lab.queue)
         if latest is None or not latest.added or not latest.login:
             return ()  # the record lags (our own unqueue is its last event), or names no actor
         return (lab.queue,) if self.claim.trusted.has(latest.login) else ()
