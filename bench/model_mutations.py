@@ -612,8 +612,19 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
     # ...and a signal's cancel ending takes off a queue label orion added under its lock (ADR 0104).
     "a signal's cancel ending leaves orion's stale queue label on (ADR 0104)": [(
         "services/holding.py",
-        "        return (lab.queue,) if self.claim.trusted.has(latest.login) else ()",
+        "        return (lab.queue,) if row == \"orions-requeue\" else ()",
         "        return ()",
+    )],
+    # A claim after a cancelled run runs only a person's queueing since it (ADR 0105).
+    "a claimer runs orion's stale queue label after a cancelled run (ADR 0105)": [(
+        "services/claiming.py",
+        "        if row == \"persons-queueing\":",
+        "        if True:",
+    )],
+    "a claimer takes orion's queue label after a cancelled run for a person's (ADR 0105)": [(
+        "core/stale_add.py",
+        "    if any(e.added and e.login and not is_orion(e.login) for e in since):",
+        "    if any(e.added and e.login for e in since):",
     )],
     # ...read past a pass's release posted after a later run (ADR 0102).
     "a pass's release posted after a later run decides the issue's fate (ADR 0102)": [(

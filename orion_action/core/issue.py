@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from orion_action.core.record import (
@@ -118,6 +118,12 @@ class IssueLog:
 
     def find(self, token: str) -> ClaimEntry | None:
         return next((c for c in self.claims if c.record.token == token), None)
+
+    def before(self, comment_id: int) -> IssueLog:
+        """The claims and tombstones posted before comment `comment_id`: the story a claim in that
+        comment follows."""
+        return replace(self, claims=tuple(c for c in self.claims if c.comment_id < comment_id),
+                       tombstones=tuple(t for t in self.tombstones if t.comment_id < comment_id))
 
     def blocking_unreadable(self, below: int | None = None) -> Unreadable | None:
         """The lowest unreadable claim not released by hand (below comment `below`, if given)."""

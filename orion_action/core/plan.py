@@ -51,6 +51,9 @@ class Plan:
     # A dead run not requeued because the issue carries the cancel label (ADR 0049): its
     # tombstone unlocks, so that no repair (ADR 0025) reads it as a return to the queue.
     for_cancel: bool = False
+    # A CANCEL of a cancelled run's stale queue label (ADR 0103), not of a person's standing
+    # cancel (ADR 0085): the record of the run, not of the cancel label, decided it.
+    run_cancelled: bool = False
 
     @property
     def writes(self) -> bool:
@@ -253,18 +256,21 @@ class RunEnd(NamedTuple):
 
     label: str | None  # the label it puts on (none for a cancel)
     unqueues: bool  # it takes the queue label off (a cancel)
+    claimed_at: datetime | None = None  # when the run's claim was posted (GitHub's time)
 
 
 def run_end(log: IssueLog, labels: Labels, max_attempts: int) -> RunEnd | None:
     """The end of the issue's last run, or last release of a run, read from the record of an
     issue no lock holds; None when the record has no such word: no run, or an open claim no
     release names. orion's queue label added under a lock asks it whether it was the run's own
-    (ADRs 0102 and 0103)."""
+    (ADRs 0102 and 0103), and a claimer asks it whether the queueing it found follows a
+    cancelled run (ADR 0105)."""
     fated = fate(frozenset(), log, {}, labels, max_attempts)
     if fated.fate not in _SETTLED:
         return None
     rule = RULES[fated.fate]
-    return RunEnd(getattr(labels, rule.target) if rule.target else None, "queue" in rule.also_remove)
+    return RunEnd(getattr(labels, rule.target) if rule.target else None, "queue" in rule.also_remove,
+                  fated.holder.created_at if fated.holder is not None else None)
 
 
 def _queueing_owed(log: IssueLog, last: ClaimEntry | TombstoneEntry | None) -> ClaimEntry | None:

@@ -99,11 +99,34 @@ release back to the queue, a repair).
 |              |                                                                     | off            |
 | run-ended    | it puts on the ready or failed that is on                           | take the queue |
 |              |                                                                     | label off      |
+
+That pass comes later, and the stale requeue can land where no one looks before it: after a
+cancel ending read the labels and before its lock removal (ADR 0104's read then sees nothing),
+leaving a queue label on an unlocked issue whose last run was cancelled. A claimer would take it
+and run the cancelled run again. So a claim whose log shows the last run ended cancelled reads
+GitHub's record of the queue label before it runs anything (ADR 0105): only a person queues a
+cancelled run again. orion's own queue additions after that run's claim (a stale requeue) are no
+such word. An addition is after the claim when its second is, or when it follows the run's
+unqueue (the first removal in the claim's second or later) in GitHub's order: the run took the
+label on at its claim, its unqueue comes a settle (1 s) after its post, and an addition while the
+label is on is no event.
+
+The cancel ending's own look (ADR 0104) reads the same rows of its own run: it leaves a label a
+person added since its claim, and takes off one only orion added.
+
+| row               | GitHub's record of the queue label since the cancelled run's claim    | decision     |
+|-------------------|-----------------------------------------------------------------------|--------------|
+| persons-queueing  | a person added the queue label after the cancelled run's claim        | run          |
+| not-in-the-record | the queue label's last event is no addition after the claim (the      | do not run;  |
+|                   | record lags the label the claimer read)                               | leave it     |
+| orions-requeue    | orion (or an actor GitHub no longer names) added it last, after the   | do not run;  |
+|                   | claim, and no person did since then                                   | take it off  |
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import NamedTuple
 
 from orion_action.config import Labels
@@ -229,6 +252,24 @@ def decided_by_the_run(end: RunEnd | None, on: frozenset[str], lab: Labels) -> R
     if end.label is not None and end.label in fates:
         return RunDecides((lab.queue, *(x for x in fates if x != end.label)), "run-ended")
     return RunDecides((), "no-word")  # a fate that is not on, or a cancel (no label) beside a fate
+
+
+def queued_after_a_cancel(claimed_at: datetime, events: Sequence[LabelEvent], lab: Labels,
+                          is_orion: Callable[[str], bool]) -> str:
+    """The row of a look at a queue label found after a run that ended cancelled, claimed at
+    `claimed_at` (GitHub's time): a claimer's, about to run it (ADR 0105), and the cancel
+    ending's own (ADR 0104). `events`: the queue label's `labeled` and `unlabeled` events
+    (others are passed over) in GitHub's order, oldest first."""
+    queue = [e for e in events if _is(e, lab.queue)]
+    # The run's unqueue: the first removal in the claim's second or later (an event after it in
+    # GitHub's order came after the claim, whatever its stamp says).
+    taken = next((i for i, e in enumerate(queue) if not e.added and e.at >= claimed_at), len(queue))
+    since = [e for i, e in enumerate(queue) if e.at > claimed_at or i > taken]
+    if any(e.added and e.login and not is_orion(e.login) for e in since):
+        return "persons-queueing"
+    if not since or since[-1] is not queue[-1] or not queue[-1].added:
+        return "not-in-the-record"
+    return "orions-requeue"  # orion's, or by no actor GitHub names (a deleted account): fail closed
 
 
 def _is(event: LabelEvent, name: str) -> bool:

@@ -31,10 +31,12 @@ from orion_action.core.beat import Bounds, Load, refusal
 from orion_action.core.cancelled import cancel_against_a_persons_queueing
 from orion_action.core.issue import ClaimEntry, Comment, Issue, IssueLog, Logins, read_log, trusted_set
 from orion_action.core.liveness import Machine
+from orion_action.core.plan import run_end
 from orion_action.core.queue import FIRST_PICK_SPREAD, first_pick, next_pick, pick_order, relist
 from orion_action.core.record import ActionsRun, ClaimRecord, Holder, State, render_record
 from orion_action.core.requeue import another_claim_may_have_taken, last_requeue
-from orion_action.errors import GitHubError, NotClaimed, Unavailable
+from orion_action.core.stale_add import queued_after_a_cancel
+from orion_action.errors import AuthError, GitHubError, NotClaimed, Unavailable
 from orion_action.ports import Clock, GitHubPort, Policy, QueueHistory, Sight
 from orion_action.services.observe import judge_entry
 from orion_action.services.pause import refuse_if_paused
@@ -384,6 +386,7 @@ class Claimer:
             self._give_up(claim, why)
             self._tidy_after_giving_up(claim)
             raise NotClaimed(f"issue #{n}: {why}")
+        self._refuse_a_requeue_after_a_cancel(claim, log, history, in_lease)
         # Won. The record says "running" before anything runs, so that a winner that dies
         # before its first beat is still known to have won (it spends no attempt: only a record
         # with the child's pid does). Only then does the queue label go: a claimer that loses or
@@ -437,6 +440,49 @@ class Claimer:
             self._tidy_after_giving_up(claim)
             raise NotClaimed(f"issue #{n} lost the race: {why}")
         return claim
+
+    def _refuse_a_requeue_after_a_cancel(self, claim: Claim, log: IssueLog, history: QueueHistory | None,
+                                         in_lease: Policy) -> None:
+        """Raise NotClaimed when the last run before this claim ended cancelled and no person
+        queued the issue since (ADR 0105): a queue label orion added after that run's claim is a
+        stale requeue that landed where no one looked (after the cancel ending's read), and
+        running it would run the cancelled run again. That label comes off; one the record does
+        not show yet is left for the next claimer. GitHub's record is read only after a cancelled
+        run: the trigger check's, when it read one, else one GraphQL query. Our claim gives up
+        first, whatever stops it (a credential GitHub refuses is raised as it is)."""
+        lab = self.config.labels
+        end = run_end(log.before(claim.comment_id), lab, self.config.max_attempts)
+        if end is None or not end.unqueues or end.claimed_at is None:
+            return
+        n = claim.number
+        try:
+            with self.gh.bounded(in_lease):
+                if history is None:
+                    history = self.gh.queue_history(n, lab.queue, lab.cancel)
+        except GitHubError as exc:
+            why = (f"the last run was cancelled, and GitHub's record of the queue label could not be "
+                   f"read ({exc})")
+            self._give_up(claim, why)
+            self._tidy_after_giving_up(claim)
+            if isinstance(exc, AuthError):
+                raise
+            raise NotClaimed(f"issue #{n}: {why}; not running") from None
+        row = queued_after_a_cancel(end.claimed_at, history.label_events, lab, claim.trusted.has)
+        if row == "persons-queueing":
+            return
+        why = ("the last run was cancelled, and GitHub's record does not show who queued the issue since; "
+               "the next claim asks again" if row == "not-in-the-record" else
+               f"the last run was cancelled, and only orion added the {lab.queue!r} label since (a stale "
+               f"requeue): a person adds it to run the issue again")
+        self._give_up(claim, why)
+        self._tidy_after_giving_up(claim)
+        if row == "orions-requeue":
+            try:
+                self.gh.remove_label(n, lab.queue)
+            except GitHubError as exc:
+                self.log(f"#{n}: could not take the stale {lab.queue!r} label off ({exc}); "
+                         "the next claim will")
+        raise NotClaimed(f"issue #{n}: {why}; not running")
 
     def _listed_in_full(self, claim: Claim) -> IssueLog:
         """The issue's log, to judge whether our unqueue took the queueing when its first try

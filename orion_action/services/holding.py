@@ -29,7 +29,7 @@ from orion_action.core.cancelled import LabelEvent, cancel_against_a_persons_que
 from orion_action.core.ending import Outcome, failed_for_outage, handed_back
 from orion_action.core.issue import Issue, IssueLog, read_log
 from orion_action.core.liveness import Machine
-from orion_action.core.lock_gone import last_event, lock_gone
+from orion_action.core.lock_gone import lock_gone
 from orion_action.core.record import (
     HOLDER_END,
     ClaimRecord,
@@ -39,6 +39,7 @@ from orion_action.core.record import (
     render_record,
     render_tombstone,
 )
+from orion_action.core.stale_add import queued_after_a_cancel
 from orion_action.errors import AuthError, GitHubError, NotFound, Unavailable
 from orion_action.ports import Clock, Finished, GitHubPort, Policy, Sight
 from orion_action.services.claiming import Claim, restore_queue
@@ -432,10 +433,11 @@ class Holding:
         (ADR 0104). That ending leaves a queue label it finds, as a person's newer wish
         (`core.ending.signalled`); orion adds one under a run's lock only as a stale write (a
         pass's requeue planned before our claim, ADR 0102), and left on, the cancelled run would
-        run again. GitHub's record says whose it is: one GraphQL query, only when a cancel ending
-        finds the queue label on. A record that lags (the label's last event our own unqueue), a
-        person's addition, or a read that fails leaves it (the next pass reads the run's record,
-        ADR 0103)."""
+        run again. GitHub's record says whose it is (`core.stale_add.queued_after_a_cancel`, the
+        rows a claimer after a cancelled run reads too, ADR 0105): one GraphQL query, only when a
+        cancel ending finds the queue label on. A person's addition since our claim, a record
+        that lags (the label's last event our own unqueue), or a read that fails leaves it (the
+        next pass reads the run's record, ADR 0103; the next claim reads the label's, ADR 0105)."""
         lab = self.config.labels
         if outcome.state is not State.CANCELLED or lab.queue in outcome.also_remove:
             return ()
@@ -448,10 +450,11 @@ class Holding:
         except GitHubError as exc:
             self.log(f"#{self.number}: could not read who added the {lab.queue} label ({exc}); left on")
             return ()
-        latest = last_event(events, lab.queue)
-        if latest is None or not latest.added or not latest.login:
-            return ()  # the record lags (our own unqueue is its last event), or names no actor
-        return (lab.queue,) if self.claim.trusted.has(latest.login) else ()
+        ours = self.claim.comments.get(self.claim.comment_id)
+        if ours is None:
+            return ()
+        row = queued_after_a_cancel(ours.created_at, events, lab, self.claim.trusted.has)
+        return (lab.queue,) if row == "orions-requeue" else ()
 
     def _finish_at_once(self, record: ClaimRecord, add: str | None) -> tuple[Finished | None, float | None]:
         """The final record and the outcome label in ONE request, the lock left on (ADR 0076):

@@ -159,8 +159,6 @@ class Reconciler:
         self._strand_listing: tuple[list[Comment], datetime] | None | str = "unmade"
         # The open issues the queue listing showed (`survey_queue`), if it was made.
         self._queued: set[int] = set()
-        # The issues `survey_queue` found carrying orion's stale queue label after a cancelled run.
-        self._cancelled_runs: set[int] = set()
         # `_recent_by_issue`'s answer, once made.
         self._recent: tuple[dict[int, list[Comment]], dict[int, IssueLog]] | None = None
         # Why the pass could not make every read or write it meant to (`_looked_short`).
@@ -720,8 +718,7 @@ class Reconciler:
             why = (f"orion's {lab.queue} label landed while a run held the issue (a stale write), and the "
                    f"run was cancelled: its record says so, and the {lab.queue} label comes off; add it to "
                    f"run the issue again")
-            self._cancelled_runs.add(n)
-            return Plan(n, Action.CANCEL, why, remove_labels=decided.remove)
+            return Plan(n, Action.CANCEL, why, remove_labels=decided.remove, run_cancelled=True)
         both = f"orion's {lab.queue} label and its {', '.join(sorted(on & {lab.ready, lab.failed}))} label"
         if decided.row == "handed-back":
             why = (f"{both} both landed while one lock was on (a stale write); the last run's record "
@@ -735,7 +732,7 @@ class Reconciler:
         """Carry out a plan of `survey_queue`: a cancel (`execute_cancelled_queue`), a cancelled
         run's stale queue label (`execute_cancelled_run`) or a stale fate's removal
         (`execute_stale_fate`)."""
-        if plan.action is Action.CANCEL and plan.issue in self._cancelled_runs:
+        if plan.action is Action.CANCEL and plan.run_cancelled:
             return self.execute_cancelled_run(plan)
         if plan.action is Action.CANCEL:
             return self.execute_cancelled_queue(plan)

@@ -72,7 +72,7 @@ import psutil
 import pytest
 from namespaces import available, other_machine_cmd
 from rig import PATIENCE, Emulator, Proxy, RepoHandle, harness, wait_until
-from rig.harness import FAILED, QUEUE, READY, WORKING, claim_comments, records, tombstones
+from rig.harness import FAILED, QUEUE, READY, WORKING, claim_comments, queue_as_a_person, records, tombstones
 
 from orion_action.core.issue import Comment, read_log
 from orion_action.core.record import ClaimRecord, State, parse_block, render_record
@@ -479,7 +479,7 @@ def test_defect_11_a_beat_that_lands_after_the_final_record_does_not_reopen_it(
     ends = [t.tombstone for t in log.tombstones if t.tombstone.token == after.token]
     assert [t.action.value for t in ends] == ["cancelled"] and ends[0].by == "holder", ends
     assert log.attempts_used() == 0  # a cancelled run spends nothing
-    repo.add_label(n, QUEUE)  # a person queues it again
+    queue_as_a_person(repo, n)  # the cancelled run runs again only on a person's word (ADR 0105)
     b = procs.run(n, child=["true"], config=cfg, name="b")
     assert b.wait(PATIENCE) == 0, b.output
     assert labels(repo, n) == {READY}

@@ -28,6 +28,7 @@ from rig.harness import (
     only_record,
     pid_alive,
     product,
+    queue_as_a_person,
     records,
     running_record,
 )
@@ -105,6 +106,35 @@ def test_a_cancelled_jobs_ending_takes_off_only_orions_queue_label(repo, orion_e
     assert r.wait() == 128 + signal.SIGTERM, r.stderr
     assert set(repo.labels(n)) == (set() if who == "orion" else {QUEUE})
     assert only_record(repo, n).state is State.CANCELLED
+
+
+@pytest.mark.parametrize("who", ["orion", "a person"])
+def test_a_claim_after_a_cancelled_job_runs_only_a_persons_queueing(repo, orion_env, tmp_path, config, who):
+    """A stale requeue of orion's that lands after the cancel ending read the labels stays on
+    the issue (ADR 0104's read saw nothing). The next `orion-action run` reads the run's record
+    and GitHub's record of the queue label: the last run was cancelled, and only orion queued the
+    issue since. It starts nothing, says why, and takes the label off. A person's queueing (one
+    with write access) runs (ADR 0105)."""
+    child = Child(tmp_path)
+    n, r = started_run(repo, orion_env, tmp_path, config, child=child)
+    r.send_signal(signal.SIGTERM)
+    assert r.wait() == 128 + signal.SIGTERM, r.stderr
+    assert set(repo.labels(n)) == set()
+    if who == "orion":
+        repo.add_label(n, QUEUE)  # the stale requeue, as orion's login
+    else:
+        queue_as_a_person(repo, n)
+    again = Child(tmp_path, name="again", hold=False)
+    r2 = run(orion_env, tmp_path, config, "--issue", str(n), cmd=again.cmd, name="again")
+    if who == "a person":
+        assert r2.wait() == 0, r2.stderr
+        assert again.started and set(repo.labels(n)) == {READY}
+        return
+    assert r2.wait() == 75, r2.stderr
+    assert "the last run was cancelled, and only orion added" in r2.stderr
+    assert not again.started
+    assert set(repo.labels(n)) == set()
+    assert len(claim_comments(repo, n)) == 2  # the run's, and the refused claim's (`lost`, saying why)
 
 
 def test_with_on_signal_requeue_a_signal_hands_the_issue_back(repo, orion_env, tmp_path):

@@ -1476,6 +1476,25 @@ def pass_requeue_lands_under_the_next_runs_lock() -> None:
     finally:
         world.close()
 
+def _stale_requeue_after_the_cancel_endings_read(world: World) -> None:
+    """As `_stale_requeue_under_the_next_runs_lock`, r0 stopped before its addition; m2's Actions
+    job is cancelled (a signal), and r0's queue label lands after the cancel ending read the
+    issue, before its lock removal; r0 is killed. The ending, which did not see the label, leaves
+    it on the unlocked issue."""
+    w, r0 = _stale_requeue_under_the_next_runs_lock(world, landed=False)
+    world.signal(w)
+    world.react()
+    end = f"{w.name}.end"
+    _run(world, end, _ops(world, end, "remove_label"))
+    world.step(r0)
+    world.check()
+    world.sched.crash(r0)
+    _run(world, end)
+    labels = world.server.issue(ISSUE).labels
+    _given(labels & FATES == {LAB.queue},
+           f"the cancel ending did not leave the queue label: {sorted(labels)}")
+
+
 def signal_cancel_ending_finds_a_stale_requeue() -> None:
     """As `pass_requeue_lands_under_the_next_runs_lock`, but m2's Actions job is cancelled (a
     signal, `on_signal: cancel`). The cancel ending leaves a queue label it finds as a person's
@@ -1503,20 +1522,30 @@ def signal_cancel_beside_a_stale_requeue_under_its_lock() -> None:
     0053), the queue label comes off (ADR 0103)."""
     world = World()
     try:
-        w, r0 = _stale_requeue_under_the_next_runs_lock(world, landed=False)
-        world.signal(w)
-        world.react()
-        end = f"{w.name}.end"
-        _run(world, end, _ops(world, end, "remove_label"))
-        world.step(r0)
-        world.check()
-        world.sched.crash(r0)
-        _run(world, end)
-        labels = world.server.issue(ISSUE).labels
-        _given(labels & FATES == {LAB.queue},
-               f"the cancel ending did not leave the queue label: {sorted(labels)}")
+        _stale_requeue_after_the_cancel_endings_read(world)
         world.advance(CONFIG.renew_deadline + CONFIG.heartbeat_interval)
         _the_next_pass_leaves(world, set())
+    finally:
+        world.close()
+
+
+def claimer_takes_a_stale_requeue_left_by_a_cancel_ending() -> None:
+    """As `signal_cancel_beside_a_stale_requeue_under_its_lock`, but a claimer comes before the
+    next pass: r0's stale queue label, which landed after the cancel ending read the issue, is
+    all it sees, and no person queued the issue since the run was cancelled. The claimer reads
+    the run's record and GitHub's record of the label: the last run ended cancelled and orion
+    added the queue label after its claim, so the label is no wish to run. The claimer runs
+    nothing and takes the label off (ADR 0105)."""
+    world = World()
+    try:
+        _stale_requeue_after_the_cancel_endings_read(world)
+        world.advance(CONFIG.heartbeat_interval)
+        late = world.spawn_worker("m1")
+        _run(world, f"{late.name}.claim")
+        assert not late.child_started, f"{late.name} ran the cancelled run again"
+        labels = world.server.issue(ISSUE).labels
+        assert not labels & FATES, f"the claimer left {sorted(labels)}"
+        _settle(world)
     finally:
         world.close()
 
@@ -2974,6 +3003,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         pass_requeue_lands_after_a_cancel_carried_out, forced_release_while_the_holder_ends_cancelled,
         pass_requeue_lands_under_the_next_runs_lock, pass_completion_lands_under_the_next_runs_lock,
         signal_cancel_beside_a_stale_requeue_under_its_lock, signal_cancel_ending_finds_a_stale_requeue,
+        claimer_takes_a_stale_requeue_left_by_a_cancel_ending,
         pass_killed_after_its_requeue_lands_over_a_carried_out_cancel,
         pass_killed_after_its_requeue_lands_then_a_pass_looks,
         sweep_killed_after_its_stale_removal_then_a_pass_looks,

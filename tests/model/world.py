@@ -610,6 +610,7 @@ class World:
                     f"with no recorded death requeueing it in between",
                     "lower-claim-wins-late" if lower_won_late and self.max_lag > LIST_SETTLE_S else None,
                 )
+        self._check_cancelled_run_not_rerun(w, claim)
         listed = self.listed_at.get(f"{w.name}.claim")
         for t in self.issue_log(claim.number).tombstones:
             before = (listed - t.created_at).total_seconds() if listed else 0.0
@@ -838,6 +839,31 @@ class World:
     def signal(self, w: Worker) -> None:
         if not (w.crashed or w.done):
             w.signalled = True
+
+    def _check_cancelled_run_not_rerun(self, w: Worker, claim: Claim) -> None:
+        """A cancelled run runs again only on a person's word (ADR 0043): a child started after
+        a run whose record on GitHub says it ended cancelled (the cancel label, or a cancelled
+        Actions job with `on_signal: cancel`) needs a person's queueing or forced release since
+        that run's claim. A queue label orion added (a stale requeue under its lock) is no such
+        word, whatever the world counts as a queueing. Keyed to the record, as every reader goes
+        by it: a run released before its ending wrote, or whose ending never wrote, was a death
+        to them, and a death may be requeued."""
+        n = claim.number
+        earlier = [o for o in self.workers.values() if o is not w and o.number == n and o.child_started
+                   and o.claim is not None and o.claim.comment_id < claim.comment_id]
+        if not earlier or self.disrupted(n):
+            return
+        o = max(earlier, key=lambda x: x.claim.comment_id if x.claim else 0)
+        log = self.issue_log(n)
+        entry = log.find(o.token) if o.token else None
+        if entry is None or self.ended_as(log, entry) is not State.CANCELLED:
+            return
+        if any(t.tombstone.token == o.token and t.tombstone.by != HOLDER_END for t in log.tombstones):
+            return
+        if self._person_since(n, o.posted_at or 0.0, ("requeue", "release")):
+            return
+        raise InvariantError(f"{w.name} ran issue {n} again after {o.name}'s run ended cancelled, with no "
+                             f"person's queueing since")
 
     def _person(self, issue: int, what: str) -> None:
         self.person[issue].append((what, self.clock.monotonic()))

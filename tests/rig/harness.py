@@ -382,6 +382,13 @@ def requeue(repo: RepoHandle, n: int) -> None:
     repo.add_label(n, QUEUE)
 
 
+def queue_as_a_person(repo: RepoHandle, n: int) -> None:
+    """A person with write access (mallory, made a collaborator) puts the queue label on: not
+    orion's own login, whose queue label after a cancelled run is a stale requeue (ADR 0105)."""
+    repo.api("PUT", f"/collaborators/{Emulator.OUTSIDER}", json={"permission": "write"})
+    repo.api("POST", f"/issues/{n}/labels", token=Emulator.OUTSIDER_TOKEN, json={"labels": [QUEUE]})
+
+
 def queued_issue(repo: RepoHandle, title: str = "work", *extra: str) -> int:
     return repo.create_issue(title, labels=[QUEUE, *extra])
 

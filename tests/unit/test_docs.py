@@ -370,3 +370,12 @@ def test_the_security_pages_permission_table_agrees_with_the_examples() -> None:
             covered.add((path.name, job))
     every = {(p.name, job) for p in EXAMPLES for job in _workflow(p)["jobs"]}
     assert covered == every, f"jobs missing from docs/security.md: {sorted(every - covered)}"
+
+
+def test_the_adr_index_lists_every_record_once() -> None:
+    """docs/adr/README.md, the index by subject, links each decision record exactly once, and
+    nothing else under that name: a new record goes under its subject."""
+    adr = DOCS / "adr"
+    index = (adr / "README.md").read_text(encoding="utf-8")
+    linked = re.findall(r"\]\((\d{4}-[^)]+\.md)\)", index)
+    assert sorted(linked) == sorted(p.name for p in adr.glob("[0-9][0-9][0-9][0-9]-*.md"))

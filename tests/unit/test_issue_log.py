@@ -186,3 +186,13 @@ def test_an_unreadable_release_is_kept_as_a_release_and_blocks_no_claim() -> Non
     log = read_log([comment(1, rec("a")), comment(2, bad_release)], TRUSTED)
     assert [(u.comment_id, u.kind) for u in log.unreadable] == [(2, "orion-release")]
     assert log.blocking_unreadable() is None
+
+
+def test_the_log_before_a_comment_holds_what_was_posted_before_it() -> None:
+    """What a claim in comment 3 follows (ADR 0105): comments 1 and 2, not itself nor later ones."""
+    log = read_log([comment(1, rec("a", State.CANCELLED)), comment(2, tomb("z")), comment(3, rec("b")),
+                    comment(4, rec("c")), comment(5, tomb("a"))], TRUSTED)
+    before = log.before(3)
+    assert [c.record.token for c in before.claims] == ["a"]
+    assert [t.tombstone.token for t in before.tombstones] == ["z"]
+    assert log.before(1).claims == () and log.before(1).tombstones == ()

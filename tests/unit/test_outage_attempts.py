@@ -192,7 +192,19 @@ ENDED_ROWS = [
 
 @pytest.mark.parametrize(("why", "blocks", "expected"), ENDED_ROWS, ids=[r[0] for r in ENDED_ROWS])
 def test_what_the_last_runs_end_does(why: str, blocks: list, expected: RunEnd | None) -> None:
-    assert run_end(_log(*blocks), LAB, 3) == expected
+    got = run_end(_log(*blocks), LAB, 3)
+    assert (got._replace(claimed_at=None) if got is not None else None) == expected
+
+
+@pytest.mark.parametrize(("why", "blocks", "claimed"), [
+    ("a cancelled run: its own claim", [rec("a"), dead("a"), rec("b", State.CANCELLED)], 3),
+    ("a released run: the claim the release names", [rec("a"), rec("b", State.LOST, pid=None), dead("a")], 1),
+    ("a cancelled run's end marker: its claim", [rec("a"), end("a", ReleaseAction.CANCELLED)], 1),
+])
+def test_the_end_says_when_its_run_was_claimed(why: str, blocks: list, claimed: int) -> None:
+    """A claimer compares GitHub's record of the queue label with it (ADR 0105)."""
+    got = run_end(_log(*blocks), LAB, 3)
+    assert got is not None and got.claimed_at == T0 + timedelta(seconds=claimed)
 
 
 @pytest.mark.parametrize("code", [0, 1])
@@ -201,4 +213,5 @@ def test_a_finished_run_gives_its_exit_codes_label(code: int) -> None:
     pass_requeue_lands_under_the_next_runs_lock)."""
     finished = rec("b", State.FINISHED).with_changes(exit_code=code)
     stale = [rec("a"), dead("a"), finished, dead("a")]
-    assert run_end(_log(*stale), LAB, 3) == RunEnd(LAB.ready if code == 0 else LAB.failed, False)
+    got = run_end(_log(*stale), LAB, 3)
+    assert got is not None and got[:2] == (LAB.ready if code == 0 else LAB.failed, False)

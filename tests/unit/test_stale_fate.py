@@ -1,10 +1,11 @@
 """The next pass's judgement of a fate beside a queueing (ADRs 0094, 0099, 0102 and 0103,
 `core.stale_add.fates_added_over_a_queueing`, `requeue_over_a_fate`, `queued_under_the_lock` and
-`decided_by_the_run`): one named row per case of the module's tables."""
+`decided_by_the_run`), and a claimer's of a queueing after a cancelled run (ADR 0105,
+`queued_after_a_cancel`): one named row per case of the module's tables."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 
 import pytest
@@ -15,6 +16,7 @@ from orion_action.core.plan import RunEnd
 from orion_action.core.stale_add import (
     decided_by_the_run,
     fates_added_over_a_queueing,
+    queued_after_a_cancel,
     queued_under_the_lock,
     requeue_over_a_fate,
 )
@@ -215,3 +217,46 @@ RUN_ROWS = [
 def test_decided_by_the_run(name: str, end: RunEnd | None, on: frozenset[str], remove: tuple[str, ...],
                             row: str) -> None:
     assert decided_by_the_run(end, on, LAB) == (remove, row)
+
+
+# A look at a queue label found after a cancelled run (ADRs 0104 and 0105, `queued_after_a_cancel`):
+# the run was claimed at T0; its claimer unqueued a second later at the earliest (the settle).
+def at(seconds: float, who: str, sign: str, label: str = LAB.queue) -> LabelEvent:
+    return LabelEvent(label, sign == "+", who, T0 + timedelta(seconds=seconds))
+
+
+TAKEN = (at(-5, "mallory", "+"), at(1, "orion-bot", "-"))  # the queueing the cancelled run took
+AFTER_A_CANCEL_ROWS = [
+    ("persons-queueing: a person queued the issue after the run", (*TAKEN, at(9, "mallory", "+")),
+     "persons-queueing"),
+    ("persons-queueing: a person queued it, then a claim gave up and a pass put it back",
+     (*TAKEN, at(9, "mallory", "+"), at(12, "orion-bot", "-"), at(30, "orion-bot", "+")), "persons-queueing"),
+    ("persons-queueing: a person queued the running issue (ADR 0099)", (*TAKEN, at(4, "mallory", "+")),
+     "persons-queueing"),
+    ("orions-requeue: only orion added it since the run's claim", (*TAKEN, at(9, "orion-bot", "+")),
+     "orions-requeue"),
+    ("orions-requeue: orion's login in another case", (*TAKEN, at(9, "Orion-Bot", "+")), "orions-requeue"),
+    ("orions-requeue: the cancel label's events are passed over",
+     (*TAKEN, at(9, "orion-bot", "+"), at(10, "mallory", "-", LAB.cancel)), "orions-requeue"),
+    ("not-in-the-record: a person's addition in the claim's own second was the one the run took",
+     (at(0, "mallory", "+"), at(1, "orion-bot", "-")), "not-in-the-record"),
+    ("not-in-the-record: the record ends at the run's unqueue", TAKEN, "not-in-the-record"),
+    ("not-in-the-record: no queue event at all", (), "not-in-the-record"),
+    ("not-in-the-record: a person's addition the record shows before the run's unqueue",
+     (at(0, "mallory", "+"),), "not-in-the-record"),
+    ("orions-requeue: a deleted account's addition is no person's (fail closed)", (*TAKEN, at(9, "", "+")),
+     "orions-requeue"),
+    ("orions-requeue: every stamp in the claim's second, orion's after the run's unqueue",
+     (at(0, "mallory", "+"), at(0, "orion-bot", "-"), at(0, "orion-bot", "+")), "orions-requeue"),
+    ("orions-requeue: a removal before the claim is not the run's unqueue",
+     (at(-9, "alice", "+"), at(-3, "orion-bot", "-"), at(-1, "mallory", "+"), at(1, "orion-bot", "-"),
+      at(9, "orion-bot", "+")), "orions-requeue"),
+    ("persons-queueing: every stamp in the claim's second, the person's after the run's unqueue",
+     (at(0, "mallory", "+"), at(0, "orion-bot", "-"), at(0, "alice", "+")), "persons-queueing"),
+]
+
+
+@pytest.mark.parametrize(("name", "events", "row"), AFTER_A_CANCEL_ROWS,
+                         ids=[r[0] for r in AFTER_A_CANCEL_ROWS])
+def test_queued_after_a_cancel(name: str, events: tuple[LabelEvent, ...], row: str) -> None:
+    assert queued_after_a_cancel(T0, events, LAB, lambda login: login.lower() in ORION) == row
