@@ -25,6 +25,10 @@ class LabelEvent:
     login: str
     at: datetime
 
+    def of(self, name: str) -> bool:
+        """Whether this is an event of label `name`: GitHub compares label names case-insensitively."""
+        return self.label.casefold() == name.casefold()
+
 
 def standing_cancel(events: Iterable[LabelEvent], queue: str, cancel: str,
                     is_orion: Callable[[str], bool]) -> LabelEvent | None:
@@ -72,9 +76,8 @@ def cancel_against_a_persons_queueing(events: Iterable[LabelEvent], queue: str, 
     - a holder putting back a queue label its late unqueue took (`restore_queue`, ADR 0083): a
       stale pass's queue addition after a person's cancel must not make the cancel look
       withdrawn."""
-    q = queue.casefold()
     persons = [e for e in without_put_backs(events, cancel, is_orion)
-               if not (e.label.casefold() == q and e.added and e.login and is_orion(e.login))]
+               if not (e.of(queue) and e.added and e.login and is_orion(e.login))]
     return standing_cancel(persons, queue, cancel, is_orion)
 
 

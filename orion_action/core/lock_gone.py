@@ -52,9 +52,8 @@ class LockGone:
 
 
 def last_event(events: Sequence[LabelEvent], label: str) -> LabelEvent | None:
-    """The latest of `events` (oldest first) of `label`, by casefolded name, or None."""
-    name = label.casefold()
-    return next((e for e in reversed(events) if e.label.casefold() == name), None)
+    """The latest of `events` (oldest first) of `label`, or None."""
+    return next((e for e in reversed(events) if e.of(label)), None)
 
 
 def lock_gone(

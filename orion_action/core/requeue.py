@@ -147,8 +147,7 @@ def requeue_never_landed(events: Iterable[LabelEvent], queue: str, since: dateti
     release's own addition never landed, and nothing took the label since. A pass posts its
     tombstone before it labels a stranded issue, and one killed in between leaves the release
     with no label at all (ADR 0098; default seed 129 episode 238)."""
-    q = queue.casefold()
-    return not any(e.label.casefold() == q and e.at >= since - _SECOND for e in events)
+    return not any(e.of(queue) and e.at >= since - _SECOND for e in events)
 
 
 def refused_after(comments: Iterable[Comment], trusted: frozenset[str], at: datetime) -> bool:
@@ -166,8 +165,7 @@ def orion_took_the_queue_label(events: Iterable[LabelEvent], queue: str,
                                 is_orion: Callable[[str], bool]) -> LabelEvent | None:
     """The queue label's last event in GitHub's record (`events`, oldest first), when it is
     orion's removal (a known actor: a removal by no known actor is nobody's to undo), or None."""
-    q = queue.casefold()
-    last = next((e for e in reversed(list(events)) if e.label.casefold() == q), None)
+    last = next((e for e in reversed(list(events)) if e.of(queue)), None)
     if last is None or last.added or not last.login or not is_orion(last.login):
         return None
     return last
@@ -202,14 +200,13 @@ def queueing_a_stale_removal_took(events: Iterable[LabelEvent], queue: str, canc
     removal = orion_took_the_queue_label(found, queue, is_orion)
     if removal is None or removal.at < since - _SECOND:
         return None
-    q, lk = queue.casefold(), lock.casefold()
-    at = max(i for i, e in enumerate(found) if e.label.casefold() == q)  # the removal's
-    added = max((i for i, e in enumerate(found) if e.label.casefold() == q and e.added
+    at = max(i for i, e in enumerate(found) if e.of(queue))  # the removal's
+    added = max((i for i, e in enumerate(found) if e.of(queue) and e.added
                  and e.login and not is_orion(e.login)), default=None)
     if added is None:
         return None
     queueing = found[added]
-    locks = [e for e in found[added:at] if e.label.casefold() == lk]
+    locks = [e for e in found[added:at] if e.of(lock)]
     since_then = [c for c in claims if c.created_at >= queueing.at - _SECOND]
     if locks and not (since_then and all(map(gave_up_taking_nothing, since_then))
                       and min(c.created_at for c in since_then) <= locks[0].at + _SECOND):

@@ -225,7 +225,7 @@ def queued_under_the_lock(events: Sequence[LabelEvent], lab: Labels, is_orion: C
     q, lock = last.get(lab.queue.casefold()), last.get(lab.working.casefold())
     if lock is None or events[lock].added:
         return False  # never locked, or the lock is on (the record lags its removal)
-    taken = max((i for i in range(lock) if _is(events[i], lab.working) and events[i].added), default=None)
+    taken = max((i for i in range(lock) if events[i].of(lab.working) and events[i].added), default=None)
     if q is None or taken is None or not taken < q < lock:
         return False  # not under the lock, or the record does not reach the lock's addition
     return events[q].added and bool(events[q].login) and is_orion(events[q].login)
@@ -260,7 +260,7 @@ def queued_after_a_cancel(claimed_at: datetime, events: Sequence[LabelEvent], la
     `claimed_at` (GitHub's time): a claimer's, about to run it (ADR 0105), and the cancel
     ending's own (ADR 0104). `events`: the queue label's `labeled` and `unlabeled` events
     (others are passed over) in GitHub's order, oldest first."""
-    queue = [e for e in events if _is(e, lab.queue)]
+    queue = [e for e in events if e.of(lab.queue)]
     # The run's unqueue: the first removal in the claim's second or later (an event after it in
     # GitHub's order came after the claim, whatever its stamp says).
     taken = next((i for i, e in enumerate(queue) if not e.added and e.at >= claimed_at), len(queue))
@@ -270,7 +270,3 @@ def queued_after_a_cancel(claimed_at: datetime, events: Sequence[LabelEvent], la
     if not since or since[-1] is not queue[-1] or not queue[-1].added:
         return "not-in-the-record"
     return "orions-requeue"  # orion's, or by no actor GitHub names (a deleted account): fail closed
-
-
-def _is(event: LabelEvent, name: str) -> bool:
-    return event.label.casefold() == name.casefold()

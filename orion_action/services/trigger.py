@@ -114,9 +114,9 @@ def refuse_if_cancelled(gh: GitHubPort, config: Config, n: int, history: QueueHi
     label was ever added."""
     lab = config.labels
     events = history.label_events
-    if not any(e.added and e.label.casefold() == lab.cancel.casefold() for e in events):
+    if not any(e.added and e.of(lab.cancel) for e in events):
         return
-    queue = [i for i, e in enumerate(events) if e.label.casefold() == lab.queue.casefold()]
+    queue = [i for i, e in enumerate(events) if e.of(lab.queue)]
     if not queue or not events[queue[-1]].added:
         # The issue was read queued, but GitHub's record does not show the label on yet: it
         # lags a requeue, and an older cancel must not take that queueing. Ask again later.
