@@ -44,7 +44,7 @@ mutate: deps
 # The protocol model's search: fixed seeds plus one fresh seed, printed (SEED=N replays one,
 # EPISODES=... per seed). A failure prints its seed and a shrunk trace.
 simulate: deps
-	$(PY) tests/model/simulate.py --episodes $${EPISODES:-250} $${SEED:+--seed $$SEED --no-random}
+	$(PY) tests/model/simulate.py --episodes $${EPISODES:-250} $${SEED:+--seed $$SEED --no-random --no-scenarios}
 
 demo: deps
 	$(PY) demo/demo.py
