@@ -1550,6 +1550,39 @@ def claimer_takes_a_stale_requeue_left_by_a_cancel_ending() -> None:
         world.close()
 
 
+def refusing_claimers_race_a_persons_requeue() -> None:
+    """As `claimer_takes_a_stale_requeue_left_by_a_cancel_ending`, with two claimers: both read
+    the stale queue label and refuse it (ADR 0105). m2's takes it off; a person queues the issue
+    again; then m1's removal, planned on the stale label, lands and takes the person's. Labels have
+    no compare-and-swap: the next pass's look for a person's queueing that orion took without a
+    cause (ADR 0088) puts it back, and the issue runs once more, as the person asked."""
+    world = World()
+    try:
+        _stale_requeue_after_the_cancel_endings_read(world)
+        world.advance(CONFIG.heartbeat_interval)
+        first, second = world.spawn_worker("m1"), world.spawn_worker("m2")
+        a = f"{first.name}.claim"
+
+        def at_the_unqueue() -> bool:
+            op = world.sched.pending_op(a)
+            return op is not None and op[0] == "remove_label" and op[1][1] == LAB.queue
+
+        _run(world, a, at_the_unqueue)
+        _given(at_the_unqueue(), f"{first.name} did not go to take the stale label off")
+        _run(world, f"{second.name}.claim")
+        _given(not world.server.issue(ISSUE).labels & FATES, f"{second.name} did not take the label off")
+        world.person_requeue(ISSUE)
+        _run(world, a)
+        labels = world.server.issue(ISSUE).labels
+        _given(not labels & FATES,
+               f"{first.name}'s removal did not take the person's label: {sorted(labels)}")
+        assert not first.child_started and not second.child_started
+        world.advance(CONFIG.heartbeat_interval)
+        _the_next_pass_leaves(world, {LAB.queue})
+    finally:
+        world.close()
+
+
 def pass_completion_lands_under_the_next_runs_lock() -> None:
     """The mirror (ADR 0102): m1's child exits 0 and its ending is killed after its final record,
     before its label move. Pass r0 reads "finished" and goes to add ready; pass r1 completes the
@@ -3003,7 +3036,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
         pass_requeue_lands_after_a_cancel_carried_out, forced_release_while_the_holder_ends_cancelled,
         pass_requeue_lands_under_the_next_runs_lock, pass_completion_lands_under_the_next_runs_lock,
         signal_cancel_beside_a_stale_requeue_under_its_lock, signal_cancel_ending_finds_a_stale_requeue,
-        claimer_takes_a_stale_requeue_left_by_a_cancel_ending,
+        claimer_takes_a_stale_requeue_left_by_a_cancel_ending, refusing_claimers_race_a_persons_requeue,
         pass_killed_after_its_requeue_lands_over_a_carried_out_cancel,
         pass_killed_after_its_requeue_lands_then_a_pass_looks,
         sweep_killed_after_its_stale_removal_then_a_pass_looks,
@@ -3124,6 +3157,7 @@ NEEDS_THE_NEXT_PASS_LOOKS = frozenset({"pass_killed_after_its_requeue_lands_then
                                        "pass_requeue_lands_under_the_next_runs_lock",
                                        "pass_completion_lands_under_the_next_runs_lock",
                                        "signal_cancel_beside_a_stale_requeue_under_its_lock",
+                                       "refusing_claimers_race_a_persons_requeue",
                                        "third_sweep_removal_after_a_put_back",
                                        "released_winners_outage_marker_after_its_late_unqueue",
                                        "winner_paused_before_its_unqueue_then_killed"})
