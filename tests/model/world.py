@@ -37,7 +37,7 @@ from orion_action.config import Config
 from orion_action.core.beat import renew_deadline
 from orion_action.core.ending import cancelled, ending_due, finished, handed_back, signalled, timed_out
 from orion_action.core.issue import ClaimEntry, IssueLog, read_log, trusted_set
-from orion_action.core.liveness import Machine, ProcessSighting
+from orion_action.core.liveness import Machine, ProcessSighting, writes_land_within
 from orion_action.core.plan import PreviousPass, strand_since
 from orion_action.core.record import CLAIM_MARK, END_STATES, HOLDER_END, Holder, ReleaseAction, State
 from orion_action.errors import GitHubError, NotFound, OrionError
@@ -45,7 +45,7 @@ from orion_action.ports import QueueHistory
 from orion_action.services.claiming import LIST_SETTLE_S, Claim, Claimer
 from orion_action.services.dispatch import dispatch_after_pass
 from orion_action.services.fleet import claim_next_across
-from orion_action.services.holding import Holding, outage_bound
+from orion_action.services.holding import LABEL_LANDING_MARGIN_S, Holding, outage_bound
 from orion_action.services.reconcile import RECENT_MARGIN_S, Action, Reconciler
 from orion_action.services.trigger import refuse_if_cancelled
 
@@ -1399,7 +1399,14 @@ class World:
                 continue
             # the judge waits for the larger of its stale_after and the record's promise
             stale_after = max([self.config.stale_after, *(c.record.stale_after for c in claims)])
-            if (p.began_at - newest).total_seconds() > stale_after + self.max_lag + 2 * SECOND:
+            # and for a winner that never started, until its unqueue can no longer land (ADR 0072,
+            # `unqueue_in_flight`): longer than stale_after where stale_after is under 27 s
+            # (the adaptive world's 12 s: seed 11 episode 28, ADR 0106)
+            unqueued = max((c.created_at + timedelta(seconds=writes_land_within(
+                c.record, self.config.stale_after, LABEL_LANDING_MARGIN_S) - stale_after)
+                for c in claims if c.record.state is State.RUNNING and c.record.child_pid is None),
+                default=newest)
+            if (p.began_at - max(newest, unqueued)).total_seconds() > stale_after + self.max_lag + 2 * SECOND:
                 drained = n in p.drained
                 raise InvariantError(
                     f"a dead holder was kept: issue {n} is still locked after pass {name}, which began "
