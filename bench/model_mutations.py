@@ -626,6 +626,12 @@ MUTATIONS: dict[str, list[tuple[str, str, str]]] = {
         "    if any(e.added and e.login and not is_orion(e.login) for e in since):",
         "    if any(e.added and e.login for e in since):",
     )],
+    # A person's forced release moves no labels under a claim made after its survey (ADR 0107).
+    "a person's forced release takes the lock of a claim made after its survey (ADR 0107)": [(
+        "services/reconcile.py",
+        "        since = self._claimed_since_the_survey(now, {c.record.token for c in ordered}, set(posted))",
+        "        since = None",
+    )],
     # ...read past a pass's release posted after a later run (ADR 0102).
     "a pass's release posted after a later run decides the issue's fate (ADR 0102)": [(
         "core/arbitration.py",

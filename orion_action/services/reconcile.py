@@ -1090,7 +1090,7 @@ class Reconciler:
         reason, counts, cancelled = plan.reason, plan.counts_attempt, plan.for_cancel
         ordered = tuple(sorted(open_claims, key=lambda c: c.record.child_pid is None))  # counts first
         action = ReleaseAction.UNLOCK if cancelled else ReleaseAction.RELEASE
-        self._post_tombstones(number, ordered, action, reason, counts, by="release")
+        posted = self._post_tombstones(number, ordered, action, reason, counts, by="release")
         unreadable = s.log.blocking_unreadable()
         if force and unreadable is not None:
             tomb = Tombstone(
@@ -1101,14 +1101,37 @@ class Reconciler:
                 "release",
                 {"nonce": secrets.token_hex(8)},
             )
-            self.gh.post_comment(
+            posted.append(self.gh.post_comment(
                 number, render_tombstone(tomb, f"comment {unreadable.comment_id}"), marker=tomb.extra["nonce"]
-            )
+            ).id)
         self._no_longer_working(ordered, reason)
         now, _ = self.gh.get_issue(number)
-        if lab.working in now.labels:  # else someone moved the labels meanwhile (ADR 0049)
-            move_labels(self.gh, number, list(plan.add_labels), list(plan.remove_labels), lab.working)
+        if lab.working not in now.labels:  # someone moved the labels meanwhile (ADR 0049)
+            return plan
+        since = self._claimed_since_the_survey(now, {c.record.token for c in ordered}, set(posted))
+        if since is not None:
+            return replace(plan, reason=f"{plan.reason}; the labels are left: {since}")
+        move_labels(self.gh, number, list(plan.add_labels), list(plan.remove_labels), lab.working)
         return plan
+
+    def _claimed_since_the_survey(self, issue: Issue, released: set[str], posted: set[int]) -> str | None:
+        """Why the lock on `issue` may not be the released claims' any more, or None (ADR 0107):
+        a release that stalled between its survey and its label move (a person's command on a
+        slow machine) may find the issue released by a pass meanwhile and claimed by a new run,
+        whose lock is the same label. One listing, after the tombstones (`posted`): an open claim
+        the release did not name holds the lock; a listing missing more comments than our own
+        tombstones may hide one. Either way the labels are left, and the next pass moves them
+        from the record (the tombstones say what the person asked)."""
+        comments, _ = self.gh.list_comments(issue.number)
+        ours_unlisted = len(posted - {c.id for c in comments})
+        if issue.comments > len(comments) + ours_unlisted:
+            return ("the comment listing lags the issue, and may hide a claim made since; the next pass "
+                    "moves them")
+        newer = [c for c in read_log(comments, self.trusted).open_claims() if c.record.token not in released]
+        if newer:
+            return (f"comment {newer[0].comment_id} claimed the issue after this release read it, and "
+                    f"holds the lock")
+        return None
 
 
 # -- the commands: one path, whether the repositories are one or several ----------------------

@@ -10,6 +10,8 @@ import signal
 import time
 
 from rig.harness import (
+    QUEUE,
+    WORKING,
     Orion,
     exited_pid,
     local_holder,
@@ -22,7 +24,7 @@ from rig.harness import (
 )
 
 from orion_action.adapters import machine
-from orion_action.core.record import ReleaseAction, State
+from orion_action.core.record import ReleaseAction, State, Tombstone, render_tombstone
 
 CLAIM_KEYS = ["issue", "verdict", "reason", "host", "pid", "heartbeat_age_s", "stage", "attempt", "progress"]
 
@@ -165,6 +167,28 @@ def test_a_forced_release_leaves_the_ending_its_holder_wrote_meanwhile(orion: Or
     assert "changed since it was read; left as it is" in forced.stderr
     assert [t.block.by for t in tombstone_blocks(repo, n)] == ["release"]
     assert labels(repo, n) == set()
+
+
+def test_a_forced_release_leaves_the_lock_of_a_run_that_claimed_after_it_read(orion: Orion, repo, proxy):
+    """A person's `release --force` lists a dead run's claim, and its tombstone is held at the
+    proxy. Meanwhile the issue is released back to the queue and a new run claims it (its claim
+    comment and lock). The tombstone lands; the release lists the comments again, finds the new
+    claim open, and leaves the labels: the lock is the new run's (ADR 0107)."""
+    n = queued_issue(repo)
+    _, dead = post_claim(repo, n, local_holder(), child_pid=exited_pid())
+    held = proxy.hold("POST", rf"/issues/{n}/comments$", count=1)
+    forced = orion.spawn(["release", "--config", str(orion.config), "--issue", str(n), "--force"],
+                         name="release")
+    held.wait_arrived()
+    repo.comment(n, render_tombstone(Tombstone(dead.token, ReleaseAction.REQUEUE, "no heartbeat",
+                                               counts_attempt=True)))  # a pass released it...
+    repo.add_label(n, QUEUE)
+    repo.remove_label(n, WORKING)
+    post_claim(repo, n, remote_holder())  # ...and a new run on another machine claimed it
+    held.release()
+    assert forced.wait() == 0, forced.stderr
+    assert "claimed the issue after this release read it" in forced.output, forced.output
+    assert labels(repo, n) == {WORKING}
 
 
 def test_release_of_a_missing_issue_exits_64(orion: Orion, repo):

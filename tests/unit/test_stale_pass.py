@@ -14,7 +14,7 @@ from fakes.memory_github import BOT, MemoryServer, ServerTime
 from orion_action.config import Config
 from orion_action.core.issue import read_log, trusted_set
 from orion_action.core.liveness import Liveness, Machine, ProcessSighting, Verdict
-from orion_action.core.plan import Action, plan_issue
+from orion_action.core.plan import Action, Plan, plan_issue
 from orion_action.core.record import (
     ClaimRecord,
     Holder,
@@ -730,3 +730,39 @@ def test_a_cancelled_runs_stale_queue_label_stays_when_the_labels_changed_meanwh
     [(issue, action, reason)] = _one_pass(s)
     assert (issue, action) == (n, Action.KEEP) and "changed meanwhile" in reason, reason
     assert LAB.queue in s.issue(n).labels
+
+
+def _released_while_a_new_run_claims(hidden: bool) -> tuple[MemoryServer, int, Plan]:
+    """A person's `release --force` of issue 1's dead run, which stalls after its survey: a pass
+    requeued the run and a new one claimed (its claim comment and lock) before the release's
+    tombstone (ADR 0107; the adaptive GraphQL world's seed 26 episode 37). `hidden`: the new
+    claim lags in listings."""
+    s = MemoryServer()
+    n = s.create_issue("work", [LAB.working])
+    dead_claim(s, n)
+
+    def claimed_meanwhile(name: str, args: tuple[object, ...]) -> None:
+        if name == "post_comment":
+            s.on_call = None
+            now = s.clock.now.isoformat(timespec="seconds")
+            record = ClaimRecord(token="new", state=State.RUNNING,
+                                 holder=Holder("b", "b", "b", "b", 50, 50.0),
+                                 started_at=now, heartbeat_at=now, interval=CONFIG.heartbeat_interval,
+                                 stale_after=CONFIG.stale_after, child_pid=51)
+            cid = s.comment(n, render_record(record), BOT)
+            if hidden:
+                s.hide(cid, 30.0)
+
+    s.on_call = claimed_meanwhile
+    return s, n, reconciler(s).release(n, force=True)
+
+
+@pytest.mark.parametrize(("hidden", "says"), [(False, "claimed the issue after this release read it"),
+                                              (True, "the comment listing lags the issue")])
+def test_a_forced_release_leaves_the_lock_of_a_claim_made_after_its_survey(hidden: bool, says: str) -> None:
+    s, n, plan = _released_while_a_new_run_claims(hidden)
+    assert says in plan.reason, plan.reason
+    assert s.issue(n).labels == frozenset({LAB.working})
+    log = read_log(s.comments(n), trusted_set(BOT, ()))
+    assert [t.tombstone.token for t in log.tombstones] == ["dead"]  # the person's release stands
+    assert [c.record.token for c in log.open_claims()] == ["new"]
