@@ -50,7 +50,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "orion_action/core/arbitration.py": ("test_arbitration.py", "test_claim_holes.py", "test_outage_attempts.py",
                                          "test_late_unqueue.py"),
     "orion_action/core/beat.py": ("test_beat.py", "test_adaptive_holding.py"),
-    "orion_action/core/cancelled.py": ("test_standing_cancel.py",),
+    "orion_action/core/cancelled.py": ("test_standing_cancel.py", "test_lock_gone.py"),
     "orion_action/core/cost.py": ("test_cost.py", "test_dashboard_render.py"),
     "orion_action/core/dashboard.py": ("test_dashboard_render.py", "test_dashboard_edges.py",
                                        "test_dashboard_rows.py"),

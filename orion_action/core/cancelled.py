@@ -10,7 +10,7 @@ of queue- and cancel-label events, in the order GitHub lists them. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -28,6 +28,11 @@ class LabelEvent:
     def of(self, name: str) -> bool:
         """Whether this is an event of label `name`: GitHub compares label names case-insensitively."""
         return self.label.casefold() == name.casefold()
+
+
+def last_event(events: Sequence[LabelEvent], label: str) -> LabelEvent | None:
+    """The latest of `events` (oldest first) of `label`, or None."""
+    return next((e for e in reversed(events) if e.of(label)), None)
 
 
 def standing_cancel(events: Iterable[LabelEvent], queue: str, cancel: str,

@@ -37,7 +37,7 @@ from datetime import datetime, timedelta
 
 from orion_action.config import Labels
 from orion_action.core.arbitration import LOCK_REMOVED, SERVER_TIME_SLACK_S
-from orion_action.core.cancelled import LabelEvent
+from orion_action.core.cancelled import LabelEvent, last_event
 
 
 @dataclass(frozen=True)
@@ -49,11 +49,6 @@ class LockGone:
     put_back: bool = False
     unqueue: bool = False
     why: str = LOCK_REMOVED
-
-
-def last_event(events: Sequence[LabelEvent], label: str) -> LabelEvent | None:
-    """The latest of `events` (oldest first) of `label`, or None."""
-    return next((e for e in reversed(events) if e.of(label)), None)
 
 
 def lock_gone(

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from orion_action.core.arbitration import a_release_of, ended_before, ran
-from orion_action.core.cancelled import LabelEvent, cancel_against_a_persons_queueing
+from orion_action.core.cancelled import LabelEvent, cancel_against_a_persons_queueing, last_event
 from orion_action.core.issue import ClaimEntry, Comment, IssueLog, TombstoneEntry
 from orion_action.core.record import ReleaseAction, State
 
@@ -165,7 +165,7 @@ def orion_took_the_queue_label(events: Iterable[LabelEvent], queue: str,
                                 is_orion: Callable[[str], bool]) -> LabelEvent | None:
     """The queue label's last event in GitHub's record (`events`, oldest first), when it is
     orion's removal (a known actor: a removal by no known actor is nobody's to undo), or None."""
-    last = next((e for e in reversed(list(events)) if e.of(queue)), None)
+    last = last_event(list(events), queue)
     if last is None or last.added or not last.login or not is_orion(last.login):
         return None
     return last

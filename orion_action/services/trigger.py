@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import NoReturn
 
 from orion_action.config import PERMISSIONS, Config
-from orion_action.core.cancelled import cancel_against_a_persons_queueing
+from orion_action.core.cancelled import cancel_against_a_persons_queueing, last_event
 from orion_action.core.issue import Logins, trusted_set
 from orion_action.errors import GitHubError, NotClaimed, UsageError
 from orion_action.ports import GitHubPort, Queued, QueueHistory
@@ -116,8 +116,8 @@ def refuse_if_cancelled(gh: GitHubPort, config: Config, n: int, history: QueueHi
     events = history.label_events
     if not any(e.added and e.of(lab.cancel) for e in events):
         return
-    queue = [i for i, e in enumerate(events) if e.of(lab.queue)]
-    if not queue or not events[queue[-1]].added:
+    queued = last_event(events, lab.queue)
+    if queued is None or not queued.added:
         # The issue was read queued, but GitHub's record does not show the label on yet: it
         # lags a requeue, and an older cancel must not take that queueing. Ask again later.
         raise NotClaimed(f"trigger: GitHub's label events of #{n} do not show its {lab.queue!r} label yet; "
